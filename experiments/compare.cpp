@@ -1,0 +1,123 @@
+#include "experiments/compare.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+namespace schedsim {
+namespace {
+
+std::string fmt(const std::optional<double>& v, const char* format) {
+  if (!v) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, *v);
+  return buf;
+}
+
+std::string fmt(double v, const char* format) { return fmt(std::optional<double>(v), format); }
+
+struct Column {
+  const char* title;
+  std::string (*value)(const RunResult&);
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      {"policy", [](const RunResult& r) { return r.policy_name; }},
+      {"jobs", [](const RunResult& r) { return std::to_string(r.summary.jobs_completed); }},
+      {"mean JCT (h)", [](const RunResult& r) { return fmt(r.summary.mean_jct_s ? *r.summary.mean_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
+      {"median JCT (h)", [](const RunResult& r) { return fmt(r.summary.median_jct_s ? *r.summary.median_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
+      {"p95 JCT (h)", [](const RunResult& r) { return fmt(r.summary.p95_jct_s ? *r.summary.p95_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
+      {"p99 JCT (h)", [](const RunResult& r) { return fmt(r.summary.p99_jct_s ? *r.summary.p99_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
+      {"mean wait (h)", [](const RunResult& r) { return fmt(r.summary.mean_queue_delay_s ? *r.summary.mean_queue_delay_s / 3600 : std::optional<double>(), "%.3f"); }},
+      {"bounded slowdown", [](const RunResult& r) { return fmt(r.summary.mean_bounded_slowdown, "%.2f"); }},
+      {"GPU util", [](const RunResult& r) { return fmt(r.summary.gpu_utilization, "%.3f"); }},
+      {"makespan (h)", [](const RunResult& r) { return fmt(r.summary.makespan_s / 3600, "%.2f"); }},
+  };
+  return cols;
+}
+
+}  // namespace
+
+std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
+                                        const std::vector<std::string>& policies, const RunOptions& options) {
+  std::vector<std::string> names = policies.empty() ? registry.names() : policies;
+  std::vector<RunResult> runs;
+  for (const auto& name : names) {
+    const YAML::Node policy(name);
+    RunOptions per_run = options;
+    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / name).string();
+    runs.push_back(run_scenario(scenario, registry, per_run, &policy));
+  }
+  if (!options.out_dir.empty()) {
+    write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.csv").string(), comparison_csv(runs));
+    write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.md").string(), comparison_table(runs, true));
+  }
+  return runs;
+}
+
+std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) {
+  const auto& cols = columns();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::size_t> width(cols.size());
+  for (std::size_t c = 0; c < cols.size(); ++c) width[c] = std::string(cols[c].title).size();
+  for (const auto& r : runs) {
+    cells.emplace_back();
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      cells.back().push_back(cols[c].value(r));
+      width[c] = std::max(width[c], cells.back().back().size());
+    }
+  }
+  std::ostringstream out;
+  auto row = [&](const std::vector<std::string>& values) {
+    if (markdown) out << "| ";
+    for (std::size_t c = 0; c < values.size(); ++c) {
+      const std::string pad(width[c] - values[c].size(), ' ');
+      out << (c == 0 ? values[c] + pad : pad + values[c]);  // names left, numbers right
+      if (c + 1 < values.size()) out << (markdown ? " | " : "  ");
+    }
+    out << (markdown ? " |\n" : "\n");
+  };
+  std::vector<std::string> titles;
+  for (const auto& c : cols) titles.push_back(c.title);
+  row(titles);
+  std::vector<std::string> rule;
+  for (std::size_t c = 0; c < cols.size(); ++c) rule.push_back(std::string(width[c], '-'));
+  if (markdown) {
+    rule[0].back() = '-';
+    for (std::size_t c = 1; c < rule.size(); ++c) rule[c].back() = ':';
+  }
+  row(rule);
+  for (const auto& r : cells) row(r);
+  return out.str();
+}
+
+std::string comparison_csv(const std::vector<RunResult>& runs) {
+  std::ostringstream out;
+  out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s\n";
+  for (const auto& r : runs) {
+    const Summary& s = r.summary;
+    out << r.policy_name << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
+        << fmt(s.p95_jct_s, "%.17g") << ',' << fmt(s.p99_jct_s, "%.17g") << ',' << fmt(s.mean_queue_delay_s, "%.17g") << ','
+        << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << '\n';
+  }
+  return out.str();
+}
+
+std::string summary_table(const RunResult& run) {
+  const Summary& s = run.summary;
+  std::ostringstream out;
+  auto line = [&](const char* k, const std::string& v) { out << "  " << k << std::string(26 - std::string(k).size(), ' ') << v << '\n'; };
+  line("policy", run.policy_name);
+  line("jobs completed", std::to_string(s.jobs_completed) + " of " + std::to_string(s.jobs_arrived) + " arrived");
+  if (s.jobs_dropped_oversized) line("jobs dropped (oversized)", std::to_string(s.jobs_dropped_oversized));
+  line("mean JCT", fmt(s.mean_jct_s, "%.1f s"));
+  line("median / p95 / p99 JCT", fmt(s.median_jct_s, "%.1f") + " / " + fmt(s.p95_jct_s, "%.1f") + " / " + fmt(s.p99_jct_s, "%.1f s"));
+  line("mean queue delay", fmt(s.mean_queue_delay_s, "%.1f s"));
+  line("mean bounded slowdown", fmt(s.mean_bounded_slowdown, "%.3f"));
+  line("GPU utilization", fmt(s.gpu_utilization, "%.4f"));
+  line("makespan", fmt(s.makespan_s, "%.1f s"));
+  return out.str();
+}
+
+}  // namespace schedsim

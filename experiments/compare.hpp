@@ -1,0 +1,24 @@
+// Runs one scenario under several policies and tabulates the results: the main job of
+// `schedsim compare` and of the README's first command.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "experiments/runner.hpp"
+
+namespace schedsim {
+
+// Runs the named `policies` with their default options (empty = every registered
+// policy) in order. With an out_dir, each policy's outputs go to
+// out_dir/<label>/ and the table to out_dir/comparison.csv and comparison.md.
+std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
+                                        const std::vector<std::string>& policies, const RunOptions& options);
+
+// A fixed-width text table, one row per run (used for stdout and comparison.md).
+std::string comparison_table(const std::vector<RunResult>& runs, bool markdown);
+std::string comparison_csv(const std::vector<RunResult>& runs);
+// The key figures of one run as a two-column table.
+std::string summary_table(const RunResult& run);
+
+}  // namespace schedsim

@@ -1,0 +1,222 @@
+#include "experiments/runner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/error.hpp"
+#include "traces/csv.hpp"
+
+namespace schedsim {
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kVersion = SCHEDSIM_VERSION;
+
+// Streams jobs.csv as jobs finish: memory stays bounded by the jobs in the system.
+class JobsCsvWriter : public Observer {
+ public:
+  explicit JobsCsvWriter(std::ostream& out) : out_(out) {
+    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status\n";
+  }
+  void on_job_end(const JobState& j) override {
+    write_csv_field(out_, j.spec.id);
+    out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
+         << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.start - j.spec.submit) << ','
+         << to_string(j.status) << '\n';
+  }
+
+ private:
+  std::ostream& out_;
+};
+
+// "jobs 1200/5000  t=3.2 d  12.4 M events/s", at most twice a second, after the first second.
+class ProgressLine : public Observer {
+ public:
+  explicit ProgressLine(std::uint64_t total_jobs) : total_(total_jobs), start_(Clock::now()), last_(start_) {}
+  ~ProgressLine() override {
+    if (printed_) std::fprintf(stderr, "\r%-78s\r", "");
+  }
+  void after_event(const Simulator& sim) override {
+    if ((++events_ & 4095) != 0) return;
+    const auto now = Clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    const double wall = std::chrono::duration<double>(now - start_).count();
+    const std::string total = total_ ? std::to_string(total_) : "?";
+    std::fprintf(stderr, "\r  jobs done %llu/%s  simulated %.2f days  %.2f M events/s   ",
+                 static_cast<unsigned long long>(sim.stats().jobs_completed), total.c_str(), sim.now().seconds() / 86400.0,
+                 static_cast<double>(sim.stats().events) / wall / 1e6);
+    std::fflush(stderr);
+    printed_ = true;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::uint64_t total_;
+  std::uint64_t events_ = 0;
+  Clock::time_point start_, last_;
+  bool printed_ = false;
+};
+
+nlohmann::ordered_json opt(const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); }
+
+// Removes the temporary files unless the run got to the end.
+struct TempFiles {
+  std::vector<std::string> paths;
+  bool keep = false;
+  ~TempFiles() {
+    if (keep) return;
+    for (const auto& p : paths) {
+      std::error_code ec;
+      fs::remove(p, ec);
+    }
+  }
+};
+
+std::string temp_name(const std::string& path) { return path + ".partial-" + std::to_string(::getpid()); }
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = temp_name(path);
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "cannot write the file (is the folder writable?)");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw InputError(path, "write failed (disk full?)");
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(path, "cannot rename the finished file into place: " + ec.message());
+  }
+}
+
+nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return nullptr;
+  if (node.IsSequence()) {
+    auto arr = nlohmann::ordered_json::array();
+    for (const auto& item : node) arr.push_back(yaml_to_json(item));
+    return arr;
+  }
+  if (node.IsMap()) {
+    auto obj = nlohmann::ordered_json::object();
+    for (const auto& kv : node) obj[kv.first.Scalar()] = yaml_to_json(kv.second);
+    return obj;
+  }
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") return s;  // explicitly quoted in the document: a string
+  long long i = 0;
+  double d = 0;
+  bool b = false;
+  if (YAML::convert<long long>::decode(node, i)) return i;
+  if (YAML::convert<double>::decode(node, d) && std::isfinite(d)) return d;
+  if (YAML::convert<bool>::decode(node, b)) return b;
+  return s;
+}
+
+nlohmann::ordered_json summary_json(const Summary& s) {
+  nlohmann::ordered_json j;
+  j["jobs_arrived"] = s.jobs_arrived;
+  j["jobs_completed"] = s.jobs_completed;
+  j["jobs_dropped_oversized"] = s.jobs_dropped_oversized;
+  j["mean_jct_s"] = opt(s.mean_jct_s);
+  j["median_jct_s"] = opt(s.median_jct_s);
+  j["p95_jct_s"] = opt(s.p95_jct_s);
+  j["p99_jct_s"] = opt(s.p99_jct_s);
+  j["mean_queue_delay_s"] = opt(s.mean_queue_delay_s);
+  j["p95_queue_delay_s"] = opt(s.p95_queue_delay_s);
+  j["makespan_s"] = s.makespan_s;
+  j["gpu_utilization"] = opt(s.gpu_utilization);
+  j["mean_bounded_slowdown"] = opt(s.mean_bounded_slowdown);
+  j["allocated_gpu_hours"] = s.allocated_gpu_hours;
+  return j;
+}
+
+nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
+  nlohmann::ordered_json j;
+  j["schedsim_version"] = kVersion;
+  j["seed"] = seed;
+  j["policy"] = r.policy_name;
+  j["summary"] = summary_json(r.summary);
+  j["warnings"] = r.warnings;
+  j["config"] = yaml_to_json(r.resolved_config);
+  return j;
+}
+
+RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
+                       const YAML::Node* policy_override) {
+  RunResult result;
+  const ClusterSpec cluster(scenario.cluster);
+  PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"));
+  result.policy_name = policy.policy->name();
+  std::unique_ptr<JobSource> source = scenario.workload.make_source(scenario.seed, result.warnings);
+
+  TempFiles temps;
+  std::ofstream jobs_out;
+  std::string jobs_path, results_path;
+  if (!options.out_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    if (ec) throw InputError(options.out_dir, "cannot create the output folder: " + ec.message());
+    jobs_path = (fs::path(options.out_dir) / "jobs.csv").string();
+    results_path = (fs::path(options.out_dir) / "results.json").string();
+    temps.paths = {temp_name(jobs_path), temp_name(results_path)};
+    jobs_out.open(temps.paths[0], std::ios::binary | std::ios::trunc);
+    if (!jobs_out) throw InputError(jobs_path, "cannot write the file (is the folder writable?)");
+  }
+
+  SimulatorOptions sim_options;
+  sim_options.oversized = scenario.workload.oversized;
+  Simulator sim(cluster, *source, *policy.policy, sim_options);
+  MetricsCollector metrics(cluster.num_devices());
+  sim.add_observer(metrics);
+  std::unique_ptr<JobsCsvWriter> jobs_writer;
+  if (jobs_out.is_open()) {
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out);
+    sim.add_observer(*jobs_writer);
+  }
+  std::unique_ptr<ProgressLine> progress;
+  if (options.progress && ::isatty(STDERR_FILENO)) {
+    progress = std::make_unique<ProgressLine>(source->expected_jobs());
+    sim.add_observer(*progress);
+  }
+  sim.run();
+  progress.reset();
+
+  result.summary = metrics.summarize();
+  result.stats = sim.stats();
+  result.resolved_config = scenario.to_yaml(policy.resolved);
+
+  if (!options.out_dir.empty()) {
+    jobs_out.flush();
+    if (!jobs_out) throw InputError(jobs_path, "write failed (disk full?)");
+    jobs_out.close();
+    {
+      std::ofstream out(temps.paths[1], std::ios::binary | std::ios::trunc);
+      out << results_json(result, scenario.seed).dump(2) << '\n';
+      if (!out.flush()) throw InputError(results_path, "write failed (disk full?)");
+    }
+    // jobs.csv first: a results.json in place means the whole run finished.
+    std::error_code ec;
+    fs::rename(temps.paths[0], jobs_path, ec);
+    if (!ec) fs::rename(temps.paths[1], results_path, ec);
+    if (ec) throw InputError(options.out_dir, "cannot move the finished results into place: " + ec.message());
+    temps.keep = true;
+  }
+  return result;
+}
+
+}  // namespace schedsim

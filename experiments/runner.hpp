@@ -1,0 +1,46 @@
+// Runs one scenario under one policy and writes its outputs:
+//   DIR/results.json  summary, seed, version, warnings and the fully resolved config
+//   DIR/jobs.csv      one row per finished job, in completion order
+// Both are written under temporary names and renamed at the very end, so a failed run
+// never leaves a file that looks complete (and leaves no new file at all).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/scenario.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim {
+
+struct RunOptions {
+  std::string out_dir;        // "" = write no files
+  bool progress = false;      // progress line on stderr (only when it is a terminal)
+};
+
+struct RunResult {
+  std::string policy_name;
+  Summary summary;
+  SimulatorStats stats;
+  std::vector<std::string> warnings;
+  YAML::Node resolved_config;
+};
+
+// `policy_override`, when not null, replaces the scenario's policy (used by compare).
+RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
+                       const YAML::Node* policy_override = nullptr);
+
+// The results.json document (ordered keys, no wall-clock values).
+nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);
+nlohmann::ordered_json summary_json(const Summary& s);
+// YAML scalars become numbers, booleans or null where they read as such.
+nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
+
+// Writes `content` to `path` via a temporary file and rename.
+void write_file_atomically(const std::string& path, const std::string& content);
+
+}  // namespace schedsim

@@ -1,0 +1,96 @@
+#include "experiments/scenario.hpp"
+
+#include "experiments/default_scenario.hpp"
+#include "sim/error.hpp"
+
+namespace schedsim {
+
+const char* default_scenario_yaml() { return kDefaultScenarioYaml; }
+
+ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
+  root.expect_map({"seed", "name", "cluster", "workload", "policy"});
+  ScenarioConfig s;
+  s.source = root.source();
+  if (auto seed = root.maybe_child("seed")) {
+    const std::int64_t v = seed->as_int();
+    if (v < 0) seed->fail("must be a non-negative integer, got " + std::to_string(v));
+    s.seed = static_cast<std::uint64_t>(v);
+  }
+  if (auto name = root.maybe_child("name")) s.name = name->as_string();
+
+  const ConfigNode cluster = root.child("cluster");
+  cluster.expect_map({"nodes"});
+  const ConfigNode nodes = cluster.child("nodes");
+  if (nodes.size() == 0) nodes.fail("the cluster needs at least one node group, e.g. - {count: 4, type: V100, devices_per_node: 8}");
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const ConfigNode g = nodes.at(i);
+    g.expect_map({"count", "type", "devices_per_node"});
+    NodeGroup group;
+    if (auto c = g.maybe_child("count")) {
+      const std::int64_t v = c->as_positive_int();
+      if (v > 10'000'000) c->fail("more than 10,000,000 nodes in one group; is this a typo?");
+      group.count = static_cast<int>(v);
+    }
+    group.type = g.child("type").as_string();
+    if (group.type.empty()) g.child("type").fail("must be a device type name such as V100");
+    const ConfigNode dpn = g.child("devices_per_node");
+    const std::int64_t d = dpn.as_positive_int();
+    if (d > 100'000) dpn.fail("more than 100,000 devices in one node; is this a typo?");
+    group.devices_per_node = static_cast<int>(d);
+    total += static_cast<std::int64_t>(group.count) * group.devices_per_node;
+    if (total > 100'000'000) g.fail("the cluster would have more than 100,000,000 devices");
+    s.cluster.push_back(group);
+  }
+
+  const ConfigNode workload = root.child("workload");
+  s.workload = WorkloadConfig::parse(workload);
+  if (s.workload.synthetic && s.workload.oversized == OversizedMode::kError && s.workload.synthetic->max_gpus() > total) {
+    const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
+    gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the cluster has " + std::to_string(total) +
+              "; enlarge the cluster or set workload.oversized: drop");
+  }
+
+  const ConfigNode policy = root.has("policy") ? root.child("policy") : ConfigNode(YAML::Node("fifo"), root.source(), "policy");
+  registry.create(policy);  // validates name and options now, before anything runs
+  s.policy = YAML::Clone(policy.yaml());
+  s.policy_source = root.source();
+  return s;
+}
+
+int ScenarioConfig::num_devices() const {
+  int n = 0;
+  for (const auto& g : cluster) n += g.count * g.devices_per_node;
+  return n;
+}
+
+YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
+  YAML::Node n(YAML::NodeType::Map);
+  n["seed"] = seed;
+  if (!name.empty()) n["name"] = name;
+  YAML::Node nodes(YAML::NodeType::Sequence);
+  for (const auto& g : cluster) {
+    YAML::Node gn(YAML::NodeType::Map);
+    gn["count"] = g.count;
+    gn["type"] = g.type;
+    gn["devices_per_node"] = g.devices_per_node;
+    nodes.push_back(gn);
+  }
+  n["cluster"]["nodes"] = nodes;
+  n["workload"] = workload.to_yaml();
+  n["policy"] = resolved_policy;
+  return n;
+}
+
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
+                             const PolicyRegistry& registry) {
+  ConfigNode root = path.empty() ? ConfigNode::load_string(default_scenario_yaml(), "built-in default scenario") : ConfigNode::load_file(path);
+  YAML::Node doc = root.yaml();
+  if (!doc.IsMap()) root.fail("the scenario must be a YAML map with keys seed, cluster, workload, policy");
+  for (const auto& o : overrides) apply_override(doc, o);
+  ScenarioConfig s = ScenarioConfig::parse(root, registry);
+  if (seed) s.seed = *seed;
+  return s;
+}
+
+}  // namespace schedsim

@@ -1,0 +1,44 @@
+// A scenario: the whole YAML document of a run (seed, cluster, workload, policy), parsed
+// strictly. The same document is accepted from the CLI and, later, from Python.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "policies/registry.hpp"
+#include "sim/cluster_spec.hpp"
+#include "sim/config_node.hpp"
+#include "traces/workload_config.hpp"
+
+namespace schedsim {
+
+struct ScenarioConfig {
+  std::string source;  // where the document came from, for messages
+  std::uint64_t seed = 1;
+  std::string name;    // optional label, carried into results.json
+  std::vector<NodeGroup> cluster;
+  WorkloadConfig workload;
+  YAML::Node policy;   // as written (a name or a map); built per run by the registry
+  std::string policy_source;
+
+  // Throws InputError for unknown keys, wrong types, impossible values and policies
+  // the registry does not know.
+  static ScenarioConfig parse(const ConfigNode& root, const PolicyRegistry& registry);
+  // The resolved document: every default filled in, the policy as `resolved_policy`.
+  YAML::Node to_yaml(const YAML::Node& resolved_policy) const;
+  int num_devices() const;
+};
+
+// The built-in default scenario (experiments/configs/default.yaml, compiled in).
+const char* default_scenario_yaml();
+
+// Loads a scenario from `path` ("" = the built-in default), applies --set overrides in
+// order and, when given, the seed.
+ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
+                             const PolicyRegistry& registry);
+
+}  // namespace schedsim

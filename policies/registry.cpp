@@ -1,0 +1,62 @@
+#include "policies/registry.hpp"
+
+#include "policies/fifo.hpp"
+#include "policies/sjf.hpp"
+#include "sim/error.hpp"
+
+namespace schedsim {
+
+PolicyRegistry builtin_policies() {
+  PolicyRegistry r;
+  r.add(fifo_policy_info());
+  r.add(sjf_policy_info());
+  return r;
+}
+
+void PolicyRegistry::add(PolicyInfo info) {
+  if (find(info.name)) throw InvariantError("policy '" + info.name + "' registered twice");
+  policies_.push_back(std::move(info));
+}
+
+const PolicyInfo* PolicyRegistry::find(const std::string& name) const {
+  for (const auto& p : policies_) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : policies_) out.push_back(p.name);
+  return out;
+}
+
+PolicyInstance PolicyRegistry::create(const ConfigNode& node) const {
+  std::string name;
+  ConfigNode config = node;
+  if (node.is_scalar()) {
+    name = node.as_string();
+    YAML::Node m(YAML::NodeType::Map);
+    m["name"] = name;
+    config = ConfigNode(m, node.source(), node.path());
+  } else if (node.is_map()) {
+    name = node.child("name").as_string();
+  } else {
+    node.fail("expected a policy name (e.g. sjf) or a map such as {name: sjf, by: estimate}");
+  }
+  const PolicyInfo* info = find(name);
+  if (!info) {
+    std::string list;
+    for (const auto& n : names()) list += (list.empty() ? "" : ", ") + n;
+    (node.is_map() ? node.child("name") : node).fail("unknown policy '" + name + "'; registered policies: " + list +
+                                                     " (see `schedsim policies`)");
+  }
+  return info->make(config);
+}
+
+PolicyInstance PolicyRegistry::create(const std::string& name) const {
+  YAML::Node n(name);
+  return create(ConfigNode(n, "policy name"));
+}
+
+}  // namespace schedsim

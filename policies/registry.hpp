@@ -1,0 +1,58 @@
+// The policy registry: name -> description, documented options, factory. Built by
+// builtin_policies() with one line per policy; an ordinary object, not a singleton, so
+// tests and embedders can make their own.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config_node.hpp"
+#include "sim/policy.hpp"
+
+namespace schedsim {
+
+struct PolicyOptionDoc {
+  std::string name;
+  std::string default_value;
+  std::string description;
+};
+
+// A policy built from config, with its fully resolved configuration (all defaults
+// filled in), which goes into results.json.
+struct PolicyInstance {
+  std::unique_ptr<Policy> policy;
+  YAML::Node resolved;  // {name: ..., option: value, ...}
+};
+
+struct PolicyInfo {
+  std::string name;
+  std::string description;  // one line
+  std::vector<PolicyOptionDoc> options;
+  // Builds the policy from its config map (which holds `name` and the options); rejects
+  // unknown keys with the list of valid ones.
+  std::function<PolicyInstance(const ConfigNode& config)> make;
+};
+
+class PolicyRegistry {
+ public:
+  void add(PolicyInfo info);
+  const PolicyInfo* find(const std::string& name) const;
+  const std::vector<PolicyInfo>& all() const { return policies_; }
+  std::vector<std::string> names() const;
+  // `node` is a name ("sjf") or a map ({name: sjf, by: estimate}). Throws InputError
+  // for an unknown name (listing the registered ones) or bad options.
+  PolicyInstance create(const ConfigNode& node) const;
+  PolicyInstance create(const std::string& name) const;
+
+ private:
+  std::vector<PolicyInfo> policies_;
+};
+
+// Every policy shipped with schedsim.
+PolicyRegistry builtin_policies();
+
+}  // namespace schedsim

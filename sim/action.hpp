@@ -1,0 +1,47 @@
+// Decisions are batches of actions. A policy fills an ActionBatch at a decision point;
+// the kernel validates every action in order and applies it, or rejects it with a
+// PolicyError naming the policy, the time, the action and the reason.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/cluster_spec.hpp"
+#include "sim/job.hpp"
+#include "sim/span.hpp"
+
+namespace schedsim {
+
+enum class ActionKind : std::uint8_t {
+  kStart,  // run a pending job on exactly num_gpus free devices (gang: all or nothing)
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kStart;
+  JobSlot job = kNoJob;
+  std::uint32_t first_device = 0;  // offset into the batch's device buffer
+  std::uint32_t num_devices = 0;
+};
+
+class ActionBatch {
+ public:
+  void start(JobSlot job, Span<DeviceId> devices) {
+    actions_.push_back(Action{ActionKind::kStart, job, static_cast<std::uint32_t>(devices_.size()),
+                              static_cast<std::uint32_t>(devices.size())});
+    devices_.insert(devices_.end(), devices.begin(), devices.end());
+  }
+  void clear() {
+    actions_.clear();
+    devices_.clear();
+  }
+  std::size_t size() const { return actions_.size(); }
+  bool empty() const { return actions_.empty(); }
+  const Action& operator[](std::size_t i) const { return actions_[i]; }
+  Span<DeviceId> devices(const Action& a) const { return Span<DeviceId>(devices_.data() + a.first_device, a.num_devices); }
+
+ private:
+  std::vector<Action> actions_;
+  std::vector<DeviceId> devices_;  // one flat buffer: no allocation per action
+};
+
+}  // namespace schedsim

@@ -1,0 +1,58 @@
+#include "sim/cluster_state.hpp"
+
+#include <string>
+
+#include "sim/error.hpp"
+
+namespace schedsim {
+
+ClusterState::ClusterState(const ClusterSpec& spec)
+    : spec_(&spec),
+      free_bits_((static_cast<std::size_t>(spec.num_devices()) + 63) / 64, 0),
+      owner_(static_cast<std::size_t>(spec.num_devices()), kNoOwner),
+      node_free_(static_cast<std::size_t>(spec.num_nodes())),
+      free_total_(spec.num_devices()) {
+  for (DeviceId d = 0; d < spec.num_devices(); ++d) free_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
+  for (int n = 0; n < spec.num_nodes(); ++n) node_free_[static_cast<std::size_t>(n)] = spec.node(n).num_devices;
+}
+
+DeviceId ClusterState::next_free(DeviceId from) const {
+  if (from < 0) from = 0;
+  std::size_t w = static_cast<std::size_t>(from) >> 6;
+  if (w >= free_bits_.size()) return -1;
+  std::uint64_t word = free_bits_[w] & (~0ULL << (from & 63));
+  while (word == 0) {
+    if (++w == free_bits_.size()) return -1;
+    word = free_bits_[w];
+  }
+  return static_cast<DeviceId>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
+}
+
+void ClusterState::allocate(Span<DeviceId> devices, std::int64_t owner) {
+  for (DeviceId d : devices) {
+    if (d < 0 || d >= spec_->num_devices()) throw InvariantError("allocation of device " + std::to_string(d) + " which does not exist");
+    if (!is_free(d)) {
+      throw InvariantError("device " + std::to_string(d) + " double-booked: held by job slot " +
+                           std::to_string(owner_[static_cast<std::size_t>(d)]) + ", asked for by job slot " + std::to_string(owner));
+    }
+    free_bits_[static_cast<std::size_t>(d) >> 6] &= ~(1ULL << (d & 63));
+    owner_[static_cast<std::size_t>(d)] = owner;
+    --node_free_[static_cast<std::size_t>(spec_->node_of(d))];
+    --free_total_;
+  }
+}
+
+void ClusterState::release(Span<DeviceId> devices, std::int64_t owner) {
+  for (DeviceId d : devices) {
+    if (d < 0 || d >= spec_->num_devices() || owner_[static_cast<std::size_t>(d)] != owner) {
+      throw InvariantError("release of device " + std::to_string(d) + " by job slot " + std::to_string(owner) +
+                           ", which does not hold it");
+    }
+    free_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
+    owner_[static_cast<std::size_t>(d)] = kNoOwner;
+    ++node_free_[static_cast<std::size_t>(spec_->node_of(d))];
+    ++free_total_;
+  }
+}
+
+}  // namespace schedsim

@@ -1,0 +1,44 @@
+// Mutable occupancy of a cluster: which device is free, which job holds which device.
+// Allocation and release check ownership on every call (always on): a device can never
+// be double-booked or released by a job that does not hold it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/cluster_spec.hpp"
+#include "sim/span.hpp"
+
+namespace schedsim {
+
+class ClusterState {
+ public:
+  static constexpr std::int64_t kNoOwner = -1;
+
+  explicit ClusterState(const ClusterSpec& spec);
+
+  const ClusterSpec& spec() const { return *spec_; }
+  int free_devices() const { return free_total_; }
+  int free_on_node(int node) const { return node_free_[static_cast<std::size_t>(node)]; }
+  bool is_free(DeviceId d) const {
+    return (free_bits_[static_cast<std::size_t>(d) >> 6] >> (static_cast<unsigned>(d) & 63)) & 1U;
+  }
+  std::int64_t owner(DeviceId d) const { return owner_[static_cast<std::size_t>(d)]; }
+  // The lowest free device with id >= from, or -1 when there is none. Scans 64 devices
+  // per word, so first-fit placement costs O(devices/64) at worst.
+  DeviceId next_free(DeviceId from) const;
+
+  // Throws InvariantError when a device is out of range, already allocated, or (release)
+  // not held by `owner`.
+  void allocate(Span<DeviceId> devices, std::int64_t owner);
+  void release(Span<DeviceId> devices, std::int64_t owner);
+
+ private:
+  const ClusterSpec* spec_;
+  std::vector<std::uint64_t> free_bits_;
+  std::vector<std::int64_t> owner_;
+  std::vector<int> node_free_;
+  int free_total_ = 0;
+};
+
+}  // namespace schedsim

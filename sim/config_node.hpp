@@ -1,0 +1,85 @@
+// Strict, located access to a YAML configuration tree. Every accessor either returns a
+// value of the requested type or throws InputError naming the file, the line and the key
+// path ("run.yaml:7: workload.synthetic.num_jobs: expected a positive integer, got -3").
+// Maps are checked for unknown keys, which are rejected with the list of valid ones.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+namespace schedsim {
+
+class ConfigNode {
+ public:
+  // `source` names the document in messages: a file path, "--set", "built-in default".
+  // `base_dir` is where relative paths in the document are resolved ("" = working dir).
+  ConfigNode(YAML::Node node, std::string source, std::string path = "", std::string base_dir = "");
+
+  // Loads a YAML file; throws InputError for a missing file or a syntax error (with line).
+  static ConfigNode load_file(const std::string& path);
+  // Parses YAML text; `source` names it in messages.
+  static ConfigNode load_string(const std::string& text, const std::string& source);
+
+  const std::string& path() const { return path_; }
+  const std::string& source() const { return source_; }
+  const YAML::Node& yaml() const { return node_; }
+  // "file:line: key.path" (or "file: key.path" when the node has no position).
+  std::string where() const;
+  [[noreturn]] void fail(const std::string& what) const;
+  // A path given as this node's string value, made usable from the working directory:
+  // relative paths in a config file are relative to that file's folder; values that
+  // came from the command line (--set) or from Python have no position in a file and
+  // stay relative to the working directory.
+  std::string as_path() const;
+
+  bool is_map() const { return node_.IsMap(); }
+  bool is_sequence() const { return node_.IsSequence(); }
+  bool is_scalar() const { return node_.IsScalar(); }
+  bool is_null() const { return !node_.IsDefined() || node_.IsNull(); }
+
+  // Map access.
+  bool has(std::string_view key) const;
+  ConfigNode child(std::string_view key) const;  // throws when the key is absent
+  std::optional<ConfigNode> maybe_child(std::string_view key) const;
+  std::vector<std::string> keys() const;  // in document order; requires a map
+  // Throws unless this is a map whose keys are all in `allowed`. The message lists the
+  // valid keys and suggests the closest one.
+  void expect_map(std::initializer_list<std::string_view> allowed) const;
+  void expect_keys(const std::vector<std::string>& allowed) const;
+
+  // Sequence access.
+  std::size_t size() const;
+  ConfigNode at(std::size_t index) const;
+
+  // Scalars. The checks name what is allowed ("a positive number", ...).
+  std::string as_string() const;
+  double as_double() const;            // finite
+  double as_positive_double() const;   // finite and > 0
+  double as_nonnegative_double() const;
+  std::int64_t as_int() const;
+  std::int64_t as_positive_int() const;
+  bool as_bool() const;
+  // One of `choices`; otherwise an error listing them.
+  std::string as_choice(std::initializer_list<std::string_view> choices) const;
+
+ private:
+  ConfigNode make_child(const YAML::Node& node, const std::string& child_path) const;
+  YAML::Node node_;
+  std::string source_;
+  std::string path_;
+  std::string base_dir_;
+};
+
+// Applies a command-line override "a.b.c=value" (value parsed as YAML; list elements by
+// index, "cluster.nodes.0.count=8") to `root`, creating maps on the way. Throws
+// InputError for a malformed override.
+void apply_override(YAML::Node& root, const std::string& assignment);
+
+}  // namespace schedsim

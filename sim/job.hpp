@@ -1,0 +1,60 @@
+// Jobs: the immutable request read from a trace or generated (JobSpec) and the kernel's
+// mutable record of its life (JobState).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/cluster_spec.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/tick.hpp"
+
+namespace schedsim {
+
+// Index of a live job in the simulator's slot table. Slots are reused after a job ends,
+// so a slot is only meaningful while the job is in the system.
+using JobSlot = std::int32_t;
+constexpr JobSlot kNoJob = -1;
+
+struct JobSpec {
+  std::string id;
+  Tick submit;
+  int num_gpus = 1;
+  // Work in seconds of run time at full speed (rate 1). Without slowdowns this is the
+  // job's run time, as recorded in a trace.
+  double duration_s = 0.0;
+  // The user's runtime estimate (e.g. a trace column or a wall-time limit); NaN when
+  // unknown. Policies that need an estimate fall back to duration_s when absent.
+  double estimate_s = std::numeric_limits<double>::quiet_NaN();
+  // Where the job came from, for error messages: line in the trace (0 = generated).
+  std::int64_t source_line = 0;
+
+  bool has_estimate() const { return !std::isnan(estimate_s); }
+};
+
+enum class JobStatus : std::uint8_t { kPending, kRunning, kCompleted };
+
+const char* to_string(JobStatus s);
+
+struct JobState {
+  JobSpec spec;
+  JobStatus status = JobStatus::kPending;
+  std::uint64_t arrival_seq = 0;  // 0, 1, 2... in arrival order: a stable tie-breaker
+  Tick start;
+  Tick end;
+  std::vector<DeviceId> devices;  // held while running
+  // Rate-based progress: remaining work is exact at last_update; between events the job
+  // advances at `rate` work-seconds per second.
+  double remaining_work_s = 0.0;
+  double rate = 0.0;
+  Tick last_update;
+  EventId completion_event = 0;  // 0 = none scheduled
+  // Intrusive doubly linked list of pending jobs in arrival order.
+  JobSlot prev_pending = kNoJob;
+  JobSlot next_pending = kNoJob;
+};
+
+}  // namespace schedsim

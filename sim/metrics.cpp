@@ -1,0 +1,62 @@
+#include "sim/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace schedsim {
+
+double percentile_sorted(const std::vector<double>& sorted, double q) {
+  const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+void MetricsCollector::on_job_arrival(const JobState& job) {
+  if (!any_arrival_) first_submit_ = job.spec.submit;
+  any_arrival_ = true;
+  ++arrived_;
+}
+
+void MetricsCollector::on_job_dropped(const JobSpec& /*job*/, const std::string& reason) {
+  if (reason == "oversized") ++dropped_oversized_;
+}
+
+void MetricsCollector::on_job_end(const JobState& job) {
+  const double jct = (job.end - job.spec.submit).seconds();
+  const double run = (job.end - job.start).seconds();
+  jct_s_.push_back(jct);
+  queue_delay_s_.push_back((job.start - job.spec.submit).seconds());
+  sum_bounded_slowdown_ += std::max(1.0, jct / std::max(run, kSlowdownTau_s));
+  device_us_ += (job.end - job.start).us() * static_cast<std::int64_t>(job.devices.size());
+  if (job.end > last_end_) last_end_ = job.end;
+}
+
+Summary MetricsCollector::summarize() {
+  Summary s;
+  s.jobs_arrived = arrived_;
+  s.jobs_completed = jct_s_.size();
+  s.jobs_dropped_oversized = dropped_oversized_;
+  s.allocated_gpu_hours = static_cast<double>(device_us_) / 1e6 / 3600.0;
+  if (jct_s_.empty()) return s;
+  const auto n = static_cast<double>(jct_s_.size());
+  // Sums in completion order, which is deterministic; sorting happens afterwards.
+  s.mean_jct_s = std::accumulate(jct_s_.begin(), jct_s_.end(), 0.0) / n;
+  s.mean_queue_delay_s = std::accumulate(queue_delay_s_.begin(), queue_delay_s_.end(), 0.0) / n;
+  s.mean_bounded_slowdown = sum_bounded_slowdown_ / n;
+  std::sort(jct_s_.begin(), jct_s_.end());
+  std::sort(queue_delay_s_.begin(), queue_delay_s_.end());
+  s.median_jct_s = percentile_sorted(jct_s_, 50);
+  s.p95_jct_s = percentile_sorted(jct_s_, 95);
+  s.p99_jct_s = percentile_sorted(jct_s_, 99);
+  s.p95_queue_delay_s = percentile_sorted(queue_delay_s_, 95);
+  s.makespan_s = (last_end_ - first_submit_).seconds();
+  if (last_end_ > first_submit_) {
+    s.gpu_utilization = static_cast<double>(device_us_) / (static_cast<double>(num_devices_) * static_cast<double>((last_end_ - first_submit_).us()));
+  }
+  return s;
+}
+
+}  // namespace schedsim

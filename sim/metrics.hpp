@@ -1,0 +1,62 @@
+// Run metrics, collected by an observer. Definitions (also in docs/metrics.md):
+//   JCT            end - submit of a completed job
+//   queue delay    start - submit
+//   makespan       last completion - first submission
+//   utilization    allocated device-seconds / (devices x makespan)
+//   bounded slowdown  max(1, JCT / max(run time, tau)), tau = 10 s (Feitelson)
+//   percentiles    linear interpolation between order statistics (numpy's default)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "sim/observer.hpp"
+
+namespace schedsim {
+
+struct Summary {
+  std::uint64_t jobs_arrived = 0;
+  std::uint64_t jobs_completed = 0;
+  std::uint64_t jobs_dropped_oversized = 0;
+  // Empty when no job completed (written as null in JSON).
+  std::optional<double> mean_jct_s, median_jct_s, p95_jct_s, p99_jct_s;
+  std::optional<double> mean_queue_delay_s, p95_queue_delay_s;
+  std::optional<double> mean_bounded_slowdown;
+  double makespan_s = 0.0;
+  std::optional<double> gpu_utilization;
+  double allocated_gpu_hours = 0.0;
+};
+
+// Linear-interpolation percentile (q in [0, 100]) of `sorted`, which must be sorted and
+// non-empty.
+double percentile_sorted(const std::vector<double>& sorted, double q);
+
+class MetricsCollector : public Observer {
+ public:
+  static constexpr double kSlowdownTau_s = 10.0;
+
+  explicit MetricsCollector(int num_devices) : num_devices_(num_devices) {}
+
+  void on_job_arrival(const JobState& job) override;
+  void on_job_end(const JobState& job) override;
+  void on_job_dropped(const JobSpec& job, const std::string& reason) override;
+
+  // Sorts the stored samples; call once at the end of the run.
+  Summary summarize();
+
+ private:
+  int num_devices_;
+  std::uint64_t arrived_ = 0;
+  std::uint64_t dropped_oversized_ = 0;
+  bool any_arrival_ = false;
+  Tick first_submit_;
+  Tick last_end_;
+  std::vector<double> jct_s_;
+  std::vector<double> queue_delay_s_;
+  double sum_bounded_slowdown_ = 0.0;
+  // Exact integer device-microseconds: no rounding drift over millions of jobs.
+  __extension__ __int128 device_us_ = 0;
+};
+
+}  // namespace schedsim

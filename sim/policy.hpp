@@ -1,0 +1,53 @@
+// The interface between the kernel and a scheduling policy. A policy sees the simulation
+// through a read-only SchedulerView and answers each decision point with a batch of
+// actions. It is told when jobs enter the queue and when they finish, so that it can keep
+// its own ordered structures: no decision needs to rescan the whole queue.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "sim/action.hpp"
+#include "sim/cluster_state.hpp"
+#include "sim/job.hpp"
+
+namespace schedsim {
+
+class SchedulerView {
+ public:
+  Tick now() const { return *now_; }
+  const ClusterSpec& cluster() const { return state_->spec(); }
+  const ClusterState& cluster_state() const { return *state_; }
+  const JobState& job(JobSlot slot) const { return (*jobs_)[static_cast<std::size_t>(slot)]; }
+  // Pending jobs in arrival order: for (s = first_pending(); s != kNoJob; s = next_pending(s)).
+  JobSlot first_pending() const { return *pending_head_; }
+  JobSlot next_pending(JobSlot slot) const { return job(slot).next_pending; }
+  std::size_t num_pending() const { return *num_pending_; }
+  std::size_t num_running() const { return *num_running_; }
+
+ private:
+  friend class Simulator;
+  const Tick* now_ = nullptr;
+  const ClusterState* state_ = nullptr;
+  const std::vector<JobState>* jobs_ = nullptr;
+  const JobSlot* pending_head_ = nullptr;
+  const std::size_t* num_pending_ = nullptr;
+  const std::size_t* num_running_ = nullptr;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  // The registry name, used in messages ("policy 'sjf' at t=12 s: ...").
+  virtual std::string name() const = 0;
+  // A job entered the pending queue (on arrival).
+  virtual void on_job_queued(const SchedulerView& view, JobSlot job) = 0;
+  // A job left the system; its slot may be reused afterwards.
+  virtual void on_job_finished(const SchedulerView& /*view*/, JobSlot /*job*/) {}
+  // Called at each decision point (after all events of one instant). Append actions to
+  // `out`. A job the policy starts is started by the kernel or the run stops with an
+  // error, so the policy may drop it from its own queue when it emits the action.
+  virtual void decide(const SchedulerView& view, ActionBatch& out) = 0;
+};
+
+}  // namespace schedsim

@@ -1,0 +1,117 @@
+// The discrete-event kernel. One Simulator owns the clock, the event queue, the cluster
+// state and the jobs in the system; nothing is global, so a process can run many
+// simulations side by side (sweeps, vector environments).
+//
+// The loop is deliberately small: pop the next event, apply it, notify observers, and
+// after the last event of an instant, if anything changed, ask the policy for a batch of
+// actions and apply them after validation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/action.hpp"
+#include "sim/cluster_state.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/job.hpp"
+#include "sim/job_source.hpp"
+#include "sim/observer.hpp"
+#include "sim/policy.hpp"
+
+namespace schedsim {
+
+// What to do with a job that asks for more devices than the whole cluster has.
+enum class OversizedMode : std::uint8_t { kError, kDrop };
+
+struct SimulatorOptions {
+  OversizedMode oversized = OversizedMode::kError;
+};
+
+// Deterministic counters of a run (no wall-clock values).
+struct SimulatorStats {
+  std::uint64_t events = 0;          // events processed (arrivals, completions, ...)
+  std::uint64_t decision_points = 0; // calls to Policy::decide
+  std::uint64_t actions = 0;         // actions applied
+  std::uint64_t jobs_arrived = 0;
+  std::uint64_t jobs_completed = 0;
+  std::uint64_t jobs_dropped_oversized = 0;
+};
+
+class Simulator {
+ public:
+  // The cluster spec, source, policy and observers must outlive the simulator.
+  Simulator(const ClusterSpec& cluster, JobSource& source, Policy& policy, SimulatorOptions options = {});
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  void add_observer(Observer& observer) { observers_.push_back(&observer); }
+
+  // Runs until no event is left. Throws InputError (bad workload), PolicyError (illegal
+  // action, or jobs left waiting forever) and InvariantError (a kernel bug).
+  void run();
+
+  Tick now() const { return now_; }
+  const ClusterState& cluster_state() const { return cluster_; }
+  const SchedulerView& view() const { return view_; }
+  const SimulatorStats& stats() const { return stats_; }
+  const JobState& job(JobSlot slot) const { return jobs_[static_cast<std::size_t>(slot)]; }
+  std::size_t num_pending() const { return num_pending_; }
+  std::size_t num_running() const { return num_running_; }
+  // Calls f(const JobState&) for every job in the system, pending or running, in slot order.
+  template <typename F>
+  void for_each_job(F&& f) const {
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      if (live_[i]) f(jobs_[i]);
+    }
+  }
+  const std::string& source_name() const { return source_name_; }
+
+ private:
+  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2 };
+
+  void pull_next_arrival();
+  void handle_arrival();
+  void handle_completion(const Event& e);
+  void decision_point();
+  void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
+  [[noreturn]] void reject(std::size_t index, const Action& a, const std::string& why) const;
+  void advance(JobState& j);
+  void schedule_completion(JobSlot slot);
+  JobSlot alloc_slot();
+  void free_slot(JobSlot slot);
+  void push_pending(JobSlot slot);
+  void remove_pending(JobSlot slot);
+  std::string where(const JobSpec& spec) const;
+
+  const ClusterSpec& spec_;
+  JobSource& source_;
+  Policy& policy_;
+  SimulatorOptions options_;
+  std::string source_name_;
+
+  Tick now_;
+  EventQueue queue_;
+  ClusterState cluster_;
+  std::vector<JobState> jobs_;
+  std::vector<char> live_;  // char, not bool: no proxy references in the hot path
+  std::vector<JobSlot> free_slots_;
+  JobSlot pending_head_ = kNoJob;
+  JobSlot pending_tail_ = kNoJob;
+  std::size_t num_pending_ = 0;
+  std::size_t num_running_ = 0;
+  std::uint64_t next_arrival_seq_ = 0;
+
+  JobSpec next_job_;            // pulled from the source, arrival scheduled
+  bool has_next_job_ = false;
+  Tick last_submit_;
+
+  bool dirty_ = false;  // something changed since the last decision point
+  ActionBatch batch_;
+  std::vector<DeviceId> scratch_;  // reused buffer for validating a start
+  SchedulerView view_;
+  SimulatorStats stats_;
+  std::vector<Observer*> observers_;
+};
+
+}  // namespace schedsim

@@ -1,0 +1,52 @@
+// Synthetic workloads: a renewal arrival process, a duration distribution and a
+// distribution of GPU counts, each drawn from its own random stream so that changing
+// one does not shift the others. Jobs are generated lazily, one per pull.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config_node.hpp"
+#include "sim/job_source.hpp"
+#include "sim/rng.hpp"
+#include "traces/distribution.hpp"
+
+namespace schedsim {
+
+struct SyntheticConfig {
+  std::uint64_t num_jobs = 1000;
+  // Arrivals: "poisson" (exponential gaps with the given mean) or "fixed" (constant gaps).
+  std::string arrival_process = "poisson";
+  double mean_interarrival_s = 60.0;
+  double start_s = 0.0;  // the first gap is measured from here
+  Distribution duration_s = Distribution::exponential(3600.0);
+  // (GPU count, probability), probabilities summing to 1.
+  std::vector<std::pair<int, double>> gpus = {{1, 1.0}};
+  // When set, each job carries a runtime estimate = duration x exp(N(0, sigma)).
+  double estimate_error_sigma = -1.0;
+
+  static SyntheticConfig parse(const ConfigNode& node);
+  YAML::Node to_yaml() const;
+  int max_gpus() const;
+  double mean_gpus() const;
+};
+
+class SyntheticJobSource : public JobSource {
+ public:
+  SyntheticJobSource(const SyntheticConfig& config, std::uint64_t seed);
+  bool next(JobSpec& out) override;
+  std::string describe() const override { return "synthetic workload"; }
+  std::uint64_t expected_jobs() const override { return config_.num_jobs; }
+
+ private:
+  const SyntheticConfig& config_;
+  Rng arrivals_, durations_, gpus_, estimates_;
+  std::vector<double> gpu_cdf_;
+  std::uint64_t generated_ = 0;
+  double t_s_;
+};
+
+}  // namespace schedsim

@@ -1,0 +1,36 @@
+// A JobSource over a trace file. Construction reads the file once to validate every row
+// (so a bad row stops the run before it starts, not hours in) and to check the order of
+// submit times. A sorted trace is then streamed a second time, keeping memory bounded
+// by the jobs in the system; an unsorted one is loaded, sorted by submit time (ties keep
+// file order) and reported in `warnings`.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/job_source.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace schedsim {
+
+class TraceJobSource : public JobSource {
+ public:
+  TraceJobSource(std::string path, std::string format, std::vector<std::string>& warnings);
+
+  bool next(JobSpec& out) override;
+  std::string describe() const override { return path_; }
+  std::uint64_t expected_jobs() const override { return num_jobs_; }
+  bool has_estimates() const { return has_estimates_; }
+
+ private:
+  std::string path_;
+  std::string format_;
+  std::uint64_t num_jobs_ = 0;
+  bool has_estimates_ = false;
+  std::unique_ptr<TraceReader> stream_;  // sorted trace: second pass over the file
+  std::vector<JobSpec> sorted_;          // unsorted trace: loaded and sorted
+  std::size_t sorted_next_ = 0;
+};
+
+}  // namespace schedsim

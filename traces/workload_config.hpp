@@ -1,0 +1,37 @@
+// The `workload` section of a scenario: a trace file or a synthetic generator, and what
+// to do with jobs larger than the cluster.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config_node.hpp"
+#include "sim/job_source.hpp"
+#include "sim/simulator.hpp"
+#include "traces/synthetic.hpp"
+
+namespace schedsim {
+
+struct TraceConfig {
+  std::string path;           // as written in the config (for the resolved config)
+  std::string resolved_path;  // usable from the working directory
+  std::string format = "schedsim";
+};
+
+struct WorkloadConfig {
+  std::optional<TraceConfig> trace;
+  std::optional<SyntheticConfig> synthetic;
+  OversizedMode oversized = OversizedMode::kError;
+
+  static WorkloadConfig parse(const ConfigNode& node);
+  YAML::Node to_yaml() const;
+  // Opens the trace (validating every row) or sets up the generator. Trace notes such as
+  // "sorted an unsorted trace" go to `warnings`.
+  std::unique_ptr<JobSource> make_source(std::uint64_t seed, std::vector<std::string>& warnings) const;
+};
+
+}  // namespace schedsim
