@@ -29,11 +29,19 @@ DeviceId ClusterState::next_free(DeviceId from) const {
 }
 
 void ClusterState::allocate(Span<DeviceId> devices, std::int64_t owner) {
+  // Check everything before changing anything: a refused allocation leaves no trace.
   for (DeviceId d : devices) {
     if (d < 0 || d >= spec_->num_devices()) throw InvariantError("allocation of device " + std::to_string(d) + " which does not exist");
     if (!is_free(d)) {
       throw InvariantError("device " + std::to_string(d) + " double-booked: held by job slot " +
                            std::to_string(owner_[static_cast<std::size_t>(d)]) + ", asked for by job slot " + std::to_string(owner));
+    }
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceId d = devices[i];
+    if (!is_free(d)) {  // listed twice: undo what this call did
+      release(Span<DeviceId>(devices.data(), i), owner);
+      throw InvariantError("device " + std::to_string(d) + " listed twice in one allocation for job slot " + std::to_string(owner));
     }
     free_bits_[static_cast<std::size_t>(d) >> 6] &= ~(1ULL << (d & 63));
     owner_[static_cast<std::size_t>(d)] = owner;

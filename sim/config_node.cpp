@@ -66,6 +66,16 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& s
   }
 }
 
+ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
+  if (this != &other) {
+    node_.reset(other.node_);
+    source_ = other.source_;
+    path_ = other.path_;
+    base_dir_ = other.base_dir_;
+  }
+  return *this;
+}
+
 std::string ConfigNode::where() const {
   std::string w = source_;
   const YAML::Mark m = node_.IsDefined() ? node_.Mark() : YAML::Mark::null_mark();
@@ -204,6 +214,27 @@ std::string ConfigNode::as_choice(std::initializer_list<std::string_view> choice
   fail("'" + v + "' is not allowed; choose one of: " + join(std::vector<std::string>(choices.begin(), choices.end())));
 }
 
+namespace {
+
+// A copy without positions: an override's value was parsed from its own one-line
+// document, so its line number would point into the wrong file.
+YAML::Node without_marks(const YAML::Node& n) {
+  if (n.IsScalar()) return YAML::Node(n.Scalar());
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (const auto& item : n) out.push_back(without_marks(item));
+    return out;
+  }
+  if (n.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& kv : n) out[kv.first.Scalar()] = without_marks(kv.second);
+    return out;
+  }
+  return YAML::Node(YAML::NodeType::Null);
+}
+
+}  // namespace
+
 void apply_override(YAML::Node& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -212,7 +243,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   const std::string key = assignment.substr(0, eq);
   YAML::Node value;
   try {
-    value = YAML::Load(assignment.substr(eq + 1));
+    value = without_marks(YAML::Load(assignment.substr(eq + 1)));
   } catch (const YAML::Exception& e) {
     throw InputError("--set " + assignment, "the value is not valid YAML: " + e.msg);
   }
@@ -236,7 +267,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
       chain.push_back(cur[std::stoul(p)]);
     } else {
       if (!cur.IsMap() && !cur.IsNull() && cur.IsDefined()) {
-        throw InputError("--set " + assignment, "cannot set a key below '" + p + "', which is not a map");
+        throw InputError("--set " + assignment, "cannot set a key below '" + (i > 0 ? parts[i - 1] : p) + "', which is not a map");
       }
       const YAML::Node existing = cur[p];
       if (!existing.IsDefined() || existing.IsNull()) cur[p] = YAML::Node(YAML::NodeType::Map);
@@ -251,8 +282,14 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
       throw InputError("--set " + assignment, "'" + last + "' is not a valid index into a list of " + std::to_string(parent.size()));
     }
     parent[std::stoul(last)] = value;
-  } else {
+  } else if (parent.IsMap() || parent.IsNull() || !parent.IsDefined()) {
     parent[last] = value;
+  } else {
+    const std::string above = parts.size() > 1 ? parts[parts.size() - 2] : "the document";
+    throw InputError("--set " + assignment, "cannot set '" + last + "' below '" + above + "', which is a single value (" +
+                                                parent.Scalar() + "), not a map; set the whole value instead, e.g. --set '" +
+                                                (parts.size() > 1 ? key.substr(0, key.rfind('.')) : key) + "={name: " + parent.Scalar() + ", " +
+                                                last + ": ...}'");
   }
 }
 

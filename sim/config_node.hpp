@@ -21,6 +21,10 @@ class ConfigNode {
   // `source` names the document in messages: a file path, "--set", "built-in default".
   // `base_dir` is where relative paths in the document are resolved ("" = working dir).
   ConfigNode(YAML::Node node, std::string source, std::string path = "", std::string base_dir = "");
+  ConfigNode(const ConfigNode&) = default;
+  // Rebinds the handle. (Assigning one YAML::Node to another would overwrite the node
+  // it refers to inside the document, which is never what a copy means here.)
+  ConfigNode& operator=(const ConfigNode& other);
 
   // Loads a YAML file; throws InputError for a missing file or a syntax error (with line).
   static ConfigNode load_file(const std::string& path);

@@ -97,8 +97,8 @@ std::vector<double> load_empirical(const ConfigNode& node, const std::string& fi
     }
     if (!(v > 0)) {
       if (drop_nonpositive) continue;
-      throw InputError(csv.where(), "value " + std::string(trim(fields[col])) + " is not > 0; durations must be positive (set nonpositive: drop at " +
-                                        node.path() + " to skip such rows)");
+      throw InputError(csv.where(), "value " + std::string(trim(fields[col])) + " is not > 0; durations must be positive (add nonpositive: drop to " +
+                                        node.where() + " to skip such rows)");
     }
     values.push_back(v);
   }

@@ -1,0 +1,148 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/compare.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::read_file;
+using schedsim::test::TempDir;
+
+namespace {
+
+const std::string kScenario = R"(
+seed: 42
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 1000
+    arrival: {process: poisson, mean_interarrival_s: 60}
+    duration_s: {dist: exponential, mean: 3600}
+    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}
+policy: sjf
+)";
+
+ScenarioConfig load(const TempDir& dir, const std::string& yaml, const std::vector<std::string>& overrides = {}) {
+  return load_scenario(dir.write("scenario.yaml", yaml), overrides, std::nullopt, builtin_policies());
+}
+
+}  // namespace
+
+TEST_CASE("the documented example config runs and writes results.json and jobs.csv", "[experiments][run]") {
+  TempDir dir;
+  const ScenarioConfig s = load(dir, kScenario);
+  const RunResult r = run_scenario(s, builtin_policies(), RunOptions{dir.path("out")});
+  CHECK(dir.files() == std::vector<std::string>{"out/jobs.csv", "out/results.json", "scenario.yaml"});
+  const auto j = nlohmann::json::parse(read_file(dir.path("out/results.json")));
+  CHECK(j["seed"] == 42);
+  CHECK(j["policy"] == "sjf");
+  for (const char* key : {"jobs_completed", "mean_jct_s", "median_jct_s", "p95_jct_s", "p99_jct_s", "mean_queue_delay_s", "makespan_s",
+                          "gpu_utilization", "mean_bounded_slowdown"}) {
+    INFO(key);
+    CHECK(j["summary"].contains(key));
+  }
+  CHECK(j["summary"]["jobs_completed"] == 1000);
+  CHECK(j["config"]["policy"]["by"] == "auto");                       // defaults resolved
+  CHECK(j["config"]["workload"]["synthetic"]["start_s"] == 0);
+  CHECK(j["schedsim_version"] == SCHEDSIM_VERSION);
+  // jobs.csv: header + one row per job; the summary agrees with the rows.
+  const std::string csv = read_file(dir.path("out/jobs.csv"));
+  CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status\n", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1001);
+  std::istringstream rows(csv);
+  std::string line;
+  std::getline(rows, line);
+  double sum_jct = 0, gpu_s = 0, first_submit = 1e300, last_end = 0;
+  while (std::getline(rows, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    REQUIRE(f.size() == 8);
+    CHECK(f[7] == "completed");
+    const double submit = std::stod(f[1]), start = std::stod(f[2]), end = std::stod(f[3]);
+    CHECK(std::stod(f[5]) == Approx(end - submit).margin(1e-6));
+    CHECK(std::stod(f[6]) == Approx(start - submit).margin(1e-6));
+    sum_jct += end - submit;
+    gpu_s += std::stod(f[4]) * (end - start);
+    first_submit = std::min(first_submit, submit);
+    last_end = std::max(last_end, end);
+  }
+  CHECK(j["summary"]["mean_jct_s"].get<double>() == Approx(sum_jct / 1000).epsilon(1e-9));
+  CHECK(j["summary"]["makespan_s"].get<double>() == Approx(last_end - first_submit).epsilon(1e-12));
+  CHECK(j["summary"]["gpu_utilization"].get<double>() == Approx(gpu_s / (32 * (last_end - first_submit))).epsilon(1e-9));
+  CHECK(r.summary.jobs_completed == 1000);
+}
+
+TEST_CASE("same config and seed give byte-identical outputs, another seed differs", "[experiments][determinism]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  for (const std::string policy : {"fifo", "sjf"}) {
+    const ScenarioConfig s = load(dir, kScenario, {"policy=" + policy});
+    run_scenario(s, reg, RunOptions{dir.path("a")});
+    run_scenario(s, reg, RunOptions{dir.path("b")});
+    const ScenarioConfig other = load_scenario(dir.path("scenario.yaml"), {"policy=" + policy}, 43, reg);
+    run_scenario(other, reg, RunOptions{dir.path("c")});
+    INFO(policy);
+    CHECK(read_file(dir.path("a/results.json")) == read_file(dir.path("b/results.json")));
+    CHECK(read_file(dir.path("a/jobs.csv")) == read_file(dir.path("b/jobs.csv")));
+    CHECK(read_file(dir.path("a/jobs.csv")) != read_file(dir.path("c/jobs.csv")));
+    CHECK(read_file(dir.path("a/results.json")) != read_file(dir.path("c/results.json")));
+    CHECK(read_file(dir.path("c/results.json")).find("\"seed\": 43") != std::string::npos);
+  }
+}
+
+TEST_CASE("the resolved config in results.json reproduces the run", "[experiments][determinism]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  run_scenario(load(dir, kScenario), reg, RunOptions{dir.path("first")});
+  const auto j = nlohmann::json::parse(read_file(dir.path("first/results.json")));
+  // JSON is YAML: feed the resolved config back in as a scenario.
+  const ScenarioConfig again = load_scenario(dir.write("resolved.yaml", j["config"].dump()), {}, std::nullopt, reg);
+  run_scenario(again, reg, RunOptions{dir.path("second")});
+  CHECK(read_file(dir.path("first/results.json")) == read_file(dir.path("second/results.json")));
+  CHECK(read_file(dir.path("first/jobs.csv")) == read_file(dir.path("second/jobs.csv")));
+}
+
+TEST_CASE("SJF beats FIFO on the default scenario, and compare writes its table", "[experiments][compare]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario("", {}, std::nullopt, reg);
+  CHECK(s.name == "default");
+  const auto runs = compare_policies(s, reg, {}, RunOptions{dir.path("cmp")});
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].policy_name == "fifo");
+  CHECK(runs[1].policy_name == "sjf");
+  CHECK(*runs[1].summary.mean_jct_s < *runs[0].summary.mean_jct_s);
+  CHECK(*runs[1].summary.mean_bounded_slowdown < *runs[0].summary.mean_bounded_slowdown);
+  CHECK(dir.files() == std::vector<std::string>{"cmp/comparison.csv", "cmp/comparison.md", "cmp/fifo/jobs.csv", "cmp/fifo/results.json",
+                                                "cmp/sjf/jobs.csv", "cmp/sjf/results.json"});
+  const std::string table = read_file(dir.path("cmp/comparison.csv"));
+  CHECK(std::count(table.begin(), table.end(), '\n') == 3);
+  CHECK(table.find("\nfifo,2000,") != std::string::npos);
+}
+
+TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experiments][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
+    return;
+  }
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  for (const std::string policy : {"fifo", "sjf"}) {
+    const std::string yaml = "cluster: {nodes: [{count: 8, type: V100, devices_per_node: 8}]}\n"
+                             "workload: {trace: {path: " + data + "/itp/cluster10.csv, format: itp}}\npolicy: " + policy + "\n";
+    const RunResult r = run_scenario(load(dir, yaml), reg, RunOptions{dir.path(policy)});
+    INFO(policy);
+    CHECK(r.summary.jobs_arrived == 260);
+    CHECK(r.summary.jobs_completed == 260);
+    CHECK(r.warnings.empty());
+    CHECK(*r.summary.gpu_utilization > 0.0);
+    CHECK(*r.summary.gpu_utilization <= 1.0);
+  }
+}

@@ -1,0 +1,25 @@
+#include <catch2/catch.hpp>
+
+#include "policies/registry.hpp"
+#include "sim/error.hpp"
+
+using namespace schedsim;
+
+TEST_CASE("the registry lists fifo and sjf with descriptions", "[policies]") {
+  const PolicyRegistry r = builtin_policies();
+  CHECK(r.names() == std::vector<std::string>{"fifo", "sjf"});
+  for (const auto& p : r.all()) CHECK_FALSE(p.description.empty());
+}
+
+TEST_CASE("policies are built from a name or a map, options checked", "[policies]") {
+  const PolicyRegistry r = builtin_policies();
+  PolicyInstance sjf = r.create(ConfigNode::load_string("{name: sjf, by: duration}", "p.yaml"));
+  CHECK(sjf.policy->name() == "sjf");
+  CHECK(sjf.resolved["by"].as<std::string>() == "duration");
+  CHECK(r.create("sjf").resolved["by"].as<std::string>() == "auto");  // default filled in
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: sjf, by: size}", "p.yaml")),
+                    "p.yaml:1: by: 'size' is not allowed; choose one of: auto, duration, estimate");
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: fifo, by: duration}", "p.yaml")),
+                    Catch::Contains("unknown key 'by'; valid keys here: name"));
+  CHECK_THROWS_WITH(r.create("lottery"), Catch::Contains("unknown policy 'lottery'; registered policies: fifo, sjf"));
+}

@@ -1,0 +1,94 @@
+// Helpers shared by the C++ tests: in-memory job sources, temporary folders, the shared
+// data folder.
+#pragma once
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/job_source.hpp"
+
+namespace schedsim::test {
+
+inline JobSpec make_job(const std::string& id, double submit_s, int gpus, double duration_s, double estimate_s = std::nan("")) {
+  JobSpec j;
+  j.id = id;
+  j.submit = Tick::from_seconds(submit_s);
+  j.num_gpus = gpus;
+  j.duration_s = duration_s;
+  j.estimate_s = estimate_s;
+  return j;
+}
+
+class VectorSource : public JobSource {
+ public:
+  explicit VectorSource(std::vector<JobSpec> jobs) : jobs_(std::move(jobs)) {}
+  bool next(JobSpec& out) override {
+    if (next_ >= jobs_.size()) return false;
+    out = jobs_[next_++];
+    return true;
+  }
+  std::string describe() const override { return "test jobs"; }
+
+ private:
+  std::vector<JobSpec> jobs_;
+  std::size_t next_ = 0;
+};
+
+// A fresh folder under the system temp dir, removed with its contents at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("schedsim-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string path(const std::string& name = "") const { return name.empty() ? path_.string() : (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& content) const {
+    std::ofstream out(path(name), std::ios::binary);
+    out << content;
+    return path(name);
+  }
+  // Names of the files in the folder, sorted.
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(path_)) {
+      if (e.is_regular_file()) out.push_back(std::filesystem::relative(e.path(), path_).string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// ../shared/data beside the checkout (or $SCHEDSIM_SHARED_DATA); "" when absent, in which
+// case tests that need it report a skip with the reason.
+inline std::string shared_data_dir() {
+  if (const char* env = std::getenv("SCHEDSIM_SHARED_DATA")) return std::filesystem::is_directory(env) ? env : "";
+  const std::filesystem::path p = std::filesystem::path(SCHEDSIM_SOURCE_DIR) / ".." / "shared" / "data";
+  return std::filesystem::is_directory(p) ? p.lexically_normal().string() : "";
+}
+
+}  // namespace schedsim::test
