@@ -1,5 +1,6 @@
 #include "experiments/compare.hpp"
 
+#include "experiments/svg_plot.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -52,6 +53,10 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   if (!options.out_dir.empty()) {
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.csv").string(), comparison_csv(runs));
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.md").string(), comparison_table(runs, true));
+    std::vector<CdfSeries> series;
+    for (const auto& r : runs) series.push_back({r.policy_name, &r.sorted_jct_s});
+    write_file_atomically((std::filesystem::path(options.out_dir) / "jct_cdf.svg").string(),
+                          cdf_svg(series, "Job completion time (s, log scale)", "Fraction of jobs", scenario.name.empty() ? "JCT CDF" : "JCT CDF: " + scenario.name));
   }
   return runs;
 }

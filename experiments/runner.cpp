@@ -197,6 +197,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   progress.reset();
 
   result.summary = metrics.summarize();
+  result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
   result.resolved_config = scenario.to_yaml(policy.resolved);
 

@@ -28,6 +28,7 @@ struct RunResult {
   SimulatorStats stats;
   std::vector<std::string> warnings;
   YAML::Node resolved_config;
+  std::vector<double> sorted_jct_s;  // for CDF figures
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).

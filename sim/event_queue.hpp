@@ -39,10 +39,17 @@ class EventQueue {
   Event pop();
 
   Tick last_popped_time() const { return now_; }
+  // The next live event without removing it; requires !empty().
+  const Event& peek() {
+    drop_cancelled_top();
+    return heap_.front();
+  }
   std::uint64_t live_count() const { return heap_.size() - cancelled_.size(); }
 
  private:
   void drop_cancelled_top();
+  void sift_up(std::size_t i);
+  void pop_top();
 
   std::vector<Event> heap_;
   std::unordered_set<EventId> cancelled_;

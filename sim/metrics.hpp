@@ -44,6 +44,8 @@ class MetricsCollector : public Observer {
 
   // Sorts the stored samples; call once at the end of the run.
   Summary summarize();
+  // Every completed job's JCT, sorted (after summarize()).
+  const std::vector<double>& sorted_jct_s() const { return jct_s_; }
 
  private:
   int num_devices_;

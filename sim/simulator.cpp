@@ -235,6 +235,11 @@ void Simulator::run() {
     }
     ++stats_.events;
     for (Observer* o : observers_) o->after_event(*this);
+    // The next completion's job record was last touched long ago: start loading it now.
+    if (!queue_.empty()) {
+      const Event& next = queue_.peek();
+      if (next.kind == kCompletion) __builtin_prefetch(&jobs_[static_cast<std::size_t>(next.arg)]);
+    }
     if (dirty_ && (queue_.empty() || queue_.next_time() != now_)) {
       dirty_ = false;
       decision_point();

@@ -119,7 +119,7 @@ TEST_CASE("SJF beats FIFO on the default scenario, and compare writes its table"
   CHECK(runs[1].policy_name == "sjf");
   CHECK(*runs[1].summary.mean_jct_s < *runs[0].summary.mean_jct_s);
   CHECK(*runs[1].summary.mean_bounded_slowdown < *runs[0].summary.mean_bounded_slowdown);
-  CHECK(dir.files() == std::vector<std::string>{"cmp/comparison.csv", "cmp/comparison.md", "cmp/fifo/jobs.csv", "cmp/fifo/results.json",
+  CHECK(dir.files() == std::vector<std::string>{"cmp/comparison.csv", "cmp/comparison.md", "cmp/fifo/jobs.csv", "cmp/fifo/results.json", "cmp/jct_cdf.svg",
                                                 "cmp/sjf/jobs.csv", "cmp/sjf/results.json"});
   const std::string table = read_file(dir.path("cmp/comparison.csv"));
   CHECK(std::count(table.begin(), table.end(), '\n') == 3);

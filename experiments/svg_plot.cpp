@@ -1,0 +1,89 @@
+#include "experiments/svg_plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace schedsim {
+namespace {
+
+constexpr double kWidth = 720, kHeight = 440;
+constexpr double kLeft = 70, kRight = 170, kTop = 40, kBottom = 60;
+const char* const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string cdf_svg(const std::vector<CdfSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title) {
+  double lo = INFINITY, hi = 0;
+  for (const auto& s : series) {
+    for (double v : *s.sorted_values) {
+      if (v > 0) lo = std::min(lo, v), hi = std::max(hi, v);
+    }
+  }
+  if (!(hi > 0)) lo = 1, hi = 10;
+  const double x0 = std::floor(std::log10(lo)), x1 = std::max(x0 + 1, std::ceil(std::log10(hi)));
+  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto px = [&](double v) { return kLeft + (std::log10(v) - x0) / (x1 - x0) * plot_w; };
+  auto py = [&](double f) { return kTop + (1 - f) * plot_h; };
+
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << num(kLeft + plot_w / 2) << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(title) << "</text>\n";
+  for (double e = x0; e <= x1; ++e) {  // decades
+    const double x = px(std::pow(10.0, e));
+    o << "<line x1=\"" << num(x) << "\" y1=\"" << num(kTop) << "\" x2=\"" << num(x) << "\" y2=\"" << num(kTop + plot_h) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << num(x) << "\" y=\"" << num(kTop + plot_h + 18) << "\" text-anchor=\"middle\">1e" << static_cast<int>(e) << "</text>\n";
+  }
+  for (int i = 0; i <= 4; ++i) {
+    const double y = py(i / 4.0);
+    o << "<line x1=\"" << num(kLeft) << "\" y1=\"" << num(y) << "\" x2=\"" << num(kLeft + plot_w) << "\" y2=\"" << num(y) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">" << (i / 4.0) << "</text>\n";
+  }
+  o << "<rect x=\"" << num(kLeft) << "\" y=\"" << num(kTop) << "\" width=\"" << num(plot_w) << "\" height=\"" << num(plot_h) << "\" fill=\"none\" stroke=\"black\"/>\n";
+  o << "<text x=\"" << num(kLeft + plot_w / 2) << "\" y=\"" << num(kHeight - 15) << "\" text-anchor=\"middle\">" << escape(x_label) << "</text>\n";
+  o << "<text transform=\"translate(18," << num(kTop + plot_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">" << escape(y_label) << "</text>\n";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const auto& v = *series[i].sorted_values;
+    const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
+    if (!v.empty()) {
+      // At most ~600 points per line: plenty for the eye, small files for a million jobs.
+      const std::size_t step = std::max<std::size_t>(1, v.size() / 600);
+      o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" points=\"";
+      for (std::size_t k = 0; k < v.size(); k += step) {
+        if (v[k] > 0) o << num(px(v[k])) << ',' << num(py(static_cast<double>(k + 1) / static_cast<double>(v.size()))) << ' ';
+      }
+      if (v.back() > 0) o << num(px(v.back())) << ',' << num(py(1.0));
+      o << "\"/>\n";
+    }
+    const double ly = kTop + 10 + 20.0 * static_cast<double>(i);
+    o << "<line x1=\"" << num(kLeft + plot_w + 15) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(kLeft + plot_w + 40) << "\" y2=\"" << num(ly)
+      << "\" stroke=\"" << color << "\" stroke-width=\"3\"/>\n";
+    o << "<text x=\"" << num(kLeft + plot_w + 46) << "\" y=\"" << num(ly + 4) << "\">" << escape(series[i].label) << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+}  // namespace schedsim

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what schedsim needs on Debian 12 when it is missing. Fast when nothing is
+# missing (one dpkg query), so the run and test commands call it every time.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev pybind11-dev
+  libtorch-dev libopenblas0   # without OpenBLAS, LibTorch falls back to reference BLAS (~10x slower)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" != "installed" ]; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "schedsim setup: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
