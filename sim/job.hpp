@@ -19,6 +19,13 @@ namespace schedsim {
 using JobSlot = std::int32_t;
 constexpr JobSlot kNoJob = -1;
 
+// The outcome a trace recorded for a job (Philly, Helios, Acme and SWF record them).
+// Replaying failed and killed jobs as such is the failures model's job; readers only
+// carry the value through.
+enum class RecordedStatus : std::uint8_t { kUnknown, kCompleted, kFailed, kKilled };
+
+const char* to_string(RecordedStatus s);
+
 struct JobSpec {
   std::string id;
   Tick submit;
@@ -31,6 +38,17 @@ struct JobSpec {
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
   // Where the job came from, for error messages: line in the trace (0 = generated).
   std::int64_t source_line = 0;
+
+  // Optional attributes that traces carry; empty / NaN / default when unknown.
+  std::string user;        // submitting user or tenant
+  std::string group;       // virtual cluster, queue or partition
+  std::string model;       // workload profile or job type, e.g. "ResNet-50 (batch size 64)"
+  std::string gpu_type;    // device type the job asked for ("" = any)
+  int gpu_milli = 1000;    // share of each GPU in thousandths (fractional requests); 1000 = whole GPUs
+  double iterations = std::numeric_limits<double>::quiet_NaN();  // total steps, when work is given in steps
+  double deadline_s = std::numeric_limits<double>::quiet_NaN();  // absolute time, seconds
+  double priority = 0.0;   // larger = more important
+  RecordedStatus recorded_status = RecordedStatus::kUnknown;
 
   bool has_estimate() const { return !std::isnan(estimate_s); }
 };

@@ -8,6 +8,16 @@
 
 namespace schedsim {
 
+const char* to_string(RecordedStatus s) {
+  switch (s) {
+    case RecordedStatus::kUnknown: return "unknown";
+    case RecordedStatus::kCompleted: return "completed";
+    case RecordedStatus::kFailed: return "failed";
+    case RecordedStatus::kKilled: return "killed";
+  }
+  return "unknown";
+}
+
 const char* to_string(JobStatus s) {
   switch (s) {
     case JobStatus::kPending: return "pending";
