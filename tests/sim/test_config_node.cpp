@@ -2,6 +2,7 @@
 
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
+#include "test_support.hpp"
 
 using namespace schedsim;
 
@@ -47,8 +48,14 @@ TEST_CASE("command-line overrides replace and create keys, including list items"
   CHECK_THROWS_WITH(root.child("w").child("new").child("deep").as_int(), "z.yaml: w.new.deep: expected an integer, got 'abc'");
 }
 
-TEST_CASE("relative paths resolve against the config file's folder", "[sim][config]") {
-  // load_file sets the base folder; load_string (and --set values) use the working dir.
+TEST_CASE("relative paths resolve against the config file folder but --set paths against the working dir", "[sim][config]") {
+  schedsim::test::TempDir dir;
+  ConfigNode root = ConfigNode::load_file(dir.write("c.yaml", "p: data/x.csv\nq: /abs/y.csv\n"));
+  CHECK(root.child("p").as_path() == dir.path() + "/data/x.csv");
+  CHECK(root.child("q").as_path() == "/abs/y.csv");
+  YAML::Node doc = root.yaml();
+  apply_override(doc, "p=mine.csv");
+  CHECK(root.child("p").as_path() == "mine.csv");
   const ConfigNode s = ConfigNode::load_string("p: data/x.csv\n", "inline");
   CHECK(s.child("p").as_path() == "data/x.csv");
 }
