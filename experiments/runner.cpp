@@ -22,13 +22,14 @@ const char* kVersion = SCHEDSIM_VERSION;
 class JobsCsvWriter : public Observer {
  public:
   explicit JobsCsvWriter(std::ostream& out) : out_(out) {
-    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status\n";
+    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves\n";
   }
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
     out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
          << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.start - j.spec.submit) << ','
-         << to_string(j.status) << '\n';
+         << to_string(j.status) << ',' << format_seconds(Tick::from_us(j.device_us)) << ','
+         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << '\n';
   }
 
  private:
@@ -142,6 +143,9 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   j["gpu_utilization"] = opt(s.gpu_utilization);
   j["mean_bounded_slowdown"] = opt(s.mean_bounded_slowdown);
   j["allocated_gpu_hours"] = s.allocated_gpu_hours;
+  j["preemptions"] = s.preemptions;
+  j["moves"] = s.moves;
+  j["checkpoint_overhead_gpu_hours"] = s.checkpoint_overhead_gpu_hours;
   return j;
 }
 

@@ -13,8 +13,13 @@
 namespace schedsim {
 
 enum class ActionKind : std::uint8_t {
-  kStart,  // run a pending job on exactly num_gpus free devices (gang: all or nothing)
+  kStart,    // run a pending job on exactly num_gpus free devices (gang: all or nothing);
+             // elastic jobs on any count in [min_gpus, max_gpus]
+  kPreempt,  // stop a running job: it saves a checkpoint, then returns to the queue
+  kMove,     // migrate or resize a running job to a new device set (may overlap the old)
 };
+
+const char* to_string(ActionKind k);
 
 struct Action {
   ActionKind kind = ActionKind::kStart;
@@ -25,11 +30,9 @@ struct Action {
 
 class ActionBatch {
  public:
-  void start(JobSlot job, Span<DeviceId> devices) {
-    actions_.push_back(Action{ActionKind::kStart, job, static_cast<std::uint32_t>(devices_.size()),
-                              static_cast<std::uint32_t>(devices.size())});
-    devices_.insert(devices_.end(), devices.begin(), devices.end());
-  }
+  void start(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kStart, job, devices); }
+  void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
+  void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
   void clear() {
     actions_.clear();
     devices_.clear();
@@ -40,6 +43,11 @@ class ActionBatch {
   Span<DeviceId> devices(const Action& a) const { return Span<DeviceId>(devices_.data() + a.first_device, a.num_devices); }
 
  private:
+  void add(ActionKind kind, JobSlot job, Span<DeviceId> devices) {
+    actions_.push_back(Action{kind, job, static_cast<std::uint32_t>(devices_.size()), static_cast<std::uint32_t>(devices.size())});
+    devices_.insert(devices_.end(), devices.begin(), devices.end());
+  }
+
   std::vector<Action> actions_;
   std::vector<DeviceId> devices_;  // one flat buffer: no allocation per action
 };

@@ -17,17 +17,20 @@ namespace {
 
 void InvariantChecker::on_job_start(const JobState& job) {
   if (job.start < job.spec.submit) violated(job, "started at " + format_seconds(job.start) + " s, before it arrived");
-  if (static_cast<int>(job.devices.size()) != job.spec.num_gpus) violated(job, "runs on a different number of devices than it asked for");
+  const int n = static_cast<int>(job.devices.size());
+  const bool count_ok = job.spec.is_elastic() ? (n >= job.spec.min_gpus && n <= job.spec.max_gpus) : n == job.spec.num_gpus;
+  if (!count_ok) violated(job, "runs on " + std::to_string(n) + " devices, which its request does not allow");
 }
 
 void InvariantChecker::on_job_end(const JobState& job) {
   if (job.end < job.start) violated(job, "ended before it started");
-  // Without slowdowns a job runs at rate 1: its run time is its work, up to the
-  // rounding of the completion to the microsecond.
-  const double run_s = (job.end - job.start).seconds();
-  if (std::fabs(run_s - job.spec.duration_s) > 1e-6 + 1e-12 * job.spec.duration_s) {
-    violated(job, "ran " + std::to_string(run_s) + " s for " + std::to_string(job.spec.duration_s) + " s of work (work not conserved)");
+  // Work conserved: the integral of the rate over the job's life is its work, up to
+  // the rounding of event times to the microsecond (at most one per rate change).
+  const double tolerance = 1e-6 * (2.0 + job.preemptions + job.moves) * std::max(1.0, job.physics_rate) + 1e-9 * job.spec.duration_s;
+  if (std::fabs(job.work_done_s - job.spec.duration_s) > tolerance) {
+    violated(job, "did " + std::to_string(job.work_done_s) + " s of work for " + std::to_string(job.spec.duration_s) + " s asked (work not conserved)");
   }
+  if (job.overhead_device_us > job.device_us) violated(job, "spent more device-time on checkpoints than it held devices");
 }
 
 void InvariantChecker::after_event(const Simulator& sim) {
@@ -46,7 +49,7 @@ void InvariantChecker::after_event(const Simulator& sim) {
       if (!j.devices.empty()) violated(j, "is pending but holds devices");
       return;
     }
-    if (j.status != JobStatus::kRunning) violated(j, "is in the system but neither pending nor running");
+    if (j.status != JobStatus::kRunning && j.status != JobStatus::kStopping) violated(j, "is in the system but neither pending nor placed");
     ++running;
     for (DeviceId d : j.devices) {
       auto& seen = seen_owner_[static_cast<std::size_t>(d)];

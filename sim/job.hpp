@@ -49,11 +49,18 @@ struct JobSpec {
   double deadline_s = std::numeric_limits<double>::quiet_NaN();  // absolute time, seconds
   double priority = 0.0;   // larger = more important
   RecordedStatus recorded_status = RecordedStatus::kUnknown;
+  // Elastic jobs may run on any device count in [min_gpus, max_gpus]; 0 = rigid.
+  int min_gpus = 0;
+  int max_gpus = 0;
+
+  bool is_elastic() const { return max_gpus > 0; }
 
   bool has_estimate() const { return !std::isnan(estimate_s); }
 };
 
-enum class JobStatus : std::uint8_t { kPending, kRunning, kCompleted };
+// kStopping: preempted, still holding its devices while it saves a checkpoint; it
+// returns to the queue when the save ends.
+enum class JobStatus : std::uint8_t { kPending, kRunning, kStopping, kCompleted };
 
 const char* to_string(JobStatus s);
 
@@ -61,18 +68,32 @@ struct JobState {
   JobSpec spec;
   JobStatus status = JobStatus::kPending;
   std::uint64_t arrival_seq = 0;  // 0, 1, 2... in arrival order: a stable tie-breaker
-  Tick start;
+  Tick start;  // first start
   Tick end;
-  std::vector<DeviceId> devices;  // held while running
+  std::vector<DeviceId> devices;  // held while running or stopping
   // Rate-based progress: remaining work is exact at last_update; between events the job
-  // advances at `rate` work-seconds per second.
+  // advances at rate() work-seconds per second: physics_rate, or 0 while stalled.
   double remaining_work_s = 0.0;
-  double rate = 0.0;
+  double work_done_s = 0.0;     // sum of rate x time: equals duration_s at completion
+  double physics_rate = 0.0;    // what the hardware gives on this placement
+  Tick stall_end;               // checkpoint save/restore: no progress before this instant
   Tick last_update;
   EventId completion_event = 0;  // 0 = none scheduled
-  // Intrusive doubly linked list of pending jobs in arrival order.
-  JobSlot prev_pending = kNoJob;
-  JobSlot next_pending = kNoJob;
+  EventId stall_event = 0;       // end of the current save/restore, 0 = none
+  bool has_checkpoint = false;   // preempted before: the next start restores first
+  // Accounting: device-time held (placed_since marks the last change of the device set)
+  // and the part of it spent saving and restoring checkpoints.
+  Tick placed_since;
+  std::int64_t device_us = 0;
+  std::int64_t overhead_device_us = 0;
+  std::uint32_t preemptions = 0;
+  std::uint32_t moves = 0;       // migrations and resizes
+  // Intrusive doubly linked list: pending jobs in queue order, or running/stopping jobs.
+  JobSlot prev_in_list = kNoJob;
+  JobSlot next_in_list = kNoJob;
+
+  bool stalled(Tick now) const { return now < stall_end; }
+  double rate(Tick now) const { return stalled(now) ? 0.0 : physics_rate; }
 };
 
 }  // namespace schedsim

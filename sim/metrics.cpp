@@ -30,7 +30,10 @@ void MetricsCollector::on_job_end(const JobState& job) {
   jct_s_.push_back(jct);
   queue_delay_s_.push_back((job.start - job.spec.submit).seconds());
   sum_bounded_slowdown_ += std::max(1.0, jct / std::max(run, kSlowdownTau_s));
-  device_us_ += (job.end - job.start).us() * static_cast<std::int64_t>(job.devices.size());
+  device_us_ += job.device_us;
+  overhead_device_us_ += job.overhead_device_us;
+  preemptions_ += job.preemptions;
+  moves_ += job.moves;
   if (job.end > last_end_) last_end_ = job.end;
 }
 
@@ -40,6 +43,9 @@ Summary MetricsCollector::summarize() {
   s.jobs_completed = jct_s_.size();
   s.jobs_dropped_oversized = dropped_oversized_;
   s.allocated_gpu_hours = static_cast<double>(device_us_) / 1e6 / 3600.0;
+  s.checkpoint_overhead_gpu_hours = static_cast<double>(overhead_device_us_) / 1e6 / 3600.0;
+  s.preemptions = preemptions_;
+  s.moves = moves_;
   if (jct_s_.empty()) return s;
   const auto n = static_cast<double>(jct_s_.size());
   // Sums in completion order, which is deterministic; sorting happens afterwards.

@@ -2,7 +2,8 @@
 //   JCT            end - submit of a completed job
 //   queue delay    start - submit
 //   makespan       last completion - first submission
-//   utilization    allocated device-seconds / (devices x makespan)
+//   utilization    allocated device-seconds / (devices x makespan); a job's device time
+//                  counts every device it held, checkpoint saves and restores included
 //   bounded slowdown  max(1, JCT / max(run time, tau)), tau = 10 s (Feitelson)
 //   percentiles    linear interpolation between order statistics (numpy's default)
 #pragma once
@@ -26,6 +27,11 @@ struct Summary {
   double makespan_s = 0.0;
   std::optional<double> gpu_utilization;
   double allocated_gpu_hours = 0.0;
+  // Preemption and migration: counts, and the device-time spent saving and restoring
+  // checkpoints (included in allocated_gpu_hours).
+  std::uint64_t preemptions = 0;
+  std::uint64_t moves = 0;
+  double checkpoint_overhead_gpu_hours = 0.0;
 };
 
 // Linear-interpolation percentile (q in [0, 100]) of `sorted`, which must be sorted and
@@ -59,6 +65,9 @@ class MetricsCollector : public Observer {
   double sum_bounded_slowdown_ = 0.0;
   // Exact integer device-microseconds: no rounding drift over millions of jobs.
   __extension__ __int128 device_us_ = 0;
+  __extension__ __int128 overhead_device_us_ = 0;
+  std::uint64_t preemptions_ = 0;
+  std::uint64_t moves_ = 0;
 };
 
 }  // namespace schedsim

@@ -19,9 +19,13 @@ class SchedulerView {
   const ClusterSpec& cluster() const { return state_->spec(); }
   const ClusterState& cluster_state() const { return *state_; }
   const JobState& job(JobSlot slot) const { return (*jobs_)[static_cast<std::size_t>(slot)]; }
-  // Pending jobs in arrival order: for (s = first_pending(); s != kNoJob; s = next_pending(s)).
+  // Pending jobs in queue order (arrival, or return after preemption):
+  // for (s = first_pending(); s != kNoJob; s = next_pending(s)).
   JobSlot first_pending() const { return *pending_head_; }
-  JobSlot next_pending(JobSlot slot) const { return job(slot).next_pending; }
+  JobSlot next_pending(JobSlot slot) const { return job(slot).next_in_list; }
+  // Running (and stopping) jobs in the order they were placed.
+  JobSlot first_running() const { return *running_head_; }
+  JobSlot next_running(JobSlot slot) const { return job(slot).next_in_list; }
   std::size_t num_pending() const { return *num_pending_; }
   std::size_t num_running() const { return *num_running_; }
 
@@ -31,6 +35,7 @@ class SchedulerView {
   const ClusterState* state_ = nullptr;
   const std::vector<JobState>* jobs_ = nullptr;
   const JobSlot* pending_head_ = nullptr;
+  const JobSlot* running_head_ = nullptr;
   const std::size_t* num_pending_ = nullptr;
   const std::size_t* num_running_ = nullptr;
 };
@@ -40,7 +45,7 @@ class Policy {
   virtual ~Policy() = default;
   // The registry name, used in messages ("policy 'sjf' at t=12 s: ...").
   virtual std::string name() const = 0;
-  // A job entered the pending queue (on arrival).
+  // A job entered the pending queue (on arrival, or back after a preemption).
   virtual void on_job_queued(const SchedulerView& view, JobSlot job) = 0;
   // A job left the system; its slot may be reused afterwards.
   virtual void on_job_finished(const SchedulerView& /*view*/, JobSlot /*job*/) {}

@@ -22,7 +22,17 @@ const char* to_string(JobStatus s) {
   switch (s) {
     case JobStatus::kPending: return "pending";
     case JobStatus::kRunning: return "running";
+    case JobStatus::kStopping: return "stopping";
     case JobStatus::kCompleted: return "completed";
+  }
+  return "unknown";
+}
+
+const char* to_string(ActionKind k) {
+  switch (k) {
+    case ActionKind::kStart: return "start";
+    case ActionKind::kPreempt: return "preempt";
+    case ActionKind::kMove: return "move";
   }
   return "unknown";
 }
@@ -32,7 +42,8 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.now_ = &now_;
   view_.state_ = &cluster_;
   view_.jobs_ = &jobs_;
-  view_.pending_head_ = &pending_head_;
+  view_.pending_head_ = &pending_.head;
+  view_.running_head_ = &running_.head;
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
 }
@@ -52,14 +63,18 @@ void Simulator::pull_next_arrival() {
     if (!(j.duration_s > 0) || !std::isfinite(j.duration_s)) {
       throw InputError(where(j), "duration must be a positive finite number of seconds");
     }
+    if (j.is_elastic() && !(j.min_gpus >= 1 && j.min_gpus <= j.num_gpus && j.num_gpus <= j.max_gpus)) {
+      throw InputError(where(j), "elastic limits must satisfy 1 <= min_gpus <= num_gpus <= max_gpus");
+    }
     if (j.submit < last_submit_) {
       throw InputError(where(j), "submitted at " + format_seconds(j.submit) + " s, before the previous job (" +
                                      format_seconds(last_submit_) + " s); the source must be sorted by submit time");
     }
     last_submit_ = j.submit;
-    if (j.num_gpus > spec_.num_devices()) {
+    const int smallest = j.is_elastic() ? j.min_gpus : j.num_gpus;
+    if (smallest > spec_.num_devices()) {
       if (options_.oversized == OversizedMode::kError) {
-        throw InputError(where(j), "asks for " + std::to_string(j.num_gpus) + " GPUs but the cluster has " +
+        throw InputError(where(j), "asks for " + std::to_string(smallest) + " GPUs but the cluster has " +
                                        std::to_string(spec_.num_devices()) +
                                        " in total; enlarge the cluster or set workload.oversized: drop to skip such jobs");
       }
@@ -91,24 +106,22 @@ void Simulator::free_slot(JobSlot slot) {
   free_slots_.push_back(slot);
 }
 
-void Simulator::push_pending(JobSlot slot) {
+void Simulator::list_push(JobList& list, JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
-  j.prev_pending = pending_tail_;
-  j.next_pending = kNoJob;
-  if (pending_tail_ != kNoJob) jobs_[static_cast<std::size_t>(pending_tail_)].next_pending = slot;
-  else pending_head_ = slot;
-  pending_tail_ = slot;
-  ++num_pending_;
+  j.prev_in_list = list.tail;
+  j.next_in_list = kNoJob;
+  if (list.tail != kNoJob) jobs_[static_cast<std::size_t>(list.tail)].next_in_list = slot;
+  else list.head = slot;
+  list.tail = slot;
 }
 
-void Simulator::remove_pending(JobSlot slot) {
+void Simulator::list_remove(JobList& list, JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
-  if (j.prev_pending != kNoJob) jobs_[static_cast<std::size_t>(j.prev_pending)].next_pending = j.next_pending;
-  else pending_head_ = j.next_pending;
-  if (j.next_pending != kNoJob) jobs_[static_cast<std::size_t>(j.next_pending)].prev_pending = j.prev_pending;
-  else pending_tail_ = j.prev_pending;
-  j.prev_pending = j.next_pending = kNoJob;
-  --num_pending_;
+  if (j.prev_in_list != kNoJob) jobs_[static_cast<std::size_t>(j.prev_in_list)].next_in_list = j.next_in_list;
+  else list.head = j.next_in_list;
+  if (j.next_in_list != kNoJob) jobs_[static_cast<std::size_t>(j.next_in_list)].prev_in_list = j.prev_in_list;
+  else list.tail = j.prev_in_list;
+  j.prev_in_list = j.next_in_list = kNoJob;
 }
 
 void Simulator::handle_arrival() {
@@ -118,11 +131,20 @@ void Simulator::handle_arrival() {
   j.status = JobStatus::kPending;
   j.arrival_seq = next_arrival_seq_++;
   j.remaining_work_s = j.spec.duration_s;
-  j.rate = 0.0;
+  j.work_done_s = 0.0;
+  j.physics_rate = 0.0;
+  j.stall_end = Tick();
   j.last_update = now_;
   j.completion_event = 0;
+  j.stall_event = 0;
+  j.has_checkpoint = false;
+  j.device_us = 0;
+  j.overhead_device_us = 0;
+  j.preemptions = 0;
+  j.moves = 0;
   j.devices.clear();
-  push_pending(slot);
+  list_push(pending_, slot);
+  ++num_pending_;
   ++stats_.jobs_arrived;
   dirty_ = true;
   for (Observer* o : observers_) o->on_job_arrival(j);
@@ -131,17 +153,81 @@ void Simulator::handle_arrival() {
 }
 
 void Simulator::advance(JobState& j) {
-  j.remaining_work_s -= j.rate * (now_ - j.last_update).seconds();
+  const double done = j.rate(j.last_update) * (now_ - j.last_update).seconds();
+  j.remaining_work_s -= done;
+  j.work_done_s += done;
   j.last_update = now_;
+}
+
+void Simulator::account_devices(JobState& j) {
+  j.device_us += (now_ - j.placed_since).us() * static_cast<std::int64_t>(j.devices.size());
+  j.placed_since = now_;
 }
 
 void Simulator::schedule_completion(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (j.completion_event != 0) queue_.cancel(j.completion_event);
   j.completion_event = 0;
-  if (j.rate <= 0.0) return;  // stalled: completes only when its rate is raised again
-  const double left_s = std::max(0.0, j.remaining_work_s) / j.rate;
+  if (j.status != JobStatus::kRunning || j.stalled(now_) || j.physics_rate <= 0.0) return;  // resumes via a later event
+  const double left_s = std::max(0.0, j.remaining_work_s) / j.physics_rate;
   j.completion_event = queue_.schedule(now_ + Tick::from_seconds(left_s), kCompletion, slot);
+}
+
+void Simulator::set_rate(JobSlot slot, double rate) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (!(rate >= 0.0) || !std::isfinite(rate)) throw InvariantError("physics gave job '" + j.spec.id + "' an invalid rate");
+  if (rate == j.physics_rate) return;
+  advance(j);
+  j.physics_rate = rate;
+  schedule_completion(slot);
+}
+
+// The job makes no progress for `seconds` (checkpoint save or restore) while it holds
+// its devices; the time counts as overhead device-time.
+void Simulator::stall(JobSlot slot, double seconds) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  advance(j);
+  if (j.stall_event != 0) queue_.cancel(j.stall_event);
+  j.stall_event = 0;
+  const Tick duration = Tick::from_seconds(seconds);
+  j.stall_end = now_ + duration;
+  j.overhead_device_us += duration.us() * static_cast<std::int64_t>(j.devices.size());
+  if (duration.us() > 0) j.stall_event = queue_.schedule(j.stall_end, kStallEnd, slot);
+  schedule_completion(slot);
+}
+
+void Simulator::placement_changed(JobSlot slot) {
+  if (options_.physics) changed_.push_back(slot);
+}
+
+void Simulator::handle_stall_end(const Event& e) {
+  const auto slot = static_cast<JobSlot>(e.arg);
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (!live_[static_cast<std::size_t>(slot)] || j.stall_event != e.id) throw InvariantError("stale stall event for job slot " + std::to_string(slot));
+  j.stall_event = 0;
+  advance(j);  // nothing done while stalled; moves last_update to now
+  if (j.status == JobStatus::kStopping) {
+    finish_stop(slot);
+  } else {
+    schedule_completion(slot);
+  }
+}
+
+void Simulator::finish_stop(JobSlot slot) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  account_devices(j);
+  cluster_.release(j.devices, slot);
+  j.devices.clear();
+  j.physics_rate = 0.0;
+  j.has_checkpoint = true;
+  j.status = JobStatus::kPending;
+  list_remove(running_, slot);
+  --num_running_;
+  list_push(pending_, slot);
+  ++num_pending_;
+  placement_changed(slot);
+  dirty_ = true;
+  policy_.on_job_queued(view_, slot);
 }
 
 void Simulator::handle_completion(const Event& e) {
@@ -153,22 +239,26 @@ void Simulator::handle_completion(const Event& e) {
   advance(j);
   // Work conservation: the completion was scheduled for the instant the remaining work
   // reaches zero, up to the half-microsecond rounding of the event time.
-  const double tolerance = j.rate * 1e-6 + 1e-9 * j.spec.duration_s;
+  const double tolerance = j.physics_rate * 1e-6 + 1e-9 * j.spec.duration_s;
   if (std::fabs(j.remaining_work_s) > tolerance) {
     throw InvariantError("job '" + j.spec.id + "' completed with " + std::to_string(j.remaining_work_s) +
                          " s of work left (work not conserved)");
   }
+  j.work_done_s += j.remaining_work_s;
   j.remaining_work_s = 0.0;
-  j.rate = 0.0;
   j.completion_event = 0;
   j.status = JobStatus::kCompleted;
   j.end = now_;
+  account_devices(j);
   cluster_.release(j.devices, slot);
+  list_remove(running_, slot);
   --num_running_;
   ++stats_.jobs_completed;
   dirty_ = true;
   for (Observer* o : observers_) o->on_job_end(j);
   policy_.on_job_finished(view_, slot);
+  placement_changed(slot);
+  j.physics_rate = 0.0;
   free_slot(slot);
 }
 
@@ -177,8 +267,42 @@ void Simulator::reject(std::size_t index, const Action& a, const std::string& wh
   if (a.job >= 0 && static_cast<std::size_t>(a.job) < jobs_.size() && live_[static_cast<std::size_t>(a.job)]) {
     job = "job '" + jobs_[static_cast<std::size_t>(a.job)].spec.id + "'";
   }
-  throw PolicyError("policy '" + policy_.name() + "' at t=" + format_seconds(now_) + " s: action #" + std::to_string(index) +
-                    " (start " + job + "): " + why);
+  throw PolicyError("policy '" + policy_.name() + "' at t=" + format_seconds(now_) + " s: action #" + std::to_string(index) + " (" +
+                    to_string(a.kind) + " " + job + "): " + why);
+}
+
+// Device-list checks shared by start and move: count (rigid or elastic), existence,
+// availability (devices the job already holds count as available), duplicates, physics.
+void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j) {
+  const std::size_t n = devices.size();
+  if (j.spec.is_elastic()) {
+    if (n < static_cast<std::size_t>(j.spec.min_gpus) || n > static_cast<std::size_t>(j.spec.max_gpus)) {
+      reject(index, a, "the elastic job runs on " + std::to_string(j.spec.min_gpus) + " to " + std::to_string(j.spec.max_gpus) +
+                           " devices, got " + std::to_string(n));
+    }
+  } else if (n != static_cast<std::size_t>(j.spec.num_gpus)) {
+    reject(index, a, "gang scheduling needs exactly " + std::to_string(j.spec.num_gpus) + " devices, got " + std::to_string(n));
+  }
+  for (DeviceId d : devices) {
+    if (d < 0 || d >= spec_.num_devices()) {
+      reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
+                           std::to_string(spec_.num_devices() - 1) + ")");
+    }
+    if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
+      const auto owner = static_cast<std::size_t>(cluster_.owner(d));
+      reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
+    }
+  }
+  if (n > 1) {
+    scratch_.assign(devices.begin(), devices.end());
+    std::sort(scratch_.begin(), scratch_.end());
+    auto dup = std::adjacent_find(scratch_.begin(), scratch_.end());
+    if (dup != scratch_.end()) reject(index, a, "device " + std::to_string(*dup) + " is listed twice");
+  }
+  if (options_.physics) {
+    const std::string problem = options_.physics->placement_problem(j.spec, devices);
+    if (!problem.empty()) reject(index, a, problem);
+  }
 }
 
 void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t index) {
@@ -187,36 +311,80 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   }
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
-  if (devices.size() != static_cast<std::size_t>(j.spec.num_gpus)) {
-    reject(index, a, "gang scheduling needs exactly " + std::to_string(j.spec.num_gpus) + " devices, got " +
-                         std::to_string(devices.size()));
-  }
-  for (DeviceId d : devices) {
-    if (d < 0 || d >= spec_.num_devices()) {
-      reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
-                           std::to_string(spec_.num_devices() - 1) + ")");
-    }
-    if (!cluster_.is_free(d)) {
-      const auto owner = static_cast<std::size_t>(cluster_.owner(d));
-      reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
-    }
-  }
-  if (devices.size() > 1) {
-    scratch_.assign(devices.begin(), devices.end());
-    std::sort(scratch_.begin(), scratch_.end());
-    auto dup = std::adjacent_find(scratch_.begin(), scratch_.end());
-    if (dup != scratch_.end()) reject(index, a, "device " + std::to_string(*dup) + " is listed twice");
-  }
+  check_devices(a, devices, index, j);
   cluster_.allocate(devices, a.job);
-  remove_pending(a.job);
-  j.devices.assign(devices.begin(), devices.end());
-  j.status = JobStatus::kRunning;
-  j.start = now_;
-  j.last_update = now_;
-  j.rate = 1.0;
+  list_remove(pending_, a.job);
+  --num_pending_;
+  list_push(running_, a.job);
   ++num_running_;
-  schedule_completion(a.job);
+  j.devices.assign(devices.begin(), devices.end());
+  if (j.preemptions == 0) j.start = now_;
+  j.status = JobStatus::kRunning;
+  j.last_update = now_;
+  j.placed_since = now_;
+  j.stall_end = Tick();
+  // Without physics every job runs at rate 1 at once; with it, the rate comes from the
+  // rate update at the end of this instant.
+  j.physics_rate = options_.physics ? 0.0 : 1.0;
+  placement_changed(a.job);
+  if (j.has_checkpoint && options_.physics) {
+    stall(a.job, options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())));
+  } else {
+    schedule_completion(a.job);
+  }
   ++stats_.actions;
+  for (Observer* o : observers_) o->on_job_start(j);
+}
+
+void Simulator::apply_preempt(const Action& a, std::size_t index) {
+  if (a.job < 0 || static_cast<std::size_t>(a.job) >= jobs_.size() || !live_[static_cast<std::size_t>(a.job)]) {
+    reject(index, a, "no such job in the system");
+  }
+  if (a.num_devices != 0) reject(index, a, "a preemption names no devices");
+  JobState& j = jobs_[static_cast<std::size_t>(a.job)];
+  if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
+  ++j.preemptions;
+  ++stats_.preemptions;
+  ++stats_.actions;
+  j.status = JobStatus::kStopping;
+  const double save_s = options_.physics ? options_.physics->checkpoint_save_s(j.spec, static_cast<int>(j.devices.size())) : 0.0;
+  stall(a.job, save_s);  // also cancels the completion: a stopping job makes no progress
+  if (j.stall_event == 0) finish_stop(a.job);  // free checkpoint: back in the queue at once
+}
+
+// A move pays save + restore on the new device set, during which the job makes no
+// progress; devices it leaves are free at once. (A simplification: on a real cluster the
+// old devices stay busy during the save; the wall-time cost is the same.)
+void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t index) {
+  if (a.job < 0 || static_cast<std::size_t>(a.job) >= jobs_.size() || !live_[static_cast<std::size_t>(a.job)]) {
+    reject(index, a, "no such job in the system");
+  }
+  JobState& j = jobs_[static_cast<std::size_t>(a.job)];
+  if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
+  check_devices(a, devices, index, j);
+  account_devices(j);
+  // Release what the job leaves, then take what is new to it.
+  scratch_.clear();
+  for (DeviceId d : j.devices) {
+    if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
+  }
+  cluster_.release(scratch_, a.job);
+  scratch_.clear();
+  for (DeviceId d : devices) {
+    if (cluster_.owner(d) != a.job) scratch_.push_back(d);
+  }
+  cluster_.allocate(scratch_, a.job);
+  j.devices.assign(devices.begin(), devices.end());
+  ++j.moves;
+  ++stats_.moves;
+  ++stats_.actions;
+  placement_changed(a.job);
+  double cost_s = 0.0;
+  if (options_.physics) {
+    const int n = static_cast<int>(devices.size());
+    cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
+  }
+  stall(a.job, cost_s);
   for (Observer* o : observers_) o->on_job_start(j);
 }
 
@@ -228,7 +396,23 @@ void Simulator::decision_point() {
     const Action& a = batch_[i];
     switch (a.kind) {
       case ActionKind::kStart: apply_start(a, batch_.devices(a), i); break;
+      case ActionKind::kPreempt: apply_preempt(a, i); break;
+      case ActionKind::kMove: apply_move(a, batch_.devices(a), i); break;
     }
+  }
+}
+
+void Simulator::update_rates() {
+  new_rates_.clear();
+  options_.physics->update_rates(*this, changed_, new_rates_);
+  changed_.clear();
+  ++stats_.rate_updates;
+  for (const auto& [slot, rate] : new_rates_) {
+    if (slot < 0 || static_cast<std::size_t>(slot) >= jobs_.size() || !live_[static_cast<std::size_t>(slot)] ||
+        jobs_[static_cast<std::size_t>(slot)].devices.empty()) {
+      throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
+    }
+    set_rate(slot, rate);
   }
 }
 
@@ -241,22 +425,27 @@ void Simulator::run() {
     switch (e.kind) {
       case kArrival: handle_arrival(); break;
       case kCompletion: handle_completion(e); break;
+      case kStallEnd: handle_stall_end(e); break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;
+    const bool instant_over = queue_.empty() || queue_.next_time() != now_;
+    if (instant_over) {
+      if (dirty_) {
+        dirty_ = false;
+        decision_point();
+      }
+      if (!changed_.empty()) update_rates();
+    }
     for (Observer* o : observers_) o->after_event(*this);
     // The next completion's job record was last touched long ago: start loading it now.
     if (!queue_.empty()) {
       const Event& next = queue_.peek();
       if (next.kind == kCompletion) __builtin_prefetch(&jobs_[static_cast<std::size_t>(next.arg)]);
     }
-    if (dirty_ && (queue_.empty() || queue_.next_time() != now_)) {
-      dirty_ = false;
-      decision_point();
-    }
   }
   if (num_pending_ > 0) {
-    const JobState& j = jobs_[static_cast<std::size_t>(pending_head_)];
+    const JobState& j = jobs_[static_cast<std::size_t>(pending_.head)];
     throw PolicyError("policy '" + policy_.name() + "' left " + std::to_string(num_pending_) +
                       " jobs waiting with nothing left to happen (first: job '" + j.spec.id + "' asking for " +
                       std::to_string(j.spec.num_gpus) + " GPUs, " + std::to_string(cluster_.free_devices()) +

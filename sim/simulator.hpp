@@ -17,6 +17,7 @@
 #include "sim/job.hpp"
 #include "sim/job_source.hpp"
 #include "sim/observer.hpp"
+#include "sim/physics.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {
@@ -26,6 +27,9 @@ enum class OversizedMode : std::uint8_t { kError, kDrop };
 
 struct SimulatorOptions {
   OversizedMode oversized = OversizedMode::kError;
+  // Rates, memory limits and checkpoint costs; nullptr = rate 1, no limits, free
+  // checkpoints. Must outlive the simulator.
+  PhysicsModel* physics = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -36,6 +40,9 @@ struct SimulatorStats {
   std::uint64_t jobs_arrived = 0;
   std::uint64_t jobs_completed = 0;
   std::uint64_t jobs_dropped_oversized = 0;
+  std::uint64_t preemptions = 0;
+  std::uint64_t moves = 0;
+  std::uint64_t rate_updates = 0;    // calls to PhysicsModel::update_rates
 };
 
 class Simulator {
@@ -58,6 +65,7 @@ class Simulator {
   const JobState& job(JobSlot slot) const { return jobs_[static_cast<std::size_t>(slot)]; }
   std::size_t num_pending() const { return num_pending_; }
   std::size_t num_running() const { return num_running_; }
+  JobSlot first_running() const { return running_.head; }
   // Calls f(const JobState&) for every job in the system, pending or running, in slot order.
   template <typename F>
   void for_each_job(F&& f) const {
@@ -68,20 +76,35 @@ class Simulator {
   const std::string& source_name() const { return source_name_; }
 
  private:
-  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2 };
+  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3 };
+
+  struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
+    JobSlot head = kNoJob;
+    JobSlot tail = kNoJob;
+  };
 
   void pull_next_arrival();
   void handle_arrival();
   void handle_completion(const Event& e);
+  void handle_stall_end(const Event& e);
   void decision_point();
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_preempt(const Action& a, std::size_t index);
+  void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
+  void finish_stop(JobSlot slot);
   [[noreturn]] void reject(std::size_t index, const Action& a, const std::string& why) const;
   void advance(JobState& j);
+  void account_devices(JobState& j);
+  void stall(JobSlot slot, double seconds);
+  void set_rate(JobSlot slot, double rate);
   void schedule_completion(JobSlot slot);
+  void placement_changed(JobSlot slot);
+  void update_rates();
   JobSlot alloc_slot();
   void free_slot(JobSlot slot);
-  void push_pending(JobSlot slot);
-  void remove_pending(JobSlot slot);
+  void list_push(JobList& list, JobSlot slot);
+  void list_remove(JobList& list, JobSlot slot);
   std::string where(const JobSpec& spec) const;
 
   const ClusterSpec& spec_;
@@ -96,8 +119,8 @@ class Simulator {
   std::vector<JobState> jobs_;
   std::vector<char> live_;  // char, not bool: no proxy references in the hot path
   std::vector<JobSlot> free_slots_;
-  JobSlot pending_head_ = kNoJob;
-  JobSlot pending_tail_ = kNoJob;
+  JobList pending_;
+  JobList running_;
   std::size_t num_pending_ = 0;
   std::size_t num_running_ = 0;
   std::uint64_t next_arrival_seq_ = 0;
@@ -108,7 +131,9 @@ class Simulator {
 
   bool dirty_ = false;  // something changed since the last decision point
   ActionBatch batch_;
-  std::vector<DeviceId> scratch_;  // reused buffer for validating a start
+  std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
+  std::vector<JobSlot> changed_;   // placements changed since the last rate update
+  std::vector<std::pair<JobSlot, double>> new_rates_;
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

@@ -1,0 +1,36 @@
+// What the kernel asks about hardware: may a job run on these devices, how fast does each
+// running job progress, and what do checkpoints cost. With no model (nullptr) every job
+// runs at rate 1 and checkpoints are free: the pure queueing model.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/job.hpp"
+#include "sim/span.hpp"
+
+namespace schedsim {
+
+class Simulator;
+
+class PhysicsModel {
+ public:
+  virtual ~PhysicsModel() = default;
+
+  // Why `job` cannot run on `devices` (memory does not fit, forbidden mix of types...),
+  // or "" when it can. Called while validating start and move actions.
+  virtual std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const = 0;
+
+  // Called at the end of an instant in which placements changed. `changed` lists the
+  // jobs whose devices changed (started, moved, stopped or ended; ended ones are no longer
+  // in the system). Appends (slot, rate) for every running job whose rate may differ now;
+  // rates are work-seconds per second (1 = as fast as on the job's reference placement).
+  virtual void update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) = 0;
+
+  // Seconds to write / read back the job's checkpoint (preemption, migration, resize).
+  virtual double checkpoint_save_s(const JobSpec& job, int num_devices) const = 0;
+  virtual double checkpoint_restore_s(const JobSpec& job, int num_devices) const = 0;
+};
+
+}  // namespace schedsim
