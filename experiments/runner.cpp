@@ -164,7 +164,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
                        const YAML::Node* policy_override) {
   RunResult result;
   const ClusterSpec cluster(scenario.cluster);
-  PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"));
+  PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
+                                          PolicyContext{scenario.seed});
   result.policy_name = policy.policy->name();
   std::unique_ptr<JobSource> source = scenario.workload.make_source(scenario.seed, result.warnings);
 

@@ -7,6 +7,7 @@ namespace {
 
 class FifoPolicy : public OrderedQueuePolicy {
  public:
+  using OrderedQueuePolicy::OrderedQueuePolicy;
   std::string name() const override { return "fifo"; }
 
  protected:
@@ -19,13 +20,15 @@ class FifoPolicy : public OrderedQueuePolicy {
 PolicyInfo fifo_policy_info() {
   return PolicyInfo{
       "fifo",
-      "first come, first served; first-fit placement; the head of the queue blocks until it fits",
-      {},
-      [](const ConfigNode& config) {
-        config.expect_map({"name"});
+      "first come, first served; non-preemptive; the head of the queue blocks until it fits",
+      {{"placement", "first_fit", std::string("where a job goes: ") + kPlacementNames}},
+      [](const ConfigNode& config, const PolicyContext& context) {
+        config.expect_map({"name", "placement"});
+        const QueuePolicyOptions options = QueuePolicyOptions::parse(config, context);
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "fifo";
-        return PolicyInstance{std::make_unique<FifoPolicy>(), resolved};
+        options.write(resolved);
+        return PolicyInstance{std::make_unique<FifoPolicy>(options), resolved};
       },
   };
 }

@@ -2,6 +2,25 @@
 
 namespace schedsim {
 
+QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context) {
+  QueuePolicyOptions o;
+  o.seed = context.seed;
+  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread"}));
+  return o;
+}
+
+void QueuePolicyOptions::write(YAML::Node& resolved) const { resolved["placement"] = to_string(placement); }
+
+bool OrderedQueuePolicy::place(int n, std::vector<DeviceId>& out) {
+  switch (options_.placement) {
+    case Placement::kFirstFit: return free_.first_fit(n, out);
+    case Placement::kRandom: return free_.random(n, rng_, out);
+    case Placement::kPacked: return free_.packed(n, nullptr, out);
+    case Placement::kSpread: return free_.spread(n, out);
+  }
+  return false;
+}
+
 void OrderedQueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
   const JobState& j = view.job(job);
   queue_.emplace(key(j), j.arrival_seq, job);
@@ -13,7 +32,7 @@ void OrderedQueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   while (!queue_.empty()) {
     const JobSlot slot = std::get<2>(*queue_.begin());
     devices_.clear();
-    if (!free_.first_fit(view.job(slot).spec.num_gpus, devices_)) break;
+    if (!place(view.job(slot).spec.num_gpus, devices_)) break;
     out.start(slot, devices_);
     queue_.erase(queue_.begin());
   }

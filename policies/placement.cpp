@@ -1,5 +1,7 @@
 #include "policies/placement.hpp"
 
+#include <algorithm>
+
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -14,12 +16,14 @@ void FreeDevices::reset(const ClusterState& state) {
   claimed_list_.clear();
   state_ = &state;
   free_ = state.free_devices();
+  node_free_valid_ = false;
 }
 
 void FreeDevices::claim(DeviceId d) {
   claimed_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
   claimed_list_.push_back(d);
   --free_;
+  if (node_free_valid_) --node_free_[static_cast<std::size_t>(state_->spec().node_of(d))];
 }
 
 bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
@@ -32,6 +36,155 @@ bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
     --n;
   }
   return true;
+}
+
+}  // namespace schedsim
+
+namespace schedsim {
+
+const std::vector<int>& FreeDevices::node_free() {
+  if (!node_free_valid_) {
+    const ClusterSpec& spec = state_->spec();
+    node_free_.resize(static_cast<std::size_t>(spec.num_nodes()));
+    for (int n = 0; n < spec.num_nodes(); ++n) node_free_[static_cast<std::size_t>(n)] = state_->free_on_node(n);
+    for (DeviceId d : claimed_list_) --node_free_[static_cast<std::size_t>(spec.node_of(d))];
+    node_free_valid_ = true;
+  }
+  return node_free_;
+}
+
+void FreeDevices::take_from_node(int node, int n, std::vector<DeviceId>& out) {
+  const NodeSpec& ns = state_->spec().node(node);
+  for (DeviceId d = ns.first_device; n > 0 && d < ns.first_device + ns.num_devices; ++d) {
+    if (!state_->is_free(d) || claimed(d)) continue;
+    out.push_back(d);
+    claim(d);
+    --n;
+  }
+  if (n > 0) throw InvariantError("node free count out of step with the device map");
+}
+
+bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out) {
+  if (n > free_) return false;
+  pool_.clear();
+  for (DeviceId d = state_->next_free(0); d >= 0; d = state_->next_free(d + 1)) {
+    if (!claimed(d)) pool_.push_back(d);
+  }
+  for (int i = 0; i < n; ++i) {  // partial Fisher-Yates
+    const std::size_t k = static_cast<std::size_t>(i) + rng.below(pool_.size() - static_cast<std::size_t>(i));
+    std::swap(pool_[static_cast<std::size_t>(i)], pool_[k]);
+    out.push_back(pool_[static_cast<std::size_t>(i)]);
+    claim(pool_[static_cast<std::size_t>(i)]);
+  }
+  return true;
+}
+
+bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out) {
+  if (n > free_) return false;
+  const std::vector<int>& nf = node_free();
+  const int nodes = static_cast<int>(nf.size());
+  // Best fit inside one node.
+  int best = -1;
+  for (int k = 0; k < nodes; ++k) {
+    const int f = nf[static_cast<std::size_t>(k)];
+    if (f >= n && (best < 0 || f < nf[static_cast<std::size_t>(best)])) best = k;
+  }
+  if (best >= 0) {
+    take_from_node(best, n, out);
+    return true;
+  }
+  // Several nodes: choose the group with the least free capacity that still holds the
+  // job (all nodes form one group without locality information), then its emptiest nodes.
+  std::vector<int> group_free;
+  auto group_of = [&](int k) { return node_group ? (*node_group)[static_cast<std::size_t>(k)] : 0; };
+  for (int k = 0; k < nodes; ++k) {
+    const auto g = static_cast<std::size_t>(group_of(k));
+    if (g >= group_free.size()) group_free.resize(g + 1, 0);
+    group_free[g] += nf[static_cast<std::size_t>(k)];
+  }
+  int chosen = -1;
+  for (std::size_t g = 0; g < group_free.size(); ++g) {
+    if (group_free[g] >= n && (chosen < 0 || group_free[g] < group_free[static_cast<std::size_t>(chosen)])) chosen = static_cast<int>(g);
+  }
+  std::vector<int> order;
+  for (int k = 0; k < nodes; ++k) {
+    if (nf[static_cast<std::size_t>(k)] > 0 && (chosen < 0 || group_of(k) == chosen)) order.push_back(k);
+  }
+  // Emptiest nodes first (fewest nodes overall); without one group large enough, fill
+  // whole groups in order of free capacity.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (chosen < 0 && group_of(a) != group_of(b)) {
+      return group_free[static_cast<std::size_t>(group_of(a))] > group_free[static_cast<std::size_t>(group_of(b))];
+    }
+    return nf[static_cast<std::size_t>(a)] > nf[static_cast<std::size_t>(b)];
+  });
+  for (int k : order) {
+    if (n == 0) break;
+    const int take = std::min(n, nf[static_cast<std::size_t>(k)]);
+    take_from_node(k, take, out);
+    n -= take;
+  }
+  return true;
+}
+
+bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
+  if (n > free_) return false;
+  const std::vector<int>& nf = node_free();
+  while (n > 0) {
+    std::vector<int> order;
+    for (int k = 0; k < static_cast<int>(nf.size()); ++k) {
+      if (nf[static_cast<std::size_t>(k)] > 0) order.push_back(k);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return nf[static_cast<std::size_t>(a)] > nf[static_cast<std::size_t>(b)]; });
+    for (int k : order) {
+      if (n == 0) break;
+      take_from_node(k, 1, out);
+      --n;
+    }
+  }
+  return true;
+}
+
+bool FreeDevices::first_fit_of_type(int n, int type_index, std::vector<DeviceId>& out) {
+  if (count_of_type(type_index) < n) return false;
+  const ClusterSpec& spec = state_->spec();
+  for (int k = 0; k < spec.num_nodes() && n > 0; ++k) {
+    if (spec.node(k).type_index != type_index) continue;
+    const int take = std::min(n, node_free()[static_cast<std::size_t>(k)]);
+    if (take > 0) take_from_node(k, take, out);
+    n -= take;
+  }
+  return true;
+}
+
+int FreeDevices::count_of_type(int type_index) const {
+  int c = 0;
+  const ClusterSpec& spec = state_->spec();
+  for (int k = 0; k < spec.num_nodes(); ++k) {
+    if (spec.node(k).type_index == type_index) c += node_free_valid_ ? node_free_[static_cast<std::size_t>(k)] : state_->free_on_node(k);
+  }
+  if (!node_free_valid_) {
+    for (DeviceId d : claimed_list_) c -= spec.node(spec.node_of(d)).type_index == type_index ? 1 : 0;
+  }
+  return c;
+}
+
+Placement parse_placement(const std::string& name) {
+  if (name == "first_fit") return Placement::kFirstFit;
+  if (name == "random") return Placement::kRandom;
+  if (name == "packed") return Placement::kPacked;
+  if (name == "spread") return Placement::kSpread;
+  throw std::invalid_argument(name);
+}
+
+const char* to_string(Placement p) {
+  switch (p) {
+    case Placement::kFirstFit: return "first_fit";
+    case Placement::kRandom: return "random";
+    case Placement::kPacked: return "packed";
+    case Placement::kSpread: return "spread";
+  }
+  return "first_fit";
 }
 
 }  // namespace schedsim

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/cluster_state.hpp"
+#include "sim/rng.hpp"
 
 namespace schedsim {
 
@@ -18,15 +20,39 @@ class FreeDevices {
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
   // Returns false (claiming nothing) when fewer than `n` are free.
   bool first_fit(int n, std::vector<DeviceId>& out);
+  // `n` free devices drawn uniformly at random.
+  bool random(int n, Rng& rng, std::vector<DeviceId>& out);
+  // Consolidated: as few nodes as possible, and inside one locality group (rack) when
+  // `node_group` (node -> group, may be null) allows. A job that fits a node goes to the
+  // fullest node that still fits it (best fit); larger jobs take the emptiest nodes of
+  // the best-fitting group first.
+  bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out);
+  // One device per node in turn, emptiest nodes first: spreads a job out.
+  bool spread(int n, std::vector<DeviceId>& out);
+  // First fit restricted to devices of one type (index into ClusterSpec::device_types()).
+  bool first_fit_of_type(int n, int type_index, std::vector<DeviceId>& out);
+  int count_of_type(int type_index) const;
 
  private:
   bool claimed(DeviceId d) const { return (claimed_bits_[static_cast<std::size_t>(d) >> 6] >> (d & 63)) & 1U; }
   void claim(DeviceId d);
+  // Free, unclaimed devices per node (built on first use in a decision).
+  const std::vector<int>& node_free();
+  void take_from_node(int node, int n, std::vector<DeviceId>& out);
 
   const ClusterState* state_ = nullptr;
   std::vector<std::uint64_t> claimed_bits_;
   std::vector<DeviceId> claimed_list_;
   int free_ = 0;
+  std::vector<int> node_free_;
+  bool node_free_valid_ = false;
+  std::vector<DeviceId> pool_;
 };
+
+// The placement strategies a queue policy can use, by config name.
+enum class Placement { kFirstFit, kRandom, kPacked, kSpread };
+Placement parse_placement(const std::string& name);  // throws std::invalid_argument
+const char* to_string(Placement p);
+inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread";
 
 }  // namespace schedsim

@@ -31,7 +31,7 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
-PolicyInstance PolicyRegistry::create(const ConfigNode& node) const {
+PolicyInstance PolicyRegistry::create(const ConfigNode& node, const PolicyContext& context) const {
   std::string name;
   ConfigNode config = node;
   if (node.is_scalar()) {
@@ -51,12 +51,12 @@ PolicyInstance PolicyRegistry::create(const ConfigNode& node) const {
     (node.is_map() ? node.child("name") : node).fail("unknown policy '" + name + "'; registered policies: " + list +
                                                      " (see `schedsim policies`)");
   }
-  return info->make(config);
+  return info->make(config, context);
 }
 
-PolicyInstance PolicyRegistry::create(const std::string& name) const {
+PolicyInstance PolicyRegistry::create(const std::string& name, const PolicyContext& context) const {
   YAML::Node n(name);
-  return create(ConfigNode(n, "policy name"));
+  return create(ConfigNode(n, "policy name"), context);
 }
 
 }  // namespace schedsim

@@ -28,13 +28,19 @@ struct PolicyInstance {
   YAML::Node resolved;  // {name: ..., option: value, ...}
 };
 
+// What a policy may know besides its options: the run's seed (for randomized
+// placement; each policy derives its own stream from it).
+struct PolicyContext {
+  std::uint64_t seed = 0;
+};
+
 struct PolicyInfo {
   std::string name;
   std::string description;  // one line
   std::vector<PolicyOptionDoc> options;
   // Builds the policy from its config map (which holds `name` and the options); rejects
   // unknown keys with the list of valid ones.
-  std::function<PolicyInstance(const ConfigNode& config)> make;
+  std::function<PolicyInstance(const ConfigNode& config, const PolicyContext& context)> make;
 };
 
 class PolicyRegistry {
@@ -45,8 +51,8 @@ class PolicyRegistry {
   std::vector<std::string> names() const;
   // `node` is a name ("sjf") or a map ({name: sjf, by: estimate}). Throws InputError
   // for an unknown name (listing the registered ones) or bad options.
-  PolicyInstance create(const ConfigNode& node) const;
-  PolicyInstance create(const std::string& name) const;
+  PolicyInstance create(const ConfigNode& node, const PolicyContext& context = {}) const;
+  PolicyInstance create(const std::string& name, const PolicyContext& context = {}) const;
 
  private:
   std::vector<PolicyInfo> policies_;

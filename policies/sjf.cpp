@@ -10,7 +10,7 @@ enum class SjfKey { kAuto, kDuration, kEstimate };
 
 class SjfPolicy : public OrderedQueuePolicy {
  public:
-  explicit SjfPolicy(SjfKey by) : by_(by) {}
+  SjfPolicy(SjfKey by, const QueuePolicyOptions& options) : OrderedQueuePolicy(options), by_(by) {}
   std::string name() const override { return "sjf"; }
 
  protected:
@@ -36,17 +36,20 @@ class SjfPolicy : public OrderedQueuePolicy {
 PolicyInfo sjf_policy_info() {
   return PolicyInfo{
       "sjf",
-      "shortest job first (by estimate when known, else duration); non-preemptive; first-fit placement",
-      {{"by", "auto", "what 'shortest' means: auto (the job's estimate when it has one, else its duration), duration, estimate"}},
-      [](const ConfigNode& config) {
-        config.expect_map({"name", "by"});
+      "shortest job first (by estimate when known, else duration); non-preemptive",
+      {{"by", "auto", "what 'shortest' means: auto (the job's estimate when it has one, else its duration), duration, estimate"},
+       {"placement", "first_fit", std::string("where a job goes: ") + kPlacementNames}},
+      [](const ConfigNode& config, const PolicyContext& context) {
+        config.expect_map({"name", "by", "placement"});
+        const QueuePolicyOptions options = QueuePolicyOptions::parse(config, context);
         std::string by = "auto";
         if (auto b = config.maybe_child("by")) by = b->as_choice({"auto", "duration", "estimate"});
         const SjfKey key = by == "auto" ? SjfKey::kAuto : by == "duration" ? SjfKey::kDuration : SjfKey::kEstimate;
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "sjf";
         resolved["by"] = by;
-        return PolicyInstance{std::make_unique<SjfPolicy>(key), resolved};
+        options.write(resolved);
+        return PolicyInstance{std::make_unique<SjfPolicy>(key, options), resolved};
       },
   };
 }
