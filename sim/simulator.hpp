@@ -63,6 +63,8 @@ class Simulator {
   const SchedulerView& view() const { return view_; }
   const SimulatorStats& stats() const { return stats_; }
   const JobState& job(JobSlot slot) const { return jobs_[static_cast<std::size_t>(slot)]; }
+  // Whether `slot` holds a job now (slots are reused after a job ends).
+  bool is_live(JobSlot slot) const { return slot >= 0 && static_cast<std::size_t>(slot) < live_.size() && live_[static_cast<std::size_t>(slot)]; }
   std::size_t num_pending() const { return num_pending_; }
   std::size_t num_running() const { return num_running_; }
   JobSlot first_running() const { return running_.head; }

@@ -7,7 +7,7 @@
 namespace schedsim {
 
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
-  node.expect_map({"num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma"});
+  node.expect_map({"num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "models"});
   SyntheticConfig c;
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
   if (auto a = node.maybe_child("arrival")) {
@@ -46,6 +46,15 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
     }
   }
   if (auto e = node.maybe_child("estimate_error_sigma")) c.estimate_error_sigma = e->as_nonnegative_double();
+  if (auto m = node.maybe_child("models")) {
+    double total = 0;
+    for (const std::string& key : m->keys()) {
+      c.models.emplace_back(key, m->child(key).as_positive_double());
+      total += c.models.back().second;
+    }
+    if (c.models.empty()) m->fail("give at least one model with its probability, e.g. {ResNet-50: 0.5, BERT-large: 0.5}");
+    if (std::fabs(total - 1.0) > 1e-9) m->fail("probabilities must sum to 1, they sum to " + std::to_string(total));
+  }
   return c;
 }
 
@@ -62,6 +71,11 @@ YAML::Node SyntheticConfig::to_yaml() const {
   for (const auto& [count, p] : gpus) g[std::to_string(count)] = p;
   n["gpus"] = g;
   if (estimate_error_sigma >= 0) n["estimate_error_sigma"] = estimate_error_sigma;
+  if (!models.empty()) {
+    YAML::Node m(YAML::NodeType::Map);
+    for (const auto& [name, p] : models) m[name] = p;
+    n["models"] = m;
+  }
   return n;
 }
 
@@ -83,9 +97,12 @@ SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint6
       durations_(seed, "synthetic.durations"),
       gpus_(seed, "synthetic.gpus"),
       estimates_(seed, "synthetic.estimates"),
+      models_(seed, "synthetic.models"),
       t_s_(config.start_s) {
   double cum = 0;
   for (const auto& [count, p] : config.gpus) gpu_cdf_.push_back(cum += p);
+  cum = 0;
+  for (const auto& [name, p] : config.models) model_cdf_.push_back(cum += p);
 }
 
 bool SyntheticJobSource::next(JobSpec& out) {
@@ -102,6 +119,13 @@ bool SyntheticJobSource::next(JobSpec& out) {
   out.num_gpus = config_.gpus[i].first;
   out.estimate_s = config_.estimate_error_sigma >= 0 ? out.duration_s * std::exp(estimates_.normal(0.0, config_.estimate_error_sigma))
                                                       : std::nan("");
+  out.model.clear();
+  if (!model_cdf_.empty()) {
+    std::size_t m = 0;
+    const double u = models_.uniform();
+    while (m + 1 < model_cdf_.size() && u >= model_cdf_[m]) ++m;
+    out.model = config_.models[m].first;
+  }
   out.source_line = 0;
   ++generated_;
   return true;

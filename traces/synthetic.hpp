@@ -27,6 +27,9 @@ struct SyntheticConfig {
   std::vector<std::pair<int, double>> gpus = {{1, 1.0}};
   // When set, each job carries a runtime estimate = duration x exp(N(0, sigma)).
   double estimate_error_sigma = -1.0;
+  // (workload profile name, probability): the model each job trains, for the physics
+  // model; empty = no model (rate 1 everywhere).
+  std::vector<std::pair<std::string, double>> models;
 
   static SyntheticConfig parse(const ConfigNode& node);
   YAML::Node to_yaml() const;
@@ -43,8 +46,8 @@ class SyntheticJobSource : public JobSource {
 
  private:
   const SyntheticConfig& config_;
-  Rng arrivals_, durations_, gpus_, estimates_;
-  std::vector<double> gpu_cdf_;
+  Rng arrivals_, durations_, gpus_, estimates_, models_;
+  std::vector<double> gpu_cdf_, model_cdf_;
   std::uint64_t generated_ = 0;
   double t_s_;
 };

@@ -1,0 +1,258 @@
+#include "sim/cluster_physics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "sim/error.hpp"
+#include "sim/simulator.hpp"
+#include "sim/speed_model.hpp"
+
+namespace schedsim {
+
+PhysicsConfig PhysicsConfig::parse(const ConfigNode& node) {
+  node.expect_map({"reference_device", "overlap", "interference_factor", "mixed_types", "checkpoint", "elastic_serial_fraction"});
+  PhysicsConfig c;
+  if (auto r = node.maybe_child("reference_device")) c.reference_device = r->as_string();
+  if (auto o = node.maybe_child("overlap")) {
+    c.overlap = o->as_nonnegative_double();
+    if (c.overlap > 1) o->fail("must be between 0 and 1, got " + std::to_string(c.overlap));
+  }
+  if (auto f = node.maybe_child("interference_factor")) {
+    c.interference_factor = f->as_positive_double();
+    if (c.interference_factor > 1) f->fail("is a rate multiplier in (0, 1], got " + std::to_string(c.interference_factor));
+  }
+  if (auto m = node.maybe_child("mixed_types")) c.allow_mixed_types = m->as_choice({"slowest", "forbid"}) == "slowest";
+  if (auto ck = node.maybe_child("checkpoint")) {
+    ck->expect_map({"bytes_per_param", "default_size_gb", "storage_bandwidth_gbps", "restart_overhead_s"});
+    if (auto v = ck->maybe_child("bytes_per_param")) c.checkpoint_bytes_per_param = v->as_positive_double();
+    if (auto v = ck->maybe_child("default_size_gb")) c.default_checkpoint_gb = v->as_nonnegative_double();
+    if (auto v = ck->maybe_child("storage_bandwidth_gbps")) c.storage_bandwidth_gbps = v->as_positive_double();
+    if (auto v = ck->maybe_child("restart_overhead_s")) c.restart_overhead_s = v->as_nonnegative_double();
+  }
+  if (auto s = node.maybe_child("elastic_serial_fraction")) {
+    c.elastic_serial_fraction = s->as_nonnegative_double();
+    if (c.elastic_serial_fraction > 1) s->fail("must be between 0 and 1");
+  }
+  return c;
+}
+
+YAML::Node PhysicsConfig::to_yaml() const {
+  YAML::Node n(YAML::NodeType::Map);
+  n["reference_device"] = reference_device;
+  n["overlap"] = overlap;
+  n["interference_factor"] = interference_factor;
+  n["mixed_types"] = allow_mixed_types ? "slowest" : "forbid";
+  YAML::Node ck(YAML::NodeType::Map);
+  ck["bytes_per_param"] = checkpoint_bytes_per_param;
+  ck["default_size_gb"] = default_checkpoint_gb;
+  ck["storage_bandwidth_gbps"] = storage_bandwidth_gbps;
+  ck["restart_overhead_s"] = restart_overhead_s;
+  n["checkpoint"] = ck;
+  n["elastic_serial_fraction"] = elastic_serial_fraction;
+  return n;
+}
+
+ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& topology, const AcceleratorCatalogue& accelerators,
+                               const WorkloadProfileCatalogue& profiles, PhysicsConfig config)
+    : cluster_(cluster),
+      topology_(topology),
+      accelerators_(accelerators),
+      profiles_(profiles),
+      config_(std::move(config)),
+      fair_share_([&] {
+        std::vector<double> caps;
+        for (const Link& l : topology.links()) caps.push_back(l.capacity_Bps);
+        return MaxMinFairShare(caps);
+      }()),
+      node_jobs_(static_cast<std::size_t>(cluster.num_nodes())) {
+  for (const auto& type : cluster.device_types()) type_specs_.push_back(&accelerators.get(type));
+  if (!config_.reference_device.empty()) accelerators.get(config_.reference_device);  // fail early on a typo
+}
+
+const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
+  return job.model.empty() ? nullptr : profiles_.find(job.model);
+}
+
+const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const {
+  if (!config_.reference_device.empty()) return accelerators_.get(config_.reference_device);
+  if (!job.gpu_type.empty()) {
+    if (const AcceleratorSpec* s = accelerators_.find(job.gpu_type)) return *s;
+  }
+  return *type_specs_[0];
+}
+
+std::string ClusterPhysics::placement_problem(const JobSpec& job, Span<DeviceId> devices) const {
+  if (devices.empty()) return "";
+  const int first_type = cluster_.node(cluster_.node_of(devices[0])).type_index;
+  const WorkloadProfile* profile = profile_of(job);
+  for (DeviceId d : devices) {
+    const int t = cluster_.node(cluster_.node_of(d)).type_index;
+    if (t != first_type && !config_.allow_mixed_types) {
+      return "the placement mixes device types " + cluster_.device_types()[static_cast<std::size_t>(first_type)] + " and " +
+             cluster_.device_types()[static_cast<std::size_t>(t)] + ", which physics.mixed_types: forbid does not allow";
+    }
+    if (profile && !fits_device_memory(*profile, *type_specs_[static_cast<std::size_t>(t)])) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "needs %.1f GB per device (profile %s) but device %d (%s) has %.1f GB", profile->memory_per_device_bytes / 1e9,
+                    profile->name.c_str(), d, cluster_.device_types()[static_cast<std::size_t>(t)].c_str(),
+                    type_specs_[static_cast<std::size_t>(t)]->memory_bytes / 1e9);
+      return buf;
+    }
+  }
+  return "";
+}
+
+double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const {
+  const WorkloadProfile* profile = profile_of(job);
+  if (!profile) throw InvariantError("iteration time asked for job '" + job.id + "', which has no workload profile");
+  const int n = static_cast<int>(devices.size());
+  // Mixed device types run at the slowest member's pace (synchronous data parallelism).
+  double compute_s = 0.0;
+  int seen_types = 0;  // bit set of type indices already evaluated (first 64 types)
+  for (DeviceId d : devices) {
+    const int t = cluster_.node(cluster_.node_of(d)).type_index;
+    if (t < 64 && (seen_types >> t) & 1) continue;
+    if (t < 64) seen_types |= 1 << t;
+    compute_s = std::max(compute_s, iteration_compute_time(*profile, *type_specs_[static_cast<std::size_t>(t)], n).time_s);
+  }
+  CommPath path;
+  topology_.comm_path(devices, path);
+  double bandwidth = path.private_bandwidth_Bps;
+  if (!path.shared_links.empty()) bandwidth = std::min(bandwidth, shared_bandwidth_Bps);
+  const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, path.latency_s);
+  return schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
+}
+
+double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_devices) const {
+  const WorkloadProfile* profile = profile_of(job);
+  if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
+  const AcceleratorSpec& ref = reference_type(job);
+  const double compute_s = iteration_compute_time(*profile, ref, num_devices).time_s;
+  if (num_devices <= 1) return compute_s;
+  // Consolidated: inside one NVLink domain when the domain is large enough, else over
+  // uncontended node NICs.
+  int devices_per_node = 8;
+  for (const NodeGroup& g : cluster_.groups()) {
+    if (accelerators_.find(g.type) == &ref) {
+      devices_per_node = g.devices_per_node;
+      break;
+    }
+  }
+  const TopologyConfig& tc = topology_.config();
+  double bandwidth = ref.intra_node_link_bytes_per_s;
+  double latency = tc.nvlink_latency_us * 1e-6;
+  if (num_devices > devices_per_node * tc.nodes_per_nvlink_domain) {
+    const int nics = tc.nics_per_node.value_or(devices_per_node);
+    bandwidth = std::min(bandwidth, nics * tc.nic_bandwidth_gbps * 1e9 / 8);
+    latency = tc.network_latency_us * 1e-6;
+  }
+  const double comm_s = ring_allreduce_time_s(num_devices, gradient_allreduce_bytes(*profile), bandwidth, latency);
+  return schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
+}
+
+bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const {
+  for (DeviceId d : devices) {
+    for (JobSlot other : node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))]) {
+      if (other != slot) return true;
+    }
+  }
+  return false;
+}
+
+double ClusterPhysics::job_rate(const JobState& j, const Placed& p) const {
+  double rate = 1.0;
+  if (profile_of(j.spec)) {
+    const double shared = p.flow >= 0 ? fair_share_.rate_Bps(p.flow) : MaxMinFairShare::kUnlimited;
+    rate = p.t_ref_s / iteration_time_s(j.spec, p.devices, shared);
+  } else if (j.spec.is_elastic()) {
+    const double s = config_.elastic_serial_fraction;
+    auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
+    rate = speedup(static_cast<double>(p.devices.size())) / speedup(j.spec.num_gpus);
+  }
+  return rate;
+}
+
+void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) {
+  affected_.clear();
+  bool flows_changed = false;
+  auto touch_nodes = [&](JobSlot self, const std::vector<DeviceId>& devices) {
+    if (config_.interference_factor >= 1.0) return;
+    for (DeviceId d : devices) {
+      for (JobSlot other : node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))]) {
+        if (other != self) affected_.push_back(other);
+      }
+    }
+  };
+  for (JobSlot slot : changed) {
+    if (static_cast<std::size_t>(slot) >= placed_.size()) placed_.resize(static_cast<std::size_t>(slot) + 1);
+    Placed& p = placed_[static_cast<std::size_t>(slot)];
+    if (p.placed) {  // forget the old placement
+      for (DeviceId d : p.devices) {
+        auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
+        list.erase(std::remove(list.begin(), list.end(), slot), list.end());
+      }
+      touch_nodes(slot, p.devices);
+      if (p.flow >= 0) {
+        fair_share_.remove_flow(p.flow);
+        p.flow = -1;
+        flows_changed = true;
+      }
+      p.placed = false;
+    }
+    if (!sim.is_live(slot)) continue;
+    const JobState& j = sim.job(slot);
+    if (j.devices.empty()) continue;
+    if (p.arrival_seq != j.arrival_seq || p.t_ref_s == 0.0) {  // a new job in this slot
+      p.arrival_seq = j.arrival_seq;
+      p.t_ref_s = profile_of(j.spec) ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
+    }
+    p.devices = j.devices;
+    p.placed = true;
+    std::sort(p.devices.begin(), p.devices.end());
+    p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
+    for (DeviceId d : p.devices) {
+      auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
+      if (std::find(list.begin(), list.end(), slot) == list.end()) list.push_back(slot);
+    }
+    touch_nodes(slot, p.devices);
+    if (profile_of(j.spec)) {
+      topology_.comm_path(p.devices, path_);
+      if (!path_.shared_links.empty()) {
+        p.flow = fair_share_.add_flow(path_.shared_links);
+        flows_changed = true;
+      }
+    }
+    affected_.push_back(slot);
+  }
+  if (flows_changed) {
+    fair_share_.solve();
+    for (std::size_t s = 0; s < placed_.size(); ++s) {
+      if (placed_[s].placed && placed_[s].flow >= 0) affected_.push_back(static_cast<JobSlot>(s));
+    }
+  }
+  if (mark_.size() < placed_.size()) mark_.resize(placed_.size(), 0);
+  for (JobSlot slot : affected_) {
+    auto& m = mark_[static_cast<std::size_t>(slot)];
+    if (m) continue;
+    m = 1;
+    const Placed& p = placed_[static_cast<std::size_t>(slot)];
+    if (!p.placed) continue;
+    double rate = job_rate(sim.job(slot), p);
+    if (config_.interference_factor < 1.0 && shares_node(slot, p.devices)) rate *= config_.interference_factor;
+    rates.emplace_back(slot, rate);
+  }
+  for (JobSlot slot : affected_) mark_[static_cast<std::size_t>(slot)] = 0;
+}
+
+double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/) const {
+  const WorkloadProfile* profile = profile_of(job);
+  const double bytes = profile ? profile->params * config_.checkpoint_bytes_per_param : config_.default_checkpoint_gb * 1e9;
+  return bytes / (config_.storage_bandwidth_gbps * 1e9);
+}
+
+double ClusterPhysics::checkpoint_restore_s(const JobSpec& job, int num_devices) const {
+  return checkpoint_save_s(job, num_devices) + config_.restart_overhead_s;
+}
+
+}  // namespace schedsim

@@ -1,0 +1,91 @@
+// The hardware model behind job speeds: compute on the job's device types (roofline from
+// its workload profile), data-parallel gradient all-reduce over its placement's links
+// shared max-min fairly with other jobs, co-location interference, memory limits and
+// checkpoint costs. A job runs at rate t_ref / t_iter, where t_iter is its iteration time
+// on its current placement and t_ref the iteration time on its reference placement (the
+// job's device count, consolidated, on the reference type, without contention): trace
+// durations are measured on the reference, so an unchanged placement keeps rate 1.
+// Jobs without a known workload profile run at rate 1 (elastic ones follow Amdahl's law).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/accelerator_catalogue.hpp"
+#include "sim/comm_model.hpp"
+#include "sim/config_node.hpp"
+#include "sim/physics.hpp"
+#include "sim/topology.hpp"
+#include "sim/workload_profiles.hpp"
+
+namespace schedsim {
+
+struct PhysicsConfig {
+  // The device type trace durations refer to; "" = the job's gpu_type, else the type of
+  // the cluster's first node group.
+  std::string reference_device;
+  double overlap = 0.0;                 // compute/communication overlap, [0, 1]
+  double interference_factor = 1.0;     // rate multiplier while sharing a node with another job, (0, 1]
+  bool allow_mixed_types = true;        // false: a job may not span device types
+  double checkpoint_bytes_per_param = 16.0;       // weights + Adam state, mixed precision
+  double default_checkpoint_gb = 10.0;  // for jobs without a profile
+  double storage_bandwidth_gbps = 2.0;  // GB/s, to and from checkpoint storage
+  double restart_overhead_s = 0.0;      // added to every restore (process start, data loader)
+  double elastic_serial_fraction = 0.05;  // Amdahl scaling of profile-less elastic jobs
+
+  static PhysicsConfig parse(const ConfigNode& node);
+  YAML::Node to_yaml() const;
+};
+
+class ClusterPhysics : public PhysicsModel {
+ public:
+  // All references must outlive the model.
+  ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& topology, const AcceleratorCatalogue& accelerators,
+                 const WorkloadProfileCatalogue& profiles, PhysicsConfig config);
+
+  std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const override;
+  void update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) override;
+  double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
+  double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
+
+  // Iteration time of `job` on `devices` given `shared_bandwidth_Bps` on its shared links
+  // (+infinity = uncontended): exposed for tests and for placement policies.
+  double iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const;
+  // Iteration time on the job's reference placement.
+  double reference_iteration_time_s(const JobSpec& job, int num_devices) const;
+  // The job's profile, or null when it has none (rate 1).
+  const WorkloadProfile* profile_of(const JobSpec& job) const;
+  const TopologySpec& topology() const { return topology_; }
+
+ private:
+  struct Placed {  // what the model remembers about a placed job, by slot
+    std::uint64_t arrival_seq = 0;
+    bool placed = false;
+    std::vector<DeviceId> devices;
+    MaxMinFairShare::FlowId flow = -1;
+    double t_ref_s = 0.0;
+  };
+  // Rate before interference.
+  double job_rate(const JobState& j, const Placed& p) const;
+  const AcceleratorSpec& reference_type(const JobSpec& job) const;
+  bool shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const;
+
+  const ClusterSpec& cluster_;
+  const TopologySpec& topology_;
+  const AcceleratorCatalogue& accelerators_;
+  const WorkloadProfileCatalogue& profiles_;
+  PhysicsConfig config_;
+  std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
+  MaxMinFairShare fair_share_;
+  std::vector<Placed> placed_;          // by job slot
+  std::vector<std::vector<JobSlot>> node_jobs_;  // placed jobs per node
+  CommPath path_;                       // scratch
+  std::vector<JobSlot> affected_;       // scratch
+  std::vector<char> mark_;              // scratch, by slot
+};
+
+}  // namespace schedsim
