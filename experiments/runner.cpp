@@ -185,6 +185,18 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
 
   SimulatorOptions sim_options;
   sim_options.oversized = scenario.workload.oversized;
+  std::unique_ptr<TopologySpec> topology;
+  std::unique_ptr<ClusterPhysics> physics;
+  std::vector<int> node_rack;
+  if (scenario.physics) {
+    topology = std::make_unique<TopologySpec>(cluster, scenario.topology, [&](const std::string& type) {
+      return scenario.accelerators.get(type).intra_node_link_bytes_per_s;
+    });
+    physics = std::make_unique<ClusterPhysics>(cluster, *topology, scenario.accelerators, scenario.profiles, *scenario.physics);
+    sim_options.physics = physics.get();
+    for (int n = 0; n < cluster.num_nodes(); ++n) node_rack.push_back(topology->rack_of_node(n));
+    sim_options.node_group = &node_rack;
+  }
   Simulator sim(cluster, *source, *policy.policy, sim_options);
   MetricsCollector metrics(cluster.num_devices());
   sim.add_observer(metrics);

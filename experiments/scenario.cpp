@@ -8,7 +8,7 @@ namespace schedsim {
 const char* default_scenario_yaml() { return kDefaultScenarioYaml; }
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -19,7 +19,7 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (auto name = root.maybe_child("name")) s.name = name->as_string();
 
   const ConfigNode cluster = root.child("cluster");
-  cluster.expect_map({"nodes"});
+  cluster.expect_map({"nodes", "topology"});
   const ConfigNode nodes = cluster.child("nodes");
   if (nodes.size() == 0) nodes.fail("the cluster needs at least one node group, e.g. - {count: 4, type: V100, devices_per_node: 8}");
   std::int64_t total = 0;
@@ -43,12 +43,43 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     s.cluster.push_back(group);
   }
 
+  if (auto a = root.maybe_child("accelerators")) {
+    s.accelerators.merge(*a);
+    s.accelerators_yaml = YAML::Clone(a->yaml());
+  }
+  if (auto p = root.maybe_child("workload_profiles")) {
+    s.profiles.merge(*p);
+    s.profiles_yaml = YAML::Clone(p->yaml());
+  }
+  if (auto t = cluster.maybe_child("topology")) s.topology = TopologyConfig::from_yaml(*t);
+  if (auto ph = root.maybe_child("physics")) {
+    s.physics = ph->is_null() ? PhysicsConfig{} : PhysicsConfig::parse(*ph);
+    // Physics needs every device type in the catalogue.
+    for (std::size_t i = 0; i < nodes.size(); ++i) s.accelerators.get(nodes.at(i).child("type"));
+    if (!s.physics->reference_device.empty()) s.accelerators.get(ph->child("reference_device"));
+    // Topology errors (e.g. racks that split an NVLink domain) surface now, not mid-run.
+    const ClusterSpec spec(s.cluster);
+    TopologySpec(spec, s.topology, [&](const std::string& type) { return s.accelerators.get(type).intra_node_link_bytes_per_s; });
+  }
+
   const ConfigNode workload = root.child("workload");
   s.workload = WorkloadConfig::parse(workload);
   if (s.workload.synthetic && s.workload.oversized == OversizedMode::kError && s.workload.synthetic->max_gpus() > total) {
     const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
     gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the cluster has " + std::to_string(total) +
               "; enlarge the cluster or set workload.oversized: drop");
+  }
+
+  if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {
+    const ConfigNode models = workload.child("synthetic").child("models");
+    for (const auto& [model, p] : s.workload.synthetic->models) {
+      if (!s.profiles.find(model)) {
+        std::string known;
+        for (const auto& n : s.profiles.names()) known += (known.empty() ? "" : ", ") + n;
+        models.child(model).fail("unknown workload profile '" + model + "'; known profiles: " + known);
+      }
+    }
+    if (!s.physics) models.fail("models only matter with the physics model on; add a `physics:` map to the scenario");
   }
 
   const ConfigNode policy = root.has("policy") ? root.child("policy") : ConfigNode(YAML::Node("fifo"), root.source(), "policy");
@@ -77,8 +108,27 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
     nodes.push_back(gn);
   }
   n["cluster"]["nodes"] = nodes;
+  if (physics) {
+    YAML::Node t(YAML::NodeType::Map);
+    t["nodes_per_nvlink_domain"] = topology.nodes_per_nvlink_domain;
+    if (topology.intra_node_bandwidth_gbps) t["intra_node_bandwidth_gbps"] = *topology.intra_node_bandwidth_gbps;
+    t["nic_bandwidth_gbps"] = topology.nic_bandwidth_gbps;
+    if (topology.nics_per_node) t["nics_per_node"] = *topology.nics_per_node;
+    t["nodes_per_rack"] = topology.nodes_per_rack;
+    t["oversubscription"] = topology.oversubscription;
+    t["nvlink_latency_us"] = topology.nvlink_latency_us;
+    t["network_latency_us"] = topology.network_latency_us;
+    if (topology.racks_per_pod) {
+      t["racks_per_pod"] = *topology.racks_per_pod;
+      t["pod_oversubscription"] = topology.pod_oversubscription;
+    }
+    n["cluster"]["topology"] = t;
+  }
   n["workload"] = workload.to_yaml();
   n["policy"] = resolved_policy;
+  if (accelerators_yaml.IsDefined() && !accelerators_yaml.IsNull()) n["accelerators"] = accelerators_yaml;
+  if (profiles_yaml.IsDefined() && !profiles_yaml.IsNull()) n["workload_profiles"] = profiles_yaml;
+  if (physics) n["physics"] = physics->to_yaml();
   return n;
 }
 

@@ -10,7 +10,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include "policies/registry.hpp"
+#include "sim/accelerator_catalogue.hpp"
+#include "sim/cluster_physics.hpp"
 #include "sim/cluster_spec.hpp"
+#include "sim/topology.hpp"
+#include "sim/workload_profiles.hpp"
 #include "sim/config_node.hpp"
 #include "traces/workload_config.hpp"
 
@@ -24,6 +28,14 @@ struct ScenarioConfig {
   WorkloadConfig workload;
   YAML::Node policy;   // as written (a name or a map); built per run by the registry
   std::string policy_source;
+  // Hardware: catalogues (built-in, merged with the scenario's `accelerators:` and
+  // `workload_profiles:` maps), the network (`cluster.topology`) and the physics model,
+  // which is on when the scenario has a `physics:` map.
+  AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  YAML::Node accelerators_yaml, profiles_yaml;  // as written, for the resolved config
+  TopologyConfig topology;
+  std::optional<PhysicsConfig> physics;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

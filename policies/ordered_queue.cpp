@@ -15,7 +15,7 @@ bool OrderedQueuePolicy::place(int n, std::vector<DeviceId>& out) {
   switch (options_.placement) {
     case Placement::kFirstFit: return free_.first_fit(n, out);
     case Placement::kRandom: return free_.random(n, rng_, out);
-    case Placement::kPacked: return free_.packed(n, nullptr, out);
+    case Placement::kPacked: return free_.packed(n, node_group_, out);
     case Placement::kSpread: return free_.spread(n, out);
   }
   return false;
@@ -29,6 +29,7 @@ void OrderedQueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
 void OrderedQueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   if (queue_.empty()) return;
   free_.reset(view.cluster_state());
+  node_group_ = view.node_group();
   while (!queue_.empty()) {
     const JobSlot slot = std::get<2>(*queue_.begin());
     devices_.clear();

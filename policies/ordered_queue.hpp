@@ -45,6 +45,7 @@ class OrderedQueuePolicy : public Policy {
   QueuePolicyOptions options_;
   Rng rng_;
   FreeDevices free_;
+  const std::vector<int>* node_group_ = nullptr;
   std::vector<DeviceId> devices_;
 };
 

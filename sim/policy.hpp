@@ -28,6 +28,8 @@ class SchedulerView {
   JobSlot next_running(JobSlot slot) const { return job(slot).next_in_list; }
   std::size_t num_pending() const { return *num_pending_; }
   std::size_t num_running() const { return *num_running_; }
+  // Rack (locality group) of each node when the scenario describes a topology, else null.
+  const std::vector<int>* node_group() const { return node_group_; }
 
  private:
   friend class Simulator;
@@ -38,6 +40,7 @@ class SchedulerView {
   const JobSlot* running_head_ = nullptr;
   const std::size_t* num_pending_ = nullptr;
   const std::size_t* num_running_ = nullptr;
+  const std::vector<int>* node_group_ = nullptr;
 };
 
 class Policy {

@@ -46,6 +46,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.running_head_ = &running_.head;
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
+  view_.node_group_ = options_.node_group;
 }
 
 std::string Simulator::where(const JobSpec& spec) const {

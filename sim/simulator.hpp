@@ -30,6 +30,8 @@ struct SimulatorOptions {
   // Rates, memory limits and checkpoint costs; nullptr = rate 1, no limits, free
   // checkpoints. Must outlive the simulator.
   PhysicsModel* physics = nullptr;
+  // Locality group (rack) of each node, for placement policies; nullptr = unknown.
+  const std::vector<int>* node_group = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
