@@ -40,7 +40,7 @@ class OrderedQueuePolicy : public Policy {
  private:
   // (key, arrival sequence, slot): a total order that never depends on slot reuse.
   std::set<std::tuple<double, std::uint64_t, JobSlot>> queue_;
-  bool place(int n, std::vector<DeviceId>& out);
+  bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
 
   QueuePolicyOptions options_;
   Rng rng_;

@@ -79,10 +79,20 @@ bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out) {
   return true;
 }
 
-bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out) {
-  if (n > free_) return false;
-  const std::vector<int>& nf = node_free();
-  const int nodes = static_cast<int>(nf.size());
+bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type) {
+  const ClusterSpec& spec = state_->spec();
+  const std::vector<int>& all_free = node_free();
+  const int nodes = static_cast<int>(all_free.size());
+  // Free devices per node that this call may use (nodes of other types count as full).
+  std::vector<int> nf(all_free);
+  if (only_type >= 0) {
+    for (int k = 0; k < nodes; ++k) {
+      if (spec.node(k).type_index != only_type) nf[static_cast<std::size_t>(k)] = 0;
+    }
+  }
+  int usable = 0;
+  for (int f : nf) usable += f;
+  if (n > usable) return false;
   // Best fit inside one node.
   int best = -1;
   for (int k = 0; k < nodes; ++k) {
@@ -145,35 +155,12 @@ bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
   return true;
 }
 
-bool FreeDevices::first_fit_of_type(int n, int type_index, std::vector<DeviceId>& out) {
-  if (count_of_type(type_index) < n) return false;
-  const ClusterSpec& spec = state_->spec();
-  for (int k = 0; k < spec.num_nodes() && n > 0; ++k) {
-    if (spec.node(k).type_index != type_index) continue;
-    const int take = std::min(n, node_free()[static_cast<std::size_t>(k)]);
-    if (take > 0) take_from_node(k, take, out);
-    n -= take;
-  }
-  return true;
-}
-
-int FreeDevices::count_of_type(int type_index) const {
-  int c = 0;
-  const ClusterSpec& spec = state_->spec();
-  for (int k = 0; k < spec.num_nodes(); ++k) {
-    if (spec.node(k).type_index == type_index) c += node_free_valid_ ? node_free_[static_cast<std::size_t>(k)] : state_->free_on_node(k);
-  }
-  if (!node_free_valid_) {
-    for (DeviceId d : claimed_list_) c -= spec.node(spec.node_of(d)).type_index == type_index ? 1 : 0;
-  }
-  return c;
-}
-
 Placement parse_placement(const std::string& name) {
   if (name == "first_fit") return Placement::kFirstFit;
   if (name == "random") return Placement::kRandom;
   if (name == "packed") return Placement::kPacked;
   if (name == "spread") return Placement::kSpread;
+  if (name == "fastest_type") return Placement::kFastestType;
   throw std::invalid_argument(name);
 }
 
@@ -183,6 +170,7 @@ const char* to_string(Placement p) {
     case Placement::kRandom: return "random";
     case Placement::kPacked: return "packed";
     case Placement::kSpread: return "spread";
+    case Placement::kFastestType: return "fastest_type";
   }
   return "first_fit";
 }

@@ -26,12 +26,11 @@ class FreeDevices {
   // `node_group` (node -> group, may be null) allows. A job that fits a node goes to the
   // fullest node that still fits it (best fit); larger jobs take the emptiest nodes of
   // the best-fitting group first.
-  bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out);
+  // `only_type` >= 0 restricts the placement to devices of that type (index into
+  // ClusterSpec::device_types()).
+  bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type = -1);
   // One device per node in turn, emptiest nodes first: spreads a job out.
   bool spread(int n, std::vector<DeviceId>& out);
-  // First fit restricted to devices of one type (index into ClusterSpec::device_types()).
-  bool first_fit_of_type(int n, int type_index, std::vector<DeviceId>& out);
-  int count_of_type(int type_index) const;
 
  private:
   bool claimed(DeviceId d) const { return (claimed_bits_[static_cast<std::size_t>(d) >> 6] >> (d & 63)) & 1U; }
@@ -50,9 +49,9 @@ class FreeDevices {
 };
 
 // The placement strategies a queue policy can use, by config name.
-enum class Placement { kFirstFit, kRandom, kPacked, kSpread };
+enum class Placement { kFirstFit, kRandom, kPacked, kSpread, kFastestType };
 Placement parse_placement(const std::string& name);  // throws std::invalid_argument
 const char* to_string(Placement p);
-inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread";
+inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type";
 
 }  // namespace schedsim

@@ -245,6 +245,23 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
   for (JobSlot slot : affected_) mark_[static_cast<std::size_t>(slot)] = 0;
 }
 
+double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int num_devices) const {
+  const AcceleratorSpec& type = *type_specs_[static_cast<std::size_t>(type_index)];
+  const WorkloadProfile* profile = profile_of(job);
+  if (!profile) return 1.0;
+  if (!fits_device_memory(*profile, type)) return 0.0;
+  // The first num_devices devices of that type, in id order: consolidated when the
+  // type's nodes allow it.
+  std::vector<DeviceId> devices;
+  for (int n = 0; n < cluster_.num_nodes() && static_cast<int>(devices.size()) < num_devices; ++n) {
+    const NodeSpec& node = cluster_.node(n);
+    if (node.type_index != type_index) continue;
+    for (int k = 0; k < node.num_devices && static_cast<int>(devices.size()) < num_devices; ++k) devices.push_back(node.first_device + k);
+  }
+  if (static_cast<int>(devices.size()) < num_devices) return 0.0;
+  return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
+}
+
 double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/) const {
   const WorkloadProfile* profile = profile_of(job);
   const double bytes = profile ? profile->params * config_.checkpoint_bytes_per_param : config_.default_checkpoint_gb * 1e9;

@@ -49,6 +49,7 @@ class ClusterPhysics : public PhysicsModel {
 
   std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const override;
   void update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) override;
+  double estimated_rate(const JobSpec& job, int type_index, int num_devices) const override;
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
 

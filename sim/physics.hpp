@@ -28,6 +28,11 @@ class PhysicsModel {
   // rates are work-seconds per second (1 = as fast as on the job's reference placement).
   virtual void update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) = 0;
 
+  // For placement policies: the job's rate on `num_devices` devices of device type
+  // `type_index` (ClusterSpec::device_types()), consolidated and uncontended; 0 when the
+  // job cannot run there at all (e.g. its memory does not fit).
+  virtual double estimated_rate(const JobSpec& job, int type_index, int num_devices) const = 0;
+
   // Seconds to write / read back the job's checkpoint (preemption, migration, resize).
   virtual double checkpoint_save_s(const JobSpec& job, int num_devices) const = 0;
   virtual double checkpoint_restore_s(const JobSpec& job, int num_devices) const = 0;

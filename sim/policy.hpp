@@ -10,6 +10,7 @@
 #include "sim/action.hpp"
 #include "sim/cluster_state.hpp"
 #include "sim/job.hpp"
+#include "sim/physics.hpp"
 
 namespace schedsim {
 
@@ -28,6 +29,8 @@ class SchedulerView {
   JobSlot next_running(JobSlot slot) const { return job(slot).next_in_list; }
   std::size_t num_pending() const { return *num_pending_; }
   std::size_t num_running() const { return *num_running_; }
+  // The hardware model, or null when the run has none (every job at rate 1 anywhere).
+  const PhysicsModel* physics() const { return physics_; }
   // Rack (locality group) of each node when the scenario describes a topology, else null.
   const std::vector<int>* node_group() const { return node_group_; }
 
@@ -41,6 +44,7 @@ class SchedulerView {
   const std::size_t* num_pending_ = nullptr;
   const std::size_t* num_running_ = nullptr;
   const std::vector<int>* node_group_ = nullptr;
+  const PhysicsModel* physics_ = nullptr;
 };
 
 class Policy {

@@ -47,6 +47,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
   view_.node_group_ = options_.node_group;
+  view_.physics_ = options_.physics;
 }
 
 std::string Simulator::where(const JobSpec& spec) const {

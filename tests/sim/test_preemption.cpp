@@ -32,6 +32,7 @@ class TestPhysics : public PhysicsModel {
       rates.emplace_back(s, j.spec.is_elastic() ? static_cast<double>(j.devices.size()) / j.spec.num_gpus : 1.0);
     }
   }
+  double estimated_rate(const JobSpec&, int, int) const override { return 1.0; }
   double checkpoint_save_s(const JobSpec&, int) const override { return 3.0; }
   double checkpoint_restore_s(const JobSpec&, int) const override { return 2.0; }
 };
