@@ -118,8 +118,10 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
   }
   CommPath path;
   topology_.comm_path(devices, path);
-  double bandwidth = path.private_bandwidth_Bps;
-  if (!path.shared_links.empty()) bandwidth = std::min(bandwidth, shared_bandwidth_Bps);
+  // The max-min share never exceeds a link's capacity; uncontended, the slowest shared
+  // link still caps the ring.
+  double bandwidth = std::min(path.private_bandwidth_Bps, shared_bandwidth_Bps);
+  for (int link : path.shared_links) bandwidth = std::min(bandwidth, topology_.link(link).capacity_Bps);
   const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, path.latency_s);
   return schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
 }

@@ -53,8 +53,8 @@ class ClusterPhysics : public PhysicsModel {
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
 
-  // Iteration time of `job` on `devices` given `shared_bandwidth_Bps` on its shared links
-  // (+infinity = uncontended): exposed for tests and for placement policies.
+  // Iteration time of `job` on `devices` given its max-min share `shared_bandwidth_Bps`
+  // of the links it shares (+infinity = uncontended: capped by the links' capacities).
   double iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const;
   // Iteration time on the job's reference placement.
   double reference_iteration_time_s(const JobSpec& job, int num_devices) const;

@@ -1,0 +1,177 @@
+// The physics model inside the kernel, against closed forms: communication cost of a
+// placement, max-min sharing of a congested uplink (and the speed-up when a job leaves),
+// memory limits and heterogeneity-aware placement.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "policies/registry.hpp"
+#include "sim/cluster_physics.hpp"
+#include "sim/comm_model.hpp"
+#include "sim/error.hpp"
+#include "sim/invariant_checker.hpp"
+#include "sim/simulator.hpp"
+#include "sim/speed_model.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::make_job;
+using schedsim::test::VectorSource;
+
+namespace {
+
+struct Rig {  // a cluster with its topology and physics
+  Rig(std::vector<NodeGroup> groups, const std::string& topology_yaml, PhysicsConfig config = {})
+      : cluster(groups),
+        topology(cluster, TopologyConfig::from_yaml(ConfigNode::load_string(topology_yaml, "topology")),
+                 [this](const std::string& type) { return accelerators.get(type).intra_node_link_bytes_per_s; }),
+        physics(cluster, topology, accelerators, profiles, config) {}
+  AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  ClusterSpec cluster;
+  TopologySpec topology;
+  ClusterPhysics physics;
+};
+
+std::vector<DeviceId> range(DeviceId from, DeviceId to) {
+  std::vector<DeviceId> v;
+  for (DeviceId d = from; d < to; ++d) v.push_back(d);
+  return v;
+}
+
+// Starts each job on the devices the test names for it.
+class PinnedPolicy : public Policy {
+ public:
+  std::map<std::string, std::vector<DeviceId>> where;
+  std::string name() const override { return "pinned"; }
+  void on_job_queued(const SchedulerView&, JobSlot) override {}
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) out.start(s, where.at(view.job(s).spec.id));
+  }
+};
+
+class EndTimes : public Observer {
+ public:
+  void on_job_end(const JobState& j) override {
+    end_s[j.spec.id] = j.end.seconds();
+    devices[j.spec.id] = j.devices;
+  }
+  std::map<std::string, double> end_s;
+  std::map<std::string, std::vector<DeviceId>> devices;
+};
+
+JobSpec gpt2(const std::string& id, double submit_s, int gpus, double work_s) {
+  JobSpec j = make_job(id, submit_s, gpus, work_s);
+  j.model = "GPT-2-1.5B";
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("an 8-GPU job in one NVLink node vs split over two nodes costs exactly the ring formula", "[sim][physics]") {
+  Rig rig({NodeGroup{2, "H100-SXM", 8}}, "{nic_bandwidth_gbps: 400, nvlink_latency_us: 1, network_latency_us: 5}");
+  const JobSpec job = gpt2("j", 0, 8, 100);
+  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
+  const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 8).time_s;
+  const double g = p.gradient_bytes;
+  // One node: NVLink, 450 GB/s per direction per H100, 1 us per step.
+  const double inside = compute_s + 2.0 * 7 / 8 * g / 450e9 + 2 * 7 * 1e-6;
+  // 4 + 4 over two nodes: the node NIC bundle (8 x 400 Gb/s = 400 GB/s) is the bottleneck,
+  // 5 us per step.
+  const double split = compute_s + 2.0 * 7 / 8 * g / 400e9 + 2 * 7 * 5e-6;
+  std::vector<DeviceId> split_devices = range(0, 4);
+  for (DeviceId d = 8; d < 12; ++d) split_devices.push_back(d);
+  CHECK(rig.physics.iteration_time_s(job, range(0, 8), MaxMinFairShare::kUnlimited) == Approx(inside).epsilon(1e-12));
+  CHECK(rig.physics.iteration_time_s(job, split_devices, MaxMinFairShare::kUnlimited) == Approx(split).epsilon(1e-12));
+  CHECK(rig.physics.reference_iteration_time_s(job, 8) == Approx(inside).epsilon(1e-12));  // consolidated on H100
+  CHECK(rig.physics.estimated_rate(job, 0, 8) == Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when the other ends", "[sim][physics]") {
+  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed 4:1:
+  // rack uplink = 2 nodes x 8 NICs x 50 GB/s / 4 = 200 GB/s. Jobs a and b each span
+  // both racks (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks, so
+  // max-min gives each 100 GB/s. When b ends, a has the uplinks to itself: 200 GB/s.
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 4, nic_bandwidth_gbps: 400}");
+  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
+  const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 16).time_s;
+  auto t_iter = [&](double bw) { return compute_s + 2.0 * 15 / 16 * p.gradient_bytes / bw + 2 * 15 * 5e-6; };
+  const double t_ref = t_iter(400e9);  // consolidated reference: 2 nodes, uncontended NICs
+  const double rate_shared = t_ref / t_iter(100e9), rate_alone = t_ref / t_iter(200e9);
+  REQUIRE(rate_shared < rate_alone);
+  REQUIRE(rate_alone < 1.0);
+
+  const double work_a = 3000, work_b = 1000;
+  VectorSource source({gpt2("a", 0, 16, work_a), gpt2("b", 0, 16, work_b)});
+  PinnedPolicy policy;
+  policy.where["a"] = range(0, 8);
+  for (DeviceId d = 16; d < 24; ++d) policy.where["a"].push_back(d);
+  policy.where["b"] = range(8, 16);
+  for (DeviceId d = 24; d < 32; ++d) policy.where["b"].push_back(d);
+  SimulatorOptions options;
+  options.physics = &rig.physics;
+  Simulator sim(rig.cluster, source, policy, options);
+  EndTimes ends;
+  InvariantChecker checker;
+  sim.add_observer(ends);
+  sim.add_observer(checker);
+  sim.run();
+  const double end_b = work_b / rate_shared;
+  const double end_a = end_b + (work_a - work_b) / rate_alone;
+  CHECK(ends.end_s["b"] == Approx(end_b).margin(2e-6));
+  CHECK(ends.end_s["a"] == Approx(end_a).margin(4e-6));
+}
+
+TEST_CASE("a job too large for a device's memory is refused there and placed where it fits", "[sim][physics]") {
+  // LLaMA-2-7B unsharded needs 112 GB per device: more than an H100 (80 GB), less than an
+  // H200 (141 GB).
+  Rig rig({NodeGroup{1, "H100-SXM", 8}, NodeGroup{1, "H200", 8}}, "{}");
+  JobSpec big = make_job("big", 0, 2, 100);
+  big.model = "LLaMA-2-7B";
+  CHECK_THAT(rig.physics.placement_problem(big, range(0, 2)), Catch::Contains("needs 112.0 GB per device (profile LLaMA-2-7B) but device 0 (H100-SXM) has 80.0 GB"));
+  CHECK(rig.physics.placement_problem(big, range(8, 10)).empty());
+  CHECK(rig.physics.estimated_rate(big, 0, 2) == 0.0);
+  // FIFO with first-fit would take devices 0-1; the memory-aware filter sends it to the H200s.
+  const PolicyRegistry registry = builtin_policies();
+  for (const std::string placement : {"first_fit", "packed", "random", "spread", "fastest_type"}) {
+    VectorSource source({big, gpt2("small", 0, 2, 50)});
+    PolicyInstance p = registry.create(ConfigNode::load_string("{name: fifo, placement: " + placement + "}", "p"));
+    SimulatorOptions options;
+    options.physics = &rig.physics;
+    Simulator sim(rig.cluster, source, *p.policy, options);
+    EndTimes ends;
+    sim.add_observer(ends);
+    sim.run();
+    INFO(placement);
+    for (DeviceId d : ends.devices["big"]) CHECK(d >= 8);
+  }
+}
+
+TEST_CASE("heterogeneity-aware placement puts a job on its fastest type", "[sim][physics]") {
+  Rig rig({NodeGroup{1, "V100", 8}, NodeGroup{1, "H100-SXM", 8}}, "{}", PhysicsConfig{"V100"});
+  const JobSpec resnet = [] {
+    JobSpec j = make_job("r", 0, 4, 1000);
+    j.model = "ResNet-50";
+    return j;
+  }();
+  const double v100 = rig.physics.estimated_rate(resnet, 0, 4), h100 = rig.physics.estimated_rate(resnet, 1, 4);
+  CHECK(v100 == Approx(1.0));  // the reference type
+  CHECK(h100 > 2.0);           // 989 vs 125 TFLOP/s bf16 peak, same efficiency
+  const PolicyRegistry registry = builtin_policies();
+  auto run_with = [&](const std::string& placement) {
+    VectorSource source({resnet});
+    PolicyInstance p = registry.create(ConfigNode::load_string("{name: fifo, placement: " + placement + "}", "p"));
+    SimulatorOptions options;
+    options.physics = &rig.physics;
+    Simulator sim(rig.cluster, source, *p.policy, options);
+    EndTimes ends;
+    sim.add_observer(ends);
+    sim.run();
+    return ends;
+  };
+  const EndTimes agnostic = run_with("first_fit"), aware = run_with("fastest_type");
+  CHECK(agnostic.devices.at("r") == range(0, 4));  // V100s come first
+  CHECK(agnostic.end_s.at("r") == Approx(1000).margin(1e-5));
+  CHECK(aware.devices.at("r") == range(8, 12));
+  CHECK(aware.end_s.at("r") == Approx(1000 / h100).margin(1e-5));
+}
