@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
 
+#include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -18,16 +20,32 @@ namespace {
 
 // kernel: Poisson arrivals at 80% offered load, exponential durations (mean 1 h),
 // GPU counts {1: 70%, 2, 4, 8: 10% each} on 8-GPU nodes; physics off.
-BenchResult run_kernel_case(const BenchOptions& options, const std::string& policy_name, const PolicyRegistry& registry) {
+// physics: the same jobs training ResNet-50, BERT-large or GPT-2 1.5B (a third each) on
+// H100 nodes, 32 nodes per rack, 2:1 oversubscribed uplinks: contention tracking on.
+BenchResult run_case(const std::string& name, const BenchOptions& options, const std::string& policy_name, const PolicyRegistry& registry) {
+  const bool physics_on = name == "physics";
   SyntheticConfig workload;
   workload.num_jobs = options.jobs;
   workload.duration_s = Distribution::exponential(3600.0);
   workload.gpus = {{1, 0.7}, {2, 0.1}, {4, 0.1}, {8, 0.1}};
   workload.mean_interarrival_s = workload.mean_gpus() * 3600.0 / (0.8 * options.gpus);
-  const ClusterSpec cluster({NodeGroup{options.gpus / 8, "V100", 8}});
+  if (physics_on) workload.models = {{"ResNet-50", 1.0 / 3}, {"BERT-large", 1.0 / 3}, {"GPT-2-1.5B", 1.0 - 2.0 / 3}};
+  const ClusterSpec cluster({NodeGroup{options.gpus / 8, physics_on ? "H100-SXM" : "V100", 8}});
   SyntheticJobSource source(workload, 1);
-  PolicyInstance policy = registry.create(policy_name);
-  Simulator sim(cluster, source, *policy.policy);
+  // "fifo:packed" = fifo with placement packed.
+  const auto colon = policy_name.find(':');
+  const std::string yaml = colon == std::string::npos ? policy_name
+                                                      : "{name: " + policy_name.substr(0, colon) + ", placement: " + policy_name.substr(colon + 1) + "}";
+  PolicyInstance policy = registry.create(ConfigNode::load_string(yaml, "--policies"));
+  SimulatorOptions sim_options;
+  const AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  const WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  TopologyConfig topology_config;
+  topology_config.oversubscription = 2.0;
+  const TopologySpec topology(cluster, topology_config, [&](const std::string& type) { return accelerators.get(type).intra_node_link_bytes_per_s; });
+  ClusterPhysics physics(cluster, topology, accelerators, profiles, PhysicsConfig{});
+  if (physics_on) sim_options.physics = &physics;
+  Simulator sim(cluster, source, *policy.policy, sim_options);
   MetricsCollector metrics(cluster.num_devices());
   sim.add_observer(metrics);
 
@@ -37,7 +55,7 @@ BenchResult run_kernel_case(const BenchOptions& options, const std::string& poli
   const Summary summary = metrics.summarize();
 
   BenchResult r;
-  r.name = "kernel";
+  r.name = name;
   r.policy = policy_name;
   r.jobs = options.jobs;
   r.gpus = cluster.num_devices();
@@ -106,15 +124,18 @@ BenchResult in_child(F f) {
 
 }  // namespace
 
-std::vector<std::string> bench_names() { return {"kernel"}; }
+std::vector<std::string> bench_names() { return {"kernel", "physics"}; }
 
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
-  if (name != "kernel") throw InputError("bench " + name, "unknown benchmark; known: kernel");
+  const auto names = bench_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) throw InputError("bench " + name, "unknown benchmark; known: kernel, physics");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   std::vector<BenchResult> results;
-  for (const auto& policy : options.policies) {
-    if (!registry.find(policy)) throw InputError("--policies", "unknown policy '" + policy + "'");
-    results.push_back(in_child([&] { return run_kernel_case(options, policy, registry); }));
+  std::vector<std::string> policies = options.policies;
+  if (policies.empty()) policies = name == "physics" ? std::vector<std::string>{"fifo:packed", "fifo:first_fit"} : std::vector<std::string>{"fifo", "sjf"};
+  for (const auto& policy : policies) {
+    if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'");
+    results.push_back(in_child([&] { return run_case(name, options, policy, registry); }));
   }
   return results;
 }

@@ -28,10 +28,12 @@ struct BenchResult {
 struct BenchOptions {
   std::uint64_t jobs = 1'000'000;
   int gpus = 10'000;
-  std::vector<std::string> policies = {"fifo", "sjf"};
+  // Policy names, or name:placement (e.g. fifo:packed); empty = the benchmark's own
+  // defaults (kernel: fifo, sjf; physics: fifo:packed, fifo:first_fit).
+  std::vector<std::string> policies;
 };
 
-std::vector<std::string> bench_names();  // the named workloads: "kernel"
+std::vector<std::string> bench_names();  // the named workloads: "kernel", "physics"
 // Throws InputError for an unknown name.
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry);
 nlohmann::ordered_json bench_json(const BenchResult& r);

@@ -71,7 +71,11 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
 }
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
-  return job.model.empty() ? nullptr : profiles_.find(job.model);
+  if (job.model.empty()) return nullptr;
+  // Catalogue lookups normalize names; a run has few distinct model strings, so cache.
+  auto it = profile_cache_.find(job.model);
+  if (it == profile_cache_.end()) it = profile_cache_.emplace(job.model, profiles_.find(job.model)).first;
+  return it->second;
 }
 
 const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const {
@@ -162,11 +166,32 @@ bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devi
   return false;
 }
 
+void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
+  const WorkloadProfile* profile = profile_of(job);
+  if (!profile) return;
+  const int n = static_cast<int>(p.devices.size());
+  p.compute_s = 0.0;
+  int last_type = -1;
+  for (DeviceId d : p.devices) {
+    const int t = cluster_.node(cluster_.node_of(d)).type_index;
+    if (t == last_type) continue;
+    last_type = t;
+    p.compute_s = std::max(p.compute_s, iteration_compute_time(*profile, *type_specs_[static_cast<std::size_t>(t)], n).time_s);
+  }
+  topology_.comm_path(p.devices, path_);
+  p.fixed_bw_Bps = path_.private_bandwidth_Bps;
+  for (int link : path_.shared_links) p.fixed_bw_Bps = std::min(p.fixed_bw_Bps, topology_.link(link).capacity_Bps);
+  p.latency_s = path_.latency_s;
+}
+
 double ClusterPhysics::job_rate(const JobState& j, const Placed& p) const {
   double rate = 1.0;
-  if (profile_of(j.spec)) {
-    const double shared = p.flow >= 0 ? fair_share_.rate_Bps(p.flow) : MaxMinFairShare::kUnlimited;
-    rate = p.t_ref_s / iteration_time_s(j.spec, p.devices, shared);
+  if (const WorkloadProfile* profile = profile_of(j.spec)) {
+    // Same arithmetic as iteration_time_s(), from the cached parts of the placement.
+    const double bandwidth = std::min(p.fixed_bw_Bps, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
+    const int n = static_cast<int>(p.devices.size());
+    const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, p.latency_s);
+    rate = p.t_ref_s / schedsim::iteration_time_s(p.compute_s, comm_s, config_.overlap);
   } else if (j.spec.is_elastic()) {
     const double s = config_.elastic_serial_fraction;
     auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
@@ -197,6 +222,7 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
       touch_nodes(slot, p.devices);
       if (p.flow >= 0) {
         fair_share_.remove_flow(p.flow);
+        flow_slot_[static_cast<std::size_t>(p.flow)] = kNoJob;
         p.flow = -1;
         flows_changed = true;
       }
@@ -219,9 +245,12 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
     }
     touch_nodes(slot, p.devices);
     if (profile_of(j.spec)) {
-      topology_.comm_path(p.devices, path_);
+      cache_placement(j.spec, p);  // leaves the comm path in path_
       if (!path_.shared_links.empty()) {
         p.flow = fair_share_.add_flow(path_.shared_links);
+        p.share_Bps = -1.0;  // not applied yet
+        flow_slot_.resize(std::max(flow_slot_.size(), static_cast<std::size_t>(p.flow) + 1), kNoJob);
+        flow_slot_[static_cast<std::size_t>(p.flow)] = slot;
         flows_changed = true;
       }
     }
@@ -229,8 +258,16 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
   }
   if (flows_changed) {
     fair_share_.solve();
-    for (std::size_t s = 0; s < placed_.size(); ++s) {
-      if (placed_[s].placed && placed_[s].flow >= 0) affected_.push_back(static_cast<JobSlot>(s));
+    // Only jobs whose share moved need a new rate.
+    for (int f : fair_share_.last_solved_flows()) {
+      const JobSlot s = flow_slot_[static_cast<std::size_t>(f)];
+      if (s == kNoJob) continue;
+      Placed& p = placed_[static_cast<std::size_t>(s)];
+      const double share = fair_share_.rate_Bps(static_cast<int>(f));
+      if (share != p.share_Bps) {
+        p.share_Bps = share;
+        affected_.push_back(s);
+      }
     }
   }
   if (mark_.size() < placed_.size()) mark_.resize(placed_.size(), 0);

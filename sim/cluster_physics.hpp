@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
@@ -69,9 +70,15 @@ class ClusterPhysics : public PhysicsModel {
     std::vector<DeviceId> devices;
     MaxMinFairShare::FlowId flow = -1;
     double t_ref_s = 0.0;
+    // Cached at placement, so that a change of bandwidth share costs O(1) per job:
+    double compute_s = 0.0;        // slowest member's roofline time
+    double fixed_bw_Bps = 0.0;     // min(private NVLink, shared links' capacities)
+    double latency_s = 0.0;
+    double share_Bps = 0.0;        // last max-min share applied
   };
   // Rate before interference.
   double job_rate(const JobState& j, const Placed& p) const;
+  void cache_placement(const JobSpec& job, Placed& p);
   const AcceleratorSpec& reference_type(const JobSpec& job) const;
   bool shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const;
 
@@ -87,6 +94,8 @@ class ClusterPhysics : public PhysicsModel {
   CommPath path_;                       // scratch
   std::vector<JobSlot> affected_;       // scratch
   std::vector<char> mark_;              // scratch, by slot
+  std::vector<JobSlot> flow_slot_;      // max-min flow id -> job slot
+  mutable std::unordered_map<std::string, const WorkloadProfile*> profile_cache_;
 };
 
 }  // namespace schedsim

@@ -45,6 +45,8 @@ MaxMinFairShare::MaxMinFairShare(std::vector<double> link_capacity_Bps) : capaci
     const double c = capacity_Bps_[l];
     if (!(std::isfinite(c) && c >= 0)) throw InvariantError("MaxMinFairShare: link " + std::to_string(l) + " capacity must be finite and >= 0, got " + number(c));
   }
+  members_.resize(capacity_Bps_.size());
+  link_dirty_.resize(capacity_Bps_.size(), 0);
 }
 
 void MaxMinFairShare::set_capacity_Bps(int link, double capacity_Bps) {
@@ -53,6 +55,7 @@ void MaxMinFairShare::set_capacity_Bps(int link, double capacity_Bps) {
     throw InvariantError("MaxMinFairShare: link " + std::to_string(link) + " capacity must be finite and >= 0, got " + number(capacity_Bps));
   }
   capacity_Bps_[static_cast<std::size_t>(link)] = capacity_Bps;
+  mark_link(link);
   stale_ = true;
 }
 
@@ -88,6 +91,7 @@ MaxMinFairShare::FlowId MaxMinFairShare::add_flow(Span<int> links, double cap_Bp
   }
   flows_[static_cast<std::size_t>(id)].active = true;
   ++num_active_;
+  attach(id);
   stale_ = true;
   return id;
 }
@@ -100,17 +104,21 @@ void MaxMinFairShare::update_flow(FlowId id, Span<int> links, double cap_Bps) {
   if (!has_flow(id)) throw InvariantError("MaxMinFairShare: update of unknown flow " + std::to_string(id));
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   Flow saved = flow;
+  detach(id);
   try {
     set_flow(flow, links, cap_Bps);
   } catch (...) {
     flow = std::move(saved);
+    attach(id);
     throw;
   }
+  attach(id);
   stale_ = true;
 }
 
 void MaxMinFairShare::remove_flow(FlowId id) {
   if (!has_flow(id)) throw InvariantError("MaxMinFairShare: removal of unknown flow " + std::to_string(id));
+  detach(id);
   Flow& flow = flows_[static_cast<std::size_t>(id)];
   flow.active = false;
   flow.links.clear();
@@ -121,9 +129,10 @@ void MaxMinFairShare::remove_flow(FlowId id) {
 }
 
 void MaxMinFairShare::clear() {
-  for (Flow& f : flows_) {
-    f.active = false;
-    f.links.clear();
+  for (std::size_t id = 0; id < flows_.size(); ++id) {
+    if (flows_[id].active) detach(static_cast<int>(id));
+    flows_[id].active = false;
+    flows_[id].links.clear();
   }
   free_ids_.clear();
   for (int id = static_cast<int>(flows_.size()) - 1; id >= 0; --id) free_ids_.push_back(id);
@@ -149,39 +158,90 @@ void MaxMinFairShare::freeze(int flow_id, double rate_Bps, int skip_link) {
   }
 }
 
+void MaxMinFairShare::mark_link(int link) {
+  auto& m = link_dirty_[static_cast<std::size_t>(link)];
+  if (!m) {
+    m = 1;
+    dirty_links_.push_back(link);
+  }
+}
+
+void MaxMinFairShare::attach(FlowId id) {
+  for (int l : flows_[static_cast<std::size_t>(id)].links) {
+    members_[static_cast<std::size_t>(l)].push_back(id);
+    mark_link(l);
+  }
+  dirty_flows_.push_back(id);
+}
+
+void MaxMinFairShare::detach(FlowId id) {
+  for (int l : flows_[static_cast<std::size_t>(id)].links) {
+    auto& m = members_[static_cast<std::size_t>(l)];
+    m.erase(std::find(m.begin(), m.end(), id));
+    mark_link(l);
+  }
+}
+
+// Water-filling restricted to the flows and links connected to what changed since the
+// last solve: max-min rates of disjoint components do not depend on each other, so the
+// others keep their rates and the result equals a full solve.
 void MaxMinFairShare::solve() {
   const std::size_t num_links_z = capacity_Bps_.size();
   const std::size_t num_flows_z = flows_.size();
-  // Link -> flows (CSR), flows in id order.
-  link_start_.assign(num_links_z + 1, 0);
-  for (const Flow& f : flows_) {
-    if (!f.active) continue;
-    for (int l : f.links) ++link_start_[static_cast<std::size_t>(l) + 1];
+  remaining_Bps_.resize(num_links_z, 0.0);
+  unfrozen_.resize(num_links_z, 0);
+  load_Bps_.resize(num_links_z, 0.0);
+  frozen_.resize(num_flows_z, 1);
+  flow_seen_.resize(num_flows_z, 0);
+  link_seen_.resize(num_links_z, 0);
+  solved_flows_.clear();
+  comp_links_.clear();
+  // Breadth-first over link <-> flow adjacency from the changed links and flows.
+  for (int l : dirty_links_) {
+    link_seen_[static_cast<std::size_t>(l)] = 1;
+    comp_links_.push_back(l);
   }
-  for (std::size_t l = 0; l < num_links_z; ++l) link_start_[l + 1] += link_start_[l];
-  link_flows_.resize(static_cast<std::size_t>(link_start_[num_links_z]));
-  unfrozen_.assign(link_start_.begin(), link_start_.end() - 1);  // a fill cursor first
-  for (std::size_t id = 0; id < num_flows_z; ++id) {
-    const Flow& f = flows_[id];
-    if (!f.active) continue;
-    for (int l : f.links) link_flows_[static_cast<std::size_t>(unfrozen_[static_cast<std::size_t>(l)]++)] = static_cast<int>(id);
+  for (int f : dirty_flows_) {
+    const auto fz = static_cast<std::size_t>(f);
+    if (fz < num_flows_z && flows_[fz].active && !flow_seen_[fz]) {
+      flow_seen_[fz] = 1;
+      solved_flows_.push_back(f);
+    }
   }
-  for (std::size_t l = 0; l < num_links_z; ++l) unfrozen_[l] = link_start_[l + 1] - link_start_[l];
-  remaining_Bps_.assign(capacity_Bps_.begin(), capacity_Bps_.end());
-  frozen_.assign(num_flows_z, 1);
+  std::size_t li = 0, fi = 0;
+  while (li < comp_links_.size() || fi < solved_flows_.size()) {
+    for (; li < comp_links_.size(); ++li) {
+      for (int f : members_[static_cast<std::size_t>(comp_links_[li])]) {
+        if (!flow_seen_[static_cast<std::size_t>(f)]) {
+          flow_seen_[static_cast<std::size_t>(f)] = 1;
+          solved_flows_.push_back(f);
+        }
+      }
+    }
+    for (; fi < solved_flows_.size(); ++fi) {
+      for (int l : flows_[static_cast<std::size_t>(solved_flows_[fi])].links) {
+        if (!link_seen_[static_cast<std::size_t>(l)]) {
+          link_seen_[static_cast<std::size_t>(l)] = 1;
+          comp_links_.push_back(l);
+        }
+      }
+    }
+  }
+  std::sort(solved_flows_.begin(), solved_flows_.end());
   heap_.clear();
-
-  for (std::size_t l = 0; l < num_links_z; ++l) {
-    if (unfrozen_[l] > 0) heap_.push_back(Level{remaining_Bps_[l] / unfrozen_[l], 0, static_cast<int>(l)});
+  for (int l : comp_links_) {
+    const auto lz = static_cast<std::size_t>(l);
+    remaining_Bps_[lz] = capacity_Bps_[lz];
+    unfrozen_[lz] = static_cast<int>(members_[lz].size());
+    if (unfrozen_[lz] > 0) heap_.push_back(Level{remaining_Bps_[lz] / unfrozen_[lz], 0, l});
   }
-  for (std::size_t id = 0; id < num_flows_z; ++id) {
-    Flow& f = flows_[id];
-    if (!f.active) continue;
-    frozen_[id] = 0;
+  for (int id : solved_flows_) {
+    Flow& f = flows_[static_cast<std::size_t>(id)];
+    frozen_[static_cast<std::size_t>(id)] = 0;
     if (f.cap_Bps < kUnlimited) {
-      heap_.push_back(Level{f.cap_Bps, 1, static_cast<int>(id)});
+      heap_.push_back(Level{f.cap_Bps, 1, id});
     } else if (f.links.empty()) {
-      frozen_[id] = 1;  // nothing limits it
+      frozen_[static_cast<std::size_t>(id)] = 1;  // nothing limits it
       f.rate_Bps = kUnlimited;
     }
   }
@@ -203,8 +263,10 @@ void MaxMinFairShare::solve() {
         continue;
       }
       level_Bps = std::max(level_Bps, top.level_Bps);
-      for (int i = link_start_[l]; i < link_start_[l + 1]; ++i) {
-        const int f = link_flows_[static_cast<std::size_t>(i)];
+      // Members in id order, as a full solve would visit them.
+      member_scratch_.assign(members_[l].begin(), members_[l].end());
+      std::sort(member_scratch_.begin(), member_scratch_.end());
+      for (int f : member_scratch_) {
         if (!frozen_[static_cast<std::size_t>(f)]) freeze(f, level_Bps, top.index);
       }
       unfrozen_[l] = 0;
@@ -215,11 +277,17 @@ void MaxMinFairShare::solve() {
     }
   }
 
-  load_Bps_.assign(num_links_z, 0.0);
-  for (const Flow& f : flows_) {
-    if (!f.active) continue;
-    for (int l : f.links) load_Bps_[static_cast<std::size_t>(l)] += f.rate_Bps;
+  for (int l : comp_links_) {
+    const auto lz = static_cast<std::size_t>(l);
+    double load = 0.0;
+    for (int f : members_[lz]) load += flows_[static_cast<std::size_t>(f)].rate_Bps;
+    load_Bps_[lz] = load;
+    link_seen_[lz] = 0;
+    link_dirty_[lz] = 0;
   }
+  for (int f : solved_flows_) flow_seen_[static_cast<std::size_t>(f)] = 0;
+  dirty_links_.clear();
+  dirty_flows_.clear();
   stale_ = false;
 }
 

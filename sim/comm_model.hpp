@@ -66,6 +66,8 @@ class MaxMinFairShare {
 
   // Recomputes every flow's rate.
   void solve();
+  // The flows whose rates the last solve() recomputed (ascending); all others kept theirs.
+  const std::vector<int>& last_solved_flows() const { return solved_flows_; }
   // The last solve()'s results. InvariantError for an unknown id, or when flows or
   // capacities changed since the last solve().
   double rate_Bps(FlowId id) const;
@@ -96,6 +98,9 @@ class MaxMinFairShare {
     }
   };
   void set_flow(Flow& flow, Span<int> links, double cap_Bps);
+  void attach(FlowId id);  // registers the flow on its links and marks them changed
+  void detach(FlowId id);
+  void mark_link(int link);
   void check_fresh() const;
   void freeze(int flow, double rate_Bps, int skip_link);
   void push(const Level& level);
@@ -113,6 +118,11 @@ class MaxMinFairShare {
   std::vector<char> frozen_;       // per flow
   std::vector<Level> heap_;
   std::vector<double> load_Bps_;
+  // Incremental solving: flows per link, and what changed since the last solve().
+  std::vector<std::vector<int>> members_;
+  std::vector<int> dirty_links_, dirty_flows_;
+  std::vector<char> link_dirty_, link_seen_, flow_seen_;
+  std::vector<int> comp_links_, solved_flows_, member_scratch_;
 };
 
 // One-shot max-min fair rates of `flows` (each a list of link indices) over links of
