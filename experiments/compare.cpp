@@ -42,13 +42,25 @@ const std::vector<Column>& columns() {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
-  std::vector<std::string> names = policies.empty() ? registry.names() : policies;
+  std::vector<std::string> specs = policies.empty() ? registry.names() : policies;
   std::vector<RunResult> runs;
-  for (const auto& name : names) {
-    const YAML::Node policy(name);
+  for (const auto& spec : specs) {
+    // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
+    // labelled by its name and the options it sets: "fifo(placement=packed)".
+    const ConfigNode node = ConfigNode::load_string(spec, "--policy " + spec);
+    std::string label = node.is_map() ? node.child("name").as_string() : node.as_string();
+    if (node.is_map()) {
+      std::string options_text;
+      for (const auto& key : node.keys()) {
+        if (key == "name") continue;
+        options_text += (options_text.empty() ? "" : ",") + key + "=" + node.child(key).as_string();
+      }
+      if (!options_text.empty()) label += "(" + options_text + ")";
+    }
     RunOptions per_run = options;
-    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / name).string();
-    runs.push_back(run_scenario(scenario, registry, per_run, &policy));
+    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / label).string();
+    runs.push_back(run_scenario(scenario, registry, per_run, &node.yaml()));
+    runs.back().policy_name = label;
   }
   if (!options.out_dir.empty()) {
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.csv").string(), comparison_csv(runs));

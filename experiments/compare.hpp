@@ -9,8 +9,9 @@
 
 namespace schedsim {
 
-// Runs the named `policies` with their default options (empty = every registered
-// policy) in order. With an out_dir, each policy's outputs go to
+// Runs `policies` in order: each a name (default options) or a YAML map such as
+// "{name: fifo, placement: packed}"; empty = every registered policy. Each run is
+// labelled by name and the options it sets ("fifo(placement=packed)"). With an out_dir, each policy's outputs go to
 // out_dir/<label>/ and the table to out_dir/comparison.csv and comparison.md.
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options);

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> cmp_policies;
   auto* compare = app.add_subcommand("compare", "run one scenario under every registered policy and print a comparison table");
   add_scenario_args(compare, cmp_args, "results/compare");
-  compare->add_option("--policies", cmp_policies, "policies to compare (default: all registered)")->delimiter(',');
+  compare->add_option("--policies", cmp_policies, "policy names to compare, comma-separated (default: all registered)")->delimiter(',');
+  compare->add_option("--policy", cmp_policies, "one policy to compare, a name or a YAML map such as '{name: fifo, placement: packed}' (repeatable)");
 
   auto* policies = app.add_subcommand("policies", "list the registered policies with their options");
 
