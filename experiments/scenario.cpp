@@ -1,11 +1,37 @@
 #include "experiments/scenario.hpp"
 
+#include <algorithm>
+
 #include "experiments/default_scenario.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
 
 const char* default_scenario_yaml() { return kDefaultScenarioYaml; }
+
+namespace {
+
+// A copy with map keys sorted, so the resolved config does not depend on the order the
+// user wrote fields in (catalogue entries are order-free).
+YAML::Node sorted_copy(const YAML::Node& n) {
+  if (n.IsMap()) {
+    std::vector<std::string> keys;
+    for (const auto& kv : n) keys.push_back(kv.first.Scalar());
+    std::sort(keys.begin(), keys.end());
+    YAML::Node out(YAML::NodeType::Map);
+    for (const auto& k : keys) out[k] = sorted_copy(n[k]);
+    return out;
+  }
+  if (n.IsSequence()) {
+    YAML::Node out(YAML::NodeType::Sequence);
+    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(sorted_copy(n[i]));
+    return out;
+  }
+  if (n.IsScalar()) return YAML::Node(n.Scalar());
+  return YAML::Node(YAML::NodeType::Null);
+}
+
+}  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
   root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics"});
@@ -45,11 +71,11 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto a = root.maybe_child("accelerators")) {
     s.accelerators.merge(*a);
-    s.accelerators_yaml = YAML::Clone(a->yaml());
+    s.accelerators_yaml = sorted_copy(a->yaml());
   }
   if (auto p = root.maybe_child("workload_profiles")) {
     s.profiles.merge(*p);
-    s.profiles_yaml = YAML::Clone(p->yaml());
+    s.profiles_yaml = sorted_copy(p->yaml());
   }
   if (auto t = cluster.maybe_child("topology")) s.topology = TopologyConfig::from_yaml(*t);
   if (auto ph = root.maybe_child("physics")) {

@@ -1,5 +1,6 @@
 #include "traces/synthetic.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -42,6 +43,11 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
         total += prob;
       }
       if (c.gpus.empty()) g->fail("give at least one GPU count with its probability, e.g. {1: 0.7, 8: 0.3}");
+      // Draws must not depend on the order keys were written in (JSON tools reorder them).
+      std::sort(c.gpus.begin(), c.gpus.end());
+      for (std::size_t i = 1; i < c.gpus.size(); ++i) {
+        if (c.gpus[i].first == c.gpus[i - 1].first) g->fail("GPU count " + std::to_string(c.gpus[i].first) + " is listed twice");
+      }
       if (std::fabs(total - 1.0) > 1e-9) g->fail("probabilities must sum to 1, they sum to " + std::to_string(total));
     }
   }
@@ -54,6 +60,7 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
     }
     if (c.models.empty()) m->fail("give at least one model with its probability, e.g. {ResNet-50: 0.5, BERT-large: 0.5}");
     if (std::fabs(total - 1.0) > 1e-9) m->fail("probabilities must sum to 1, they sum to " + std::to_string(total));
+    std::sort(c.models.begin(), c.models.end());  // order-independent draws, as for gpus
   }
   return c;
 }
