@@ -17,6 +17,8 @@ std::string describe_value(const YAML::Node& n) {
   return "'" + n.Scalar() + "'";
 }
 
+}  // namespace
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -31,6 +33,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   }
   return row[b.size()];
 }
+
+namespace {
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;

@@ -81,6 +81,9 @@ class ConfigNode {
   std::string base_dir_;
 };
 
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b);
+
 // Applies a command-line override "a.b.c=value" (value parsed as YAML; list elements by
 // index, "cluster.nodes.0.count=8") to `root`, creating maps on the way. Throws
 // InputError for a malformed override.
