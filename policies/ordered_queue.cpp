@@ -40,9 +40,9 @@ bool OrderedQueuePolicy::place(const SchedulerView& view, const JobSpec& job, st
     }
   }
   switch (options_.placement) {
-    case Placement::kFastestType:
     case Placement::kFirstFit: return free_.first_fit(n, out);
     case Placement::kRandom: return free_.random(n, rng_, out);
+    case Placement::kFastestType:  // without physics every type is equally fast
     case Placement::kPacked: return free_.packed(n, node_group_, out);
     case Placement::kSpread: return free_.spread(n, out);
   }
