@@ -25,6 +25,7 @@ struct ScenarioArgs {
   std::optional<std::uint64_t> seed;
   std::string out;
   bool quiet = false;
+  bool check_invariants = false;
 };
 
 void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& default_out) {
@@ -34,6 +35,7 @@ void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& defaul
   cmd->add_option("--seed", a.seed, "random seed (overrides the config's seed)");
   cmd->add_option("--out", a.out, "output folder")->capture_default_str();
   cmd->add_flag("--quiet,-q", a.quiet, "no progress line and no table");
+  cmd->add_flag("--check-invariants", a.check_invariants, "verify the kernel's invariants after every event (slow; for debugging)");
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -88,7 +90,7 @@ int main(int argc, char** argv) {
     const PolicyRegistry registry = builtin_policies();
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
-      const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet});
+      const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants});
       print_warnings(r.warnings);
       if (!run_args.quiet) {
         std::cout << summary_table(r);
@@ -96,7 +98,7 @@ int main(int argc, char** argv) {
       }
     } else if (*compare) {
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
-      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet});
+      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
         std::cout << "scenario: " << (scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "sim/error.hpp"
+#include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
 
 namespace schedsim {
@@ -205,6 +206,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
     jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out);
     sim.add_observer(*jobs_writer);
   }
+  InvariantChecker checker;
+  if (options.check_invariants) sim.add_observer(checker);
   std::unique_ptr<ProgressLine> progress;
   if (options.progress && ::isatty(STDERR_FILENO)) {
     progress = std::make_unique<ProgressLine>(source->expected_jobs());

@@ -20,6 +20,7 @@ namespace schedsim {
 struct RunOptions {
   std::string out_dir;        // "" = write no files
   bool progress = false;      // progress line on stderr (only when it is a terminal)
+  bool check_invariants = false;  // verify the kernel's invariants after every event (slow)
 };
 
 struct RunResult {
