@@ -1,8 +1,8 @@
 // A JobSource over a trace file. Construction reads the file once to validate every row
-// (so a bad row stops the run before it starts, not hours in) and to check the order of
-// submit times. A sorted trace is then streamed a second time, keeping memory bounded
-// by the jobs in the system; an unsorted one is loaded, sorted by submit time (ties keep
-// file order) and reported in `warnings`.
+// (so a bad row stops the run before it starts, not hours in), to count skipped rows
+// and to check the order of submit times. A sorted trace is then streamed a second time,
+// keeping memory bounded by the jobs in the system; an unsorted one is loaded, sorted by
+// submit time (ties keep file order) and reported in `warnings`.
 #pragma once
 
 #include <memory>
@@ -17,17 +17,25 @@ namespace schedsim {
 class TraceJobSource : public JobSource {
  public:
   TraceJobSource(std::string path, std::string format, std::vector<std::string>& warnings);
+  TraceJobSource(std::string path, std::string format, const TraceOptions& options, std::vector<std::string>& warnings);
 
   bool next(JobSpec& out) override;
   std::string describe() const override { return path_; }
   std::uint64_t expected_jobs() const override { return num_jobs_; }
+  // Rows of the whole file that were skipped, by reason (from the validation pass).
+  std::map<std::string, std::uint64_t> rows_skipped() const override { return skipped_; }
   bool has_estimates() const { return has_estimates_; }
+  bool sorted() const { return stream_ != nullptr; }
+  // JobSpecs held in memory right now: 0 for a streamed (sorted) trace.
+  std::size_t jobs_buffered() const { return sorted_.size() - sorted_next_; }
 
  private:
   std::string path_;
   std::string format_;
+  TraceOptions options_;
   std::uint64_t num_jobs_ = 0;
   bool has_estimates_ = false;
+  RowSkips skipped_;
   std::unique_ptr<TraceReader> stream_;  // sorted trace: second pass over the file
   std::vector<JobSpec> sorted_;          // unsorted trace: loaded and sorted
   std::size_t sorted_next_ = 0;
