@@ -56,7 +56,6 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
         if (!t->has("mapping")) t->fail("format csv needs 'mapping': a map {columns: {job_id: ..., submit_time: ..., duration: ..., num_gpus: ...}} or the path of a YAML file holding one");
         const ConfigNode m = t->child("mapping");
         if (m.is_scalar()) {
-          tc.mapping_file = m.as_string();
           tc.options.mapping = CsvMapping::load_file(m.as_path());
         } else {
           tc.options.mapping = CsvMapping::parse(m);

@@ -24,7 +24,6 @@ struct TraceConfig {
   // Reader options; `options.throughputs_path` is resolved, `throughputs` as written.
   TraceOptions options;
   std::string throughputs;
-  std::string mapping_file;   // as written, when the mapping was given as a file
 };
 
 struct WorkloadConfig {
