@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "sim/error.hpp"
 
@@ -13,6 +14,8 @@ constexpr std::size_t kMaxLineBytes = std::size_t{64} << 20;
 }  // namespace
 
 LineReader::LineReader(const std::string& path) : path_(path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a folder, not a trace file");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path, "cannot open the trace file (does it exist?)");
   gzbuffer(f, kChunkBytes);

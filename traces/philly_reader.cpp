@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +22,8 @@ constexpr std::size_t kMaxElementBytes = std::size_t{64} << 20;
 class JsonArrayScanner {
  public:
   explicit JsonArrayScanner(const std::string& path) : path_(path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a folder, not a trace file");
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError(path, "cannot open the trace file (does it exist?)");
     gzbuffer(file_, 1 << 16);
@@ -40,6 +43,7 @@ class JsonArrayScanner {
   bool next(std::string& element, std::int64_t& line) {
     if (done_) return false;
     skip_space();
+    if (peek() < 0) throw InputError(path_ + ":" + std::to_string(line_), "the file ends before the job array's closing ']' (truncated file?)");
     if (peek() == ',' && !first_) {
       get();
       skip_space();

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include "sim/error.hpp"
@@ -40,6 +41,8 @@ const std::vector<FormatEntry>& registry() {
 
 // The first line of the file (at most 64 KiB of it), decompressing gzip.
 std::string first_line(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a folder, not a trace file");
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) throw InputError(path, "cannot open the trace file (does it exist?)");
   std::string buf(1 << 16, '\0');

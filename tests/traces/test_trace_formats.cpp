@@ -358,3 +358,22 @@ TEST_CASE("the generic csv format reads columns named by a YAML mapping", "[trac
   CHECK(read_trace_error(path, "csv", missing_column) ==
         "slurm.csv:1: missing column 'Owner' for the csv format (header has: JobID, Submit, Elapsed, GPUs, Account, State, Limit)");
 }
+
+TEST_CASE("odd files are errors with a clear message and never a crash", "[traces][bad-input]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("folder"));
+  CHECK(read_trace_error(dir.path("folder"), "schedsim") == "folder: is a folder, not a trace file");
+  CHECK(read_trace_error(dir.path("folder"), "philly") == "folder: is a folder, not a trace file");
+  CHECK_THROWS_WITH(detect_trace_format(dir.path("folder")), Catch::EndsWith("folder: is a folder, not a trace file"));
+  CHECK(read_trace_error(dir.write("open.json", "[\n"), "philly") == "open.json:2: the file ends before the job array's closing ']' (truncated file?)");
+  CHECK(read_trace_error(dir.write("cut.json", "[{\"jobid\": \"a\", "), "philly") == "cut.json:1: the file ends inside a job (truncated JSON?)");
+  CHECK(read_trace_error(dir.write("obj.json", "{\"jobid\": \"a\"}"), "philly") == "obj.json:1: expected a JSON array of jobs ('[' first)");
+  CHECK(read_trace_error(dir.write("nojson.json", "[1, {\"jobid\": 5}]"), "philly") == "nojson.json:1: expected a job object {\"jobid\": ..., \"attempts\": [...]}");
+  const std::string binary("\x7f" "ELF\x02\x01\x01\0\0\0\n\x03\0>\0\x01\0", 20);
+  CHECK_THROWS_WITH(detect_trace_format(dir.write("bin.dat", binary)), Catch::Contains("cannot tell the trace format from the first line"));
+  TraceOptions lenient;
+  lenient.on_bad_row = BadRowMode::kSkip;
+  const auto r = read_trace(dir.path("bin.dat"), "swf", lenient);
+  CHECK(r.jobs.empty());
+  CHECK(r.skipped == RowSkips{{"malformed_row", 2}});
+}
