@@ -1,11 +1,14 @@
 // The readers on the real public files in ../shared/data, when present.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include "experiments/trace_inspect.hpp"
 #include "sim/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/cluster_inventory.hpp"
+#include "traces/line_reader.hpp"
 #include "traces/trace_source.hpp"
 
 using namespace schedsim;
@@ -111,4 +114,55 @@ TEST_CASE("the real Tiresias and ElasticFlow traces read with their extra fields
   CHECK(i.jobs == 6203);
   CHECK(i.statuses.at("failed") == 1869);
   CHECK(i.rows_skipped.at("cpu_only") == 1088);
+}
+
+namespace {
+// Data rows of a text file: non-blank lines, minus the header when there is one.
+std::uint64_t data_rows(const std::string& path, bool header) {
+  LineReader lines(path);
+  std::string line;
+  std::uint64_t n = 0;
+  while (lines.next(line)) n += line.find_first_not_of(" \t\r") != std::string::npos;
+  return header && n > 0 ? n - 1 : n;
+}
+std::uint64_t total(const RowSkips& s) {
+  std::uint64_t n = 0;
+  for (const auto& [reason, count] : s) n += count;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the large public job logs account for every row when they are present", "[traces][shared-data]") {
+  REQUIRE_SHARED_DATA(data);
+  // These files are not in ../shared/data by default (see its README); a user who adds
+  // them gets their rows checked: every row is a job or a skipped row with a reason.
+  struct Log {
+    std::string file, format;
+    bool header;
+    std::uint64_t published_rows;  // 0 = not published
+  };
+  const std::vector<Log> logs{
+      {"philly/cluster_job_log", "philly", false, 117325},  // philly_traces_README.md: 117,325 jobs
+      {"helios/Venus/cluster_log.csv", "helios", true, 246708},  // helios_cluster_summary.csv job_num
+      {"helios/Earth/cluster_log.csv", "helios", true, 872886},
+      {"helios/Saturn/cluster_log.csv", "helios", true, 1753078},
+      {"helios/Uranus/cluster_log.csv", "helios", true, 490309},
+      {"acme/trace_seren.csv", "acme", true, 1031550},  // acme/cluster_summary.csv job_num
+      {"acme/trace_kalos.csv", "acme", true, 62413},
+      {"alibaba/pai_task_table.csv", "pai-tasks", false, 0},
+  };
+  int present = 0;
+  for (const auto& log : logs) {
+    const std::string path = data + "/" + log.file;
+    if (!std::filesystem::exists(path)) continue;
+    ++present;
+    INFO(log.file);
+    TraceOptions lenient;
+    lenient.on_bad_row = BadRowMode::kSkip;
+    const auto r = read_trace(path, log.format, lenient);
+    CHECK(r.jobs.size() > 0);
+    if (log.published_rows) CHECK(r.jobs.size() + total(r.skipped) == log.published_rows);
+    else if (log.format != "philly") CHECK(r.jobs.size() + total(r.skipped) == data_rows(path, log.header));
+  }
+  if (present == 0) WARN("skipped: the Philly, Helios, Acme and PAI job logs are not in ../shared/data (only their summaries are)");
 }
