@@ -51,6 +51,9 @@ struct TraceOptions {
   std::string reference_device = "v100";
   // csv (generic): the column mapping.
   std::optional<CsvMapping> mapping;
+  // Sorting an unsorted trace holds at most this many jobs in memory; longer traces are
+  // sorted in runs of this size spilled to temporary files and merged.
+  std::size_t sort_memory_jobs = 100'000;
 };
 
 class TraceReader {

@@ -20,7 +20,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
       tc.resolved_path = t->as_path();
       w.trace = tc;
     } else {
-      t->expect_map({"path", "format", "on_bad_row", "throughputs", "reference_device", "mapping"});
+      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping"});
       const ConfigNode path = t->child("path");
       TraceConfig tc;
       tc.path = path.as_string();
@@ -37,6 +37,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
       if (auto b = t->maybe_child("on_bad_row")) {
         tc.options.on_bad_row = b->as_choice({"error", "skip"}) == "skip" ? BadRowMode::kSkip : BadRowMode::kError;
       }
+      if (auto s = t->maybe_child("sort_memory_jobs")) tc.options.sort_memory_jobs = static_cast<std::size_t>(s->as_positive_int());
       auto only_for = [&](const char* key, const char* format) {
         if (auto k = t->maybe_child(key); k && tc.format != format) {
           k->fail(std::string("applies only to format: ") + format + " (this trace has format: " + tc.format + ")");
@@ -78,6 +79,7 @@ YAML::Node WorkloadConfig::to_yaml() const {
     t["path"] = trace->path;
     t["format"] = trace->format;
     t["on_bad_row"] = trace->options.on_bad_row == BadRowMode::kSkip ? "skip" : "error";
+    t["sort_memory_jobs"] = static_cast<std::uint64_t>(trace->options.sort_memory_jobs);
     if (trace->format == "gavel") {
       t["throughputs"] = trace->throughputs;
       t["reference_device"] = trace->options.reference_device;

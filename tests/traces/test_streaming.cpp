@@ -1,6 +1,7 @@
 // Memory stays bounded by the jobs in flight, not by the trace's length: the peak RSS
 // growth of a child process that streams a 10x longer trace stays within a small bound,
-// while loading an unsorted trace (which has to be sorted in memory) visibly grows.
+// while sorting an unsorted trace in memory visibly grows, and sorting it through
+// temporary runs does not.
 #include <catch2/catch.hpp>
 
 #include <sys/resource.h>
@@ -20,7 +21,7 @@ namespace {
 
 // Peak RSS growth, in KiB, of a forked child that reads the whole trace through a
 // TraceJobSource (validation pass plus the stream); -1 when reading failed.
-long rss_growth_kib(const std::string& path, const std::string& format) {
+long rss_growth_kib(const std::string& path, const std::string& format, const TraceOptions& options = {}) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   const pid_t pid = ::fork();
@@ -32,7 +33,7 @@ long rss_growth_kib(const std::string& path, const std::string& format) {
       rusage before{}, after{};
       ::getrusage(RUSAGE_SELF, &before);
       std::vector<std::string> warnings;
-      TraceJobSource source(path, format, warnings);
+      TraceJobSource source(path, format, options, warnings);
       JobSpec j;
       std::uint64_t n = 0;
       while (source.next(j)) ++n;
@@ -109,10 +110,49 @@ TEST_CASE("streamed traces use memory independent of their length", "[traces][st
     CHECK(source.sorted());
     CHECK(source.jobs_buffered() == 0);
   }
-  // The check can fail: an unsorted trace is sorted in memory, and its growth shows.
-  const long unsorted = rss_growth_kib(dir.write("unsorted.csv", schedsim_trace(kLarge, false)), "schedsim");
+  // The check can fail: an unsorted trace sorted in memory shows its growth.
+  TraceOptions in_memory;
+  in_memory.sort_memory_jobs = kLarge;
+  const long unsorted = rss_growth_kib(dir.write("unsorted.csv", schedsim_trace(kLarge, false)), "schedsim", in_memory);
   CHECK(unsorted > 8 * kBoundKib);
   std::vector<std::string> warnings;
-  TraceJobSource source(dir.path("unsorted.csv"), "schedsim", warnings);
+  TraceJobSource source(dir.path("unsorted.csv"), "schedsim", in_memory, warnings);
   CHECK(source.jobs_buffered() == kLarge);
+}
+
+TEST_CASE("unsorted traces longer than the in-memory limit are sorted through temporary runs", "[traces][streaming]") {
+  TempDir dir;
+  // Submit times in blocks that go backwards, with ties: a stable sort must keep file order.
+  std::string csv = "job_id,submit_time_s,num_gpus,duration_s,user\n";
+  for (int i = 0; i < 2500; ++i) csv += "j" + std::to_string(i) + "," + std::to_string((7 - i % 8) * 100 + (i / 8) % 5) + ",1,5,u" + std::to_string(i) + "\n";
+  const std::string path = dir.write("u.csv", csv);
+  std::vector<std::string> w1, w2;
+  TraceJobSource in_memory(path, "schedsim", w1);
+  TraceOptions small;
+  small.sort_memory_jobs = 300;
+  TraceJobSource spilled(path, "schedsim", small, w2);
+  CHECK(in_memory.sort_runs() == 0);
+  CHECK(spilled.sort_runs() == 9);  // ceil(2500 / 300)
+  CHECK(spilled.jobs_buffered() == 9);
+  REQUIRE(w2.size() == 2);
+  CHECK_THAT(w2[1], Catch::Contains("the trace has 2500 jobs, more than the 300 sorted in memory; it was sorted in 9 runs"));
+  JobSpec a, b;
+  std::size_t n = 0;
+  while (in_memory.next(a)) {
+    REQUIRE(spilled.next(b));
+    CHECK(a.id == b.id);
+    CHECK(a.submit == b.submit);
+    CHECK(a.user == b.user);
+    CHECK(a.source_line == b.source_line);
+    ++n;
+  }
+  CHECK_FALSE(spilled.next(b));
+  CHECK(n == 2500);
+
+  constexpr std::size_t kLarge = 200'000;
+  TraceOptions bounded;
+  bounded.sort_memory_jobs = 10'000;
+  const long growth = rss_growth_kib(dir.write("unsorted.csv", schedsim_trace(kLarge, false)), "schedsim", bounded);
+  REQUIRE(growth >= 0);
+  CHECK(growth < 8 * 1024);  // vs > 32 MiB when the same trace is sorted in memory
 }
