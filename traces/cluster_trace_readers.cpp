@@ -1,6 +1,7 @@
 // Production GPU-cluster job logs in CSV: SenseTime Helios, Shanghai AI Lab Acme
 // (Seren, Kalos), Alibaba PAI 2020 task table and Alibaba 2023 openb pod lists. Field
 // mappings, units and time zones are in docs/traces.md.
+#include <cctype>
 #include <cmath>
 
 #include "sim/error.hpp"

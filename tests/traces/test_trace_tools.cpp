@@ -187,3 +187,36 @@ TEST_CASE("cluster-from turns inventories into a cluster section a scenario acce
   CHECK_THROWS_WITH(read_inventory(dir.write("bad2.csv", "n0,V100,1,1,many\n"), "pai-machines"),
                     Catch::EndsWith("bad2.csv:1: cap_gpu: expected an integer, got 'many'"));
 }
+
+TEST_CASE("scenarios read csv traces through a mapping file and gavel traces through their matrix", "[traces][experiments]") {
+  TempDir dir;
+  dir.write("jobs.csv", "id,t,d,g\na,0,60,1\nb,30,60,2\n");
+  dir.write("map.yaml", "columns: {job_id: id, submit_time: t, duration: d, num_gpus: g}\ntime_unit: min\n");
+  dir.write("m.json", R"J({"v100": {"('LM (batch size 5)', 1)": {"null": 4.0}}, "k80": {"('LM (batch size 5)', 1)": {"null": 1.0}}})J");
+  dir.write("g.trace", "LM (batch size 5)\tcmd\tdir\t--steps\t1\t400\t1\t1\t-1\t0\n");
+  const std::string cluster = "cluster: {nodes: [{count: 1, type: V100, devices_per_node: 4}]}\n";
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig csv = load_scenario(dir.write("csv.yaml", cluster + "workload: {trace: {path: jobs.csv, format: csv, mapping: map.yaml}}\n"), {},
+                                           std::nullopt, reg);
+  REQUIRE(csv.workload.trace);
+  std::vector<std::string> warnings;
+  auto source = csv.workload.make_source(1, warnings);
+  JobSpec j;
+  REQUIRE(source->next(j));
+  REQUIRE(source->next(j));
+  CHECK(j.submit == Tick::from_seconds(1800));
+  CHECK(j.duration_s == 3600);
+  const YAML::Node resolved = csv.workload.to_yaml();
+  CHECK(resolved["trace"]["mapping"]["time_unit"].as<std::string>() == "min");
+  CHECK(resolved["trace"]["on_bad_row"].as<std::string>() == "error");
+
+  const ScenarioConfig gavel = load_scenario(
+      dir.write("gavel.yaml", cluster + "workload: {trace: {path: g.trace, format: gavel, throughputs: m.json, reference_device: k80}}\n"), {}, std::nullopt, reg);
+  auto g = gavel.workload.make_source(1, warnings);
+  REQUIRE(g->next(j));
+  CHECK(j.duration_s == 400);  // 400 steps at 1 step/s on a K80
+  CHECK_THROWS_WITH(load_scenario(dir.write("nomatrix.yaml", cluster + "workload: {trace: {path: g.trace, format: gavel}}\n"), {}, std::nullopt, reg),
+                    Catch::Contains("workload.trace: format gavel needs 'throughputs'"));
+  CHECK_THROWS_WITH(load_scenario(dir.write("nomap.yaml", cluster + "workload: {trace: {path: jobs.csv, format: csv}}\n"), {}, std::nullopt, reg),
+                    Catch::Contains("workload.trace: format csv needs 'mapping'"));
+}
