@@ -158,8 +158,8 @@ class PhillyReader : public TraceReader {
       for (std::size_t i = 0; i < attempts->size(); ++i) {
         const auto& a = (*attempts)[i];
         if (!a.is_object()) fail("attempts", "expected each attempt to be an object", "bad_value");
-        const bool has_start = a.contains("start_time") && !a["start_time"].is_null();
-        const bool has_end = a.contains("end_time") && !a["end_time"].is_null();
+        const bool has_start = has_time(a, "start_time");
+        const bool has_end = has_time(a, "end_time");
         if (has_start && has_end) {
           const double d = time_field(a, "end_time") - time_field(a, "start_time");
           if (d < 0) fail("attempts", "attempt " + std::to_string(i + 1) + " ends before it starts", "out_of_range");
@@ -212,6 +212,13 @@ class PhillyReader : public TraceReader {
     std::string s = it->get<std::string>();
     if (required && s.empty()) fail(key, "is empty", "missing_value");
     return s;
+  }
+  // A time that is present: not absent, null, empty or Python's "None" (the publisher's
+  // README speaks of None values).
+  static bool has_time(const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return false;
+    return !(it->is_string() && (it->get_ref<const std::string&>().empty() || it->get_ref<const std::string&>() == "None"));
   }
   double time_field(const nlohmann::json& j, const char* key) const {
     const std::string s = string_field(j, key, true);

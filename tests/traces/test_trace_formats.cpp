@@ -60,9 +60,9 @@ TEST_CASE("Philly cluster_job_log maps attempts to GPUs and run time and skips j
  {"status": "Failed", "vc": "vc2", "jobid": "application_3", "user": "u2", "submitted_time": "2017-12-01 00:00:00",
   "attempts": [{"start_time": "2017-12-01 00:00:10", "end_time": "2017-12-01 00:00:40", "detail": [{"ip": "m1", "gpus": ["gpu7"]}]}]},
  {"status": "Pass", "vc": "vc2", "jobid": "application_4", "user": "u2", "submitted_time": "2017-12-01 00:00:00",
-  "attempts": [{"start_time": "2017-12-01 00:00:10", "end_time": null, "detail": [{"ip": "m1", "gpus": ["gpu7"]}]}]},
+  "attempts": [{"start_time": "2017-12-01 00:00:10", "end_time": "None", "detail": [{"ip": "m1", "gpus": ["gpu7"]}]}]},
  {"status": "Killed", "vc": "v\"c", "jobid": "application_5", "user": "u[5]", "submitted_time": "2017-12-02 00:00:00",
-  "attempts": [{"start_time": null, "end_time": "2017-12-02 00:10:00", "detail": []},
+  "attempts": [{"start_time": null, "end_time": "2017-12-02 00:10:00", "detail": []}, {"start_time": "", "end_time": null},
                {"start_time": "2017-12-02 00:10:00", "end_time": "2017-12-02 00:20:00", "detail": [{"ip": "m1", "gpus": ["gpu0", "gpu1"]}]}]}
 ]
 )J");
