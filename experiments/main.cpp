@@ -2,6 +2,7 @@
 // non-zero with one clear message on bad input, leaving no partial result files.
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "experiments/scenario.hpp"
 #include "experiments/trace_inspect.hpp"
 #include "sim/error.hpp"
+#include "traces/cluster_inventory.hpp"
 #include "traces/trace_reader.hpp"
 
 using namespace schedsim;
@@ -36,6 +38,48 @@ void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& defaul
   cmd->add_option("--out", a.out, "output folder")->capture_default_str();
   cmd->add_flag("--quiet,-q", a.quiet, "no progress line and no table");
   cmd->add_flag("--check-invariants", a.check_invariants, "verify the kernel's invariants after every event (slow; for debugging)");
+}
+
+// Reader options shared by the trace subcommands.
+struct TraceArgs {
+  std::string path;
+  std::string format = "auto";
+  std::string on_bad_row = "error";
+  std::string throughputs;
+  std::string reference_device = "v100";
+  std::string mapping;
+
+  TraceOptions options() const {
+    TraceOptions o;
+    o.on_bad_row = on_bad_row == "skip" ? BadRowMode::kSkip : BadRowMode::kError;
+    o.throughputs_path = throughputs;
+    o.reference_device = reference_device;
+    if (!mapping.empty()) o.mapping = CsvMapping::load_file(mapping);
+    return o;
+  }
+};
+
+void add_trace_args(CLI::App* cmd, TraceArgs& a) {
+  cmd->add_option("file", a.path, "trace file (plain or gzip)")->required();
+  std::string names = "auto";
+  for (const auto& n : trace_format_names()) names += ", " + n;
+  cmd->add_option("--format", a.format, "trace format: " + names)->capture_default_str();
+  cmd->add_option("--on-bad-row", a.on_bad_row, "error: stop at the first bad row; skip: skip bad rows and count them by reason")
+      ->check(CLI::IsMember({"error", "skip"}))
+      ->capture_default_str();
+  cmd->add_option("--throughputs", a.throughputs, "gavel: Gavel's simulation_throughputs.json");
+  cmd->add_option("--reference-device", a.reference_device, "gavel: device type whose throughput sets durations")->capture_default_str();
+  cmd->add_option("--mapping", a.mapping, "csv: YAML file with the column mapping");
+}
+
+// Writes to `out_path`, or to stdout when it is empty.
+void write_output(const std::string& out_path, const std::function<void(std::ostream&)>& write) {
+  if (out_path.empty()) {
+    write(std::cout);
+    std::cout.flush();
+  } else {
+    write_streamed_file(out_path, write);
+  }
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
@@ -64,12 +108,37 @@ int main(int argc, char** argv) {
 
   auto* trace = app.add_subcommand("trace", "work with trace files");
   trace->require_subcommand(1);
-  std::string inspect_path, inspect_format = "auto";
+  TraceArgs inspect_args;
   bool inspect_json = false;
-  auto* inspect = trace->add_subcommand("inspect", "jobs, time span, GPU demand and durations of a trace");
-  inspect->add_option("file", inspect_path, "trace file")->required();
-  inspect->add_option("--format", inspect_format, "trace format: auto, schedsim, itp")->capture_default_str();
+  auto* inspect = trace->add_subcommand("inspect", "jobs, time span, GPU demand, durations, statuses and skipped rows of a trace");
+  add_trace_args(inspect, inspect_args);
   inspect->add_flag("--json", inspect_json, "print JSON instead of text");
+
+  TraceArgs convert_args;
+  std::string convert_to, convert_out;
+  auto* convert = trace->add_subcommand("convert", "rewrite a trace in schedsim's CSV format, sorted by submit time");
+  add_trace_args(convert, convert_args);
+  convert->add_option("--to", convert_to, "output format (schedsim)")->required()->check(CLI::IsMember({"schedsim"}));
+  convert->add_option("--out", convert_out, "output file (default: stdout)");
+
+  TraceArgs sample_args;
+  SampleOptions sample_options;
+  std::string sample_out;
+  auto* sample = trace->add_subcommand("sample", "a time window, a seeded subsample, compressed inter-arrival times or a shifted start of a trace");
+  add_trace_args(sample, sample_args);
+  sample->add_option("--from", sample_options.from_s, "keep jobs submitted at or after this time (s)");
+  sample->add_option("--to", sample_options.to_s, "keep jobs submitted before this time (s)");
+  sample->add_option("--fraction", sample_options.fraction, "keep each job with this probability")->capture_default_str();
+  sample->add_option("--seed", sample_options.seed, "seed of the subsample")->capture_default_str();
+  sample->add_option("--load-scale", sample_options.load_scale, "divide the gaps between submissions by this (2 = twice the load)")->capture_default_str();
+  sample->add_option("--shift-to", sample_options.shift_to_s, "submit the first kept job at this time (s)");
+  sample->add_option("--out", sample_out, "output file (default: stdout)");
+
+  std::string inventory_path, inventory_format;
+  auto* cluster_from = trace->add_subcommand("cluster-from", "print a cluster: YAML section from a machine inventory");
+  cluster_from->add_option("file", inventory_path, "inventory file")->required();
+  cluster_from->add_option("--format", inventory_format, "pai-machines or openb-nodes")->required()->check(CLI::IsMember({"pai-machines", "openb-nodes"}));
+
   auto* formats = trace->add_subcommand("formats", "list the trace formats");
 
   std::vector<std::string> bench_cases;
@@ -112,9 +181,18 @@ int main(int argc, char** argv) {
         for (const auto& o : p.options) std::cout << "    option " << o.name << " (default " << o.default_value << "): " << o.description << '\n';
       }
     } else if (*inspect) {
-      const TraceInspection t = inspect_trace(inspect_path, inspect_format);
-      if (inspect_json) std::cout << inspection_json(t).dump(2) << '\n';
+      const TraceInspection t = inspect_trace(inspect_args.path, inspect_args.format, inspect_args.options());
+      if (inspect_json) std::cout << inspection_json(t).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       else std::cout << inspection_text(t);
+    } else if (*convert) {
+      const TraceOptions options = convert_args.options();
+      write_output(convert_out, [&](std::ostream& out) { convert_trace(convert_args.path, convert_args.format, options, out); });
+    } else if (*sample) {
+      const TraceOptions options = sample_args.options();
+      check_sample_options(sample_options);
+      write_output(sample_out, [&](std::ostream& out) { sample_trace(sample_args.path, sample_args.format, options, sample_options, out); });
+    } else if (*cluster_from) {
+      std::cout << inventory_yaml(read_inventory(inventory_path, inventory_format));
     } else if (*formats) {
       for (const auto& f : trace_formats()) std::cout << f.name << "\n    " << f.description << '\n';
     } else if (*bench) {

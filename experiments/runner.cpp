@@ -157,6 +157,9 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["policy"] = r.policy_name;
   j["summary"] = summary_json(r.summary);
   j["warnings"] = r.warnings;
+  auto skipped = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : r.trace_rows_skipped) skipped[reason] = n;
+  j["trace_rows_skipped"] = skipped;
   j["config"] = yaml_to_json(r.resolved_config);
   return j;
 }
@@ -169,6 +172,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
                                           PolicyContext{scenario.seed});
   result.policy_name = policy.policy->name();
   std::unique_ptr<JobSource> source = scenario.workload.make_source(scenario.seed, result.warnings);
+  result.trace_rows_skipped = source->rows_skipped();
 
   TempFiles temps;
   std::ofstream jobs_out;
@@ -227,7 +231,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
     jobs_out.close();
     {
       std::ofstream out(temps.paths[1], std::ios::binary | std::ios::trunc);
-      out << results_json(result, scenario.seed).dump(2) << '\n';
+      out << results_json(result, scenario.seed).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       if (!out.flush()) throw InputError(results_path, "write failed (disk full?)");
     }
     // jobs.csv first: a results.json in place means the whole run finished.

@@ -5,6 +5,7 @@
 // never leaves a file that looks complete (and leaves no new file at all).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct RunResult {
   Summary summary;
   SimulatorStats stats;
   std::vector<std::string> warnings;
+  std::map<std::string, std::uint64_t> trace_rows_skipped;  // input rows the trace reader skipped, by reason
   YAML::Node resolved_config;
   std::vector<double> sorted_jct_s;  // for CDF figures
 };

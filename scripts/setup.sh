@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build pkg-config
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev pybind11-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev pybind11-dev zlib1g-dev
   libtorch-dev libopenblas0   # without OpenBLAS, LibTorch falls back to reference BLAS (~10x slower)
 )
 

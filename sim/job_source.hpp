@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "sim/job.hpp"
@@ -19,6 +20,9 @@ class JobSource {
   virtual std::string describe() const = 0;
   // How many jobs the source will offer, when known (0 = unknown): for progress lines.
   virtual std::uint64_t expected_jobs() const { return 0; }
+  // Input rows the source left out, by reason (trace readers: CPU-only jobs, bad rows
+  // in lenient mode...); empty for generated workloads.
+  virtual std::map<std::string, std::uint64_t> rows_skipped() const { return {}; }
 };
 
 }  // namespace schedsim

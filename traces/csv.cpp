@@ -42,17 +42,14 @@ void write_csv_field(std::ostream& out, std::string_view s) {
   out << '"';
 }
 
-CsvReader::CsvReader(const std::string& path, char delimiter) : path_(path), delimiter_(delimiter), in_(path, std::ios::binary) {
-  if (!in_) throw InputError(path, "cannot open the trace file (does it exist?)");
-}
+CsvReader::CsvReader(const std::string& path, char delimiter) : lines_(path), delimiter_(delimiter) {}
 
 bool CsvReader::next(std::vector<std::string_view>& fields) {
   fields.clear();
-  while (std::getline(in_, buf_)) {
-    ++line_;
+  while (lines_.next(buf_)) {
     if (!buf_.empty() && buf_.back() == '\r') buf_.pop_back();
-    if (line_ == 1 && buf_.size() >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) buf_.erase(0, 3);
-    if (buf_.find('\0') != std::string::npos) throw InputError(where(), "the line contains a NUL byte; is this a binary file?");
+    if (line() == 1 && buf_.size() >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) buf_.erase(0, 3);
+    if (buf_.find('\0') != std::string::npos) throw BadRowError(where(), "the line contains a NUL byte; is this a binary file?", "malformed_row");
     if (trim(buf_).empty()) continue;
     if (buf_.find('"') == std::string::npos) {
       std::string_view rest(buf_);
@@ -87,7 +84,7 @@ bool CsvReader::next(std::vector<std::string_view>& fields) {
           }
           unquoted_.push_back(buf_[i++]);
         }
-        if (!closed) throw InputError(where(), "unterminated quoted field (quoted fields may not span lines)");
+        if (!closed) throw BadRowError(where(), "unterminated quoted field (quoted fields may not span lines)", "malformed_row");
         while (i < buf_.size() && buf_[i] != delimiter_) unquoted_.push_back(buf_[i++]);
       } else {
         while (i < buf_.size() && buf_[i] != delimiter_) unquoted_.push_back(buf_[i++]);
@@ -99,7 +96,6 @@ bool CsvReader::next(std::vector<std::string_view>& fields) {
     for (const auto& [b, n] : spans) fields.emplace_back(unquoted_.data() + b, n);
     return true;
   }
-  if (in_.bad()) throw InputError(path_, "read error");
   return false;
 }
 

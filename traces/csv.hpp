@@ -1,16 +1,32 @@
 // CSV for traces and outputs. The reader is small, fast and knows its line numbers. Handles a
-// UTF-8 byte-order mark, CRLF line ends and double-quoted fields ("a,b", "say ""hi""").
-// Errors (unreadable file, NUL byte, unterminated quote) name the file and line.
+// UTF-8 byte-order mark, CRLF line ends, double-quoted fields ("a,b", "say ""hi"""), and
+// gzip-compressed files. Errors (unreadable file, NUL byte, unterminated quote) name the
+// file and line; the ones about a single line are BadRowErrors, which lenient trace
+// reading skips.
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/error.hpp"
+#include "traces/line_reader.hpp"
+
 namespace schedsim {
+
+// One bad row of a trace. `reason` is a short key ("not_a_number", "malformed_row"...)
+// under which lenient reading (`on_bad_row: skip`) counts the skipped row.
+class BadRowError : public InputError {
+ public:
+  BadRowError(const std::string& where, const std::string& what, std::string reason)
+      : InputError(where, what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
 
 class CsvReader {
  public:
@@ -20,18 +36,16 @@ class CsvReader {
   // until the next call.
   bool next(std::vector<std::string_view>& fields);
   // 1-based line number of the record returned last.
-  std::int64_t line() const { return line_; }
-  const std::string& path() const { return path_; }
+  std::int64_t line() const { return lines_.line(); }
+  const std::string& path() const { return lines_.path(); }
   // "path:line" for messages about the last record.
-  std::string where() const { return path_ + ":" + std::to_string(line_); }
+  std::string where() const { return path() + ":" + std::to_string(line()); }
 
  private:
-  std::string path_;
+  LineReader lines_;
   char delimiter_;
-  std::ifstream in_;
   std::string buf_;
   std::string unquoted_;  // storage for fields that needed unquoting
-  std::int64_t line_ = 0;
 };
 
 // Strict field parsers: the whole field (spaces trimmed) must be the number.

@@ -1,31 +1,36 @@
-// CSV trace formats described by a column layout: schedsim's own format and Microsoft
-// ITP's. Both read columns by header name, so column order does not matter.
+// Header-based CSV formats: schedsim's own, Microsoft ITP / ElasticFlow, Tiresias, and
+// the generic `csv` format driven by a column mapping. Columns are found by header
+// name, so their order does not matter.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <ostream>
 
 #include "sim/error.hpp"
-#include "traces/csv.hpp"
-#include "traces/trace_reader.hpp"
+#include "traces/readers.hpp"
 
 namespace schedsim {
+
+void set_submit(const CsvTable& t, int col, double seconds, JobSpec& out) {
+  if (!(seconds >= 0)) t.fail(col, "must be >= 0 seconds, got " + t.quoted(col), "out_of_range");
+  if (seconds > 1e12) t.fail(col, "the value " + t.quoted(col) + " is out of range (over 10^12 seconds)", "out_of_range");
+  out.submit = Tick::from_seconds(seconds);
+}
+
+void set_duration(const CsvTable& t, int col, double seconds, JobSpec& out) {
+  if (!(seconds > 0)) t.fail(col, "must be > 0 seconds, got " + t.quoted(col), "out_of_range");
+  if (seconds > 1e12) t.fail(col, "the value " + t.quoted(col) + " is out of range (over 10^12 seconds)", "out_of_range");
+  out.duration_s = seconds;
+}
+
+void set_gpus(const CsvTable& t, int col, JobSpec& out) {
+  std::int64_t gpus = 0;
+  if (!parse_int64(t.raw(col), gpus)) t.fail(col, "expected an integer GPU count, got " + t.quoted(col), "not_a_number");
+  if (gpus < 1 || gpus > 1'000'000) t.fail(col, "must be between 1 and 1000000 GPUs, got " + t.quoted(col), "out_of_range");
+  out.num_gpus = static_cast<int>(gpus);
+}
+
 namespace {
-
-struct CsvLayout {
-  const char* format;
-  const char* id;
-  const char* submit;
-  const char* duration;
-  const char* gpus;
-  const char* estimate;                  // nullptr: the format has no estimate column
-  std::vector<std::string> also_allowed; // optional columns read or tolerated
-  bool reject_unknown_columns;           // strict formats reject typos in the header
-};
-
-const CsvLayout kSchedsimLayout{"schedsim", "job_id", "submit_time_s", "duration_s", "num_gpus", "estimate_s", {"user", "name"}, true};
-// ITP (microsoft/elasticflow-traces): relative seconds; ElasticFlow's richer files with
-// the same job columns read through this layout too (extra columns ignored).
-const CsvLayout kItpLayout{"itp", "job_id", "submission_time", "duration", "num_gpu", nullptr, {}, false};
 
 std::string join_names(const std::vector<std::string>& v) {
   std::string out;
@@ -33,131 +38,305 @@ std::string join_names(const std::vector<std::string>& v) {
   return out;
 }
 
-class CsvTraceReader : public TraceReader {
+// Optional attribute columns shared by schedsim and the generic format, by column index.
+struct AttributeColumns {
+  int estimate = -1, user = -1, group = -1, model = -1, gpu_type = -1, gpu_milli = -1, iterations = -1, deadline = -1,
+      priority = -1, status = -1;
+};
+
+void read_attributes(const CsvTable& t, const AttributeColumns& c, double time_unit_s, JobSpec& out) {
+  if (!t.empty(c.estimate)) {
+    out.estimate_s = t.number(c.estimate) * time_unit_s;
+    if (!(out.estimate_s > 0)) t.fail(c.estimate, "must be > 0 seconds or empty, got " + t.quoted(c.estimate), "out_of_range");
+  }
+  if (c.user >= 0) out.user.assign(t.text(c.user));
+  if (c.group >= 0) out.group.assign(t.text(c.group));
+  if (c.model >= 0) out.model.assign(t.text(c.model));
+  if (c.gpu_type >= 0) out.gpu_type.assign(t.text(c.gpu_type));
+  if (!t.empty(c.gpu_milli)) out.gpu_milli = static_cast<int>(t.integer(c.gpu_milli, 1, 1000));
+  if (!t.empty(c.iterations)) {
+    out.iterations = t.number(c.iterations);
+    if (!(out.iterations > 0)) t.fail(c.iterations, "must be > 0 or empty, got " + t.quoted(c.iterations), "out_of_range");
+  }
+  if (!t.empty(c.deadline)) {
+    out.deadline_s = t.number(c.deadline) * time_unit_s;
+    if (!(out.deadline_s >= 0)) t.fail(c.deadline, "must be >= 0 seconds or empty, got " + t.quoted(c.deadline), "out_of_range");
+  }
+  if (!t.empty(c.priority)) out.priority = t.number(c.priority);
+  if (c.status >= 0 && !parse_status(t.raw(c.status), out.recorded_status)) {
+    t.fail(c.status, "unknown status " + t.quoted(c.status) + "; allowed: completed, failed, killed, unknown or empty", "bad_value");
+  }
+}
+
+const std::vector<std::string> kSchedsimColumns{"job_id", "submit_time_s", "num_gpus",   "duration_s", "estimate_s",
+                                                "user",   "group",         "model",      "gpu_type",   "gpu_milli",
+                                                "iterations", "deadline_s", "priority", "status",     "name"};
+
+class SchedsimReader : public TraceReader {
  public:
-  CsvTraceReader(const std::string& path, const CsvLayout& layout) : csv_(path), layout_(layout) {
-    if (!csv_.next(fields_)) throw InputError(path, "the trace is empty (no header line)");
-    for (auto f : fields_) header_.emplace_back(trim(f));
-    id_ = column(layout.id, true);
-    submit_ = column(layout.submit, true);
-    duration_ = column(layout.duration, true);
-    gpus_ = column(layout.gpus, true);
-    estimate_ = layout.estimate ? column(layout.estimate, false) : -1;
-    if (layout.reject_unknown_columns) {
-      std::vector<std::string> known{layout.id, layout.submit, layout.gpus, layout.duration};
-      if (layout.estimate) known.emplace_back(layout.estimate);
-      known.insert(known.end(), layout.also_allowed.begin(), layout.also_allowed.end());
-      for (const auto& h : header_) {
-        if (std::find(known.begin(), known.end(), h) == known.end()) {
-          throw InputError(csv_.where(), "unknown column '" + h + "' in a " + layout.format + " trace; known columns: " + join_names(known));
-        }
+  SchedsimReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "schedsim") {
+    for (const auto& h : t_.header()) {
+      if (std::find(kSchedsimColumns.begin(), kSchedsimColumns.end(), h) == kSchedsimColumns.end()) {
+        throw InputError(path + ":1", "unknown column '" + h + "' in a schedsim trace; known columns: " + join_names(kSchedsimColumns));
       }
     }
+    id_ = t_.column("job_id", true);
+    submit_ = t_.column("submit_time_s", true);
+    gpus_ = t_.column("num_gpus", true);
+    duration_ = t_.column("duration_s", true);
+    a_.estimate = t_.column("estimate_s", false);
+    a_.user = t_.column("user", false);
+    a_.group = t_.column("group", false);
+    a_.model = t_.column("model", false);
+    a_.gpu_type = t_.column("gpu_type", false);
+    a_.gpu_milli = t_.column("gpu_milli", false);
+    a_.iterations = t_.column("iterations", false);
+    a_.deadline = t_.column("deadline_s", false);
+    a_.priority = t_.column("priority", false);
+    a_.status = t_.column("status", false);
   }
 
-  bool next(JobSpec& out) override {
-    if (!csv_.next(fields_)) return false;
-    if (fields_.size() != header_.size()) {
-      throw InputError(csv_.where(), "expected " + std::to_string(header_.size()) + " fields like the header, got " + std::to_string(fields_.size()));
-    }
-    out.id.assign(trim(fields_[static_cast<std::size_t>(id_)]));
-    if (out.id.empty()) fail(id_, "the job id is empty");
-    const double submit = number(submit_);
-    if (submit < 0) fail(submit_, "must be >= 0 seconds, got " + quoted(submit_));
-    out.submit = Tick::from_seconds(submit);
-    out.duration_s = number(duration_);
-    if (!(out.duration_s > 0)) fail(duration_, "must be > 0 seconds, got " + quoted(duration_));
-    std::int64_t gpus = 0;
-    if (!parse_int64(fields_[static_cast<std::size_t>(gpus_)], gpus)) fail(gpus_, "expected an integer GPU count, got " + quoted(gpus_));
-    if (gpus < 1 || gpus > 1'000'000) fail(gpus_, "must be between 1 and 1000000 GPUs, got " + quoted(gpus_));
-    out.num_gpus = static_cast<int>(gpus);
-    out.estimate_s = std::nan("");
-    if (estimate_ >= 0 && !trim(fields_[static_cast<std::size_t>(estimate_)]).empty()) {
-      out.estimate_s = number(estimate_);
-      if (!(out.estimate_s > 0)) fail(estimate_, "must be > 0 seconds or empty, got " + quoted(estimate_));
-    }
-    out.source_line = csv_.line();
+ protected:
+  bool read(JobSpec& out) override {
+    if (!t_.next_row()) return false;
+    out.id.assign(t_.text(id_));
+    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
+    set_submit(t_, submit_, t_.number(submit_), out);
+    out.duration_s = t_.number(duration_);
+    set_duration(t_, duration_, out.duration_s, out);
+    set_gpus(t_, gpus_, out);
+    read_attributes(t_, a_, 1.0, out);
+    out.source_line = t_.line();
     return true;
   }
 
  private:
-  int column(const char* name, bool required) {
-    for (std::size_t i = 0; i < header_.size(); ++i) {
-      if (header_[i] == name) return static_cast<int>(i);
-    }
-    if (required) {
-      throw InputError(csv_.where(), std::string("missing column '") + name + "' for the " + layout_.format +
-                                         " format (header has: " + join_names(header_) + ")");
-    }
-    return -1;
-  }
-  std::string quoted(int col) const { return "'" + std::string(fields_[static_cast<std::size_t>(col)]) + "'"; }
-  [[noreturn]] void fail(int col, const std::string& what) const {
-    throw InputError(csv_.where() + ": " + header_[static_cast<std::size_t>(col)], what);
-  }
-  double number(int col) const {
-    double v = 0;
-    if (!parse_double(fields_[static_cast<std::size_t>(col)], v)) fail(col, "expected a number, got " + quoted(col));
-    if (!std::isfinite(v)) fail(col, "expected a finite number, got " + quoted(col));
-    if (std::fabs(v) > 1e12) fail(col, "the value " + quoted(col) + " is out of range (over 10^12 seconds)");
-    return v;
+  CsvTable t_;
+  int id_, submit_, gpus_, duration_;
+  AttributeColumns a_;
+};
+
+// ITP (microsoft/elasticflow-traces): relative seconds. ElasticFlow's files add
+// num_iteration, model_name and deadline (absolute seconds), which fill the matching
+// JobSpec fields; batch_size and any other column are ignored.
+class ItpReader : public TraceReader {
+ public:
+  ItpReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "itp") {
+    id_ = t_.column("job_id", true);
+    submit_ = t_.column("submission_time", true);
+    duration_ = t_.column("duration", true);
+    gpus_ = t_.column("num_gpu", true);
+    a_.iterations = t_.column("num_iteration", false);
+    a_.model = t_.column("model_name", false);
+    a_.deadline = t_.column("deadline", false);
   }
 
-  CsvReader csv_;
-  const CsvLayout& layout_;
-  std::vector<std::string_view> fields_;
-  std::vector<std::string> header_;
-  int id_ = -1, submit_ = -1, duration_ = -1, gpus_ = -1, estimate_ = -1;
+ protected:
+  bool read(JobSpec& out) override {
+    if (!t_.next_row()) return false;
+    out.id.assign(t_.text(id_));
+    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
+    set_submit(t_, submit_, t_.number(submit_), out);
+    set_duration(t_, duration_, t_.number(duration_), out);
+    set_gpus(t_, gpus_, out);
+    read_attributes(t_, a_, 1.0, out);
+    out.source_line = t_.line();
+    return true;
+  }
+
+ private:
+  CsvTable t_;
+  int id_, submit_, duration_, gpus_;
+  AttributeColumns a_;
+};
+
+// Tiresias (SymbioticLab/Tiresias): job_id,num_gpu,submit_time,iterations,model_name,
+// duration,interval. `interval` (the gap to the previous submission) is redundant with
+// submit_time and ignored.
+class TiresiasReader : public TraceReader {
+ public:
+  TiresiasReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "tiresias") {
+    id_ = t_.column("job_id", true);
+    gpus_ = t_.column("num_gpu", true);
+    submit_ = t_.column("submit_time", true);
+    duration_ = t_.column("duration", true);
+    a_.iterations = t_.column("iterations", false);
+    a_.model = t_.column("model_name", false);
+  }
+
+ protected:
+  bool read(JobSpec& out) override {
+    if (!t_.next_row()) return false;
+    out.id.assign(t_.text(id_));
+    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
+    set_submit(t_, submit_, t_.number(submit_), out);
+    set_duration(t_, duration_, t_.number(duration_), out);
+    set_gpus(t_, gpus_, out);
+    read_attributes(t_, a_, 1.0, out);
+    out.source_line = t_.line();
+    return true;
+  }
+
+ private:
+  CsvTable t_;
+  int id_, gpus_, submit_, duration_;
+  AttributeColumns a_;
+};
+
+const std::vector<std::string> kMappingFields{"job_id", "submit_time", "duration", "start_time", "end_time", "num_gpus", "estimate",
+                                              "user",   "group",       "model",    "gpu_type",   "gpu_milli", "iterations", "deadline",
+                                              "priority", "status"};
+
+class GenericCsvReader : public TraceReader {
+ public:
+  GenericCsvReader(const std::string& path, const CsvMapping& m, BadRowMode mode)
+      : TraceReader(mode), t_(path, "csv", m.delimiter), unit_(m.time_unit_s) {
+    auto col = [&](const char* field, bool required) {
+      const auto it = m.columns.find(field);
+      if (it == m.columns.end()) return -1;
+      return t_.column(it->second, required);
+    };
+    id_ = col("job_id", true);
+    submit_ = col("submit_time", true);
+    duration_ = col("duration", true);
+    start_ = col("start_time", true);
+    end_ = col("end_time", true);
+    gpus_ = col("num_gpus", true);
+    a_.estimate = col("estimate", true);
+    a_.user = col("user", true);
+    a_.group = col("group", true);
+    a_.model = col("model", true);
+    a_.gpu_type = col("gpu_type", true);
+    a_.gpu_milli = col("gpu_milli", true);
+    a_.iterations = col("iterations", true);
+    a_.deadline = col("deadline", true);
+    a_.priority = col("priority", true);
+    a_.status = col("status", true);
+  }
+
+ protected:
+  bool read(JobSpec& out) override {
+    if (!t_.next_row()) return false;
+    out.id.assign(t_.text(id_));
+    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
+    set_submit(t_, submit_, t_.number(submit_) * unit_, out);
+    if (duration_ >= 0) {
+      set_duration(t_, duration_, t_.number(duration_) * unit_, out);
+    } else {
+      set_duration(t_, end_, (t_.number(end_) - t_.number(start_)) * unit_, out);
+    }
+    if (gpus_ >= 0) set_gpus(t_, gpus_, out);
+    read_attributes(t_, a_, unit_, out);
+    out.source_line = t_.line();
+    return true;
+  }
+
+ private:
+  CsvTable t_;
+  double unit_;
+  int id_, submit_, duration_, start_, end_, gpus_;
+  AttributeColumns a_;
 };
 
 }  // namespace
 
-std::vector<TraceFormatInfo> trace_formats() {
-  return {
-      {"schedsim", "schedsim's CSV: job_id,submit_time_s,num_gpus,duration_s[,estimate_s,user,name]"},
-      {"itp", "Microsoft ITP / ElasticFlow CSV: job_id,submission_time,duration,num_gpu (seconds)"},
-  };
+CsvMapping CsvMapping::parse(const ConfigNode& node) {
+  node.expect_map({"columns", "time_unit", "delimiter"});
+  CsvMapping m;
+  const ConfigNode cols = node.child("columns");
+  cols.expect_keys(kMappingFields);
+  for (const std::string& key : cols.keys()) m.columns[key] = cols.child(key).as_string();
+  for (const char* required : {"job_id", "submit_time", "num_gpus"}) {
+    if (!m.columns.count(required)) cols.fail(std::string("missing required key '") + required + "' (the column that holds it)");
+  }
+  const bool has_duration = m.columns.count("duration") > 0;
+  const bool has_span = m.columns.count("start_time") > 0 && m.columns.count("end_time") > 0;
+  if (has_duration == has_span) cols.fail("give either 'duration' or both 'start_time' and 'end_time' (duration = end - start)");
+  if (!has_duration && (m.columns.count("start_time") + m.columns.count("end_time")) != 2) cols.fail("give both 'start_time' and 'end_time'");
+  if (auto u = node.maybe_child("time_unit")) {
+    const std::string unit = u->as_choice({"s", "ms", "us", "min", "h"});
+    m.time_unit_s = unit == "s" ? 1.0 : unit == "ms" ? 1e-3 : unit == "us" ? 1e-6 : unit == "min" ? 60.0 : 3600.0;
+  }
+  if (auto d = node.maybe_child("delimiter")) {
+    const std::string s = d->as_string();
+    if (s.size() != 1 || s == "\"" || s == "\n" || s == "\r") d->fail("must be one character other than a quote or line break, e.g. ',' or ';' or '\\t'");
+    m.delimiter = s[0];
+  }
+  return m;
 }
 
-std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const std::string& format) {
-  if (format == "schedsim") return std::make_unique<CsvTraceReader>(path, kSchedsimLayout);
-  if (format == "itp") return std::make_unique<CsvTraceReader>(path, kItpLayout);
-  std::string known;
-  for (const auto& f : trace_formats()) known += (known.empty() ? "" : ", ") + f.name;
-  throw InputError(path, "unknown trace format '" + format + "'; known formats: " + known);
+CsvMapping CsvMapping::load_file(const std::string& path) { return parse(ConfigNode::load_file(path)); }
+
+YAML::Node CsvMapping::to_yaml() const {
+  YAML::Node n(YAML::NodeType::Map);
+  YAML::Node c(YAML::NodeType::Map);
+  for (const auto& [field, column] : columns) c[field] = column;
+  n["columns"] = c;
+  const char* unit = time_unit_s == 1.0 ? "s" : time_unit_s == 1e-3 ? "ms" : time_unit_s == 1e-6 ? "us" : time_unit_s == 60.0 ? "min" : "h";
+  n["time_unit"] = unit;
+  n["delimiter"] = std::string(1, delimiter);
+  return n;
 }
 
-std::string detect_trace_format(const std::string& path) {
-  CsvReader csv(path);
-  std::vector<std::string_view> header;
-  if (!csv.next(header)) throw InputError(path, "the trace is empty (no header line)");
-  auto has = [&](std::string_view name) {
-    return std::any_of(header.begin(), header.end(), [&](std::string_view h) { return trim(h) == name; });
-  };
-  if (has("submit_time_s") && has("duration_s")) return "schedsim";
-  if (has("submission_time") && has("num_gpu")) return "itp";
-  throw InputError(csv.where(), "cannot tell the trace format from the header; name it with --format (known: schedsim, itp)");
+std::unique_ptr<TraceReader> make_schedsim_reader(const std::string& path, const TraceOptions& o) {
+  return std::make_unique<SchedsimReader>(path, o.on_bad_row);
+}
+std::unique_ptr<TraceReader> make_itp_reader(const std::string& path, const TraceOptions& o) {
+  return std::make_unique<ItpReader>(path, o.on_bad_row);
+}
+std::unique_ptr<TraceReader> make_tiresias_reader(const std::string& path, const TraceOptions& o) {
+  return std::make_unique<TiresiasReader>(path, o.on_bad_row);
+}
+std::unique_ptr<TraceReader> make_generic_csv_reader(const std::string& path, const TraceOptions& o) {
+  if (!o.mapping) throw InputError(path, "the csv format needs a column mapping (workload.trace.mapping, or --mapping FILE on the command line)");
+  return std::make_unique<GenericCsvReader>(path, *o.mapping, o.on_bad_row);
 }
 
-void write_schedsim_trace_header(std::ostream& out, bool with_estimates) {
-  out << "job_id,submit_time_s,num_gpus,duration_s" << (with_estimates ? ",estimate_s" : "") << '\n';
-}
-
-void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, bool with_estimates) {
-  write_csv_field(out, job.id);
+namespace {
+void write_number(std::ostream& out, double v) {
   char buf[64];
-  out << ',' << format_seconds(job.submit) << ',' << job.num_gpus << ',';
-  // %.17g round-trips every double exactly.
-  std::snprintf(buf, sizeof buf, "%.17g", job.duration_s);
+  std::snprintf(buf, sizeof buf, "%.17g", v);
   out << buf;
-  if (with_estimates) {
+}
+}  // namespace
+
+void write_schedsim_trace_header(std::ostream& out, const SchedsimColumns& c) {
+  out << "job_id,submit_time_s,num_gpus,duration_s" << (c.estimate ? ",estimate_s" : "");
+  if (c.attributes) out << ",user,group,model,gpu_type,gpu_milli,iterations,deadline_s,priority,status";
+  out << '\n';
+}
+
+void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, const SchedsimColumns& c) {
+  write_csv_field(out, job.id);
+  out << ',' << format_seconds(job.submit) << ',' << job.num_gpus << ',';
+  write_number(out, job.duration_s);  // %.17g round-trips every double exactly
+  if (c.estimate) {
     out << ',';
-    if (job.has_estimate()) {
-      std::snprintf(buf, sizeof buf, "%.17g", job.estimate_s);
-      out << buf;
-    }
+    if (job.has_estimate()) write_number(out, job.estimate_s);
+  }
+  if (c.attributes) {
+    out << ',';
+    write_csv_field(out, job.user);
+    out << ',';
+    write_csv_field(out, job.group);
+    out << ',';
+    write_csv_field(out, job.model);
+    out << ',';
+    write_csv_field(out, job.gpu_type);
+    out << ',' << job.gpu_milli << ',';
+    if (!std::isnan(job.iterations)) write_number(out, job.iterations);
+    out << ',';
+    if (!std::isnan(job.deadline_s)) write_number(out, job.deadline_s);
+    out << ',';
+    write_number(out, job.priority);
+    out << ',' << to_string(job.recorded_status);
   }
   out << '\n';
+}
+
+void write_schedsim_trace_header(std::ostream& out, bool with_estimates) { write_schedsim_trace_header(out, SchedsimColumns{with_estimates, false}); }
+void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, bool with_estimates) {
+  write_schedsim_trace_row(out, job, SchedsimColumns{with_estimates, false});
 }
 
 }  // namespace schedsim

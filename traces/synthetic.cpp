@@ -6,10 +6,110 @@
 #include "sim/error.hpp"
 
 namespace schedsim {
+namespace {
+
+// Published per-cluster statistics of GPU jobs. Copied here (never read at run time);
+// each value's source is cited beside it and in docs/config.md.
+struct PublishedCluster {
+  const char* preset;
+  double gpu_jobs;           // number of GPU jobs in the trace
+  double span_days;          // submission period of the trace
+  double mean_run_s;         // avg_run_time_gpu
+  double median_run_s;       // med_run_time_gpu
+  double mean_gpus;          // avg_gpu_num
+  int max_gpus;              // max_gpu
+  double completed, cancelled, failed;  // complete/cancel/fail_rate_gpu
+};
+
+// Source of all but span_days: ../shared/data/acme/cluster_summary.csv (InternLM/AcmeTrace,
+// CC BY 4.0), rows Philly, Helios and Seren, columns gpu_job_num, avg_run_time_gpu,
+// med_run_time_gpu, avg_gpu_num, max_gpu, complete_rate_gpu, cancel_rate_gpu,
+// fail_rate_gpu. The Helios row equals the `total` row of
+// ../shared/data/helios/helios_cluster_summary.csv (HeliosArtifact).
+// span_days: Philly jobs were submitted 2017-08-07 .. 2017-12-22 = 137 days
+// (../shared/data/philly/philly_traces_README.md); Helios covers April .. September 2020
+// = 183 days (HeliosData_README.md); Acme covers March .. August 2023 = 184 days
+// (AcmeTrace_README.md).
+const PublishedCluster kPublished[] = {
+    {"philly-like", 112956, 137, 18006.055, 874.0, 1.928, 128, 0.604, 0.09, 0.305},
+    {"helios-like", 1580464, 183, 6651.681, 206.0, 3.716, 2048, 0.624, 0.221, 0.155},
+    {"llm-cluster-like", 663813, 184, 1414.335, 122.0, 5.68, 1024, 0.497, 0.075, 0.429},
+};
+
+// GPU counts 1, 2, 4, ... up to max_gpus with P(2^k) proportional to r^k, r fitted by
+// bisection so that the mean is `mean`. When that leaves P(1) < 0.5, which would
+// contradict the published median of 1 GPU, P(1) is set to 0.5 and the fit is redone on
+// the other counts.
+std::vector<std::pair<int, double>> fit_gpu_counts(double mean, int max_gpus) {
+  int levels = 0;
+  while ((2 << levels) <= max_gpus) ++levels;  // exponents 0..levels
+  auto shares = [&](double r, double p1) {
+    std::vector<double> w;
+    if (p1 < 0) {
+      double sum = 0;
+      for (int k = 0; k <= levels; ++k) sum += std::pow(r, k);
+      for (int k = 0; k <= levels; ++k) w.push_back(std::pow(r, k) / sum);
+    } else {
+      double sum = 0;
+      for (int k = 1; k <= levels; ++k) sum += std::pow(r, k);
+      w.push_back(p1);
+      for (int k = 1; k <= levels; ++k) w.push_back((1 - p1) * std::pow(r, k) / sum);
+    }
+    return w;
+  };
+  auto mean_of = [&](const std::vector<double>& w) {
+    double m = 0;
+    for (std::size_t k = 0; k < w.size(); ++k) m += w[k] * std::ldexp(1.0, static_cast<int>(k));
+    return m;
+  };
+  auto fit = [&](double p1) {
+    double lo = 1e-9, hi = 0.999999;
+    for (int i = 0; i < 200; ++i) {
+      const double mid = 0.5 * (lo + hi);
+      (mean_of(shares(mid, p1)) < mean ? lo : hi) = mid;
+    }
+    return shares(0.5 * (lo + hi), p1);
+  };
+  std::vector<double> w = fit(-1);
+  if (w[0] < 0.5) w = fit(0.5);
+  std::vector<std::pair<int, double>> out;
+  double total = 0;
+  for (std::size_t k = 0; k < w.size(); ++k) total += w[k];
+  for (std::size_t k = 0; k < w.size(); ++k) out.emplace_back(1 << k, w[k] / total);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> SyntheticConfig::preset_names() {
+  std::vector<std::string> out;
+  for (const auto& p : kPublished) out.emplace_back(p.preset);
+  return out;
+}
+
+SyntheticConfig SyntheticConfig::from_preset(const std::string& name, const std::string& where) {
+  for (const auto& p : kPublished) {
+    if (name != p.preset) continue;
+    SyntheticConfig c;
+    c.preset = name;
+    c.arrival_process = "poisson";
+    c.mean_interarrival_s = p.span_days * 86400.0 / p.gpu_jobs;
+    // Lognormal with the published median and mean: mean = median * exp(sigma^2 / 2).
+    c.duration_s = Distribution::lognormal(p.median_run_s, std::sqrt(2.0 * std::log(p.mean_run_s / p.median_run_s)));
+    c.gpus = fit_gpu_counts(p.mean_gpus, p.max_gpus);
+    const double sum = p.completed + p.cancelled + p.failed;  // 0.999 for Philly: rounding
+    c.recorded_status = StatusShares{p.completed / sum, p.cancelled / sum, p.failed / sum};
+    return c;
+  }
+  std::string list;
+  for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
+  throw InputError(where, "unknown preset '" + name + "'; choose one of: " + list);
+}
 
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
-  node.expect_map({"num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "models"});
+  node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models"});
   SyntheticConfig c;
+  if (auto p = node.maybe_child("preset")) c = from_preset(p->as_string(), p->where());
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
   if (auto a = node.maybe_child("arrival")) {
     a->expect_map({"process", "mean_interarrival_s", "interarrival_s"});
@@ -62,11 +162,22 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
     if (std::fabs(total - 1.0) > 1e-9) m->fail("probabilities must sum to 1, they sum to " + std::to_string(total));
     std::sort(c.models.begin(), c.models.end());  // order-independent draws, as for gpus
   }
+  if (auto r = node.maybe_child("recorded_status")) {
+    r->expect_map({"completed", "killed", "failed"});
+    StatusShares s;
+    if (auto v = r->maybe_child("completed")) s.completed = v->as_nonnegative_double();
+    if (auto v = r->maybe_child("killed")) s.killed = v->as_nonnegative_double();
+    if (auto v = r->maybe_child("failed")) s.failed = v->as_nonnegative_double();
+    const double sum = s.completed + s.killed + s.failed;
+    if (std::fabs(sum - 1.0) > 1e-9) r->fail("shares must sum to 1, they sum to " + std::to_string(sum));
+    c.recorded_status = s;
+  }
   return c;
 }
 
 YAML::Node SyntheticConfig::to_yaml() const {
   YAML::Node n(YAML::NodeType::Map);
+  if (!preset.empty()) n["preset"] = preset;
   n["num_jobs"] = num_jobs;
   YAML::Node a(YAML::NodeType::Map);
   a["process"] = arrival_process;
@@ -82,6 +193,13 @@ YAML::Node SyntheticConfig::to_yaml() const {
     YAML::Node m(YAML::NodeType::Map);
     for (const auto& [name, p] : models) m[name] = p;
     n["models"] = m;
+  }
+  if (recorded_status) {
+    YAML::Node r(YAML::NodeType::Map);
+    r["completed"] = recorded_status->completed;
+    r["killed"] = recorded_status->killed;
+    r["failed"] = recorded_status->failed;
+    n["recorded_status"] = r;
   }
   return n;
 }
@@ -104,6 +222,7 @@ SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint6
       durations_(seed, "synthetic.durations"),
       gpus_(seed, "synthetic.gpus"),
       estimates_(seed, "synthetic.estimates"),
+      statuses_(seed, "synthetic.statuses"),
       models_(seed, "synthetic.models"),
       t_s_(config.start_s) {
   double cum = 0;
@@ -134,6 +253,12 @@ bool SyntheticJobSource::next(JobSpec& out) {
     out.model = config_.models[m].first;
   }
   out.source_line = 0;
+  out.recorded_status = RecordedStatus::kUnknown;
+  if (config_.recorded_status) {
+    const double u = statuses_.uniform();
+    const auto& s = *config_.recorded_status;
+    out.recorded_status = u < s.completed ? RecordedStatus::kCompleted : u < s.completed + s.killed ? RecordedStatus::kKilled : RecordedStatus::kFailed;
+  }
   ++generated_;
   return true;
 }

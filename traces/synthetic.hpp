@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -30,8 +32,21 @@ struct SyntheticConfig {
   // (workload profile name, probability): the model each job trains, for the physics
   // model; empty = no model (rate 1 everywhere).
   std::vector<std::pair<std::string, double>> models;
+  // The calibrated preset this config started from ("" = none).
+  std::string preset;
+  // When set (shares > 0), each job carries a recorded status drawn with these shares
+  // (completed, killed, failed), as data for a failures model; the kernel ignores it.
+  struct StatusShares {
+    double completed = 0, killed = 0, failed = 0;
+  };
+  std::optional<StatusShares> recorded_status;
 
   static SyntheticConfig parse(const ConfigNode& node);
+  // A workload calibrated to a published cluster trace: "philly-like", "helios-like" or
+  // "llm-cluster-like" (docs/config.md cites every number). Throws InputError listing
+  // the presets for an unknown name.
+  static SyntheticConfig from_preset(const std::string& name, const std::string& where);
+  static std::vector<std::string> preset_names();
   YAML::Node to_yaml() const;
   int max_gpus() const;
   double mean_gpus() const;
@@ -46,7 +61,7 @@ class SyntheticJobSource : public JobSource {
 
  private:
   const SyntheticConfig& config_;
-  Rng arrivals_, durations_, gpus_, estimates_, models_;
+  Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_;
   std::vector<double> gpu_cdf_, model_cdf_;
   std::uint64_t generated_ = 0;
   double t_s_;

@@ -1,21 +1,81 @@
 // Trace formats. A TraceReader turns the rows of one file into JobSpecs, in file order,
-// validating every field: the first bad row throws InputError naming file, line and
-// column. Formats are looked up by name (`workload.trace.format`).
+// validating every field. A bad row throws InputError naming file, line and field
+// (strict mode, the default) or is skipped and counted under a reason (lenient mode,
+// `on_bad_row: skip`). Rows that a format leaves out by design (CPU-only jobs, jobs that
+// never ran) are skipped and counted in both modes. Formats are looked up by name
+// (`workload.trace.format`).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config_node.hpp"
 #include "sim/job.hpp"
 
 namespace schedsim {
 
+enum class BadRowMode : std::uint8_t { kError, kSkip };
+
+// Rows skipped, by reason ("cpu_only", "not_a_number", ...).
+using RowSkips = std::map<std::string, std::uint64_t>;
+
+// The column mapping of the `csv` (generic) format: which column of the file holds each
+// JobSpec field, and the unit of its times.
+struct CsvMapping {
+  // JobSpec field name (job_id, submit_time, duration, num_gpus, estimate, user, group,
+  // model, gpu_type, gpu_milli, iterations, deadline, priority, status, end_time) ->
+  // column name in the file's header.
+  std::map<std::string, std::string> columns;
+  double time_unit_s = 1.0;  // seconds per unit of the time columns
+  char delimiter = ',';
+
+  // Throws InputError naming the key for unknown fields, a missing required field or a
+  // bad unit.
+  static CsvMapping parse(const ConfigNode& node);
+  static CsvMapping load_file(const std::string& path);
+  YAML::Node to_yaml() const;
+};
+
+struct TraceOptions {
+  BadRowMode on_bad_row = BadRowMode::kError;
+  // gavel: the throughput matrix (simulation_throughputs.json) and the device type whose
+  // isolated throughput turns steps into seconds.
+  std::string throughputs_path;
+  std::string reference_device = "v100";
+  // csv (generic): the column mapping.
+  std::optional<CsvMapping> mapping;
+  // Sorting an unsorted trace holds at most this many jobs in memory; longer traces are
+  // sorted in runs of this size spilled to temporary files and merged.
+  std::size_t sort_memory_jobs = 100'000;
+};
+
 class TraceReader {
  public:
+  explicit TraceReader(BadRowMode mode) : mode_(mode) {}
   virtual ~TraceReader() = default;
-  // The next job in file order; false at the end of the file.
-  virtual bool next(JobSpec& out) = 0;
+  // The next job in file order; false at the end of the file. Resets every optional
+  // field of `out` first, so a reused JobSpec carries nothing over from the last row.
+  bool next(JobSpec& out);
+  // Rows skipped so far, by reason.
+  const RowSkips& skipped() const { return skipped_; }
+
+ protected:
+  // Fills `out` from the next usable row; false at the end. Throws BadRowError (with a
+  // reason) for a bad row, after consuming it.
+  virtual bool read(JobSpec& out) = 0;
+  // Counts a row left out by design.
+  void filtered(const std::string& reason) { ++skipped_[reason]; }
+
+ private:
+  BadRowMode mode_;
+  RowSkips skipped_;
 };
 
 struct TraceFormatInfo {
@@ -25,15 +85,26 @@ struct TraceFormatInfo {
 
 // The formats `open_trace_reader` accepts, with one-line descriptions.
 std::vector<TraceFormatInfo> trace_formats();
+std::vector<std::string> trace_format_names();
 
-// Throws InputError for an unknown format (listing the known ones), a missing file or a
-// header that lacks a required column.
-std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const std::string& format);
+// Throws InputError for an unknown format (listing the known ones), a missing file, a
+// header that lacks a required column, or a missing option (gavel's throughput matrix,
+// csv's mapping).
+std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const std::string& format,
+                                               const TraceOptions& options = {});
 
-// Guesses the format from the header line ("auto" in the CLI); throws when unsure.
+// Guesses the format from the file's first line ("auto" in the CLI); throws when unsure.
 std::string detect_trace_format(const std::string& path);
 
-// Writes jobs in schedsim's own CSV format (header included), e.g. for `trace convert`.
+// schedsim's own CSV format (header included), e.g. for `trace convert`. The optional
+// columns are written when `columns` asks for them; see SchedsimColumns.
+struct SchedsimColumns {
+  bool estimate = true;
+  bool attributes = true;  // user, group, model, gpu_type, gpu_milli, iterations, deadline_s, priority, status
+};
+void write_schedsim_trace_header(std::ostream& out, const SchedsimColumns& columns);
+void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, const SchedsimColumns& columns);
+// The original two-flag form: the four required columns, plus estimate_s when asked.
 void write_schedsim_trace_header(std::ostream& out, bool with_estimates);
 void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, bool with_estimates);
 

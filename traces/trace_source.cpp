@@ -1,19 +1,132 @@
 #include "traces/trace_source.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <functional>
 
 #include "sim/error.hpp"
 
 namespace schedsim {
+namespace {
+
+// The spill format of sorted runs: each JobSpec field in binary, as this process wrote
+// it (the files never outlive the source).
+void put_bytes(std::ostream& out, const void* p, std::size_t n) { out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n)); }
+template <class T>
+void put(std::ostream& out, const T& v) {
+  put_bytes(out, &v, sizeof v);
+}
+void put_string(std::ostream& out, const std::string& s) {
+  put<std::uint64_t>(out, s.size());
+  put_bytes(out, s.data(), s.size());
+}
+template <class T>
+bool get(std::istream& in, T& v) {
+  return static_cast<bool>(in.read(reinterpret_cast<char*>(&v), sizeof v));
+}
+bool get_string(std::istream& in, std::string& s) {
+  std::uint64_t n = 0;
+  if (!get(in, n)) return false;
+  s.resize(n);
+  return n == 0 || static_cast<bool>(in.read(&s[0], static_cast<std::streamsize>(n)));
+}
+
+void write_job(std::ostream& out, const JobSpec& j) {
+  put_string(out, j.id);
+  put(out, j.submit.us());
+  put(out, j.num_gpus);
+  put(out, j.duration_s);
+  put(out, j.estimate_s);
+  put(out, j.source_line);
+  put_string(out, j.user);
+  put_string(out, j.group);
+  put_string(out, j.model);
+  put_string(out, j.gpu_type);
+  put(out, j.gpu_milli);
+  put(out, j.iterations);
+  put(out, j.deadline_s);
+  put(out, j.priority);
+  put(out, j.recorded_status);
+}
+
+bool read_job(std::istream& in, JobSpec& j) {
+  std::int64_t us = 0;
+  if (!get_string(in, j.id)) return false;
+  const bool ok = get(in, us) && get(in, j.num_gpus) && get(in, j.duration_s) && get(in, j.estimate_s) && get(in, j.source_line) &&
+                  get_string(in, j.user) && get_string(in, j.group) && get_string(in, j.model) && get_string(in, j.gpu_type) &&
+                  get(in, j.gpu_milli) && get(in, j.iterations) && get(in, j.deadline_s) && get(in, j.priority) && get(in, j.recorded_status);
+  if (!ok) throw InputError("sorting the trace", "a temporary run file was cut short (disk full?)");
+  j.submit = Tick::from_us(us);
+  return true;
+}
+
+}  // namespace
+
+struct TraceJobSource::Run {
+  std::string path;
+  std::ifstream in;
+  JobSpec next;  // the run's smallest unread job, valid while the run is in heads_
+  ~Run() {
+    in.close();
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+  }
+};
+
+TraceJobSource::~TraceJobSource() = default;
+
+void TraceJobSource::external_sort(std::vector<std::string>& warnings) {
+  static std::atomic<unsigned> counter{0};
+  const std::size_t limit = std::max<std::size_t>(options_.sort_memory_jobs, 1);
+  const std::string stem = (std::filesystem::temp_directory_path() /
+                            ("schedsim-sort-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-"))
+                               .string();
+  auto reader = open_trace_reader(path_, format_, options_);
+  std::vector<JobSpec> chunk;
+  chunk.reserve(limit);
+  JobSpec job;
+  bool more = true;
+  while (more) {
+    chunk.clear();
+    while (chunk.size() < limit && (more = reader->next(job))) chunk.push_back(job);
+    if (chunk.empty()) break;
+    std::stable_sort(chunk.begin(), chunk.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
+    auto run = std::make_unique<Run>();
+    run->path = stem + std::to_string(runs_.size());
+    {
+      std::ofstream out(run->path, std::ios::binary | std::ios::trunc);
+      if (!out) throw InputError(run->path, "cannot write a temporary file to sort the trace (set TMPDIR to a writable folder)");
+      for (const auto& j : chunk) write_job(out, j);
+      if (!out.flush()) throw InputError(run->path, "write failed while sorting the trace (disk full?)");
+    }
+    runs_.push_back(std::move(run));
+  }
+  chunk = std::vector<JobSpec>();
+  for (std::size_t r = 0; r < runs_.size(); ++r) {
+    runs_[r]->in.open(runs_[r]->path, std::ios::binary);
+    if (read_job(runs_[r]->in, runs_[r]->next)) heads_.push_back({runs_[r]->next.submit, r});
+  }
+  std::make_heap(heads_.begin(), heads_.end(), std::greater<Head>());
+  warnings.push_back(path_ + ": the trace has " + std::to_string(num_jobs_) + " jobs, more than the " + std::to_string(limit) +
+                     " sorted in memory; it was sorted in " + std::to_string(runs_.size()) + " runs through temporary files in " +
+                     std::filesystem::temp_directory_path().string());
+}
 
 TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector<std::string>& warnings)
-    : path_(std::move(path)), format_(std::move(format)) {
+    : TraceJobSource(std::move(path), std::move(format), TraceOptions{}, warnings) {}
+
+TraceJobSource::TraceJobSource(std::string path, std::string format, const TraceOptions& options, std::vector<std::string>& warnings)
+    : path_(std::move(path)), format_(std::move(format)), options_(options) {
   JobSpec job;
   bool sorted = true;
   Tick previous;
   std::int64_t first_unsorted_line = 0;
   {
-    auto reader = open_trace_reader(path_, format_);
+    auto reader = open_trace_reader(path_, format_, options_);
     while (reader->next(job)) {
       if (num_jobs_ > 0 && job.submit < previous && sorted) {
         sorted = false;
@@ -23,15 +136,25 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector
       has_estimates_ = has_estimates_ || job.has_estimate();
       ++num_jobs_;
     }
+    skipped_ = reader->skipped();
   }
-  if (num_jobs_ == 0) throw InputError(path_, "the trace has a header but no jobs");
+  if (num_jobs_ == 0) {
+    if (skipped_.empty()) throw InputError(path_, "the trace has a header but no jobs");
+    std::string why;
+    for (const auto& [reason, n] : skipped_) why += (why.empty() ? "" : ", ") + reason + " " + std::to_string(n);
+    throw InputError(path_, "every row of the trace was skipped (" + why + "); no jobs are left to simulate");
+  }
   if (sorted) {
-    stream_ = open_trace_reader(path_, format_);
+    stream_ = open_trace_reader(path_, format_, options_);
     return;
   }
   warnings.push_back(path_ + ":" + std::to_string(first_unsorted_line) +
                      ": submit times are not in order; the trace was sorted by submit time (ties keep file order)");
-  auto reader = open_trace_reader(path_, format_);
+  if (num_jobs_ > options_.sort_memory_jobs) {
+    external_sort(warnings);
+    return;
+  }
+  auto reader = open_trace_reader(path_, format_, options_);
   sorted_.reserve(num_jobs_);
   while (reader->next(job)) sorted_.push_back(job);
   std::stable_sort(sorted_.begin(), sorted_.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
@@ -39,6 +162,18 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector
 
 bool TraceJobSource::next(JobSpec& out) {
   if (stream_) return stream_->next(out);
+  if (!runs_.empty()) {
+    if (heads_.empty()) return false;
+    std::pop_heap(heads_.begin(), heads_.end(), std::greater<Head>());
+    const std::size_t r = heads_.back().run;
+    heads_.pop_back();
+    out = std::move(runs_[r]->next);
+    if (read_job(runs_[r]->in, runs_[r]->next)) {
+      heads_.push_back({runs_[r]->next.submit, r});
+      std::push_heap(heads_.begin(), heads_.end(), std::greater<Head>());
+    }
+    return true;
+  }
   if (sorted_next_ >= sorted_.size()) return false;
   out = std::move(sorted_[sorted_next_++]);
   return true;

@@ -15,19 +15,51 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
   }
   if (auto t = node.maybe_child("trace")) {
     if (t->is_scalar()) {
-      w.trace = TraceConfig{t->as_string(), t->as_path(), "schedsim"};
+      TraceConfig tc;
+      tc.path = t->as_string();
+      tc.resolved_path = t->as_path();
+      w.trace = tc;
     } else {
-      t->expect_map({"path", "format"});
+      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping"});
       const ConfigNode path = t->child("path");
-      TraceConfig tc{path.as_string(), path.as_path(), "schedsim"};
+      TraceConfig tc;
+      tc.path = path.as_string();
+      tc.resolved_path = path.as_path();
       if (auto f = t->maybe_child("format")) {
-        std::vector<std::string> names;
-        for (const auto& info : trace_formats()) names.push_back(info.name);
+        const std::vector<std::string> names = trace_format_names();
         tc.format = f->as_string();
         if (std::find(names.begin(), names.end(), tc.format) == names.end()) {
           std::string list;
           for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
           f->fail("unknown trace format '" + tc.format + "'; known formats: " + list);
+        }
+      }
+      if (auto b = t->maybe_child("on_bad_row")) {
+        tc.options.on_bad_row = b->as_choice({"error", "skip"}) == "skip" ? BadRowMode::kSkip : BadRowMode::kError;
+      }
+      if (auto s = t->maybe_child("sort_memory_jobs")) tc.options.sort_memory_jobs = static_cast<std::size_t>(s->as_positive_int());
+      auto only_for = [&](const char* key, const char* format) {
+        if (auto k = t->maybe_child(key); k && tc.format != format) {
+          k->fail(std::string("applies only to format: ") + format + " (this trace has format: " + tc.format + ")");
+        }
+      };
+      only_for("throughputs", "gavel");
+      only_for("reference_device", "gavel");
+      only_for("mapping", "csv");
+      if (tc.format == "gavel") {
+        if (!t->has("throughputs")) t->fail("format gavel needs 'throughputs': the path of Gavel's simulation_throughputs.json");
+        const ConfigNode m = t->child("throughputs");
+        tc.throughputs = m.as_string();
+        tc.options.throughputs_path = m.as_path();
+        if (auto d = t->maybe_child("reference_device")) tc.options.reference_device = d->as_string();
+      }
+      if (tc.format == "csv") {
+        if (!t->has("mapping")) t->fail("format csv needs 'mapping': a map {columns: {job_id: ..., submit_time: ..., duration: ..., num_gpus: ...}} or the path of a YAML file holding one");
+        const ConfigNode m = t->child("mapping");
+        if (m.is_scalar()) {
+          tc.options.mapping = CsvMapping::load_file(m.as_path());
+        } else {
+          tc.options.mapping = CsvMapping::parse(m);
         }
       }
       w.trace = tc;
@@ -46,6 +78,13 @@ YAML::Node WorkloadConfig::to_yaml() const {
     YAML::Node t(YAML::NodeType::Map);
     t["path"] = trace->path;
     t["format"] = trace->format;
+    t["on_bad_row"] = trace->options.on_bad_row == BadRowMode::kSkip ? "skip" : "error";
+    t["sort_memory_jobs"] = static_cast<std::uint64_t>(trace->options.sort_memory_jobs);
+    if (trace->format == "gavel") {
+      t["throughputs"] = trace->throughputs;
+      t["reference_device"] = trace->options.reference_device;
+    }
+    if (trace->options.mapping) t["mapping"] = trace->options.mapping->to_yaml();
     n["trace"] = t;
   }
   if (synthetic) n["synthetic"] = synthetic->to_yaml();
@@ -54,7 +93,7 @@ YAML::Node WorkloadConfig::to_yaml() const {
 }
 
 std::unique_ptr<JobSource> WorkloadConfig::make_source(std::uint64_t seed, std::vector<std::string>& warnings) const {
-  if (trace) return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, warnings);
+  if (trace) return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, trace->options, warnings);
   return std::make_unique<SyntheticJobSource>(*synthetic, seed);
 }
 

@@ -13,6 +13,7 @@
 #include "sim/job_source.hpp"
 #include "sim/simulator.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/trace_reader.hpp"
 
 namespace schedsim {
 
@@ -20,6 +21,9 @@ struct TraceConfig {
   std::string path;           // as written in the config (for the resolved config)
   std::string resolved_path;  // usable from the working directory
   std::string format = "schedsim";
+  // Reader options; `options.throughputs_path` is resolved, `throughputs` as written.
+  TraceOptions options;
+  std::string throughputs;
 };
 
 struct WorkloadConfig {

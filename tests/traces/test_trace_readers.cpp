@@ -124,7 +124,8 @@ TEST_CASE("every bad row is an error naming file, line and column", "[traces][ba
   CHECK(read_error("job_id,submit_time_s,num_gpus\na,0,1\n") ==
         "t.csv:1: missing column 'duration_s' for the schedsim format (header has: job_id, submit_time_s, num_gpus)");
   CHECK(read_error("job_id,submit_time_s,num_gpus,duration_s,estimate\n") ==
-        "t.csv:1: unknown column 'estimate' in a schedsim trace; known columns: job_id, submit_time_s, num_gpus, duration_s, estimate_s, user, name");
+        "t.csv:1: unknown column 'estimate' in a schedsim trace; known columns: job_id, submit_time_s, num_gpus, duration_s, estimate_s, user, group, model, gpu_type, gpu_milli, "
+        "iterations, deadline_s, priority, status, name");
   CHECK(read_error(h) == "t.csv: the trace has a header but no jobs");
   CHECK(read_error("") == "t.csv: the trace is empty (no header line)");
   CHECK(read_error(h + "a,0,1,1\0x\n") == "no error");  // the literal stops at \0: a valid file
@@ -132,7 +133,8 @@ TEST_CASE("every bad row is an error naming file, line and column", "[traces][ba
   CHECK(read_error(h + "\"a,0,1,1\n") == "t.csv:2: unterminated quoted field (quoted fields may not span lines)");
   CHECK(read_error("job_id,submission_time,duration\na,0,5\n", "itp") ==
         "t.csv:1: missing column 'num_gpu' for the itp format (header has: job_id, submission_time, duration)");
-  CHECK(read_error(h + "a,0,1,1\n", "parquet") == "t.csv: unknown trace format 'parquet'; known formats: schedsim, itp");
+  CHECK(read_error(h + "a,0,1,1\n", "parquet") == "t.csv: unknown trace format 'parquet'; known formats: schedsim, itp, tiresias, philly, helios, acme, pai-tasks, openb-pods, swf, "
+        "gavel, csv");
 }
 
 TEST_CASE("unsorted traces are sorted by submit time with a warning; ties keep file order", "[traces]") {

@@ -1,0 +1,138 @@
+#include "sim/throughput_matrix.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+
+namespace schedsim {
+namespace {
+
+const std::string kUnconsolidated = "_unconsolidated";
+
+double rate(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_number()) throw InputError(where, "expected a number of steps per second, got " + v.dump());
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < 0) throw InputError(where, "expected a finite number of steps per second >= 0, got " + v.dump());
+  return d;
+}
+
+}  // namespace
+
+bool parse_job_type_key(std::string_view s, std::string& name, int& gpus) {
+  if (s.size() < 6 || s.front() != '(' || s.back() != ')') return false;
+  const char quote = s[1];
+  if (quote != '\'' && quote != '"') return false;
+  const auto close = s.rfind(quote);
+  if (close <= 1) return false;
+  name.assign(s.substr(2, close - 2));
+  std::string_view rest = s.substr(close + 1, s.size() - close - 2);  // ", 1"
+  if (rest.empty() || rest.front() != ',') return false;
+  rest.remove_prefix(1);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (rest.empty() || rest.size() > 7) return false;
+  int v = 0;
+  for (char c : rest) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1) return false;
+  gpus = v;
+  return !name.empty();
+}
+
+ThroughputMatrix ThroughputMatrix::load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the throughput matrix (does it exist?)");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parse(buf.str(), path);
+}
+
+ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::string& source) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(source, std::string("not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) throw InputError(source, "expected a JSON object with one key per device type (k80, p100, v100...)");
+  ThroughputMatrix m;
+  for (const auto& [device_key, jobs] : doc.items()) {
+    std::string device = device_key;
+    Placement placement = Placement::kConsolidated;
+    if (device.size() > kUnconsolidated.size() && device.compare(device.size() - kUnconsolidated.size(), kUnconsolidated.size(), kUnconsolidated) == 0) {
+      device.resize(device.size() - kUnconsolidated.size());
+      placement = Placement::kUnconsolidated;
+    }
+    if (!jobs.is_object()) throw InputError(source + ": " + device_key, "expected an object of job types");
+    for (const auto& [job_key, row] : jobs.items()) {
+      const std::string where = source + ": " + device_key + ": " + job_key;
+      std::string job;
+      int gpus = 0;
+      if (!parse_job_type_key(job_key, job, gpus)) throw InputError(where, "expected a key like \"('ResNet-50 (batch size 64)', 1)\"");
+      if (!row.is_object()) throw InputError(where, "expected an object with \"null\" (isolated) and co-located pairs");
+      Entry e;
+      for (const auto& [other_key, v] : row.items()) {
+        if (other_key == "null") {
+          e.isolated_steps_per_s = rate(v, where + ": null");
+          continue;
+        }
+        std::string other;
+        int other_gpus = 0;
+        if (!parse_job_type_key(other_key, other, other_gpus)) throw InputError(where + ": " + other_key, "expected a key like \"('LM (batch size 5)', 1)\" or \"null\"");
+        if (!v.is_array() || v.size() != 2) throw InputError(where + ": " + other_key, "expected a pair [this job's steps/s, the other job's steps/s]");
+        e.colocated[{other, other_gpus}] = {rate(v[0], where + ": " + other_key), rate(v[1], where + ": " + other_key)};
+      }
+      if (e.isolated_steps_per_s < 0) throw InputError(where, "missing the isolated throughput (key \"null\")");
+      m.entries_[Key{device, placement, job, gpus}] = std::move(e);
+    }
+  }
+  return m;
+}
+
+const ThroughputMatrix::Entry* ThroughputMatrix::find(std::string_view device, Placement p, std::string_view job, int gpus) const {
+  const auto it = entries_.find(Key{std::string(device), p, std::string(job), gpus});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+std::optional<double> ThroughputMatrix::isolated_steps_per_s(std::string_view job, std::string_view device, int gpus, Placement p) const {
+  const Entry* e = find(device, p, job, gpus);
+  if (!e) return std::nullopt;
+  return e->isolated_steps_per_s;
+}
+
+std::optional<std::pair<double, double>> ThroughputMatrix::colocated_steps_per_s(std::string_view device, std::string_view job_a, int gpus_a,
+                                                                                 std::string_view job_b, int gpus_b) const {
+  const Entry* e = find(device, Placement::kConsolidated, job_a, gpus_a);
+  if (!e) return std::nullopt;
+  const auto it = e->colocated.find({std::string(job_b), gpus_b});
+  if (it == e->colocated.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> ThroughputMatrix::device_types() const {
+  std::set<std::string> s;
+  for (const auto& [k, e] : entries_) s.insert(std::get<0>(k));
+  return {s.begin(), s.end()};
+}
+
+std::vector<std::string> ThroughputMatrix::job_types() const {
+  std::set<std::string> s;
+  for (const auto& [k, e] : entries_) s.insert(std::get<2>(k));
+  return {s.begin(), s.end()};
+}
+
+std::vector<int> ThroughputMatrix::gpu_counts(std::string_view job, std::string_view device) const {
+  std::vector<int> out;
+  for (const auto& [k, e] : entries_) {
+    if (std::get<0>(k) == device && std::get<1>(k) == Placement::kConsolidated && std::get<2>(k) == job) out.push_back(std::get<3>(k));
+  }
+  return out;
+}
+
+}  // namespace schedsim

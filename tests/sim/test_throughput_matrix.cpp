@@ -1,0 +1,75 @@
+#include <catch2/catch.hpp>
+
+#include "sim/error.hpp"
+#include "sim/throughput_matrix.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+
+TEST_CASE("the throughput matrix reads isolated and co-located steps per second", "[sim][throughput]") {
+  const auto m = ThroughputMatrix::parse(R"J({
+    "v100": {"('ResNet-50 (batch size 64)', 1)": {"null": 4.0, "('LM (batch size 5)', 1)": [3.0, 30.0], "(\"Bob's model\", 1)": [0.0, 0.0]},
+             "('ResNet-50 (batch size 64)', 2)": {"null": 8.0}},
+    "k80": {"('ResNet-50 (batch size 64)', 1)": {"null": 0.5}},
+    "v100_unconsolidated": {"('ResNet-50 (batch size 64)', 2)": {"null": 6.0}}})J",
+                                         "m.json");
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "v100", 1) == 4.0);
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "v100", 2) == 8.0);
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "v100", 2, ThroughputMatrix::Placement::kUnconsolidated) == 6.0);
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "k80", 1) == 0.5);
+  CHECK_FALSE(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "k80", 2));
+  CHECK_FALSE(m.isolated_steps_per_s("LM (batch size 5)", "v100", 1));
+  CHECK(m.colocated_steps_per_s("v100", "ResNet-50 (batch size 64)", 1, "LM (batch size 5)", 1) == std::make_pair(3.0, 30.0));
+  CHECK(m.colocated_steps_per_s("v100", "ResNet-50 (batch size 64)", 1, "Bob's model", 1) == std::make_pair(0.0, 0.0));
+  CHECK_FALSE(m.colocated_steps_per_s("k80", "ResNet-50 (batch size 64)", 1, "LM (batch size 5)", 1));
+  CHECK(m.device_types() == std::vector<std::string>{"k80", "v100"});
+  CHECK(m.job_types() == std::vector<std::string>{"ResNet-50 (batch size 64)"});
+  CHECK(m.gpu_counts("ResNet-50 (batch size 64)", "v100") == std::vector<int>{1, 2});
+  CHECK(m.num_entries() == 4);
+}
+
+TEST_CASE("malformed throughput matrices are errors naming the key", "[sim][throughput][bad-input]") {
+  auto error = [](const std::string& text) {
+    try {
+      ThroughputMatrix::parse(text, "m.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK_THAT(error("{"), Catch::StartsWith("m.json: not valid JSON: "));
+  CHECK(error("[]") == "m.json: expected a JSON object with one key per device type (k80, p100, v100...)");
+  CHECK(error(R"J({"v100": {"ResNet": {"null": 1}}})J") == "m.json: v100: ResNet: expected a key like \"('ResNet-50 (batch size 64)', 1)\"");
+  CHECK(error(R"J({"v100": {"('A', 0)": {"null": 1}}})J") == "m.json: v100: ('A', 0): expected a key like \"('ResNet-50 (batch size 64)', 1)\"");
+  CHECK(error(R"J({"v100": {"('A', 1)": {"null": -1}}})J") == "m.json: v100: ('A', 1): null: expected a finite number of steps per second >= 0, got -1");
+  CHECK(error(R"J({"v100": {"('A', 1)": {"null": "fast"}}})J") == "m.json: v100: ('A', 1): null: expected a number of steps per second, got \"fast\"");
+  CHECK(error(R"J({"v100": {"('A', 1)": {"('B', 1)": [1, 2]}}})J") == "m.json: v100: ('A', 1): missing the isolated throughput (key \"null\")");
+  CHECK(error(R"J({"v100": {"('A', 1)": {"null": 1, "('B', 1)": [1]}}})J") ==
+        "m.json: v100: ('A', 1): ('B', 1): expected a pair [this job's steps/s, the other job's steps/s]");
+  std::string name;
+  int gpus = 0;
+  CHECK(parse_job_type_key("('ResNet-50 (batch size 64)', 8)", name, gpus));
+  CHECK(name == "ResNet-50 (batch size 64)");
+  CHECK(gpus == 8);
+  CHECK_FALSE(parse_job_type_key("('A', 99999999999)", name, gpus));
+  CHECK_FALSE(parse_job_type_key("('A' 1)", name, gpus));
+}
+
+TEST_CASE("Gavel's published throughput matrix loads completely", "[sim][throughput][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
+    return;
+  }
+  const auto m = ThroughputMatrix::load_file(data + "/gavel/simulation_throughputs.json");
+  CHECK(m.num_entries() == 492);
+  CHECK(m.job_types().size() == 26);
+  CHECK(m.device_types() == std::vector<std::string>{"k80", "p100", "v100"});
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "v100", 1) == Approx(4.394774823323071));
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "k80", 1) == Approx(0.6190282202246573));
+  CHECK(m.isolated_steps_per_s("ResNet-50 (batch size 64)", "v100", 2, ThroughputMatrix::Placement::kUnconsolidated) == Approx(6.865936825179568));
+  const auto pair = m.colocated_steps_per_s("v100", "ResNet-50 (batch size 64)", 1, "LM (batch size 5)", 1);
+  REQUIRE(pair);
+  CHECK(pair->first == Approx(3.0881783483060685));
+  CHECK(pair->second == Approx(37.79526584062318));
+}

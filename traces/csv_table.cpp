@@ -1,0 +1,121 @@
+#include "traces/csv_table.hpp"
+
+#include <cctype>
+#include <cmath>
+
+#include "sim/error.hpp"
+
+namespace schedsim {
+namespace {
+
+std::string join_names(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+CsvTable::CsvTable(const std::string& path, std::string format, char delimiter) : csv_(path, delimiter), format_(std::move(format)) {
+  if (!csv_.next(fields_)) throw InputError(path, "the trace is empty (no header line)");
+  std::vector<std::string> names;
+  for (auto f : fields_) names.emplace_back(trim(f));
+  init_header(std::move(names));
+}
+
+CsvTable::CsvTable(const std::string& path, std::string format, std::vector<std::string> names, char delimiter)
+    : csv_(path, delimiter), format_(std::move(format)) {
+  init_header(std::move(names));
+}
+
+void CsvTable::init_header(std::vector<std::string> names) { header_ = std::move(names); }
+
+int CsvTable::column(const std::string& name, bool required) {
+  for (std::size_t i = 0; i < header_.size(); ++i) {
+    if (header_[i] == name) return static_cast<int>(i);
+  }
+  if (required) {
+    throw InputError(path() + ":1", "missing column '" + name + "' for the " + format_ + " format (header has: " + join_names(header_) + ")");
+  }
+  return -1;
+}
+
+bool CsvTable::next_row() {
+  if (!csv_.next(fields_)) return false;
+  if (fields_.size() != header_.size()) {
+    throw BadRowError(csv_.where(), "expected " + std::to_string(header_.size()) + " fields like the header, got " + std::to_string(fields_.size()),
+                      "malformed_row");
+  }
+  return true;
+}
+
+std::string_view CsvTable::raw(int col) const { return fields_[static_cast<std::size_t>(col)]; }
+
+std::string CsvTable::quoted(int col) const { return "'" + std::string(raw(col)) + "'"; }
+
+void CsvTable::fail(int col, const std::string& what, const std::string& reason) const {
+  throw BadRowError(csv_.where() + ": " + header_[static_cast<std::size_t>(col)], what, reason);
+}
+
+double CsvTable::number(int col) const {
+  double v = 0;
+  if (!parse_double(raw(col), v)) {
+    if (text(col).empty()) fail(col, "expected a number, got an empty field", "missing_value");
+    fail(col, "expected a number, got " + quoted(col), "not_a_number");
+  }
+  if (!std::isfinite(v)) fail(col, "expected a finite number, got " + quoted(col), "not_a_number");
+  if (std::fabs(v) > 1e12) fail(col, "the value " + quoted(col) + " is out of range (over 10^12 seconds)", "out_of_range");
+  return v;
+}
+
+std::int64_t CsvTable::integer(int col, std::int64_t lo, std::int64_t hi) const {
+  std::int64_t v = 0;
+  if (!parse_int64(raw(col), v)) {
+    if (text(col).empty()) fail(col, "expected an integer, got an empty field", "missing_value");
+    fail(col, "expected an integer, got " + quoted(col), "not_a_number");
+  }
+  if (v < lo || v > hi) fail(col, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + quoted(col), "out_of_range");
+  return v;
+}
+
+void reset_job(JobSpec& job) {
+  job.id.clear();
+  job.submit = Tick();
+  job.num_gpus = 1;
+  job.duration_s = 0;
+  job.estimate_s = std::nan("");
+  job.source_line = 0;
+  job.user.clear();
+  job.group.clear();
+  job.model.clear();
+  job.gpu_type.clear();
+  job.gpu_milli = 1000;
+  job.iterations = std::nan("");
+  job.deadline_s = std::nan("");
+  job.priority = 0;
+  job.recorded_status = RecordedStatus::kUnknown;
+}
+
+bool parse_status(std::string_view word, RecordedStatus& out) {
+  const std::string w = lower(trim(word));
+  if (w == "completed" || w == "pass" || w == "succeeded" || w == "success" || w == "terminated") {
+    out = RecordedStatus::kCompleted;
+  } else if (w == "failed" || w == "fail" || w == "timeout" || w == "node_fail") {
+    out = RecordedStatus::kFailed;
+  } else if (w == "killed" || w == "cancelled" || w == "canceled") {
+    out = RecordedStatus::kKilled;
+  } else if (w == "unknown" || w.empty()) {
+    out = RecordedStatus::kUnknown;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace schedsim
