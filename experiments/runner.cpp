@@ -197,7 +197,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
     topology = std::make_unique<TopologySpec>(cluster, scenario.topology, [&](const std::string& type) {
       return scenario.accelerators.get(type).intra_node_link_bytes_per_s;
     });
-    physics = std::make_unique<ClusterPhysics>(cluster, *topology, scenario.accelerators, scenario.profiles, *scenario.physics);
+    physics = std::make_unique<ClusterPhysics>(cluster, *topology, scenario.accelerators, scenario.profiles, *scenario.physics,
+                                               scenario.throughputs.get());
     sim_options.physics = physics.get();
     for (int n = 0; n < cluster.num_nodes(); ++n) node_rack.push_back(topology->rack_of_node(n));
     sim_options.node_group = &node_rack;

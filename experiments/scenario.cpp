@@ -80,6 +80,9 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (auto t = cluster.maybe_child("topology")) s.topology = TopologyConfig::from_yaml(*t);
   if (auto ph = root.maybe_child("physics")) {
     s.physics = ph->is_null() ? PhysicsConfig{} : PhysicsConfig::parse(*ph);
+    if (!s.physics->throughputs.empty()) {
+      s.throughputs = std::make_shared<const ThroughputMatrix>(ThroughputMatrix::load_file(s.physics->throughputs_resolved));
+    }
     // Physics needs every device type in the catalogue.
     for (std::size_t i = 0; i < nodes.size(); ++i) s.accelerators.get(nodes.at(i).child("type"));
     if (!s.physics->reference_device.empty()) s.accelerators.get(ph->child("reference_device"));
@@ -99,10 +102,12 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {
     const ConfigNode models = workload.child("synthetic").child("models");
     for (const auto& [model, p] : s.workload.synthetic->models) {
-      if (!s.profiles.find(model)) {
+      const auto matrix_jobs = s.throughputs ? s.throughputs->job_types() : std::vector<std::string>{};
+      if (!s.profiles.find(model) && std::find(matrix_jobs.begin(), matrix_jobs.end(), model) == matrix_jobs.end()) {
         std::string known;
         for (const auto& n : s.profiles.names()) known += (known.empty() ? "" : ", ") + n;
-        models.child(model).fail("unknown workload profile '" + model + "'; known profiles: " + known);
+        models.child(model).fail("unknown workload profile '" + model + "'; known profiles: " + known +
+                                 (s.throughputs ? " and the job types of " + s.physics->throughputs : std::string()));
       }
     }
     if (!s.physics) models.fail("models only matter with the physics model on; add a `physics:` map to the scenario");

@@ -36,6 +36,7 @@ struct ScenarioConfig {
   YAML::Node accelerators_yaml, profiles_yaml;  // as written, for the resolved config
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
+  std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/catalogue_names.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
 #include "sim/speed_model.hpp"
@@ -11,7 +12,7 @@
 namespace schedsim {
 
 PhysicsConfig PhysicsConfig::parse(const ConfigNode& node) {
-  node.expect_map({"reference_device", "overlap", "interference_factor", "mixed_types", "checkpoint", "elastic_serial_fraction"});
+  node.expect_map({"reference_device", "overlap", "interference_factor", "mixed_types", "checkpoint", "elastic_serial_fraction", "throughputs"});
   PhysicsConfig c;
   if (auto r = node.maybe_child("reference_device")) c.reference_device = r->as_string();
   if (auto o = node.maybe_child("overlap")) {
@@ -34,6 +35,10 @@ PhysicsConfig PhysicsConfig::parse(const ConfigNode& node) {
     c.elastic_serial_fraction = s->as_nonnegative_double();
     if (c.elastic_serial_fraction > 1) s->fail("must be between 0 and 1");
   }
+  if (auto t = node.maybe_child("throughputs")) {
+    c.throughputs = t->as_string();
+    c.throughputs_resolved = t->as_path();
+  }
   return c;
 }
 
@@ -50,23 +55,37 @@ YAML::Node PhysicsConfig::to_yaml() const {
   ck["restart_overhead_s"] = restart_overhead_s;
   n["checkpoint"] = ck;
   n["elastic_serial_fraction"] = elastic_serial_fraction;
+  if (!throughputs.empty()) n["throughputs"] = throughputs;
   return n;
 }
 
 ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& topology, const AcceleratorCatalogue& accelerators,
-                               const WorkloadProfileCatalogue& profiles, PhysicsConfig config)
+                               const WorkloadProfileCatalogue& profiles, PhysicsConfig config, const ThroughputMatrix* matrix)
     : cluster_(cluster),
       topology_(topology),
       accelerators_(accelerators),
       profiles_(profiles),
       config_(std::move(config)),
+      matrix_(matrix),
       fair_share_([&] {
         std::vector<double> caps;
         for (const Link& l : topology.links()) caps.push_back(l.capacity_Bps);
         return MaxMinFairShare(caps);
       }()),
       node_jobs_(static_cast<std::size_t>(cluster.num_nodes())) {
-  for (const auto& type : cluster.device_types()) type_specs_.push_back(&accelerators.get(type));
+  for (const auto& type : cluster.device_types()) {
+    type_specs_.push_back(&accelerators.get(type));
+    std::string match;
+    if (matrix_) {
+      for (const auto& m : matrix_->device_types()) {
+        if (normalize_catalogue_name(m) == normalize_catalogue_name(type) || accelerators.find(m) == type_specs_.back()) match = m;
+      }
+    }
+    matrix_types_.push_back(match);
+  }
+  if (matrix_) {
+    for (auto& j : matrix_->job_types()) matrix_jobs_.insert(std::move(j));
+  }
   if (!config_.reference_device.empty()) accelerators.get(config_.reference_device);  // fail early on a typo
 }
 
@@ -86,8 +105,57 @@ const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const 
   return *type_specs_[0];
 }
 
+bool ClusterPhysics::is_matrix_job(const JobSpec& job) const {
+  return matrix_ && !job.model.empty() && matrix_jobs_.count(job.model) > 0 && !profile_of(job);
+}
+
+std::optional<double> ClusterPhysics::measured_steps_per_s(const JobSpec& job, int type_index, int num_devices, bool consolidated) const {
+  if (!matrix_) return std::nullopt;
+  const std::string& type = matrix_types_[static_cast<std::size_t>(type_index)];
+  if (type.empty()) return std::nullopt;
+  if (!consolidated) {
+    // Gavel measured spread-out placements for few (job, type, size) cases; where it did
+    // not, the consolidated measurement stands in (documented in docs/physics.md).
+    const auto spread = matrix_->isolated_steps_per_s(job.model, type, num_devices, ThroughputMatrix::Placement::kUnconsolidated);
+    if (spread) return spread;
+  }
+  return matrix_->isolated_steps_per_s(job.model, type, num_devices, ThroughputMatrix::Placement::kConsolidated);
+}
+
+// Measured rate: the slowest member type's throughput (as placed) over the reference
+// type's consolidated throughput at the requested size. 0 when a measurement is missing.
+double ClusterPhysics::matrix_rate(const JobSpec& job, const std::vector<DeviceId>& devices) const {
+  const int n = static_cast<int>(devices.size());
+  const int first_node = cluster_.node_of(devices[0]);
+  bool consolidated = true;
+  for (DeviceId d : devices) consolidated = consolidated && cluster_.node_of(d) == first_node;
+  double slowest = MaxMinFairShare::kUnlimited;
+  for (DeviceId d : devices) {
+    const auto v = measured_steps_per_s(job, cluster_.node(cluster_.node_of(d)).type_index, n, consolidated);
+    if (!v || !(*v > 0)) return 0.0;
+    slowest = std::min(slowest, *v);
+  }
+  const AcceleratorSpec& ref = reference_type(job);
+  for (std::size_t t = 0; t < type_specs_.size(); ++t) {
+    if (type_specs_[t] != &ref) continue;
+    const auto r = measured_steps_per_s(job, static_cast<int>(t), job.num_gpus, true);
+    if (r && *r > 0) return slowest / *r;
+  }
+  // The reference type is not in the cluster: look it up in the matrix by name.
+  for (const auto& m : matrix_->device_types()) {
+    if (accelerators_.find(m) != &ref) continue;
+    const auto r = matrix_->isolated_steps_per_s(job.model, m, job.num_gpus);
+    if (r && *r > 0) return slowest / *r;
+  }
+  return 0.0;
+}
+
 std::string ClusterPhysics::placement_problem(const JobSpec& job, Span<DeviceId> devices) const {
   if (devices.empty()) return "";
+  if (is_matrix_job(job) && matrix_rate(job, std::vector<DeviceId>(devices.begin(), devices.end())) <= 0.0) {
+    return "the throughput matrix has no measurement of '" + job.model + "' on " + std::to_string(devices.size()) + " " +
+           cluster_.device_type_of(devices[0]) + " devices placed this way (or on the reference type)";
+  }
   const int first_type = cluster_.node(cluster_.node_of(devices[0])).type_index;
   const WorkloadProfile* profile = profile_of(job);
   for (DeviceId d : devices) {
@@ -192,6 +260,8 @@ double ClusterPhysics::job_rate(const JobState& j, const Placed& p) const {
     const int n = static_cast<int>(p.devices.size());
     const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, p.latency_s);
     rate = p.t_ref_s / schedsim::iteration_time_s(p.compute_s, comm_s, config_.overlap);
+  } else if (is_matrix_job(j.spec)) {
+    rate = matrix_rate(j.spec, p.devices);
   } else if (j.spec.is_elastic()) {
     const double s = config_.elastic_serial_fraction;
     auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
@@ -287,6 +357,17 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
 double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int num_devices) const {
   const AcceleratorSpec& type = *type_specs_[static_cast<std::size_t>(type_index)];
   const WorkloadProfile* profile = profile_of(job);
+  if (is_matrix_job(job)) {
+    const auto v = measured_steps_per_s(job, type_index, num_devices, true);
+    if (!v || !(*v > 0)) return 0.0;
+    std::vector<DeviceId> probe;
+    for (int n = 0; n < cluster_.num_nodes() && probe.empty(); ++n) {
+      if (cluster_.node(n).type_index == type_index) probe.push_back(cluster_.node(n).first_device);
+    }
+    if (probe.empty()) return 0.0;
+    probe.resize(static_cast<std::size_t>(num_devices), probe[0]);  // same node: consolidated
+    return matrix_rate(job, probe);
+  }
   if (!profile) return 1.0;
   if (!fits_device_memory(*profile, type)) return 0.0;
   // The first num_devices devices of that type, in id order: consolidated when the

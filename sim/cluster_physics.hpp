@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "sim/comm_model.hpp"
 #include "sim/config_node.hpp"
 #include "sim/physics.hpp"
+#include "sim/throughput_matrix.hpp"
 #include "sim/topology.hpp"
 #include "sim/workload_profiles.hpp"
 
@@ -37,6 +39,8 @@ struct PhysicsConfig {
   double storage_bandwidth_gbps = 2.0;  // GB/s, to and from checkpoint storage
   double restart_overhead_s = 0.0;      // added to every restore (process start, data loader)
   double elastic_serial_fraction = 0.05;  // Amdahl scaling of profile-less elastic jobs
+  std::string throughputs;              // Gavel-style measured throughput matrix (JSON path), "" = none
+  std::string throughputs_resolved;     // the same, usable from the working directory
 
   static PhysicsConfig parse(const ConfigNode& node);
   YAML::Node to_yaml() const;
@@ -45,8 +49,11 @@ struct PhysicsConfig {
 class ClusterPhysics : public PhysicsModel {
  public:
   // All references must outlive the model.
+  // `matrix` (may be null) gives measured speeds for jobs whose model is one of its job
+  // types: their rate is the measured throughput on the placement's slowest type over the
+  // throughput on the reference type (consolidated or not, as placed).
   ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& topology, const AcceleratorCatalogue& accelerators,
-                 const WorkloadProfileCatalogue& profiles, PhysicsConfig config);
+                 const WorkloadProfileCatalogue& profiles, PhysicsConfig config, const ThroughputMatrix* matrix = nullptr);
 
   std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const override;
   void update_rates(const Simulator& sim, const std::vector<JobSlot>& changed, std::vector<std::pair<JobSlot, double>>& rates) override;
@@ -62,6 +69,9 @@ class ClusterPhysics : public PhysicsModel {
   // The job's profile, or null when it has none (rate 1).
   const WorkloadProfile* profile_of(const JobSpec& job) const;
   const TopologySpec& topology() const { return topology_; }
+  // Measured steps/s of a matrix job on n devices of a cluster type; nullopt when the
+  // job is not in the matrix or the matrix has no such measurement.
+  std::optional<double> measured_steps_per_s(const JobSpec& job, int type_index, int num_devices, bool consolidated) const;
 
  private:
   struct Placed {  // what the model remembers about a placed job, by slot
@@ -80,6 +90,8 @@ class ClusterPhysics : public PhysicsModel {
   double job_rate(const JobState& j, const Placed& p) const;
   void cache_placement(const JobSpec& job, Placed& p);
   const AcceleratorSpec& reference_type(const JobSpec& job) const;
+  bool is_matrix_job(const JobSpec& job) const;
+  double matrix_rate(const JobSpec& job, const std::vector<DeviceId>& devices) const;
   bool shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const;
 
   const ClusterSpec& cluster_;
@@ -87,6 +99,9 @@ class ClusterPhysics : public PhysicsModel {
   const AcceleratorCatalogue& accelerators_;
   const WorkloadProfileCatalogue& profiles_;
   PhysicsConfig config_;
+  const ThroughputMatrix* matrix_;
+  std::vector<std::string> matrix_types_;  // by cluster type index: the matrix's name for it ("" = none)
+  std::set<std::string, std::less<>> matrix_jobs_;  // the matrix's job types
   std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
   MaxMinFairShare fair_share_;
   std::vector<Placed> placed_;          // by job slot

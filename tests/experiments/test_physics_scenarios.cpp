@@ -100,7 +100,7 @@ TEST_CASE("physics configuration errors name the key", "[experiments][physics][b
         "e.yaml:2: workload.synthetic.models: models only matter with the physics model on; add a `physics:` map to the scenario");
   CHECK(error(cluster + "workload: {synthetic: {}}\nphysics: {overlap: 2}\n") == "e.yaml:3: physics.overlap: must be between 0 and 1, got 2.000000");
   CHECK(error(cluster + "workload: {synthetic: {}}\nphysics: {overlp: 0.5}\n") ==
-        "e.yaml:3: physics: unknown key 'overlp' (did you mean 'overlap'?); valid keys here: reference_device, overlap, interference_factor, mixed_types, checkpoint, elastic_serial_fraction");
+        "e.yaml:3: physics: unknown key 'overlp' (did you mean 'overlap'?); valid keys here: reference_device, overlap, interference_factor, mixed_types, checkpoint, elastic_serial_fraction, throughputs");
   CHECK_THAT(error("cluster: {nodes: [{count: 2, type: H1000, devices_per_node: 8}]}\nworkload: {synthetic: {}}\nphysics: {}\n"),
              Catch::StartsWith("e.yaml:1: cluster.nodes[0].type:") && Catch::Contains("H1000"));
 }

@@ -175,3 +175,77 @@ TEST_CASE("heterogeneity-aware placement puts a job on its fastest type", "[sim]
   CHECK(aware.devices.at("r") == range(8, 12));
   CHECK(aware.end_s.at("r") == Approx(1000 / h100).margin(1e-5));
 }
+
+TEST_CASE("on a measured throughput matrix the V100 vs K80 completion times follow the measured ratio", "[sim][physics]") {
+  // A hand-made matrix in Gavel's layout: 10 steps/s on a V100, 2.5 on a K80, and on two
+  // GPUs 18 consolidated, 12 spread over two servers.
+  const ThroughputMatrix matrix = ThroughputMatrix::parse(R"J({
+    "v100": {"('ResNet-50 (batch size 64)', 1)": {"null": 10.0}, "('ResNet-50 (batch size 64)', 2)": {"null": 18.0}},
+    "k80": {"('ResNet-50 (batch size 64)', 1)": {"null": 2.5}},
+    "v100_unconsolidated": {"('ResNet-50 (batch size 64)', 2)": {"null": 12.0}}
+  })J", "matrix.json");
+  AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  const ClusterSpec cluster({NodeGroup{1, "K80", 4}, NodeGroup{2, "V100", 1}});
+  const TopologySpec topology(cluster, TopologyConfig{}, [&](const std::string& t) { return accelerators.get(t).intra_node_link_bytes_per_s; });
+  PhysicsConfig config;
+  config.reference_device = "V100";
+  ClusterPhysics physics(cluster, topology, accelerators, profiles, config, &matrix);
+  auto job = [](const std::string& id, int gpus) {
+    JobSpec j = make_job(id, 0, gpus, 1000);  // 1000 s on the reference: 10,000 steps on a V100
+    j.model = "ResNet-50 (batch size 64)";
+    return j;
+  };
+  CHECK(physics.estimated_rate(job("x", 1), 0, 1) == Approx(0.25));  // K80: 2.5 / 10
+  CHECK(physics.estimated_rate(job("x", 1), 1, 1) == Approx(1.0));
+  PinnedPolicy policy;
+  policy.where["on-k80"] = {0};
+  policy.where["on-v100"] = {4};
+  policy.where["spread"] = {4, 5};  // two single-GPU V100 servers: unconsolidated
+  VectorSource source({job("on-k80", 1), job("on-v100", 1)});
+  SimulatorOptions options;
+  options.physics = &physics;
+  {
+    Simulator sim(cluster, source, policy, options);
+    EndTimes ends;
+    sim.add_observer(ends);
+    sim.run();
+    CHECK(ends.end_s.at("on-v100") == Approx(1000).margin(1e-5));
+    CHECK(ends.end_s.at("on-k80") == Approx(4000).margin(1e-5));  // the measured 10 / 2.5
+  }
+  {
+    VectorSource spread_source({job("spread", 2)});
+    Simulator sim(cluster, spread_source, policy, options);
+    EndTimes ends;
+    sim.add_observer(ends);
+    sim.run();
+    CHECK(ends.end_s.at("spread") == Approx(1000 * 18.0 / 12.0).margin(1e-5));  // reference: consolidated
+  }
+  // A job type the matrix has not measured on a type cannot be placed there.
+  JobSpec unknown = job("k80x2", 2);
+  CHECK_THAT(physics.placement_problem(unknown, std::vector<DeviceId>{0, 1}), Catch::Contains("has no measurement of 'ResNet-50 (batch size 64)' on 2 K80"));
+}
+
+TEST_CASE("Gavel's published matrix gives its measured V100 over K80 speed-up", "[sim][physics][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
+    return;
+  }
+  const ThroughputMatrix matrix = ThroughputMatrix::load_file(data + "/gavel/simulation_throughputs.json");
+  AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  const ClusterSpec cluster({NodeGroup{1, "K80", 4}, NodeGroup{1, "V100", 4}});
+  const TopologySpec topology(cluster, TopologyConfig{}, [&](const std::string& t) { return accelerators.get(t).intra_node_link_bytes_per_s; });
+  PhysicsConfig config;
+  config.reference_device = "V100";
+  ClusterPhysics physics(cluster, topology, accelerators, profiles, config, &matrix);
+  for (const std::string model : {"ResNet-50 (batch size 64)", "A3C", "Transformer (batch size 64)"}) {
+    JobSpec j = make_job("j", 0, 1, 3600);
+    j.model = model;
+    const double ratio = *matrix.isolated_steps_per_s(model, "k80", 1) / *matrix.isolated_steps_per_s(model, "v100", 1);
+    INFO(model);
+    CHECK(physics.estimated_rate(j, 0, 1) == Approx(ratio).epsilon(1e-12));
+    CHECK(physics.estimated_rate(j, 1, 1) == Approx(1.0).epsilon(1e-12));
+  }
+}
