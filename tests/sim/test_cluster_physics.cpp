@@ -249,3 +249,31 @@ TEST_CASE("Gavel's published matrix gives its measured V100 over K80 speed-up", 
     CHECK(physics.estimated_rate(j, 1, 1) == Approx(1.0).epsilon(1e-12));
   }
 }
+
+TEST_CASE("co-located jobs slow down by the interference factor until they stop sharing a node", "[sim][physics]") {
+  // Two 1-GPU ResNet-50 jobs on the same 8-GPU node with interference_factor 0.5: both run
+  // at half speed while they share it. b (work 100 s) ends at 200 s; a (work 300 s) has
+  // done 100 s by then and finishes its last 200 s alone at full speed: at 400 s.
+  PhysicsConfig config;
+  config.interference_factor = 0.5;
+  Rig rig({NodeGroup{1, "H100-SXM", 8}}, "{}", config);
+  auto job = [](const std::string& id, double work) {
+    JobSpec j = make_job(id, 0, 1, work);
+    j.model = "ResNet-50";
+    return j;
+  };
+  VectorSource source({job("a", 300), job("b", 100)});
+  PinnedPolicy policy;
+  policy.where["a"] = {0};
+  policy.where["b"] = {1};
+  SimulatorOptions options;
+  options.physics = &rig.physics;
+  Simulator sim(rig.cluster, source, policy, options);
+  EndTimes ends;
+  InvariantChecker checker;
+  sim.add_observer(ends);
+  sim.add_observer(checker);
+  sim.run();
+  CHECK(ends.end_s.at("b") == Approx(200).margin(1e-5));
+  CHECK(ends.end_s.at("a") == Approx(400).margin(1e-5));
+}
