@@ -17,8 +17,10 @@ PolicyInfo compose_policy_info() {
   for (const auto& o : builtin_orders()) names += (names.empty() ? "" : ", ") + o.name;
   std::vector<PolicyOptionDoc> options = {{"order", "fifo", "queue order: " + names + "; or a map with the order's options, e.g. {name: sjf, by: duration}"}};
   QueuePolicyOptions shared;
-  for (auto& d : QueuePolicyOptions::docs(shared)) options.push_back(d);
-  options[2].default_value = "the order's (true for srtf and las)";
+  for (auto d : QueuePolicyOptions::docs(shared)) {
+    if (d.name == "preemption") d.default_value = "the order's (true for srtf and las)";
+    options.push_back(d);
+  }
   return PolicyInfo{
       "compose",
       "a queue order composed with a placement, preemption and backfilling, all chosen in config",

@@ -13,6 +13,7 @@ class EdfOrder : public QueueOrder {
  public:
   double queued_key(const SchedulerView& view, JobSlot job) override { return deadline_s(view.job(job)); }
   double running_key(const SchedulerView& view, JobSlot job) const override { return deadline_s(view.job(job)); }
+  bool running_keys_only_improve() const override { return true; }
 
  private:
   static double deadline_s(const JobState& job) {

@@ -10,6 +10,7 @@ class FifoOrder : public QueueOrder {
  public:
   double queued_key(const SchedulerView& /*view*/, JobSlot /*job*/) override { return 0.0; }
   double running_key(const SchedulerView& /*view*/, JobSlot /*job*/) const override { return 0.0; }
+  bool running_keys_only_improve() const override { return true; }
 };
 
 }  // namespace

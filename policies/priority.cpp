@@ -10,6 +10,7 @@ class PriorityOrder : public QueueOrder {
  public:
   double queued_key(const SchedulerView& view, JobSlot job) override { return -view.job(job).spec.priority; }
   double running_key(const SchedulerView& view, JobSlot job) const override { return -view.job(job).spec.priority; }
+  bool running_keys_only_improve() const override { return true; }
 };
 
 }  // namespace

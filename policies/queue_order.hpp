@@ -27,6 +27,10 @@ class QueueOrder {
   // Key of a running job now, on the same scale as queued_key(): preemption replaces a
   // running job only by a queued one with a strictly smaller key.
   virtual double running_key(const SchedulerView& view, JobSlot job) const = 0;
+  // True when a running job's key can only decrease (improve) while it runs, as for
+  // static keys and remaining work. The engine then skips scanning running jobs when the
+  // keys they started with are all no worse than the blocked head's.
+  virtual bool running_keys_only_improve() const { return false; }
   // Starvation guard: the instant at which a queued job's key drops to promoted_key(),
   // or +infinity (in seconds) for never. Called when the job is queued.
   virtual double promote_at_s(const SchedulerView& /*view*/, JobSlot /*job*/) const { return std::numeric_limits<double>::infinity(); }

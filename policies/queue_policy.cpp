@@ -91,7 +91,26 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
   return false;
 }
 
+void QueuePolicy::stopped_running(JobSlot slot) {
+  const auto index = static_cast<std::size_t>(slot);
+  if (index >= started_key_.size() || std::isnan(started_key_[index])) return;
+  running_keys_.erase(running_keys_.find(started_key_[index]));
+  started_key_[index] = std::numeric_limits<double>::quiet_NaN();
+}
+
+void QueuePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job) { stopped_running(job); }
+
+void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
+  out.start(slot, devices_);
+  remove(slot, entry);
+  const auto index = static_cast<std::size_t>(slot);
+  if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
+  started_key_[index] = order_->running_key(view, slot);
+  running_keys_.insert(started_key_[index]);
+}
+
 void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
+  stopped_running(job);
   const JobState& j = view.job(job);
   const auto index = static_cast<std::size_t>(job);
   if (queued_.size() <= index) queued_.resize(index + 1);
@@ -134,8 +153,7 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     const JobSlot slot = std::get<2>(head);
     devices_.clear();
     if (place(view, view.job(slot).spec, devices_)) {
-      out.start(slot, devices_);
-      remove(slot, head);
+      start(view, slot, head, out);
       continue;
     }
     if (options_.preemption && preempt_for(view, head, out, waiting)) continue;
@@ -148,6 +166,8 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   const auto [head_key, head_seq, head_slot] = head;
   const JobSpec& spec = view.job(head_slot).spec;
   const int need = spec.num_gpus;
+  // No running job can rank worse than the head: nothing to examine.
+  if (order_->running_keys_only_improve() && (running_keys_.empty() || *running_keys_.rbegin() <= head_key)) return false;
   int coming = free_.count();  // free now, plus what stopping jobs will release
   scratch_.clear();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
@@ -199,8 +219,7 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
     }
     const int rest = need - static_cast<int>(devices_.size());
     if ((rest == 0 || free_.first_fit(rest, devices_)) && (!physics || physics->placement_problem(spec, devices_).empty())) {
-      out.start(head_slot, devices_);
-      remove(head_slot, head);
+      start(view, head_slot, head, out);
       return true;
     }
   }
@@ -248,11 +267,10 @@ void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
       ++it;
       continue;
     }
-    out.start(slot, devices_);
     if (!ends_in_time) extra -= n;
     const Entry entry = *it;
     ++it;
-    remove(slot, entry);
+    start(view, slot, entry, out);
   }
 }
 

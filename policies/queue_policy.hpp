@@ -50,6 +50,7 @@ class QueuePolicy : public Policy {
   QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options);
   std::string name() const override { return name_; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override;
+  void on_job_finished(const SchedulerView& view, JobSlot job) override;
   void decide(const SchedulerView& view, ActionBatch& out) override;
 
  private:
@@ -62,6 +63,10 @@ class QueuePolicy : public Policy {
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   void promote_due(const SchedulerView& view);
   void remove(JobSlot slot, const Entry& entry);
+  // Emits the start of queued job `slot` (its entry `entry`) on devices_.
+  void start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out);
+  // The job left the running set (back in the queue, or finished).
+  void stopped_running(JobSlot slot);
   // Preempts for the blocked head. Returns true when the head was started in this batch
   // (checkpoints are free); sets `waiting` when devices were freed for it later.
   bool preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting);
@@ -77,7 +82,11 @@ class QueuePolicy : public Policy {
   std::set<std::tuple<double, std::uint64_t, JobSlot>> promotions_;  // (instant s, seq, slot)
   std::vector<Queued> queued_;  // by slot, valid while the job is queued
   std::vector<DeviceId> devices_;
-  std::vector<JobSlot> preempted_;  // in this decision: still listed as running until applied
+  std::vector<JobSlot> preempted_;
+  // Keys of running jobs when they started, for running_keys_only_improve() orders: an
+  // upper bound of their keys now. NaN by slot = not running.
+  std::multiset<double> running_keys_;
+  std::vector<double> started_key_;  // in this decision: still listed as running until applied
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> scratch_;
 };
 

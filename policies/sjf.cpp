@@ -13,6 +13,7 @@ class SjfOrder : public QueueOrder {
   SjfOrder(SjfKey by, std::string by_name) : by_(by), by_name_(std::move(by_name)) {}
   double queued_key(const SchedulerView& view, JobSlot job) override { return size_s(view.job(job)); }
   double running_key(const SchedulerView& view, JobSlot job) const override { return size_s(view.job(job)); }
+  bool running_keys_only_improve() const override { return true; }
   void write(YAML::Node& resolved) const override { resolved["by"] = by_name_; }
 
  private:

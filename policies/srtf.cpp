@@ -10,6 +10,7 @@ class SrtfOrder : public QueueOrder {
  public:
   double queued_key(const SchedulerView& view, JobSlot job) override { return remaining_work_now_s(view, view.job(job)); }
   double running_key(const SchedulerView& view, JobSlot job) const override { return remaining_work_now_s(view, view.job(job)); }
+  bool running_keys_only_improve() const override { return true; }
 };
 
 }  // namespace

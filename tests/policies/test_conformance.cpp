@@ -141,3 +141,22 @@ TEST_CASE("golden outputs: each registered policy reproduces tests/golden/<polic
     CHECK(got_text.str() == want_text.str());
   }
 }
+
+TEST_CASE("preemptive policies under physics wait for checkpoint saves and complete every job", "[policies][conformance][physics]") {
+  // The placement experiment turns physics on: preemptions cost checkpoint time, so a
+  // preempting head starts only when the victims' saves end (not in the same batch).
+  const PolicyRegistry registry = builtin_policies();
+  const std::string config = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/placement_topology.yaml";
+  for (const std::string policy : {"srtf", "tiresias", "{name: las, discretized: false}", "{name: priority, preemption: true}",
+                                   "{name: compose, order: srtf, backfill: easy, placement: packed}"}) {
+    INFO("policy " << policy);
+    const ScenarioConfig scenario = load_scenario(config, {"policy=" + policy}, std::nullopt, registry);
+    const RunResult r = run_scenario(scenario, registry, RunOptions{});
+    CHECK(r.summary.jobs_completed == r.summary.jobs_arrived);
+    CHECK(r.summary.jobs_completed == 600);
+    if (policy.find("priority") == std::string::npos) {  // the experiment's jobs all share one priority
+      CHECK(r.summary.preemptions > 0);
+      CHECK(r.summary.checkpoint_overhead_gpu_hours > 0);
+    }
+  }
+}
