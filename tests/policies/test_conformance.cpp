@@ -40,7 +40,13 @@ struct Scenario {
   std::vector<JobSpec> jobs;
 };
 
-std::vector<JobSpec> synthetic_jobs(const SyntheticConfig& w, std::uint64_t seed) {
+std::vector<JobSpec> synthetic_jobs(std::uint64_t num_jobs, double mean_interarrival_s, Distribution durations,
+                                    std::vector<std::pair<int, double>> gpus, std::uint64_t seed) {
+  SyntheticConfig w;
+  w.num_jobs = num_jobs;
+  w.mean_interarrival_s = mean_interarrival_s;
+  w.duration_s = std::move(durations);
+  w.gpus = std::move(gpus);
   SyntheticJobSource source(w, seed);
   std::vector<JobSpec> jobs;
   JobSpec j;
@@ -50,22 +56,11 @@ std::vector<JobSpec> synthetic_jobs(const SyntheticConfig& w, std::uint64_t seed
 
 std::vector<Scenario> scenarios() {
   std::vector<Scenario> out;
-  {  // M/M/1-like: one device, Poisson arrivals at load 0.8, exponential durations
-    SyntheticConfig w;
-    w.num_jobs = 300;
-    w.mean_interarrival_s = 125;
-    w.duration_s = Distribution::exponential(100);
-    w.gpus = {{1, 1.0}};
-    out.push_back({"single GPU M/M/1", ClusterSpec({NodeGroup{1, "V100", 1}}), synthetic_jobs(w, 3)});
-  }
-  {  // gangs of 1 to 16 GPUs with heavy-tailed durations on two node types
-    SyntheticConfig w;
-    w.num_jobs = 400;
-    w.mean_interarrival_s = 60;
-    w.duration_s = Distribution::lognormal(300, 1.3);
-    w.gpus = {{1, 0.4}, {2, 0.2}, {4, 0.2}, {8, 0.15}, {16, 0.05}};
-    out.push_back({"multi-GPU mixed gangs", ClusterSpec({NodeGroup{2, "V100", 8}, NodeGroup{2, "K80", 4}}), synthetic_jobs(w, 11)});
-  }
+  // M/M/1-like: one device, Poisson arrivals at load 0.8, exponential durations.
+  out.push_back({"single GPU M/M/1", ClusterSpec({NodeGroup{1, "V100", 1}}), synthetic_jobs(300, 125, Distribution::exponential(100), {{1, 1.0}}, 3)});
+  // Gangs of 1 to 16 GPUs with heavy-tailed durations on two node types.
+  out.push_back({"multi-GPU mixed gangs", ClusterSpec({NodeGroup{2, "V100", 8}, NodeGroup{2, "K80", 4}}),
+                 synthetic_jobs(400, 60, Distribution::lognormal(300, 1.3), {{1, 0.4}, {2, 0.2}, {4, 0.2}, {8, 0.15}, {16, 0.05}}, 11)});
   {  // a hand-made trace with deadlines (some missing), priorities and estimates
     std::vector<JobSpec> jobs;
     for (int i = 0; i < 60; ++i) {
