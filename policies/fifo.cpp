@@ -1,36 +1,26 @@
 #include "policies/fifo.hpp"
 
-#include "policies/ordered_queue.hpp"
+#include "policies/queue_policy.hpp"
 
 namespace schedsim {
 namespace {
 
-class FifoPolicy : public OrderedQueuePolicy {
+// Arrival order alone: the key ties and the arrival sequence decides.
+class FifoOrder : public QueueOrder {
  public:
-  using OrderedQueuePolicy::OrderedQueuePolicy;
-  std::string name() const override { return "fifo"; }
-
- protected:
-  // Arrival order alone: the key ties and the arrival sequence decides.
-  double key(const JobState& /*job*/) const override { return 0.0; }
+  double queued_key(const SchedulerView& /*view*/, JobSlot /*job*/) override { return 0.0; }
+  double running_key(const SchedulerView& /*view*/, JobSlot /*job*/) const override { return 0.0; }
+  bool running_keys_only_improve() const override { return true; }
 };
 
 }  // namespace
 
+OrderKind fifo_order() {
+  return OrderKind{"fifo", {}, false, [](const ConfigNode& /*config*/) { return std::make_unique<FifoOrder>(); }};
+}
+
 PolicyInfo fifo_policy_info() {
-  return PolicyInfo{
-      "fifo",
-      "first come, first served; non-preemptive; the head of the queue blocks until it fits",
-      {{"placement", "first_fit", std::string("where a job goes: ") + kPlacementNames}},
-      [](const ConfigNode& config, const PolicyContext& context) {
-        config.expect_map({"name", "placement"});
-        const QueuePolicyOptions options = QueuePolicyOptions::parse(config, context);
-        YAML::Node resolved(YAML::NodeType::Map);
-        resolved["name"] = "fifo";
-        options.write(resolved);
-        return PolicyInstance{std::make_unique<FifoPolicy>(options), resolved};
-      },
-  };
+  return queue_policy_info("fifo", "first come, first served; non-preemptive; the head of the queue blocks until it fits", fifo_order());
 }
 
 }  // namespace schedsim

@@ -1,7 +1,13 @@
 #include "policies/registry.hpp"
 
+#include "policies/compose.hpp"
+#include "policies/edf.hpp"
 #include "policies/fifo.hpp"
+#include "policies/las.hpp"
+#include "policies/presets.hpp"
+#include "policies/priority.hpp"
 #include "policies/sjf.hpp"
+#include "policies/srtf.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -10,6 +16,14 @@ PolicyRegistry builtin_policies() {
   PolicyRegistry r;
   r.add(fifo_policy_info());
   r.add(sjf_policy_info());
+  r.add(srtf_policy_info());
+  r.add(las_policy_info());
+  r.add(edf_policy_info());
+  r.add(priority_policy_info());
+  r.add(compose_policy_info());
+  r.add(slurm_easy_policy_info());
+  r.add(tiresias_policy_info());
+  r.add(volcano_binpack_policy_info());
   return r;
 }
 

@@ -1,6 +1,6 @@
 #include "policies/sjf.hpp"
 
-#include "policies/ordered_queue.hpp"
+#include "policies/queue_policy.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -8,13 +8,16 @@ namespace {
 
 enum class SjfKey { kAuto, kDuration, kEstimate };
 
-class SjfPolicy : public OrderedQueuePolicy {
+class SjfOrder : public QueueOrder {
  public:
-  SjfPolicy(SjfKey by, const QueuePolicyOptions& options) : OrderedQueuePolicy(options), by_(by) {}
-  std::string name() const override { return "sjf"; }
+  SjfOrder(SjfKey by, std::string by_name) : by_(by), by_name_(std::move(by_name)) {}
+  double queued_key(const SchedulerView& view, JobSlot job) override { return size_s(view.job(job)); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return size_s(view.job(job)); }
+  bool running_keys_only_improve() const override { return true; }
+  void write(YAML::Node& resolved) const override { resolved["by"] = by_name_; }
 
- protected:
-  double key(const JobState& job) const override {
+ private:
+  double size_s(const JobState& job) const {
     switch (by_) {
       case SjfKey::kDuration: return job.spec.duration_s;
       case SjfKey::kAuto: return job.spec.has_estimate() ? job.spec.estimate_s : job.spec.duration_s;
@@ -27,31 +30,28 @@ class SjfPolicy : public OrderedQueuePolicy {
     return job.spec.duration_s;
   }
 
- private:
   SjfKey by_;
+  std::string by_name_;
 };
 
 }  // namespace
 
-PolicyInfo sjf_policy_info() {
-  return PolicyInfo{
+OrderKind sjf_order() {
+  return OrderKind{
       "sjf",
-      "shortest job first (by estimate when known, else duration); non-preemptive",
-      {{"by", "auto", "what 'shortest' means: auto (the job's estimate when it has one, else its duration), duration, estimate"},
-       {"placement", "first_fit", std::string("where a job goes: ") + kPlacementNames}},
-      [](const ConfigNode& config, const PolicyContext& context) {
-        config.expect_map({"name", "by", "placement"});
-        const QueuePolicyOptions options = QueuePolicyOptions::parse(config, context);
+      {{"by", "auto", "what 'shortest' means: auto (the job's estimate when it has one, else its duration), duration, estimate"}},
+      false,
+      [](const ConfigNode& config) {
         std::string by = "auto";
         if (auto b = config.maybe_child("by")) by = b->as_choice({"auto", "duration", "estimate"});
         const SjfKey key = by == "auto" ? SjfKey::kAuto : by == "duration" ? SjfKey::kDuration : SjfKey::kEstimate;
-        YAML::Node resolved(YAML::NodeType::Map);
-        resolved["name"] = "sjf";
-        resolved["by"] = by;
-        options.write(resolved);
-        return PolicyInstance{std::make_unique<SjfPolicy>(key, options), resolved};
+        return std::make_unique<SjfOrder>(key, by);
       },
   };
+}
+
+PolicyInfo sjf_policy_info() {
+  return queue_policy_info("sjf", "shortest job first (by estimate when known, else duration); non-preemptive", sjf_order());
 }
 
 }  // namespace schedsim

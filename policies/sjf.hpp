@@ -1,13 +1,12 @@
-// SJF: shortest job first, non-preemptive, first-fit placement, head-of-line blocking.
-// Orders by the job's runtime estimate when it has one (`by: auto`), by the true
-// duration (`by: duration`, the clairvoyant bound), or by the estimate only
-// (`by: estimate`, an error for jobs without one).
+// SJF: shortest job first by the job's estimate (or duration), non-preemptive.
 #pragma once
 
+#include "policies/queue_order.hpp"
 #include "policies/registry.hpp"
 
 namespace schedsim {
 
+OrderKind sjf_order();
 PolicyInfo sjf_policy_info();
 
 }  // namespace schedsim

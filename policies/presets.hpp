@@ -1,0 +1,17 @@
+// Named compositions of a queue order, a placement and extras, after well-known
+// schedulers (see docs/policies.md):
+//   slurm-easy       fifo + EASY backfilling (Slurm's sched/backfill with one reservation)
+//   tiresias         discretized 2D-LAS + packed (consolidated) placement, preemptive
+//   volcano-binpack  fifo gang scheduling + packed (binpack) placement
+// Each accepts the same keys as its order's own policy, with the preset's defaults.
+#pragma once
+
+#include "policies/registry.hpp"
+
+namespace schedsim {
+
+PolicyInfo slurm_easy_policy_info();
+PolicyInfo tiresias_policy_info();
+PolicyInfo volcano_binpack_policy_info();
+
+}  // namespace schedsim

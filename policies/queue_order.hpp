@@ -1,0 +1,72 @@
+// A queue order: how a queue policy ranks jobs. Smaller keys go first; ties are broken by
+// arrival sequence, so an order never depends on slot numbers. Orders are small objects
+// that the queue engine (queue_policy.hpp) combines with placement, preemption and
+// backfilling, so every order composes with every extra.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "policies/registry.hpp"
+#include "sim/policy.hpp"
+
+namespace schedsim {
+
+class QueueOrder {
+ public:
+  virtual ~QueueOrder() = default;
+  // Key of a job entering the queue (arrival or return after a preemption). A queued
+  // job makes no progress, so its key does not change while it waits, except through
+  // promote_at().
+  virtual double queued_key(const SchedulerView& view, JobSlot job) = 0;
+  // Key of a running job now, on the same scale as queued_key(): preemption replaces a
+  // running job only by a queued one with a strictly smaller key.
+  virtual double running_key(const SchedulerView& view, JobSlot job) const = 0;
+  // True when a running job's key can only decrease (improve) while it runs, as for
+  // static keys and remaining work. The engine then skips scanning running jobs when the
+  // keys they started with are all no worse than the blocked head's.
+  virtual bool running_keys_only_improve() const { return false; }
+  // Starvation guard: the instant at which a queued job's key drops to promoted_key(),
+  // or +infinity (in seconds) for never. Called when the job is queued.
+  virtual double promote_at_s(const SchedulerView& /*view*/, JobSlot /*job*/) const { return std::numeric_limits<double>::infinity(); }
+  virtual double promoted_key() const { return -std::numeric_limits<double>::infinity(); }
+  // The engine promoted `job` (the order may reset what it counts for it).
+  virtual void on_promoted(const SchedulerView& /*view*/, JobSlot /*job*/) {}
+  // The order's own resolved options.
+  virtual void write(YAML::Node& /*resolved*/) const {}
+};
+
+// A queue order by config name: its options (documented), whether it preempts by
+// default, and how to build it from a config map that holds those options.
+struct OrderKind {
+  std::string name;
+  std::vector<PolicyOptionDoc> options;  // the order's own keys
+  bool preemptive_by_default = false;
+  std::function<std::unique_ptr<QueueOrder>(const ConfigNode& config)> make;
+
+  std::vector<std::string> keys() const {
+    std::vector<std::string> out;
+    for (const auto& o : options) out.push_back(o.name);
+    return out;
+  }
+};
+
+// Remaining work of a job now, in work-seconds: exact at last_update, then advancing at
+// rate(now). Never negative.
+inline double remaining_work_now_s(const SchedulerView& view, const JobState& job) {
+  const double elapsed_s = (view.now() - job.last_update).seconds();
+  const double r = job.remaining_work_s - job.rate(view.now()) * (elapsed_s > 0 ? elapsed_s : 0.0);
+  return r > 0 ? r : 0.0;
+}
+
+// Attained service in GPU-seconds: devices requested times work executed so far.
+inline double attained_service_gpu_s(const SchedulerView& view, const JobState& job) {
+  return job.spec.num_gpus * (job.spec.duration_s - remaining_work_now_s(view, job));
+}
+
+}  // namespace schedsim

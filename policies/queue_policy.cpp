@@ -1,0 +1,301 @@
+#include "policies/queue_policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace schedsim {
+
+namespace {
+
+const char* to_string(Backfill b) { return b == Backfill::kEasy ? "easy" : "none"; }
+
+// Estimated seconds until `job` ends: its estimate (or duration when it has none) scaled
+// by the fraction of work left, at its current rate when it has one.
+double estimated_remaining_s(const SchedulerView& view, const JobState& job) {
+  const JobSpec& s = job.spec;
+  const double total_s = s.has_estimate() ? s.estimate_s : s.duration_s;
+  const double fraction = s.duration_s > 0 ? remaining_work_now_s(view, job) / s.duration_s : 0.0;
+  const double rate = job.physics_rate > 0 ? job.physics_rate : 1.0;
+  return total_s * fraction / rate;
+}
+
+}  // namespace
+
+const std::vector<std::string>& QueuePolicyOptions::keys() {
+  static const std::vector<std::string> k = {"placement", "preemption", "backfill", "backfill_depth"};
+  return k;
+}
+
+std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& d) {
+  return {{"placement", schedsim::to_string(d.placement), std::string("where a job goes: ") + kPlacementNames},
+          {"preemption", d.preemption ? "true" : "false", "a blocked head may stop running jobs the order ranks strictly worse"},
+          {"backfill", to_string(d.backfill), "none, or easy: later jobs start if they do not delay the blocked head's reservation"},
+          {"backfill_depth", std::to_string(d.backfill_depth), "queued jobs one backfill pass examines at most"}};
+}
+
+QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults) {
+  QueuePolicyOptions o = defaults;
+  o.seed = context.seed;
+  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type"}));
+  if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
+  if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
+  if (auto d = config.maybe_child("backfill_depth")) o.backfill_depth = d->as_positive_int();
+  return o;
+}
+
+void QueuePolicyOptions::write(YAML::Node& resolved) const {
+  resolved["placement"] = schedsim::to_string(placement);
+  resolved["preemption"] = preemption;
+  resolved["backfill"] = to_string(backfill);
+  resolved["backfill_depth"] = backfill_depth;
+}
+
+QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
+    : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {}
+
+bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+  const int n = job.num_gpus;
+  const PhysicsModel* physics = view.physics();
+  if (physics && (options_.placement == Placement::kFastestType || view.cluster().device_types().size() > 1)) {
+    // Device types ordered by the job's speed on them (fastest first, ties by index);
+    // types where it cannot run (memory) are never used. The agnostic placements keep
+    // type order; fastest_type sorts by speed.
+    const int types = static_cast<int>(view.cluster().device_types().size());
+    std::vector<std::pair<double, int>> order;
+    for (int t = 0; t < types; ++t) {
+      const double r = physics->estimated_rate(job, t, n);
+      if (r > 0) order.emplace_back(options_.placement == Placement::kFastestType ? -r : 0.0, t);
+    }
+    std::stable_sort(order.begin(), order.end());
+    if (options_.placement == Placement::kFastestType) {
+      // Greedy: the fastest type that has room now, consolidated within it.
+      for (const auto& [neg_rate, t] : order) {
+        if (free_.packed(n, node_group_, out, t)) return true;
+      }
+      return false;
+    }
+    if (static_cast<int>(order.size()) < types) {  // some types cannot host the job
+      for (const auto& [unused, t] : order) {
+        if (free_.packed(n, node_group_, out, t)) return true;
+      }
+      return false;
+    }
+  }
+  switch (options_.placement) {
+    case Placement::kFirstFit: return free_.first_fit(n, out);
+    case Placement::kRandom: return free_.random(n, rng_, out);
+    case Placement::kFastestType:  // without physics every type is equally fast
+    case Placement::kPacked: return free_.packed(n, node_group_, out);
+    case Placement::kSpread: return free_.spread(n, out);
+  }
+  return false;
+}
+
+void QueuePolicy::stopped_running(JobSlot slot) {
+  const auto index = static_cast<std::size_t>(slot);
+  if (index >= started_key_.size() || std::isnan(started_key_[index])) return;
+  running_keys_.erase(running_keys_.find(started_key_[index]));
+  started_key_[index] = std::numeric_limits<double>::quiet_NaN();
+}
+
+void QueuePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job) { stopped_running(job); }
+
+void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
+  out.start(slot, devices_);
+  remove(slot, entry);
+  const auto index = static_cast<std::size_t>(slot);
+  if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
+  started_key_[index] = order_->running_key(view, slot);
+  running_keys_.insert(started_key_[index]);
+}
+
+void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
+  stopped_running(job);
+  const JobState& j = view.job(job);
+  const auto index = static_cast<std::size_t>(job);
+  if (queued_.size() <= index) queued_.resize(index + 1);
+  Queued& q = queued_[index];
+  q.key = order_->queued_key(view, job);
+  q.promote_at_s = order_->promote_at_s(view, job);
+  queue_.emplace(q.key, j.arrival_seq, job);
+  if (std::isfinite(q.promote_at_s)) promotions_.emplace(q.promote_at_s, j.arrival_seq, job);
+}
+
+void QueuePolicy::remove(JobSlot slot, const Entry& entry) {
+  queue_.erase(entry);
+  const Queued& q = queued_[static_cast<std::size_t>(slot)];
+  if (std::isfinite(q.promote_at_s)) promotions_.erase({q.promote_at_s, std::get<1>(entry), slot});
+}
+
+void QueuePolicy::promote_due(const SchedulerView& view) {
+  const double now_s = view.now().seconds();
+  while (!promotions_.empty() && std::get<0>(*promotions_.begin()) <= now_s) {
+    const auto [at_s, seq, slot] = *promotions_.begin();
+    promotions_.erase(promotions_.begin());
+    Queued& q = queued_[static_cast<std::size_t>(slot)];
+    queue_.erase({q.key, seq, slot});
+    q.key = order_->promoted_key();
+    q.promote_at_s = std::numeric_limits<double>::infinity();
+    queue_.emplace(q.key, seq, slot);
+    order_->on_promoted(view, slot);
+  }
+}
+
+void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
+  promote_due(view);
+  if (queue_.empty()) return;
+  free_.reset(view.cluster_state());
+  node_group_ = view.node_group();
+  preempted_.clear();
+  bool waiting = false;
+  while (!queue_.empty()) {
+    const Entry head = *queue_.begin();
+    const JobSlot slot = std::get<2>(head);
+    devices_.clear();
+    if (place(view, view.job(slot).spec, devices_)) {
+      start(view, slot, head, out);
+      continue;
+    }
+    if (options_.preemption && preempt_for(view, head, out, waiting)) continue;
+    break;
+  }
+  if (options_.backfill == Backfill::kEasy && !waiting && queue_.size() > 1 && free_.count() > 0) backfill(view, out);
+}
+
+bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting) {
+  const auto [head_key, head_seq, head_slot] = head;
+  const JobSpec& spec = view.job(head_slot).spec;
+  const int need = spec.num_gpus;
+  // No running job can rank worse than the head: nothing to examine.
+  if (order_->running_keys_only_improve() && (running_keys_.empty() || *running_keys_.rbegin() <= head_key)) return false;
+  int coming = free_.count();  // free now, plus what stopping jobs will release
+  scratch_.clear();
+  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+    const JobState& r = view.job(s);
+    if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
+    if (r.status == JobStatus::kStopping) {
+      coming += static_cast<int>(r.devices.size());
+      continue;
+    }
+    const double key = order_->running_key(view, s);
+    if (key > head_key) scratch_.emplace_back(key, r.arrival_seq, s);
+  }
+  if (coming >= need) {  // devices are on their way: wait for them, preempt nothing more
+    waiting = coming > free_.count();
+    return false;
+  }
+  if (scratch_.empty()) return false;
+  // Worst key first; among equals the latest arrival first.
+  std::sort(scratch_.begin(), scratch_.end(), [](const auto& a, const auto& b) { return a > b; });
+  std::size_t victims = 0;
+  while (victims < scratch_.size() && coming < need) {
+    coming += static_cast<int>(view.job(std::get<2>(scratch_[victims])).devices.size());
+    ++victims;
+  }
+  if (coming < need) return false;
+  // Checkpoints are free when there is no physics or every save rounds to zero: the
+  // victims release their devices as the batch is applied, so the head can start in the
+  // same batch (otherwise nothing might be left to happen before it could).
+  bool free_stop = true;
+  int victim_devices = 0;
+  const PhysicsModel* physics = view.physics();
+  for (std::size_t i = 0; i < victims; ++i) {
+    const JobState& v = view.job(std::get<2>(scratch_[i]));
+    victim_devices += static_cast<int>(v.devices.size());
+    if (physics && Tick::from_seconds(physics->checkpoint_save_s(v.spec, static_cast<int>(v.devices.size()))).us() > 0) free_stop = false;
+  }
+  // Stopping jobs counted above make the head wait in any case.
+  if (coming - victim_devices > free_.count()) free_stop = false;
+  for (std::size_t i = 0; i < victims; ++i) {
+    out.preempt(std::get<2>(scratch_[i]));
+    preempted_.push_back(std::get<2>(scratch_[i]));
+  }
+  if (free_stop) {
+    devices_.clear();
+    for (std::size_t i = 0; i < victims && static_cast<int>(devices_.size()) < need; ++i) {
+      for (DeviceId d : view.job(std::get<2>(scratch_[i])).devices) {
+        if (static_cast<int>(devices_.size()) < need) devices_.push_back(d);
+      }
+    }
+    const int rest = need - static_cast<int>(devices_.size());
+    if ((rest == 0 || free_.first_fit(rest, devices_)) && (!physics || physics->placement_problem(spec, devices_).empty())) {
+      start(view, head_slot, head, out);
+      return true;
+    }
+  }
+  waiting = true;
+  return false;
+}
+
+void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
+  const auto [head_key, head_seq, head_slot] = *queue_.begin();
+  const int need = view.job(head_slot).spec.num_gpus;
+  // The head's reservation: walk running jobs by estimated end until enough devices
+  // would be free (count-based, as in Slurm's EASY backfill).
+  scratch_.clear();
+  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+    if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
+    const JobState& r = view.job(s);
+    scratch_.emplace_back(view.now().seconds() + estimated_remaining_s(view, r), r.arrival_seq, s);
+  }
+  std::sort(scratch_.begin(), scratch_.end());
+  int available = free_.count();
+  double shadow_s = std::numeric_limits<double>::infinity();
+  for (const auto& [end_s, seq, s] : scratch_) {
+    available += static_cast<int>(view.job(s).devices.size());
+    if (available >= need) {
+      shadow_s = end_s;
+      break;
+    }
+  }
+  // Devices free at the reservation beyond what the head needs: later jobs may use them
+  // even if they run past it.
+  int extra = available >= need ? available - need : 0;
+  const double now_s = view.now().seconds();
+  std::int64_t examined = 0;
+  for (auto it = std::next(queue_.begin()); it != queue_.end() && examined < options_.backfill_depth && free_.count() > 0; ++examined) {
+    const JobSlot slot = std::get<2>(*it);
+    const JobState& j = view.job(slot);
+    const int n = j.spec.num_gpus;
+    const bool ends_in_time = now_s + estimated_remaining_s(view, j) <= shadow_s;
+    if (n > free_.count() || (!ends_in_time && n > extra)) {
+      ++it;
+      continue;
+    }
+    devices_.clear();
+    if (!place(view, j.spec, devices_)) {
+      ++it;
+      continue;
+    }
+    if (!ends_in_time) extra -= n;
+    const Entry entry = *it;
+    ++it;
+    start(view, slot, entry, out);
+  }
+}
+
+PolicyInfo queue_policy_info(const std::string& name, const std::string& description, const OrderKind& order, QueuePolicyOptions defaults) {
+  defaults.preemption = defaults.preemption || order.preemptive_by_default;
+  std::vector<PolicyOptionDoc> options = order.options;
+  for (auto& d : QueuePolicyOptions::docs(defaults)) options.push_back(d);
+  return PolicyInfo{
+      name,
+      description,
+      options,
+      [name, order, defaults](const ConfigNode& config, const PolicyContext& context) {
+        std::vector<std::string> keys = {"name"};
+        for (const auto& k : order.keys()) keys.push_back(k);
+        for (const auto& k : QueuePolicyOptions::keys()) keys.push_back(k);
+        config.expect_keys(keys);
+        const QueuePolicyOptions options = QueuePolicyOptions::parse(config, context, defaults);
+        std::unique_ptr<QueueOrder> queue_order = order.make(config);
+        YAML::Node resolved(YAML::NodeType::Map);
+        resolved["name"] = name;
+        queue_order->write(resolved);
+        options.write(resolved);
+        return PolicyInstance{std::make_unique<QueuePolicy>(name, std::move(queue_order), options), resolved};
+      },
+  };
+}
+
+}  // namespace schedsim

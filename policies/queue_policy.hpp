@@ -1,0 +1,99 @@
+// The engine behind every queue-order policy: pending jobs sorted by a QueueOrder key
+// (smaller first, ties broken by arrival order), started head first with the configured
+// placement until the head does not fit. Extras compose with any order:
+//  - preemption: a blocked head may stop running jobs with a strictly worse key (the
+//    worst first) when that frees enough devices for it;
+//  - EASY backfilling: a blocked head gets a reservation (the earliest instant enough
+//    devices free up, from running jobs' estimated ends) and later jobs start now if they
+//    end before it or fit in the devices the head will not need.
+// Without extras the head blocks the queue and a decision costs O(jobs started + 1);
+// running jobs are only examined when the head is blocked and an extra is on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "policies/placement.hpp"
+#include "policies/queue_order.hpp"
+#include "policies/registry.hpp"
+#include "sim/policy.hpp"
+#include "sim/rng.hpp"
+
+namespace schedsim {
+
+enum class Backfill { kNone, kEasy };
+
+// Options every queue policy shares.
+struct QueuePolicyOptions {
+  Placement placement = Placement::kFirstFit;
+  bool preemption = false;
+  Backfill backfill = Backfill::kNone;
+  // Slurm's bf_max_job_test: how many queued jobs behind the head one backfill pass
+  // examines at most; bounds the work per decision.
+  std::int64_t backfill_depth = 100;
+  std::uint64_t seed = 0;  // for random placement
+
+  // The config keys parse() reads.
+  static const std::vector<std::string>& keys();
+  static std::vector<PolicyOptionDoc> docs(const QueuePolicyOptions& defaults);
+  // Reads the shared keys from `config` over `defaults` (other keys are the caller's).
+  static QueuePolicyOptions parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults);
+  void write(YAML::Node& resolved) const;
+};
+
+class QueuePolicy : public Policy {
+ public:
+  QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options);
+  std::string name() const override { return name_; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override;
+  void on_job_finished(const SchedulerView& view, JobSlot job) override;
+  void decide(const SchedulerView& view, ActionBatch& out) override;
+
+ private:
+  using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (key, arrival sequence, slot)
+  struct Queued {
+    double key = 0;
+    double promote_at_s = 0;
+  };
+
+  bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  void promote_due(const SchedulerView& view);
+  void remove(JobSlot slot, const Entry& entry);
+  // Emits the start of queued job `slot` (its entry `entry`) on devices_.
+  void start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out);
+  // The job left the running set (back in the queue, or finished).
+  void stopped_running(JobSlot slot);
+  // Preempts for the blocked head. Returns true when the head was started in this batch
+  // (checkpoints are free); sets `waiting` when devices were freed for it later.
+  bool preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting);
+  void backfill(const SchedulerView& view, ActionBatch& out);
+
+  std::string name_;
+  std::unique_ptr<QueueOrder> order_;
+  QueuePolicyOptions options_;
+  Rng rng_;
+  FreeDevices free_;
+  const std::vector<int>* node_group_ = nullptr;
+  std::set<Entry> queue_;
+  std::set<std::tuple<double, std::uint64_t, JobSlot>> promotions_;  // (instant s, seq, slot)
+  std::vector<Queued> queued_;  // by slot, valid while the job is queued
+  std::vector<DeviceId> devices_;
+  std::vector<JobSlot> preempted_;
+  // Keys of running jobs when they started, for running_keys_only_improve() orders: an
+  // upper bound of their keys now. NaN by slot = not running.
+  std::multiset<double> running_keys_;
+  std::vector<double> started_key_;  // in this decision: still listed as running until applied
+  std::vector<std::tuple<double, std::uint64_t, JobSlot>> scratch_;
+};
+
+// A registry entry for a queue policy named `name` built on `order`: accepts `name`,
+// the shared options and the order's own options. The shared options default to
+// `defaults`, except preemption, which defaults to the order's preemptive_by_default.
+PolicyInfo queue_policy_info(const std::string& name, const std::string& description, const OrderKind& order,
+                             QueuePolicyOptions defaults = {});
+
+}  // namespace schedsim

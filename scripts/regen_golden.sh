@@ -1,0 +1,17 @@
+#!/bin/sh
+# Rewrites tests/golden/<policy>.csv (the jobs.csv of tests/golden/scenario.yaml) for
+# every registered policy, with the built CLI. Run after an intended change of a
+# policy's behaviour, and review the diff before committing it.
+#   scripts/regen_golden.sh [path/to/schedsim]   (default: build/schedsim)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+cli=${1:-"$root/build/schedsim"}
+[ -x "$cli" ] || { echo "regen_golden.sh: $cli not found; build first (cmake --build build)" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# `schedsim policies` prints each name at the start of a line, its details indented.
+for policy in $("$cli" policies | grep -v '^[[:space:]]'); do
+  "$cli" run "$root/tests/golden/scenario.yaml" --set "policy=$policy" --out "$tmp/$policy" --quiet
+  cp "$tmp/$policy/jobs.csv" "$root/tests/golden/$policy.csv"
+  echo "tests/golden/$policy.csv"
+done

@@ -1,0 +1,167 @@
+// Hand-built schedules for EASY backfilling, preemption and the compose/preset options.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "policies/registry.hpp"
+#include "sim/error.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::make_job;
+using schedsim::test::VectorSource;
+
+namespace {
+
+struct Times {
+  double start_s, end_s;
+  std::uint32_t preemptions;
+};
+
+class TimesRecorder : public Observer {
+ public:
+  void on_job_end(const JobState& job) override { times[job.spec.id] = {job.start.seconds(), job.end.seconds(), job.preemptions}; }
+  std::map<std::string, Times> times;
+};
+
+std::map<std::string, Times> run(const std::string& policy_yaml, int devices, std::vector<JobSpec> jobs) {
+  const ClusterSpec cluster({NodeGroup{1, "test", devices}});
+  const PolicyRegistry registry = builtin_policies();
+  PolicyInstance policy = registry.create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
+  VectorSource source(std::move(jobs));
+  Simulator sim(cluster, source, *policy.policy);
+  TimesRecorder rec;
+  sim.add_observer(rec);
+  sim.run();
+  return rec.times;
+}
+
+}  // namespace
+
+TEST_CASE("EASY backfilling starts a short job ahead of a blocked wide job without delaying it", "[policies][backfill]") {
+  // 4 devices. A holds 2 until t=100; W needs all 4, so its reservation is t=100.
+  // S (2 GPUs, 50 s) fits now and ends at t=52 <= 100: it backfills.
+  const std::vector<JobSpec> jobs = {make_job("A", 0, 2, 100), make_job("W", 1, 4, 50), make_job("S", 2, 2, 50)};
+  const auto easy = run("{name: slurm-easy}", 4, jobs);
+  CHECK(easy.at("S").start_s == Approx(2.0));
+  CHECK(easy.at("S").end_s == Approx(52.0));
+  CHECK(easy.at("W").start_s == Approx(100.0));  // the reservation holds
+  CHECK(easy.at("W").end_s == Approx(150.0));
+  const auto fifo = run("{name: fifo}", 4, jobs);  // head-of-line blocking: S waits for W
+  CHECK(fifo.at("W").start_s == Approx(100.0));
+  CHECK(fifo.at("S").start_s == Approx(150.0));
+  // The same through compose.
+  const auto composed = run("{name: compose, order: fifo, backfill: easy}", 4, jobs);
+  CHECK(composed.at("S").start_s == Approx(2.0));
+}
+
+TEST_CASE("EASY backfilling does not start a job that would delay the reservation", "[policies][backfill]") {
+  // L (2 GPUs, 200 s) would end at t=202, after W's reservation at t=100, and at t=100
+  // no device is spare (2 free + 2 from A = W's 4): it must wait for W.
+  const auto easy = run("{name: slurm-easy}", 4, {make_job("A", 0, 2, 100), make_job("W", 1, 4, 50), make_job("L", 2, 2, 200)});
+  CHECK(easy.at("W").start_s == Approx(100.0));
+  CHECK(easy.at("L").start_s == Approx(150.0));
+  // The estimate, not the true duration, decides: S runs 50 s but says 500 s.
+  const auto estimated = run("{name: slurm-easy}", 4, {make_job("A", 0, 2, 100), make_job("W", 1, 4, 50), make_job("S", 2, 2, 50, 500)});
+  CHECK(estimated.at("S").start_s == Approx(150.0));
+  // Running jobs' ends come from their estimates too: A says 40 s, so W's reservation is
+  // t=40 and S (ends t=52) must not backfill.
+  const auto early = run("{name: slurm-easy}", 4, {make_job("A", 0, 2, 100, 40), make_job("W", 1, 4, 50), make_job("S", 2, 2, 50)});
+  CHECK(early.at("S").start_s == Approx(150.0));
+}
+
+TEST_CASE("EASY backfilling lets a long job use devices the reservation does not need", "[policies][backfill]") {
+  // 6 devices. A holds 4 until t=100; W needs 4: at t=100, 6 are free and 2 are spare,
+  // so L (2 GPUs, 1000 s) starts now although it runs past the reservation.
+  const auto easy = run("{name: slurm-easy}", 6, {make_job("A", 0, 4, 100), make_job("W", 1, 4, 50), make_job("L", 2, 2, 1000)});
+  CHECK(easy.at("L").start_s == Approx(2.0));
+  CHECK(easy.at("W").start_s == Approx(100.0));
+  // A second long job finds no spare device left and waits.
+  const auto two = run("{name: slurm-easy}", 8, {make_job("A", 0, 6, 100), make_job("W", 1, 6, 50), make_job("L1", 2, 2, 1000), make_job("L2", 3, 2, 1000)});
+  CHECK(two.at("L1").start_s == Approx(2.0));
+  CHECK(two.at("W").start_s == Approx(100.0));
+  CHECK(two.at("L2").start_s == Approx(150.0));
+}
+
+TEST_CASE("SRTF preempts the longest-remaining running job for a shorter arrival", "[policies][preemption]") {
+  // 2 devices: L1 (100 s) and L2 (300 s) run; S (10 s) arrives at t=50 and takes L2's
+  // device (300 - 50 = 250 s left, more than L1's 50 s); L2 resumes at t=60.
+  const auto t = run("{name: srtf}", 2, {make_job("L1", 0, 1, 100), make_job("L2", 0, 1, 300), make_job("S", 50, 1, 10)});
+  CHECK(t.at("S").start_s == Approx(50.0));
+  CHECK(t.at("S").end_s == Approx(60.0));
+  CHECK(t.at("L1").end_s == Approx(100.0));
+  CHECK(t.at("L1").preemptions == 0);
+  CHECK(t.at("L2").preemptions == 1);
+  CHECK(t.at("L2").end_s == Approx(310.0));
+  // Without preemption S waits for L1.
+  const auto np = run("{name: srtf, preemption: false}", 2, {make_job("L1", 0, 1, 100), make_job("L2", 0, 1, 300), make_job("S", 50, 1, 10)});
+  CHECK(np.at("S").start_s == Approx(100.0));
+}
+
+TEST_CASE("priority runs the most important job first and preempts only when asked", "[policies][preemption]") {
+  auto job = [](const std::string& id, double submit_s, double duration_s, double priority) {
+    JobSpec j = make_job(id, submit_s, 1, duration_s);
+    j.priority = priority;
+    return j;
+  };
+  const std::vector<JobSpec> jobs = {job("low", 0, 100, 1), job("mid", 1, 10, 2), job("high", 2, 10, 5)};
+  const auto np = run("{name: priority}", 1, jobs);
+  CHECK(np.at("high").start_s == Approx(100.0));
+  CHECK(np.at("mid").start_s == Approx(110.0));
+  const auto p = run("{name: priority, preemption: true}", 1, jobs);
+  CHECK(p.at("mid").start_s == Approx(1.0));   // preempts low
+  CHECK(p.at("high").start_s == Approx(2.0));  // preempts mid
+  CHECK(p.at("mid").end_s == Approx(21.0));
+  CHECK(p.at("low").end_s == Approx(120.0));
+}
+
+TEST_CASE("EDF runs the earliest deadline first and jobs without deadlines last", "[policies]") {
+  auto job = [](const std::string& id, double submit_s, double deadline_s) {
+    JobSpec j = make_job(id, submit_s, 1, 10);
+    j.deadline_s = deadline_s;
+    return j;
+  };
+  const auto t = run("{name: edf}", 1, {job("first", 0, 1000), job("none", 1, std::nan("")), job("late", 2, 500), job("soon", 3, 100)});
+  CHECK(t.at("soon").start_s == Approx(10.0));
+  CHECK(t.at("late").start_s == Approx(20.0));
+  CHECK(t.at("none").start_s == Approx(30.0));
+}
+
+TEST_CASE("LAS discretized queues and the starvation guard", "[policies][las]") {
+  // Threshold 100 GPU-s. B (2 GPUs) crosses it at t=50 (A arrives at t=60 and its
+  // service 0 ranks in queue 0 while B is in queue 1): A preempts B.
+  const auto t = run("{name: las, thresholds_gpu_s: [100], starvation_multiple: 0}", 2,
+                     {make_job("B", 0, 2, 200), make_job("A", 60, 2, 30)});
+  CHECK(t.at("A").start_s == Approx(60.0));
+  CHECK(t.at("B").preemptions == 1);
+  CHECK(t.at("B").end_s == Approx(230.0));
+  // Inside one queue LAS is FIFO: below the threshold nothing is preempted.
+  const auto same = run("{name: las, thresholds_gpu_s: [1000]}", 2, {make_job("B", 0, 2, 200), make_job("A", 60, 2, 30)});
+  CHECK(same.at("A").start_s == Approx(200.0));
+  CHECK(same.at("B").preemptions == 0);
+}
+
+TEST_CASE("compose and presets resolve their options and reject bad ones", "[policies][compose]") {
+  const PolicyRegistry r = builtin_policies();
+  const PolicyInstance c = r.create(ConfigNode::load_string("{name: compose, order: {name: sjf, by: duration}, placement: packed, backfill: easy}", "p.yaml"));
+  CHECK(c.resolved["order"]["name"].as<std::string>() == "sjf");
+  CHECK(c.resolved["order"]["by"].as<std::string>() == "duration");
+  CHECK(c.resolved["placement"].as<std::string>() == "packed");
+  CHECK(c.resolved["backfill"].as<std::string>() == "easy");
+  CHECK(c.resolved["preemption"].as<bool>() == false);
+  CHECK(r.create(ConfigNode::load_string("{name: compose, order: las}", "p.yaml")).resolved["preemption"].as<bool>() == true);
+  CHECK(r.create("tiresias").resolved["placement"].as<std::string>() == "packed");
+  CHECK(r.create("tiresias").resolved["discretized"].as<bool>() == true);
+  CHECK(r.create("slurm-easy").resolved["backfill"].as<std::string>() == "easy");
+  CHECK(r.create("volcano-binpack").resolved["placement"].as<std::string>() == "packed");
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, order: lifo}", "p.yaml")),
+                    Catch::Contains("unknown order 'lifo'; choose one of: fifo, sjf, srtf, las, edf, priority"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, backfil: easy}", "p.yaml")),
+                    Catch::Contains("unknown key 'backfil'") && Catch::Contains("backfill"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, backfill: conservative}", "p.yaml")),
+                    Catch::Contains("'conservative' is not allowed; choose one of: none, easy"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, thresholds_gpu_s: [10, 5]}", "p.yaml")), Catch::Contains("thresholds must increase"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: edf, by: duration}", "p.yaml")),
+                    Catch::Contains("unknown key 'by'; valid keys here: name, placement, preemption, backfill, backfill_depth"));
+}
