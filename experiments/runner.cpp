@@ -28,7 +28,7 @@ class JobsCsvWriter : public Observer {
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
     out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
-         << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.start - j.spec.submit) << ','
+         << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.end - j.spec.submit - Tick::from_us(j.held_us)) << ','
          << to_string(j.status) << ',' << format_seconds(Tick::from_us(j.device_us)) << ','
          << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << '\n';
   }

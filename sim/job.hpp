@@ -81,10 +81,12 @@ struct JobState {
   EventId completion_event = 0;  // 0 = none scheduled
   EventId stall_event = 0;       // end of the current save/restore, 0 = none
   bool has_checkpoint = false;   // preempted before: the next start restores first
-  // Accounting: device-time held (placed_since marks the last change of the device set)
+  // Accounting: device-time and wall time held (placed_since marks the last change of the
+  // device set); end - submit - held = time spent waiting in the queue, preemptions included
   // and the part of it spent saving and restoring checkpoints.
   Tick placed_since;
   std::int64_t device_us = 0;
+  std::int64_t held_us = 0;      // wall time holding devices (all placements)
   std::int64_t overhead_device_us = 0;
   std::uint32_t preemptions = 0;
   std::uint32_t moves = 0;       // migrations and resizes

@@ -26,9 +26,11 @@ void MetricsCollector::on_job_dropped(const JobSpec& /*job*/, const std::string&
 
 void MetricsCollector::on_job_end(const JobState& job) {
   const double jct = (job.end - job.spec.submit).seconds();
-  const double run = (job.end - job.start).seconds();
+  // Run time = time holding devices; the rest of the JCT was spent queued (before the
+  // first start and after preemptions).
+  const double run = Tick::from_us(job.held_us).seconds();
   jct_s_.push_back(jct);
-  queue_delay_s_.push_back((job.start - job.spec.submit).seconds());
+  queue_delay_s_.push_back(jct - run);
   sum_bounded_slowdown_ += std::max(1.0, jct / std::max(run, kSlowdownTau_s));
   device_us_ += job.device_us;
   overhead_device_us_ += job.overhead_device_us;

@@ -1,10 +1,12 @@
 // Run metrics, collected by an observer. Definitions (also in docs/metrics.md):
 //   JCT            end - submit of a completed job
-//   queue delay    start - submit
+//   queue delay    time in the queue: JCT - time holding devices (for non-preemptive
+//                  policies, first start - submit)
 //   makespan       last completion - first submission
 //   utilization    allocated device-seconds / (devices x makespan); a job's device time
 //                  counts every device it held, checkpoint saves and restores included
-//   bounded slowdown  max(1, JCT / max(run time, tau)), tau = 10 s (Feitelson)
+//   bounded slowdown  max(1, JCT / max(run time, tau)), tau = 10 s (Feitelson), run time
+//                  = time holding devices
 //   percentiles    linear interpolation between order statistics (numpy's default)
 #pragma once
 

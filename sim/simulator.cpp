@@ -141,6 +141,7 @@ void Simulator::handle_arrival() {
   j.stall_event = 0;
   j.has_checkpoint = false;
   j.device_us = 0;
+  j.held_us = 0;
   j.overhead_device_us = 0;
   j.preemptions = 0;
   j.moves = 0;
@@ -163,6 +164,7 @@ void Simulator::advance(JobState& j) {
 
 void Simulator::account_devices(JobState& j) {
   j.device_us += (now_ - j.placed_since).us() * static_cast<std::int64_t>(j.devices.size());
+  j.held_us += (now_ - j.placed_since).us();
   j.placed_since = now_;
 }
 
