@@ -48,6 +48,7 @@ struct TraceArgs {
   std::string throughputs;
   std::string reference_device = "v100";
   std::string mapping;
+  std::string job_table;
 
   TraceOptions options() const {
     TraceOptions o;
@@ -55,6 +56,7 @@ struct TraceArgs {
     o.throughputs_path = throughputs;
     o.reference_device = reference_device;
     if (!mapping.empty()) o.mapping = CsvMapping::load_file(mapping);
+    o.job_table_path = job_table;
     return o;
   }
 };
@@ -70,6 +72,7 @@ void add_trace_args(CLI::App* cmd, TraceArgs& a) {
   cmd->add_option("--throughputs", a.throughputs, "gavel: Gavel's simulation_throughputs.json");
   cmd->add_option("--reference-device", a.reference_device, "gavel: device type whose throughput sets durations")->capture_default_str();
   cmd->add_option("--mapping", a.mapping, "csv: YAML file with the column mapping");
+  cmd->add_option("--job-table", a.job_table, "pai-tasks: pai_job_table file to join by job_name (adds user and the job's status)");
 }
 
 // Writes to `out_path`, or to stdout when it is empty.

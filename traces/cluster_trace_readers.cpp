@@ -1,8 +1,11 @@
 // Production GPU-cluster job logs in CSV: SenseTime Helios, Shanghai AI Lab Acme
-// (Seren, Kalos), Alibaba PAI 2020 task table and Alibaba 2023 openb pod lists. Field
-// mappings, units and time zones are in docs/traces.md.
+// (Seren, Kalos), Alibaba PAI 2020 task table (joined with its job table when given) and
+// Alibaba 2023 openb pod lists. Field mappings, units and time zones are in
+// docs/traces.md.
 #include <cctype>
 #include <cmath>
+#include <functional>
+#include <unordered_map>
 
 #include "sim/error.hpp"
 #include "traces/readers.hpp"
@@ -157,14 +160,100 @@ class OpenbPodsReader : public TraceReader {
   int id_, gpus_, milli_, spec_, qos_, phase_, created_, deleted_, scheduled_;
 };
 
+// The status words of the PAI 2020 task and job tables. `running` is set for Running and
+// Waiting (not finished when the trace ended). False for any other word.
+bool pai_status(std::string_view word, RecordedStatus& out, bool& running) {
+  running = false;
+  if (iequals(word, "Terminated")) out = RecordedStatus::kCompleted;
+  else if (iequals(word, "Failed")) out = RecordedStatus::kFailed;
+  else if (iequals(word, "Interrupted")) out = RecordedStatus::kKilled;
+  else if (iequals(word, "Running") || iequals(word, "Waiting")) {
+    out = RecordedStatus::kUnknown;
+    running = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+const char* const kPaiStatuses = "Terminated, Failed, Interrupted, Running, Waiting";
+
+// Alibaba PAI 2020 pai_job_table (headerless), read whole into a hash map from job_name
+// so that the task table, which is not sorted by job, can look up any task's job. Each
+// entry holds the job name (24 characters in the trace, so on the heap), the index of its
+// user in a table of distinct user names, its status and its line (for the duplicate
+// message): about 130 bytes per job with the map's node and bucket (docs/traces.md).
+const std::vector<std::string> kPaiJobColumns{"job_name", "inst_id", "user", "status", "start_time", "end_time"};
+
+class PaiJobTable {
+ public:
+  struct Job {
+    std::int64_t line;
+    std::uint32_t user;
+    RecordedStatus status;
+  };
+
+  // Reads every row. A bad row throws BadRowError naming this file and line (kError) or
+  // is passed to `skipped` with its reason prefixed by "job_table_" (kSkip).
+  PaiJobTable(const std::string& path, BadRowMode mode, const std::function<void(const std::string&)>& skipped) : path_(path) {
+    CsvTable t(path, "pai-tasks job table", kPaiJobColumns);
+    std::unordered_map<std::string, std::uint32_t> user_index;
+    std::string name;
+    while (true) {
+      try {
+        if (!t.next_row()) break;
+        name.assign(t.text(0));
+        if (name.empty()) t.fail(0, "the job name is empty", "missing_value");
+        Job job{t.line(), 0, RecordedStatus::kUnknown};
+        bool running = false;
+        if (!pai_status(t.text(3), job.status, running)) {
+          if (t.empty(3)) t.fail(3, std::string("the status is empty; allowed: ") + kPaiStatuses, "missing_value");
+          t.fail(3, "unknown status " + t.quoted(3) + "; allowed: " + kPaiStatuses, "bad_value");
+        }
+        const std::string user(t.text(2));
+        const auto u = user_index.emplace(user, static_cast<std::uint32_t>(users_.size()));
+        if (u.second) users_.push_back(user);
+        job.user = u.first->second;
+        const auto j = jobs_.emplace(name, job);
+        if (!j.second) {
+          t.fail(0, "job '" + name + "' appears again (first at line " + std::to_string(j.first->second.line) + "); each job_name must have one row",
+                 "duplicate_job");
+        }
+      } catch (const BadRowError& e) {
+        if (mode == BadRowMode::kError) throw;
+        skipped("job_table_" + e.reason());
+      }
+    }
+  }
+
+  // The job called `name`, or null.
+  const Job* find(std::string_view name) const {
+    key_.assign(name);
+    const auto it = jobs_.find(key_);
+    return it == jobs_.end() ? nullptr : &it->second;
+  }
+  const std::string& user(const Job& job) const { return users_[job.user]; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::unordered_map<std::string, Job> jobs_;
+  std::vector<std::string> users_;  // distinct user names, in order of first appearance
+  mutable std::string key_;
+};
+
 // Alibaba PAI 2020 pai_task_table (headerless): one task = inst_num instances, each with
-// plan_gpu percent of a GPU (100 = one GPU).
+// plan_gpu percent of a GPU (100 = one GPU). With a job table, each kept task takes its
+// job's user and status.
 const std::vector<std::string> kPaiTaskColumns{"job_name", "task_name", "inst_num", "status",   "start_time",
                                                "end_time", "plan_cpu",  "plan_mem", "plan_gpu", "gpu_type"};
 
 class PaiTasksReader : public TraceReader {
  public:
-  PaiTasksReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "pai-tasks", kPaiTaskColumns) {}
+  PaiTasksReader(const std::string& path, const TraceOptions& o) : TraceReader(o.on_bad_row), t_(path, "pai-tasks", kPaiTaskColumns) {
+    if (!o.job_table_path.empty()) {
+      jobs_ = std::make_unique<PaiJobTable>(o.job_table_path, o.on_bad_row, [this](const std::string& reason) { filtered(reason); });
+    }
+  }
 
  protected:
   bool read(JobSpec& out) override {
@@ -173,14 +262,14 @@ class PaiTasksReader : public TraceReader {
       if (out.id.empty()) t_.fail(0, "the job name is empty", "missing_value");
       out.id += '/';
       out.id.append(t_.text(1));
-      const std::string_view status = t_.text(3);
-      if (iequals(status, "Terminated")) out.recorded_status = RecordedStatus::kCompleted;
-      else if (iequals(status, "Failed")) out.recorded_status = RecordedStatus::kFailed;
-      else if (iequals(status, "Running") || iequals(status, "Waiting")) {
+      bool running = false;
+      if (!pai_status(t_.text(3), out.recorded_status, running)) {
+        t_.fail(3, "unknown status " + t_.quoted(3) + "; allowed: " + kPaiStatuses, "bad_value");
+      }
+      if (running) {
         filtered("still_running");
         continue;
-      } else if (iequals(status, "Interrupted")) out.recorded_status = RecordedStatus::kKilled;
-      else t_.fail(3, "unknown status " + t_.quoted(3) + "; allowed: Terminated, Failed, Interrupted, Running, Waiting", "bad_value");
+      }
       if (t_.empty(8) || t_.number(8) == 0) {
         filtered("cpu_only");
         continue;
@@ -211,6 +300,15 @@ class PaiTasksReader : public TraceReader {
       out.num_gpus = static_cast<int>(inst * per_instance);
       out.gpu_milli = plan_gpu < 100 ? std::max(1, static_cast<int>(std::lround(plan_gpu * 10))) : 1000;
       out.gpu_type.assign(t_.text(9));
+      if (jobs_) {
+        const PaiJobTable::Job* job = jobs_->find(t_.text(0));
+        if (!job) {
+          t_.fail(0, "job '" + std::string(t_.text(0)) + "' is not in the job table " + jobs_->path() + " (or its row there was skipped as bad)",
+                  "job_not_in_job_table");
+        }
+        out.user = jobs_->user(*job);
+        out.recorded_status = job->status;  // the job's outcome wins over the task's
+      }
       out.source_line = t_.line();
       return true;
     }
@@ -219,6 +317,7 @@ class PaiTasksReader : public TraceReader {
 
  private:
   CsvTable t_;
+  std::unique_ptr<PaiJobTable> jobs_;  // null without a job table
 };
 
 }  // namespace
@@ -233,7 +332,7 @@ std::unique_ptr<TraceReader> make_openb_pods_reader(const std::string& path, con
   return std::make_unique<OpenbPodsReader>(path, o.on_bad_row);
 }
 std::unique_ptr<TraceReader> make_pai_tasks_reader(const std::string& path, const TraceOptions& o) {
-  return std::make_unique<PaiTasksReader>(path, o.on_bad_row);
+  return std::make_unique<PaiTasksReader>(path, o);
 }
 
 }  // namespace schedsim

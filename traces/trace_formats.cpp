@@ -29,7 +29,7 @@ const std::vector<FormatEntry>& registry() {
       {"philly", "Microsoft Philly cluster_job_log: JSON list of jobs with attempts (US Pacific times)", make_philly_reader},
       {"helios", "SenseTime Helios cluster_log.csv (China local time, UTC+8)", make_helios_reader},
       {"acme", "Shanghai AI Lab Acme trace_seren.csv / trace_kalos.csv (times with UTC offsets)", make_acme_reader},
-      {"pai-tasks", "Alibaba PAI 2020 pai_task_table (headerless; plan_gpu in percent of one GPU)", make_pai_tasks_reader},
+      {"pai-tasks", "Alibaba PAI 2020 pai_task_table (headerless; plan_gpu in percent of one GPU), optionally joined with pai_job_table (workload.trace.job_table)", make_pai_tasks_reader},
       {"openb-pods", "Alibaba 2023 openb pod list: name,...,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time",
        make_openb_pods_reader},
       {"swf", "Parallel Workloads Archive Standard Workload Format, plain or gzip (processors read as GPUs)", make_swf_reader},
@@ -100,7 +100,12 @@ std::vector<std::string> trace_format_names() {
 
 std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const std::string& format, const TraceOptions& options) {
   for (const auto& f : registry()) {
-    if (format == f.name) return f.make(path, options);
+    if (format != f.name) continue;
+    if (!options.job_table_path.empty() && format != "pai-tasks") {
+      throw InputError(path, "the job table option (job_table / --job-table, here " + options.job_table_path +
+                                   ") applies only to format pai-tasks; this trace has format " + format);
+    }
+    return f.make(path, options);
   }
   std::string known;
   for (const auto& f : registry()) known += std::string(known.empty() ? "" : ", ") + f.name;

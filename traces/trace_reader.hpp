@@ -51,6 +51,9 @@ struct TraceOptions {
   std::string reference_device = "v100";
   // csv (generic): the column mapping.
   std::optional<CsvMapping> mapping;
+  // pai-tasks: the PAI 2020 pai_job_table to join by job_name (user and job status);
+  // empty = no join. Any other format rejects it.
+  std::string job_table_path;
   // Sorting an unsorted trace holds at most this many jobs in memory; longer traces are
   // sorted in runs of this size spilled to temporary files and merged.
   std::size_t sort_memory_jobs = 100'000;
@@ -88,8 +91,9 @@ std::vector<TraceFormatInfo> trace_formats();
 std::vector<std::string> trace_format_names();
 
 // Throws InputError for an unknown format (listing the known ones), a missing file, a
-// header that lacks a required column, or a missing option (gavel's throughput matrix,
-// csv's mapping).
+// header that lacks a required column, a missing option (gavel's throughput matrix,
+// csv's mapping) or an option given to a format it does not apply to (a job table for
+// anything but pai-tasks).
 std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const std::string& format,
                                                const TraceOptions& options = {});
 

@@ -20,7 +20,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
       tc.resolved_path = t->as_path();
       w.trace = tc;
     } else {
-      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping"});
+      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping", "job_table"});
       const ConfigNode path = t->child("path");
       TraceConfig tc;
       tc.path = path.as_string();
@@ -46,6 +46,11 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
       only_for("throughputs", "gavel");
       only_for("reference_device", "gavel");
       only_for("mapping", "csv");
+      only_for("job_table", "pai-tasks");
+      if (auto j = t->maybe_child("job_table")) {
+        tc.job_table = j->as_string();
+        tc.options.job_table_path = j->as_path();
+      }
       if (tc.format == "gavel") {
         if (!t->has("throughputs")) t->fail("format gavel needs 'throughputs': the path of Gavel's simulation_throughputs.json");
         const ConfigNode m = t->child("throughputs");
@@ -85,6 +90,7 @@ YAML::Node WorkloadConfig::to_yaml() const {
       t["reference_device"] = trace->options.reference_device;
     }
     if (trace->options.mapping) t["mapping"] = trace->options.mapping->to_yaml();
+    if (!trace->job_table.empty()) t["job_table"] = trace->job_table;
     n["trace"] = t;
   }
   if (synthetic) n["synthetic"] = synthetic->to_yaml();

@@ -21,9 +21,11 @@ struct TraceConfig {
   std::string path;           // as written in the config (for the resolved config)
   std::string resolved_path;  // usable from the working directory
   std::string format = "schedsim";
-  // Reader options; `options.throughputs_path` is resolved, `throughputs` as written.
+  // Reader options; `options.throughputs_path` and `options.job_table_path` are
+  // resolved, `throughputs` and `job_table` as written.
   TraceOptions options;
   std::string throughputs;
+  std::string job_table;  // pai-tasks: the pai_job_table to join; empty = none
 };
 
 struct WorkloadConfig {
