@@ -103,6 +103,7 @@ void QueuePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job) { 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
   remove(slot, entry);
+  if (!options_.preemption) return;  // running keys only serve preemption decisions
   const auto index = static_cast<std::size_t>(slot);
   if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
   started_key_[index] = order_->running_key(view, slot);
