@@ -72,28 +72,90 @@ const std::vector<std::string> kSchedsimColumns{"job_id", "submit_time_s", "num_
                                                 "user",   "group",         "model",      "gpu_type",   "gpu_milli",
                                                 "iterations", "deadline_s", "priority", "status",     "name"};
 
-class SchedsimReader : public TraceReader {
+// A header-based format: the names of its required and optional columns. Optional names
+// are nullptr where the format has no such column.
+struct CsvLayout {
+  const char* format;
+  const char* id;
+  const char* submit;
+  const char* duration;
+  const char* gpus;
+  const char* estimate = nullptr;
+  const char* user = nullptr;
+  const char* group = nullptr;
+  const char* model = nullptr;
+  const char* gpu_type = nullptr;
+  const char* gpu_milli = nullptr;
+  const char* iterations = nullptr;
+  const char* deadline = nullptr;
+  const char* priority = nullptr;
+  const char* status = nullptr;
+  const std::vector<std::string>* known_columns = nullptr;  // set: other columns are an error
+};
+
+CsvLayout schedsim_layout() {
+  CsvLayout l{"schedsim", "job_id", "submit_time_s", "duration_s", "num_gpus"};
+  l.estimate = "estimate_s";
+  l.user = "user";
+  l.group = "group";
+  l.model = "model";
+  l.gpu_type = "gpu_type";
+  l.gpu_milli = "gpu_milli";
+  l.iterations = "iterations";
+  l.deadline = "deadline_s";
+  l.priority = "priority";
+  l.status = "status";
+  l.known_columns = &kSchedsimColumns;
+  return l;
+}
+
+// ITP (microsoft/elasticflow-traces): relative seconds. ElasticFlow's files add
+// num_iteration, model_name and deadline (absolute seconds), which fill the matching
+// JobSpec fields; batch_size and any other column are ignored.
+CsvLayout itp_layout() {
+  CsvLayout l{"itp", "job_id", "submission_time", "duration", "num_gpu"};
+  l.iterations = "num_iteration";
+  l.model = "model_name";
+  l.deadline = "deadline";
+  return l;
+}
+
+// Tiresias (SymbioticLab/Tiresias): job_id,num_gpu,submit_time,iterations,model_name,
+// duration,interval. `interval` (the gap to the previous submission) is redundant with
+// submit_time and ignored.
+CsvLayout tiresias_layout() {
+  CsvLayout l{"tiresias", "job_id", "submit_time", "duration", "num_gpu"};
+  l.iterations = "iterations";
+  l.model = "model_name";
+  return l;
+}
+
+class LayoutCsvReader : public TraceReader {
  public:
-  SchedsimReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "schedsim") {
-    for (const auto& h : t_.header()) {
-      if (std::find(kSchedsimColumns.begin(), kSchedsimColumns.end(), h) == kSchedsimColumns.end()) {
-        throw InputError(path + ":1", "unknown column '" + h + "' in a schedsim trace; known columns: " + join_names(kSchedsimColumns));
+  LayoutCsvReader(const std::string& path, const CsvLayout& layout, BadRowMode mode) : TraceReader(mode), t_(path, layout.format) {
+    if (layout.known_columns) {
+      for (const auto& h : t_.header()) {
+        if (std::find(layout.known_columns->begin(), layout.known_columns->end(), h) == layout.known_columns->end()) {
+          throw InputError(path + ":1", std::string("unknown column '") + h + "' in a " + layout.format +
+                                            " trace; known columns: " + join_names(*layout.known_columns));
+        }
       }
     }
-    id_ = t_.column("job_id", true);
-    submit_ = t_.column("submit_time_s", true);
-    gpus_ = t_.column("num_gpus", true);
-    duration_ = t_.column("duration_s", true);
-    a_.estimate = t_.column("estimate_s", false);
-    a_.user = t_.column("user", false);
-    a_.group = t_.column("group", false);
-    a_.model = t_.column("model", false);
-    a_.gpu_type = t_.column("gpu_type", false);
-    a_.gpu_milli = t_.column("gpu_milli", false);
-    a_.iterations = t_.column("iterations", false);
-    a_.deadline = t_.column("deadline_s", false);
-    a_.priority = t_.column("priority", false);
-    a_.status = t_.column("status", false);
+    id_ = t_.column(layout.id, true);
+    submit_ = t_.column(layout.submit, true);
+    gpus_ = t_.column(layout.gpus, true);
+    duration_ = t_.column(layout.duration, true);
+    auto optional = [&](const char* name) { return name ? t_.column(name, false) : -1; };
+    a_.estimate = optional(layout.estimate);
+    a_.user = optional(layout.user);
+    a_.group = optional(layout.group);
+    a_.model = optional(layout.model);
+    a_.gpu_type = optional(layout.gpu_type);
+    a_.gpu_milli = optional(layout.gpu_milli);
+    a_.iterations = optional(layout.iterations);
+    a_.deadline = optional(layout.deadline);
+    a_.priority = optional(layout.priority);
+    a_.status = optional(layout.status);
   }
 
  protected:
@@ -102,8 +164,7 @@ class SchedsimReader : public TraceReader {
     out.id.assign(t_.text(id_));
     if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
     set_submit(t_, submit_, t_.number(submit_), out);
-    out.duration_s = t_.number(duration_);
-    set_duration(t_, duration_, out.duration_s, out);
+    set_duration(t_, duration_, t_.number(duration_), out);
     set_gpus(t_, gpus_, out);
     read_attributes(t_, a_, 1.0, out);
     out.source_line = t_.line();
@@ -113,73 +174,6 @@ class SchedsimReader : public TraceReader {
  private:
   CsvTable t_;
   int id_, submit_, gpus_, duration_;
-  AttributeColumns a_;
-};
-
-// ITP (microsoft/elasticflow-traces): relative seconds. ElasticFlow's files add
-// num_iteration, model_name and deadline (absolute seconds), which fill the matching
-// JobSpec fields; batch_size and any other column are ignored.
-class ItpReader : public TraceReader {
- public:
-  ItpReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "itp") {
-    id_ = t_.column("job_id", true);
-    submit_ = t_.column("submission_time", true);
-    duration_ = t_.column("duration", true);
-    gpus_ = t_.column("num_gpu", true);
-    a_.iterations = t_.column("num_iteration", false);
-    a_.model = t_.column("model_name", false);
-    a_.deadline = t_.column("deadline", false);
-  }
-
- protected:
-  bool read(JobSpec& out) override {
-    if (!t_.next_row()) return false;
-    out.id.assign(t_.text(id_));
-    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
-    set_submit(t_, submit_, t_.number(submit_), out);
-    set_duration(t_, duration_, t_.number(duration_), out);
-    set_gpus(t_, gpus_, out);
-    read_attributes(t_, a_, 1.0, out);
-    out.source_line = t_.line();
-    return true;
-  }
-
- private:
-  CsvTable t_;
-  int id_, submit_, duration_, gpus_;
-  AttributeColumns a_;
-};
-
-// Tiresias (SymbioticLab/Tiresias): job_id,num_gpu,submit_time,iterations,model_name,
-// duration,interval. `interval` (the gap to the previous submission) is redundant with
-// submit_time and ignored.
-class TiresiasReader : public TraceReader {
- public:
-  TiresiasReader(const std::string& path, BadRowMode mode) : TraceReader(mode), t_(path, "tiresias") {
-    id_ = t_.column("job_id", true);
-    gpus_ = t_.column("num_gpu", true);
-    submit_ = t_.column("submit_time", true);
-    duration_ = t_.column("duration", true);
-    a_.iterations = t_.column("iterations", false);
-    a_.model = t_.column("model_name", false);
-  }
-
- protected:
-  bool read(JobSpec& out) override {
-    if (!t_.next_row()) return false;
-    out.id.assign(t_.text(id_));
-    if (out.id.empty()) t_.fail(id_, "the job id is empty", "missing_value");
-    set_submit(t_, submit_, t_.number(submit_), out);
-    set_duration(t_, duration_, t_.number(duration_), out);
-    set_gpus(t_, gpus_, out);
-    read_attributes(t_, a_, 1.0, out);
-    out.source_line = t_.line();
-    return true;
-  }
-
- private:
-  CsvTable t_;
-  int id_, gpus_, submit_, duration_;
   AttributeColumns a_;
 };
 
@@ -279,13 +273,13 @@ YAML::Node CsvMapping::to_yaml() const {
 }
 
 std::unique_ptr<TraceReader> make_schedsim_reader(const std::string& path, const TraceOptions& o) {
-  return std::make_unique<SchedsimReader>(path, o.on_bad_row);
+  return std::make_unique<LayoutCsvReader>(path, schedsim_layout(), o.on_bad_row);
 }
 std::unique_ptr<TraceReader> make_itp_reader(const std::string& path, const TraceOptions& o) {
-  return std::make_unique<ItpReader>(path, o.on_bad_row);
+  return std::make_unique<LayoutCsvReader>(path, itp_layout(), o.on_bad_row);
 }
 std::unique_ptr<TraceReader> make_tiresias_reader(const std::string& path, const TraceOptions& o) {
-  return std::make_unique<TiresiasReader>(path, o.on_bad_row);
+  return std::make_unique<LayoutCsvReader>(path, tiresias_layout(), o.on_bad_row);
 }
 std::unique_ptr<TraceReader> make_generic_csv_reader(const std::string& path, const TraceOptions& o) {
   if (!o.mapping) throw InputError(path, "the csv format needs a column mapping (workload.trace.mapping, or --mapping FILE on the command line)");
