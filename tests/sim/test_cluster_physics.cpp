@@ -60,6 +60,20 @@ class EndTimes : public Observer {
   std::map<std::string, std::vector<DeviceId>> devices;
 };
 
+// Runs `jobs` under `policy` with `physics`, invariants checked after every event.
+EndTimes simulate(const ClusterSpec& cluster, PhysicsModel& physics, Policy& policy, std::vector<JobSpec> jobs) {
+  VectorSource source(std::move(jobs));
+  SimulatorOptions options;
+  options.physics = &physics;
+  Simulator sim(cluster, source, policy, options);
+  EndTimes ends;
+  InvariantChecker checker;
+  sim.add_observer(ends);
+  sim.add_observer(checker);
+  sim.run();
+  return ends;
+}
+
 JobSpec gpt2(const std::string& id, double submit_s, int gpus, double work_s) {
   JobSpec j = make_job(id, submit_s, gpus, work_s);
   j.model = "GPT-2-1.5B";
@@ -102,24 +116,16 @@ TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when
   REQUIRE(rate_alone < 1.0);
 
   const double work_a = 3000, work_b = 1000;
-  VectorSource source({gpt2("a", 0, 16, work_a), gpt2("b", 0, 16, work_b)});
   PinnedPolicy policy;
   policy.where["a"] = range(0, 8);
   for (DeviceId d = 16; d < 24; ++d) policy.where["a"].push_back(d);
   policy.where["b"] = range(8, 16);
   for (DeviceId d = 24; d < 32; ++d) policy.where["b"].push_back(d);
-  SimulatorOptions options;
-  options.physics = &rig.physics;
-  Simulator sim(rig.cluster, source, policy, options);
-  EndTimes ends;
-  InvariantChecker checker;
-  sim.add_observer(ends);
-  sim.add_observer(checker);
-  sim.run();
+  const EndTimes ends = simulate(rig.cluster, rig.physics, policy, {gpt2("a", 0, 16, work_a), gpt2("b", 0, 16, work_b)});
   const double end_b = work_b / rate_shared;
   const double end_a = end_b + (work_a - work_b) / rate_alone;
-  CHECK(ends.end_s["b"] == Approx(end_b).margin(2e-6));
-  CHECK(ends.end_s["a"] == Approx(end_a).margin(4e-6));
+  CHECK(ends.end_s.at("b") == Approx(end_b).margin(2e-6));
+  CHECK(ends.end_s.at("a") == Approx(end_a).margin(4e-6));
 }
 
 TEST_CASE("a job too large for a device's memory is refused there and placed where it fits", "[sim][physics]") {
@@ -134,16 +140,11 @@ TEST_CASE("a job too large for a device's memory is refused there and placed whe
   // FIFO with first-fit would take devices 0-1; the memory-aware filter sends it to the H200s.
   const PolicyRegistry registry = builtin_policies();
   for (const std::string placement : {"first_fit", "packed", "random", "spread", "fastest_type"}) {
-    VectorSource source({big, gpt2("small", 0, 2, 50)});
     PolicyInstance p = registry.create(ConfigNode::load_string("{name: fifo, placement: " + placement + "}", "p"));
-    SimulatorOptions options;
-    options.physics = &rig.physics;
-    Simulator sim(rig.cluster, source, *p.policy, options);
-    EndTimes ends;
-    sim.add_observer(ends);
-    sim.run();
+    EndTimes ends = simulate(rig.cluster, rig.physics, *p.policy, {big, gpt2("small", 0, 2, 50)});
     INFO(placement);
-    for (DeviceId d : ends.devices["big"]) CHECK(d >= 8);
+    REQUIRE(ends.devices.count("big") == 1);
+    for (DeviceId d : ends.devices.at("big")) CHECK(d >= 8);
   }
 }
 
@@ -159,15 +160,8 @@ TEST_CASE("heterogeneity-aware placement puts a job on its fastest type", "[sim]
   CHECK(h100 > 2.0);           // 989 vs 125 TFLOP/s bf16 peak, same efficiency
   const PolicyRegistry registry = builtin_policies();
   auto run_with = [&](const std::string& placement) {
-    VectorSource source({resnet});
     PolicyInstance p = registry.create(ConfigNode::load_string("{name: fifo, placement: " + placement + "}", "p"));
-    SimulatorOptions options;
-    options.physics = &rig.physics;
-    Simulator sim(rig.cluster, source, *p.policy, options);
-    EndTimes ends;
-    sim.add_observer(ends);
-    sim.run();
-    return ends;
+    return simulate(rig.cluster, rig.physics, *p.policy, {resnet});
   };
   const EndTimes agnostic = run_with("first_fit"), aware = run_with("fastest_type");
   CHECK(agnostic.devices.at("r") == range(0, 4));  // V100s come first
@@ -202,23 +196,13 @@ TEST_CASE("on a measured throughput matrix the V100 vs K80 completion times foll
   policy.where["on-k80"] = {0};
   policy.where["on-v100"] = {4};
   policy.where["spread"] = {4, 5};  // two single-GPU V100 servers: unconsolidated
-  VectorSource source({job("on-k80", 1), job("on-v100", 1)});
-  SimulatorOptions options;
-  options.physics = &physics;
   {
-    Simulator sim(cluster, source, policy, options);
-    EndTimes ends;
-    sim.add_observer(ends);
-    sim.run();
+    const EndTimes ends = simulate(cluster, physics, policy, {job("on-k80", 1), job("on-v100", 1)});
     CHECK(ends.end_s.at("on-v100") == Approx(1000).margin(1e-5));
     CHECK(ends.end_s.at("on-k80") == Approx(4000).margin(1e-5));  // the measured 10 / 2.5
   }
   {
-    VectorSource spread_source({job("spread", 2)});
-    Simulator sim(cluster, spread_source, policy, options);
-    EndTimes ends;
-    sim.add_observer(ends);
-    sim.run();
+    const EndTimes ends = simulate(cluster, physics, policy, {job("spread", 2)});
     CHECK(ends.end_s.at("spread") == Approx(1000 * 18.0 / 12.0).margin(1e-5));  // reference: consolidated
   }
   // A job type the matrix has not measured on a type cannot be placed there.
@@ -262,18 +246,10 @@ TEST_CASE("co-located jobs slow down by the interference factor until they stop 
     j.model = "ResNet-50";
     return j;
   };
-  VectorSource source({job("a", 300), job("b", 100)});
   PinnedPolicy policy;
   policy.where["a"] = {0};
   policy.where["b"] = {1};
-  SimulatorOptions options;
-  options.physics = &rig.physics;
-  Simulator sim(rig.cluster, source, policy, options);
-  EndTimes ends;
-  InvariantChecker checker;
-  sim.add_observer(ends);
-  sim.add_observer(checker);
-  sim.run();
+  const EndTimes ends = simulate(rig.cluster, rig.physics, policy, {job("a", 300), job("b", 100)});
   CHECK(ends.end_s.at("b") == Approx(200).margin(1e-5));
   CHECK(ends.end_s.at("a") == Approx(400).margin(1e-5));
 }
