@@ -62,6 +62,9 @@ class QueuePolicy : public Policy {
 
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   void promote_due(const SchedulerView& view);
+  // For orders whose keys change while queued: recompute every queued key (O(n log n)).
+  void refresh_keys(const SchedulerView& view);
+  void rekey(JobSlot slot, const Entry& entry, double key);
   void remove(JobSlot slot, const Entry& entry);
   // Emits the start of queued job `slot` (its entry `entry`) on devices_.
   void start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out);
