@@ -1,16 +1,19 @@
 #include "policies/compose.hpp"
 
 #include "policies/edf.hpp"
+#include "policies/fair_share.hpp"
 #include "policies/fifo.hpp"
+#include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/priority.hpp"
 #include "policies/queue_policy.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
+#include "policies/themis.hpp"
 
 namespace schedsim {
 
-std::vector<OrderKind> builtin_orders() { return {fifo_order(), sjf_order(), srtf_order(), las_order(), edf_order(), priority_order()}; }
+std::vector<OrderKind> builtin_orders() { return {fifo_order(), sjf_order(), srtf_order(), las_order(), edf_order(), priority_order(), gittins_order(), fair_share_order(), themis_order()}; }
 
 PolicyInfo compose_policy_info() {
   std::string names;
@@ -18,7 +21,7 @@ PolicyInfo compose_policy_info() {
   std::vector<PolicyOptionDoc> options = {{"order", "fifo", "queue order: " + names + "; or a map with the order's options, e.g. {name: sjf, by: duration}"}};
   QueuePolicyOptions shared;
   for (auto d : QueuePolicyOptions::docs(shared)) {
-    if (d.name == "preemption") d.default_value = "the order's (true for srtf and las)";
+    if (d.name == "preemption") d.default_value = "the order's (true for srtf, las and gittins)";
     options.push_back(d);
   }
   return PolicyInfo{

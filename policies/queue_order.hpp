@@ -37,6 +37,15 @@ class QueueOrder {
   virtual double promoted_key() const { return -std::numeric_limits<double>::infinity(); }
   // The engine promoted `job` (the order may reset what it counts for it).
   virtual void on_promoted(const SchedulerView& /*view*/, JobSlot /*job*/) {}
+  // True when a queued job's key changes while it waits (with time, or with other jobs'
+  // starts and ends). The engine then recomputes every queued key with queued_key() at
+  // the start of each decision (O(n log n) in the queue), calls on_decision() first and
+  // on_started() after each start, and within a decision re-checks the head's key before
+  // starting it (keys may only grow within a decision: a stale head is re-inserted, a lazy
+  // heap update). queued_key() must then have no side effects.
+  virtual bool keys_change_while_queued() const { return false; }
+  virtual void on_decision(const SchedulerView& /*view*/) {}
+  virtual void on_started(const SchedulerView& /*view*/, JobSlot /*job*/) {}
   // The order's own resolved options.
   virtual void write(YAML::Node& /*resolved*/) const {}
 };

@@ -103,6 +103,7 @@ void QueuePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job) { 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
   remove(slot, entry);
+  if (order_->keys_change_while_queued()) order_->on_started(view, slot);
   if (!options_.preemption) return;  // running keys only serve preemption decisions
   const auto index = static_cast<std::size_t>(slot);
   if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
@@ -142,9 +143,28 @@ void QueuePolicy::promote_due(const SchedulerView& view) {
   }
 }
 
+void QueuePolicy::rekey(JobSlot slot, const Entry& entry, double key) {
+  queue_.erase(entry);
+  queued_[static_cast<std::size_t>(slot)].key = key;
+  queue_.emplace(key, std::get<1>(entry), slot);
+}
+
+void QueuePolicy::refresh_keys(const SchedulerView& view) {
+  order_->on_decision(view);
+  scratch_.assign(queue_.begin(), queue_.end());
+  queue_.clear();
+  for (auto& [key, seq, slot] : scratch_) {
+    key = order_->queued_key(view, slot);
+    queued_[static_cast<std::size_t>(slot)].key = key;
+    queue_.emplace(key, seq, slot);
+  }
+}
+
 void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   promote_due(view);
   if (queue_.empty()) return;
+  const bool dynamic = order_->keys_change_while_queued();
+  if (dynamic) refresh_keys(view);
   free_.reset(view.cluster_state());
   node_group_ = view.node_group();
   preempted_.clear();
@@ -152,6 +172,13 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   while (!queue_.empty()) {
     const Entry head = *queue_.begin();
     const JobSlot slot = std::get<2>(head);
+    if (dynamic) {  // an earlier start in this decision may have made the head's key worse
+      const double key = order_->queued_key(view, slot);
+      if (key > std::get<0>(head)) {
+        rekey(slot, head, key);
+        continue;
+      }
+    }
     devices_.clear();
     if (place(view, view.job(slot).spec, devices_)) {
       start(view, slot, head, out);

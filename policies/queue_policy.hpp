@@ -7,7 +7,9 @@
 //    devices free up, from running jobs' estimated ends) and later jobs start now if they
 //    end before it or fit in the devices the head will not need.
 // Without extras the head blocks the queue and a decision costs O(jobs started + 1);
-// running jobs are only examined when the head is blocked and an extra is on.
+// running jobs are only examined when the head is blocked and an extra is on. Orders whose
+// keys change while queued (QueueOrder::keys_change_while_queued) add one re-keying pass
+// over the queue per decision, O(n log n), and O(log n) per stale head re-inserted.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +64,9 @@ class QueuePolicy : public Policy {
 
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   void promote_due(const SchedulerView& view);
+  // For orders whose keys change while queued: recompute every queued key (O(n log n)).
+  void refresh_keys(const SchedulerView& view);
+  void rekey(JobSlot slot, const Entry& entry, double key);
   void remove(JobSlot slot, const Entry& entry);
   // Emits the start of queued job `slot` (its entry `entry`) on devices_.
   void start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out);

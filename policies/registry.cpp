@@ -2,12 +2,15 @@
 
 #include "policies/compose.hpp"
 #include "policies/edf.hpp"
+#include "policies/fair_share.hpp"
 #include "policies/fifo.hpp"
+#include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
 #include "policies/priority.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
+#include "policies/themis.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -24,6 +27,9 @@ PolicyRegistry builtin_policies() {
   r.add(slurm_easy_policy_info());
   r.add(tiresias_policy_info());
   r.add(volcano_binpack_policy_info());
+  r.add(gittins_policy_info());
+  r.add(fair_share_policy_info());
+  r.add(themis_policy_info());
   return r;
 }
 

@@ -156,7 +156,7 @@ TEST_CASE("compose and presets resolve their options and reject bad ones", "[pol
   CHECK(r.create("slurm-easy").resolved["backfill"].as<std::string>() == "easy");
   CHECK(r.create("volcano-binpack").resolved["placement"].as<std::string>() == "packed");
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, order: lifo}", "p.yaml")),
-                    Catch::Contains("unknown order 'lifo'; choose one of: fifo, sjf, srtf, las, edf, priority"));
+                    Catch::Contains("unknown order 'lifo'; choose one of: fifo, sjf, srtf, las, edf, priority, gittins, fair-share, themis"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, backfil: easy}", "p.yaml")),
                     Catch::Contains("unknown key 'backfil'") && Catch::Contains("backfill"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, backfill: conservative}", "p.yaml")),

@@ -7,7 +7,7 @@ using namespace schedsim;
 
 TEST_CASE("the registry lists every builtin policy with a description", "[policies]") {
   const PolicyRegistry r = builtin_policies();
-  CHECK(r.names() == std::vector<std::string>{"fifo", "sjf", "srtf", "las", "edf", "priority", "compose", "slurm-easy", "tiresias", "volcano-binpack"});
+  CHECK(r.names() == std::vector<std::string>{"fifo", "sjf", "srtf", "las", "edf", "priority", "compose", "slurm-easy", "tiresias", "volcano-binpack", "gittins", "fair-share", "themis"});
   for (const auto& p : r.all()) CHECK_FALSE(p.description.empty());
 }
 
@@ -21,5 +21,5 @@ TEST_CASE("policies are built from a name or a map, options checked", "[policies
                     "p.yaml:1: by: 'size' is not allowed; choose one of: auto, duration, estimate");
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: fifo, by: duration}", "p.yaml")),
                     Catch::Contains("unknown key 'by'; valid keys here: name"));
-  CHECK_THROWS_WITH(r.create("lottery"), Catch::Contains("unknown policy 'lottery'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack"));
+  CHECK_THROWS_WITH(r.create("lottery"), Catch::Contains("unknown policy 'lottery'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis"));
 }
