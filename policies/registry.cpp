@@ -2,7 +2,9 @@
 
 #include "policies/compose.hpp"
 #include "policies/edf.hpp"
+#include "policies/elastic_goodput.hpp"
 #include "policies/fifo.hpp"
+#include "policies/gandiva.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
 #include "policies/priority.hpp"
@@ -24,6 +26,8 @@ PolicyRegistry builtin_policies() {
   r.add(slurm_easy_policy_info());
   r.add(tiresias_policy_info());
   r.add(volcano_binpack_policy_info());
+  r.add(elastic_goodput_policy_info());
+  r.add(gandiva_policy_info());
   return r;
 }
 
