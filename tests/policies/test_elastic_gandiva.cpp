@@ -3,6 +3,8 @@
 
 #include <map>
 
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/error.hpp"
 #include "sim/invariant_checker.hpp"
@@ -153,4 +155,21 @@ TEST_CASE("gandiva and elastic-goodput reject bad options with located errors", 
   CHECK_THROWS_WITH(registry.create(ConfigNode::load_string("{name: elastic-goodput, max_resizes: 0}", "p.yaml")), Catch::Contains("max_resizes"));
   CHECK(registry.create("gandiva").resolved["quantum_s"].as<double>() == 600);
   CHECK(registry.create("elastic-goodput").resolved["max_resizes"].as<int>() == 4);
+}
+
+TEST_CASE("elastic-goodput and gandiva complete a synthetic elastic workload under cluster physics", "[policies][elastic][gandiva][physics]") {
+  // The golden scenario with half the jobs elastic and the cluster physics on (Amdahl
+  // scaling for profile-less elastic jobs, default checkpoint sizes).
+  const PolicyRegistry registry = builtin_policies();
+  const std::string config = std::string(SCHEDSIM_SOURCE_DIR) + "/tests/golden/scenario.yaml";
+  for (const std::string policy : {"elastic-goodput", "{name: elastic-goodput, max_resizes: 1}", "gandiva", "{name: gandiva, quantum_s: 60}", "fifo"}) {
+    INFO("policy " << policy);
+    const ScenarioConfig scenario = load_scenario(
+        config, {"policy=" + policy, "workload.synthetic.elastic={fraction: 0.5, min_scale: 0.5, max_scale: 2}", "physics={}"}, std::nullopt, registry);
+    const RunResult r = run_scenario(scenario, registry, RunOptions{});
+    CHECK(r.summary.jobs_completed == 80);
+    CHECK(r.summary.jobs_arrived == 80);
+    if (policy.find("elastic-goodput") != std::string::npos) CHECK(r.summary.moves > 0);
+    if (policy.find("gandiva") != std::string::npos) CHECK(r.summary.preemptions > 0);
+  }
 }
