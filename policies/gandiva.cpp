@@ -69,8 +69,9 @@ class GandivaPolicy : public Policy {
   }
 
   // Preempts running jobs past their quantum (oldest slice first) when that frees enough
-  // devices for a head that needs `need`. Returns true when it preempted; with free
-  // checkpoints (no physics) the victims' devices are usable in this same batch.
+  // devices for a head that needs `need`. Returns true when it preempted; the devices of
+  // victims with a free checkpoint save (no physics, or a zero save time) are usable in
+  // this same batch, the others when their saves end.
   bool preempt_for(const SchedulerView& view, int need, ActionBatch& out) {
     int soon = free_.count() + static_cast<int>(released_.size());
     candidates_.clear();
@@ -94,8 +95,8 @@ class GandivaPolicy : public Policy {
       const JobSlot v = candidates_[i].second;
       out.preempt(v);
       chosen_.push_back(v);
-      if (!view.physics()) {
-        const auto& d = view.job(v).devices;
+      const auto& d = view.job(v).devices;
+      if (!view.physics() || view.physics()->checkpoint_save_s(view.job(v).spec, static_cast<int>(d.size())) <= 0) {
         released_.insert(released_.end(), d.rbegin(), d.rend());
       }
     }

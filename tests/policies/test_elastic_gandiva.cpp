@@ -34,6 +34,13 @@ class LinearPhysics : public PhysicsModel {
   double checkpoint_restore_s(const JobSpec&, int) const override { return 2.0; }
 };
 
+// The same rates with free checkpoints.
+class FreeCheckpointPhysics : public LinearPhysics {
+ public:
+  double checkpoint_save_s(const JobSpec&, int) const override { return 0.0; }
+  double checkpoint_restore_s(const JobSpec&, int) const override { return 0.0; }
+};
+
 struct Record {
   double start_s, end_s, work_s;
   std::uint32_t preemptions, moves;
@@ -45,12 +52,13 @@ class Records : public Observer {
   std::map<std::string, Record> by_id;
 };
 
-std::map<std::string, Record> run(const std::string& policy, std::vector<JobSpec> jobs, int devices, bool physics) {
+std::map<std::string, Record> run(const std::string& policy, std::vector<JobSpec> jobs, int devices, bool physics, bool free_checkpoints = false) {
   const ClusterSpec cluster({NodeGroup{1, "test", devices}});
   VectorSource source(std::move(jobs));
   LinearPhysics model;
+  FreeCheckpointPhysics free_model;
   SimulatorOptions options;
-  if (physics) options.physics = &model;
+  if (physics) options.physics = free_checkpoints ? static_cast<PhysicsModel*>(&free_model) : &model;
   const PolicyRegistry registry = builtin_policies();
   PolicyInstance p = registry.create(ConfigNode::load_string(policy, "policy.yaml"));
   Simulator sim(cluster, source, *p.policy, options);
@@ -147,6 +155,15 @@ TEST_CASE("gandiva pays checkpoint costs under physics and waits for the save", 
   CHECK(r.at("P").end_s == 1663);
   CHECK(r.at("A").end_s == 2015);
   CHECK(r.at("A").work_s == Approx(1000).margin(1e-6));
+}
+
+TEST_CASE("gandiva under physics with free checkpoints starts the waiting job in the same batch", "[policies][gandiva]") {
+  // A zero save time frees A's device at once: the same schedule as without physics.
+  const auto r = run("gandiva", {make_job("A", 0, 1, 1000), make_job("B", 1, 1, 1000), make_job("P", 650, 1, 10)}, 1, true, true);
+  CHECK(r.at("B").start_s == 650);
+  CHECK(r.at("P").end_s == 1660);
+  CHECK(r.at("A").end_s == 2010);
+  CHECK(r.at("A").preemptions == 1);
 }
 
 TEST_CASE("gandiva and elastic-goodput reject bad options with located errors", "[policies][bad-input]") {
