@@ -121,7 +121,7 @@ std::uint64_t convert_trace(const std::string& path, const std::string& format, 
   std::vector<std::string> warnings;
   TraceJobSource source(path, format == "auto" ? detect_trace_format(path) : format, options, warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
-  const SchedsimColumns columns{true, true};
+  const SchedsimColumns columns{true, true, true};
   write_schedsim_trace_header(out, columns);
   JobSpec job;
   std::uint64_t n = 0;
@@ -148,7 +148,7 @@ std::uint64_t sample_trace(const std::string& path, const std::string& format, c
   TraceJobSource source(path, format == "auto" ? detect_trace_format(path) : format, options, warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
   Rng rng(s.seed, "trace.sample");
-  const SchedsimColumns columns{true, true};
+  const SchedsimColumns columns{true, true, true};
   write_schedsim_trace_header(out, columns);
   JobSpec job;
   std::uint64_t kept = 0;

@@ -2,8 +2,10 @@
 
 #include "policies/compose.hpp"
 #include "policies/edf.hpp"
+#include "policies/elastic_goodput.hpp"
 #include "policies/fair_share.hpp"
 #include "policies/fifo.hpp"
+#include "policies/gandiva.hpp"
 #include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
@@ -30,6 +32,8 @@ PolicyRegistry builtin_policies() {
   r.add(gittins_policy_info());
   r.add(fair_share_policy_info());
   r.add(themis_policy_info());
+  r.add(elastic_goodput_policy_info());
+  r.add(gandiva_policy_info());
   return r;
 }
 

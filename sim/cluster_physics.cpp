@@ -368,7 +368,13 @@ double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int nu
     probe.resize(static_cast<std::size_t>(num_devices), probe[0]);  // same node: consolidated
     return matrix_rate(job, probe);
   }
-  if (!profile) return 1.0;
+  if (!profile) {
+    if (!job.is_elastic()) return 1.0;
+    // Profile-less elastic jobs scale by Amdahl's law, as job_rate() runs them.
+    const double s = config_.elastic_serial_fraction;
+    auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
+    return speedup(num_devices) / speedup(job.num_gpus);
+  }
   if (!fits_device_memory(*profile, type)) return 0.0;
   // The first num_devices devices of that type, in id order: consolidated when the
   // type's nodes allow it.

@@ -70,7 +70,8 @@ void read_attributes(const CsvTable& t, const AttributeColumns& c, double time_u
 
 const std::vector<std::string> kSchedsimColumns{"job_id", "submit_time_s", "num_gpus",   "duration_s", "estimate_s",
                                                 "user",   "group",         "model",      "gpu_type",   "gpu_milli",
-                                                "iterations", "deadline_s", "priority", "status",     "name"};
+                                                "iterations", "deadline_s", "priority", "status",     "name",
+                                                "min_gpus", "max_gpus"};
 
 // A header-based format: the names of its required and optional columns. Optional names
 // are nullptr where the format has no such column.
@@ -90,6 +91,8 @@ struct CsvLayout {
   const char* deadline = nullptr;
   const char* priority = nullptr;
   const char* status = nullptr;
+  const char* min_gpus = nullptr;  // elastic limits: both columns or neither
+  const char* max_gpus = nullptr;
   const std::vector<std::string>* known_columns = nullptr;  // set: other columns are an error
 };
 
@@ -105,6 +108,8 @@ CsvLayout schedsim_layout() {
   l.deadline = "deadline_s";
   l.priority = "priority";
   l.status = "status";
+  l.min_gpus = "min_gpus";
+  l.max_gpus = "max_gpus";
   l.known_columns = &kSchedsimColumns;
   return l;
 }
@@ -156,6 +161,11 @@ class LayoutCsvReader : public TraceReader {
     a_.deadline = optional(layout.deadline);
     a_.priority = optional(layout.priority);
     a_.status = optional(layout.status);
+    min_gpus_ = optional(layout.min_gpus);
+    max_gpus_ = optional(layout.max_gpus);
+    if ((min_gpus_ < 0) != (max_gpus_ < 0)) {
+      throw InputError(path + ":1", std::string("a ") + layout.format + " trace with elastic jobs needs both columns min_gpus and max_gpus");
+    }
   }
 
  protected:
@@ -167,13 +177,28 @@ class LayoutCsvReader : public TraceReader {
     set_duration(t_, duration_, t_.number(duration_), out);
     set_gpus(t_, gpus_, out);
     read_attributes(t_, a_, 1.0, out);
+    read_elastic(out);
     out.source_line = t_.line();
     return true;
   }
 
  private:
+  // Both empty: a rigid job. Otherwise 1 <= min_gpus <= num_gpus <= max_gpus.
+  void read_elastic(JobSpec& out) {
+    out.min_gpus = 0;
+    out.max_gpus = 0;
+    if (min_gpus_ < 0) return;
+    const bool no_min = t_.empty(min_gpus_), no_max = t_.empty(max_gpus_);
+    if (no_min && no_max) return;
+    if (no_min) t_.fail(min_gpus_, "is empty but max_gpus is set; give both (elastic) or neither (rigid)", "missing_value");
+    if (no_max) t_.fail(max_gpus_, "is empty but min_gpus is set; give both (elastic) or neither (rigid)", "missing_value");
+    out.min_gpus = static_cast<int>(t_.integer(min_gpus_, 1, out.num_gpus));
+    out.max_gpus = static_cast<int>(t_.integer(max_gpus_, out.num_gpus, 1'000'000));
+  }
+
   CsvTable t_;
   int id_, submit_, gpus_, duration_;
+  int min_gpus_ = -1, max_gpus_ = -1;
   AttributeColumns a_;
 };
 
@@ -297,6 +322,7 @@ void write_number(std::ostream& out, double v) {
 void write_schedsim_trace_header(std::ostream& out, const SchedsimColumns& c) {
   out << "job_id,submit_time_s,num_gpus,duration_s" << (c.estimate ? ",estimate_s" : "");
   if (c.attributes) out << ",user,group,model,gpu_type,gpu_milli,iterations,deadline_s,priority,status";
+  if (c.elastic) out << ",min_gpus,max_gpus";
   out << '\n';
 }
 
@@ -324,6 +350,11 @@ void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, const Sched
     out << ',';
     write_number(out, job.priority);
     out << ',' << to_string(job.recorded_status);
+  }
+  if (c.elastic) {
+    out << ',';
+    if (job.is_elastic()) out << job.min_gpus << ',' << job.max_gpus;
+    else out << ',';
   }
   out << '\n';
 }

@@ -107,7 +107,7 @@ SyntheticConfig SyntheticConfig::from_preset(const std::string& name, const std:
 }
 
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
-  node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models"});
+  node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic"});
   SyntheticConfig c;
   if (auto p = node.maybe_child("preset")) c = from_preset(p->as_string(), p->where());
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
@@ -172,6 +172,23 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
     if (std::fabs(sum - 1.0) > 1e-9) r->fail("shares must sum to 1, they sum to " + std::to_string(sum));
     c.recorded_status = s;
   }
+  if (auto e = node.maybe_child("elastic")) {
+    e->expect_map({"fraction", "min_scale", "max_scale"});
+    Elastic el;
+    if (auto v = e->maybe_child("fraction")) {
+      el.fraction = v->as_nonnegative_double();
+      if (el.fraction > 1) v->fail("must be between 0 and 1");
+    }
+    if (auto v = e->maybe_child("min_scale")) {
+      el.min_scale = v->as_nonnegative_double();
+      if (el.min_scale > 1) v->fail("must be between 0 and 1 (elastic jobs never need more than num_gpus to run)");
+    }
+    if (auto v = e->maybe_child("max_scale")) {
+      el.max_scale = v->as_nonnegative_double();
+      if (el.max_scale < 1) v->fail("must be at least 1 (elastic jobs may always run on num_gpus)");
+    }
+    c.elastic = el;
+  }
   return c;
 }
 
@@ -201,6 +218,13 @@ YAML::Node SyntheticConfig::to_yaml() const {
     r["failed"] = recorded_status->failed;
     n["recorded_status"] = r;
   }
+  if (elastic) {
+    YAML::Node e(YAML::NodeType::Map);
+    e["fraction"] = elastic->fraction;
+    e["min_scale"] = elastic->min_scale;
+    e["max_scale"] = elastic->max_scale;
+    n["elastic"] = e;
+  }
   return n;
 }
 
@@ -224,6 +248,7 @@ SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint6
       estimates_(seed, "synthetic.estimates"),
       statuses_(seed, "synthetic.statuses"),
       models_(seed, "synthetic.models"),
+      elastic_(seed, "synthetic.elastic"),
       t_s_(config.start_s) {
   double cum = 0;
   for (const auto& [count, p] : config.gpus) gpu_cdf_.push_back(cum += p);
@@ -258,6 +283,13 @@ bool SyntheticJobSource::next(JobSpec& out) {
     const double u = statuses_.uniform();
     const auto& s = *config_.recorded_status;
     out.recorded_status = u < s.completed ? RecordedStatus::kCompleted : u < s.completed + s.killed ? RecordedStatus::kKilled : RecordedStatus::kFailed;
+  }
+  out.min_gpus = 0;
+  out.max_gpus = 0;
+  if (config_.elastic && config_.elastic->fraction > 0 && elastic_.uniform() < config_.elastic->fraction) {
+    const auto& e = *config_.elastic;
+    out.min_gpus = std::max(1, static_cast<int>(std::floor(out.num_gpus * e.min_scale)));
+    out.max_gpus = static_cast<int>(std::ceil(out.num_gpus * e.max_scale));
   }
   ++generated_;
   return true;

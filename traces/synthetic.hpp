@@ -40,6 +40,12 @@ struct SyntheticConfig {
     double completed = 0, killed = 0, failed = 0;
   };
   std::optional<StatusShares> recorded_status;
+  // When set (fraction > 0), each job is elastic with this probability: it may run on
+  // min_gpus = max(1, floor(num_gpus x min_scale)) to max_gpus = ceil(num_gpus x max_scale).
+  struct Elastic {
+    double fraction = 0, min_scale = 0.5, max_scale = 2.0;
+  };
+  std::optional<Elastic> elastic;
 
   static SyntheticConfig parse(const ConfigNode& node);
   // A workload calibrated to a published cluster trace: "philly-like", "helios-like" or
@@ -61,7 +67,7 @@ class SyntheticJobSource : public JobSource {
 
  private:
   const SyntheticConfig& config_;
-  Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_;
+  Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_, elastic_;
   std::vector<double> gpu_cdf_, model_cdf_;
   std::uint64_t generated_ = 0;
   double t_s_;

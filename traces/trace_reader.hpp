@@ -105,6 +105,7 @@ std::string detect_trace_format(const std::string& path);
 struct SchedsimColumns {
   bool estimate = true;
   bool attributes = true;  // user, group, model, gpu_type, gpu_milli, iterations, deadline_s, priority, status
+  bool elastic = false;    // min_gpus, max_gpus (empty for rigid jobs)
 };
 void write_schedsim_trace_header(std::ostream& out, const SchedsimColumns& columns);
 void write_schedsim_trace_row(std::ostream& out, const JobSpec& job, const SchedsimColumns& columns);

@@ -253,3 +253,16 @@ TEST_CASE("co-located jobs slow down by the interference factor until they stop 
   CHECK(ends.end_s.at("b") == Approx(200).margin(1e-5));
   CHECK(ends.end_s.at("a") == Approx(400).margin(1e-5));
 }
+
+TEST_CASE("profile-less elastic jobs are estimated by Amdahl's law and rigid ones at rate 1", "[sim][physics][elastic]") {
+  Rig rig({NodeGroup{1, "V100", 8}}, "{}");
+  JobSpec elastic = make_job("e", 0, 2, 100);
+  elastic.min_gpus = 1;
+  elastic.max_gpus = 4;
+  // serial fraction 0.05: speedup(n) = 1 / (0.05 + 0.95 / n)
+  const double s1 = 1.0, s2 = 1.0 / (0.05 + 0.95 / 2), s4 = 1.0 / (0.05 + 0.95 / 4);
+  CHECK(rig.physics.estimated_rate(elastic, 0, 1) == Approx(s1 / s2).epsilon(1e-12));
+  CHECK(rig.physics.estimated_rate(elastic, 0, 2) == Approx(1.0).epsilon(1e-12));
+  CHECK(rig.physics.estimated_rate(elastic, 0, 4) == Approx(s4 / s2).epsilon(1e-12));
+  CHECK(rig.physics.estimated_rate(make_job("r", 0, 2, 100), 0, 2) == 1.0);
+}

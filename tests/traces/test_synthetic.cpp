@@ -105,3 +105,37 @@ TEST_CASE("empirical durations come from a one-column file", "[traces][synthetic
   }
   CHECK(d.to_yaml()["column"].as<std::string>() == "runtime");
 }
+
+TEST_CASE("synthetic elastic jobs get scaled limits from their own stream", "[traces][synthetic][elastic]") {
+  const SyntheticConfig rigid = parse("{num_jobs: 400, gpus: {1: 0.5, 3: 0.2, 8: 0.3}}");
+  const SyntheticConfig c = parse("{num_jobs: 400, gpus: {1: 0.5, 3: 0.2, 8: 0.3}, elastic: {fraction: 0.25, min_scale: 0.5, max_scale: 1.5}}");
+  const auto a = generate(rigid, 3), b = generate(c, 3);
+  REQUIRE(b.size() == 400);
+  int elastic = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    CHECK(a[i].submit == b[i].submit);
+    CHECK(a[i].duration_s == b[i].duration_s);
+    CHECK(a[i].num_gpus == b[i].num_gpus);
+    CHECK_FALSE(a[i].is_elastic());
+    if (!b[i].is_elastic()) continue;
+    ++elastic;
+    const int n = b[i].num_gpus;
+    CHECK(b[i].min_gpus == (n == 1 ? 1 : n == 3 ? 1 : 4));
+    CHECK(b[i].max_gpus == (n == 1 ? 2 : n == 3 ? 5 : 12));
+  }
+  CHECK(elastic > 70);
+  CHECK(elastic < 130);
+  const YAML::Node y = c.to_yaml();
+  CHECK(y["elastic"]["fraction"].as<double>() == 0.25);
+  CHECK(y["elastic"]["min_scale"].as<double>() == 0.5);
+  CHECK(y["elastic"]["max_scale"].as<double>() == 1.5);
+  CHECK(generate(parse("{num_jobs: 50, gpus: 4, elastic: {fraction: 1}}"), 1)[7].max_gpus == 8);
+}
+
+TEST_CASE("synthetic elastic config errors name the key", "[traces][synthetic][elastic][bad-input]") {
+  CHECK_THROWS_WITH(parse("{elastic: {fraction: 1.5}}"), "w.yaml:1: elastic.fraction: must be between 0 and 1");
+  CHECK_THROWS_WITH(parse("{elastic: {fraction: 0.5, max_scale: 0.5}}"),
+                    "w.yaml:1: elastic.max_scale: must be at least 1 (elastic jobs may always run on num_gpus)");
+  CHECK_THROWS_WITH(parse("{elastic: {fraction: 0.5, min_scale: 2}}"), Catch::Contains("w.yaml:1: elastic.min_scale: must be between 0 and 1"));
+  CHECK_THROWS_WITH(parse("{elastic: {share: 0.5}}"), Catch::Contains("elastic"));
+}

@@ -125,7 +125,7 @@ TEST_CASE("every bad row is an error naming file, line and column", "[traces][ba
         "t.csv:1: missing column 'duration_s' for the schedsim format (header has: job_id, submit_time_s, num_gpus)");
   CHECK(read_error("job_id,submit_time_s,num_gpus,duration_s,estimate\n") ==
         "t.csv:1: unknown column 'estimate' in a schedsim trace; known columns: job_id, submit_time_s, num_gpus, duration_s, estimate_s, user, group, model, gpu_type, gpu_milli, "
-        "iterations, deadline_s, priority, status, name");
+        "iterations, deadline_s, priority, status, name, min_gpus, max_gpus");
   CHECK(read_error(h) == "t.csv: the trace has a header but no jobs");
   CHECK(read_error("") == "t.csv: the trace is empty (no header line)");
   CHECK(read_error(h + "a,0,1,1\0x\n") == "no error");  // the literal stops at \0: a valid file
@@ -174,4 +174,42 @@ TEST_CASE("the real ITP traces read completely", "[traces][shared-data]") {
   std::vector<std::string> warnings;
   TraceJobSource ef(data + "/elasticflow/cluster10.csv", "itp", warnings);
   CHECK(ef.expected_jobs() == 260);
+}
+
+TEST_CASE("schedsim traces carry elastic limits and the writer round-trips them", "[traces][elastic]") {
+  TempDir dir;
+  const std::string path = dir.write("jobs.csv",
+                                     "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\n"
+                                     "a,0,4,100,2,8\n"
+                                     "b,5,2,50,,\n"
+                                     "c,7,3,20,3,3\n");
+  const auto jobs = read_all(path, "schedsim");
+  REQUIRE(jobs.size() == 3);
+  CHECK(jobs[0].is_elastic());
+  CHECK(jobs[0].min_gpus == 2);
+  CHECK(jobs[0].max_gpus == 8);
+  CHECK_FALSE(jobs[1].is_elastic());
+  CHECK(jobs[1].min_gpus == 0);
+  CHECK(jobs[2].min_gpus == 3);
+  CHECK(jobs[2].max_gpus == 3);
+  std::ostringstream out;
+  const SchedsimColumns columns{false, false, true};
+  write_schedsim_trace_header(out, columns);
+  for (const auto& job : jobs) write_schedsim_trace_row(out, job, columns);
+  CHECK(out.str() == "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\na,0,4,100,2,8\nb,5,2,50,,\nc,7,3,20,3,3\n");
+  const auto again = read_all(dir.write("again.csv", out.str()), "schedsim");
+  REQUIRE(again.size() == 3);
+  CHECK(again[0].max_gpus == 8);
+  CHECK_FALSE(again[1].is_elastic());
+}
+
+TEST_CASE("bad elastic limits in schedsim traces are located errors", "[traces][elastic][bad-input]") {
+  const std::string h = "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\n";
+  CHECK(read_error(h + "a,0,4,10,5,8\n") == "t.csv:2: min_gpus: must be between 1 and 4, got '5'");
+  CHECK(read_error(h + "a,0,4,10,0,8\n") == "t.csv:2: min_gpus: must be between 1 and 4, got '0'");
+  CHECK(read_error(h + "a,0,4,10,2,3\n") == "t.csv:2: max_gpus: must be between 4 and 1000000, got '3'");
+  CHECK(read_error(h + "a,0,4,10,2,\n") == "t.csv:2: max_gpus: is empty but min_gpus is set; give both (elastic) or neither (rigid)");
+  CHECK(read_error(h + "a,0,4,10,,8\n") == "t.csv:2: min_gpus: is empty but max_gpus is set; give both (elastic) or neither (rigid)");
+  CHECK(read_error("job_id,submit_time_s,num_gpus,duration_s,min_gpus\na,0,4,10,2\n") ==
+        "t.csv:1: a schedsim trace with elastic jobs needs both columns min_gpus and max_gpus");
 }

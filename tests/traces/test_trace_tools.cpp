@@ -47,6 +47,8 @@ void check_same_jobs(const std::vector<JobSpec>& a, const std::vector<JobSpec>& 
     CHECK(same_number(a[i].deadline_s, b[i].deadline_s));
     CHECK(a[i].priority == b[i].priority);
     CHECK(a[i].recorded_status == b[i].recorded_status);
+    CHECK(a[i].min_gpus == b[i].min_gpus);
+    CHECK(a[i].max_gpus == b[i].max_gpus);
   }
 }
 
@@ -64,8 +66,8 @@ TEST_CASE("read then convert then read gives the same jobs for every format", "[
   generic.mapping = CsvMapping::parse(ConfigNode::load_string("{columns: {job_id: id, submit_time: t, start_time: s, end_time: e, num_gpus: g, user: \"who, really\"}}", "m"));
   const std::vector<Case> cases{
       {"schedsim", "s.csv",
-       "job_id,submit_time_s,num_gpus,duration_s,estimate_s,user,group,model,gpu_type,gpu_milli,iterations,deadline_s,priority,status\n"
-       "\"a,1\",0.000001,2,0.1,,\"u \"\"x\"\"\",g,m,V100,250,1e6,100.5,-2,killed\nb,3,1,7,9,,,,,1000,,,0,\n",
+       "job_id,submit_time_s,num_gpus,duration_s,estimate_s,user,group,model,gpu_type,gpu_milli,iterations,deadline_s,priority,status,min_gpus,max_gpus\n"
+       "\"a,1\",0.000001,2,0.1,,\"u \"\"x\"\"\",g,m,V100,250,1e6,100.5,-2,killed,1,4\nb,3,1,7,9,,,,,1000,,,0,,,\n",
        {}},
       {"itp", "i.csv", "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\nx,5,7,bert,20,32,2,600\ny,1,8,gpt,30,32,4,700\n", {}},
       {"tiresias", "t.csv", "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,1,0,606,vgg19,164,30\n", {}},

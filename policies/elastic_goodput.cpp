@@ -1,0 +1,189 @@
+#include "policies/elastic_goodput.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "policies/placement.hpp"
+
+namespace schedsim {
+namespace {
+
+class ElasticGoodputPolicy : public Policy {
+ public:
+  explicit ElasticGoodputPolicy(int max_resizes) : max_resizes_(max_resizes) {}
+  std::string name() const override { return "elastic-goodput"; }
+
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq, job); }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.erase({view.job(job).arrival_seq, job}); }
+
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    free_.reset(view.cluster_state());
+    released_.clear();
+    resized_.clear();
+    while (!queue_.empty()) {
+      const auto head = *queue_.begin();
+      const JobSpec& spec = view.job(head.second).spec;
+      const int need = spec.is_elastic() ? spec.min_gpus : spec.num_gpus;
+      if (!take(need) && !(shrink_for(view, need, out) && take(need))) break;
+      out.start(head.second, devices_);
+      queue_.erase(head);
+    }
+    if (queue_.empty()) grow(view, out);
+  }
+
+ private:
+  // The job's goodput on n devices of its current type relative to now: physics_rate x
+  // estimated_rate(n) / estimated_rate(held). 0 when the physics model says it cannot run.
+  static double rate_on(const SchedulerView& view, const JobState& j, int n) {
+    const ClusterSpec& c = view.cluster();
+    const int type = c.node(c.node_of(j.devices.front())).type_index;
+    const double now_est = view.physics()->estimated_rate(j.spec, type, static_cast<int>(j.devices.size()));
+    if (!(now_est > 0)) return 0.0;
+    return j.physics_rate * view.physics()->estimated_rate(j.spec, type, n) / now_est;
+  }
+
+  // Work left at `now`: exact at last_update, progress at physics_rate since then (or
+  // since the end of a stall).
+  static double remaining_work_s(const SchedulerView& view, const JobState& j) {
+    const Tick from = std::max(j.last_update, j.stall_end);
+    const double ran_s = view.now() > from ? (view.now() - from).seconds() : 0.0;
+    return std::max(0.0, j.remaining_work_s - j.physics_rate * ran_s);
+  }
+
+  bool resizable(const SchedulerView& view, JobSlot s) const {
+    const JobState& j = view.job(s);
+    return j.spec.is_elastic() && j.status == JobStatus::kRunning && !j.devices.empty() &&
+           std::find(resized_.begin(), resized_.end(), s) == resized_.end();
+  }
+
+  bool take(int need) {
+    devices_.clear();
+    if (free_.count() + static_cast<int>(released_.size()) < need) return false;
+    const int from_free = std::min(need, free_.count());
+    free_.first_fit(from_free, devices_);
+    for (int i = from_free; i < need; ++i) {
+      devices_.push_back(released_.back());
+      released_.pop_back();
+    }
+    return true;
+  }
+
+  // Shrinks running elastic jobs toward min_gpus, smallest goodput loss per device first,
+  // until the head's `need` devices are free. All or nothing, within max_resizes.
+  bool shrink_for(const SchedulerView& view, int need, ActionBatch& out) {
+    const int missing = need - free_.count() - static_cast<int>(released_.size());
+    if (missing <= 0 || static_cast<int>(resized_.size()) >= max_resizes_) return false;
+    shrink_.clear();
+    int spare = 0;
+    for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+      if (!resizable(view, s)) continue;
+      const JobState& j = view.job(s);
+      const int extra = static_cast<int>(j.devices.size()) - j.spec.min_gpus;
+      if (extra <= 0) continue;
+      double loss = 0;  // goodput lost per device given back
+      if (view.physics()) loss = (j.physics_rate - rate_on(view, j, j.spec.min_gpus)) / extra;
+      shrink_.emplace_back(loss, s);
+      spare += extra;
+    }
+    if (spare < missing) return false;
+    std::stable_sort(shrink_.begin(), shrink_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int planned = 0;
+    std::size_t k = 0;
+    while (planned < missing) {
+      const JobState& j = view.job(shrink_[k++].second);
+      planned += static_cast<int>(j.devices.size()) - j.spec.min_gpus;
+    }
+    if (static_cast<int>(resized_.size() + k) > max_resizes_) return false;
+    int left = missing;
+    for (std::size_t i = 0; i < k; ++i) {
+      const JobSlot s = shrink_[i].second;
+      const JobState& j = view.job(s);
+      const int give = std::min(left, static_cast<int>(j.devices.size()) - j.spec.min_gpus);
+      left -= give;
+      const int keep = static_cast<int>(j.devices.size()) - give;
+      kept_.assign(j.devices.begin(), j.devices.begin() + keep);
+      for (int d = static_cast<int>(j.devices.size()) - 1; d >= keep; --d) released_.push_back(j.devices[static_cast<std::size_t>(d)]);
+      out.move(s, kept_);
+      resized_.push_back(s);
+    }
+    return true;
+  }
+
+  // Gives spare devices to running elastic jobs: each round, the job whose growth by
+  // min(spare, max_gpus - held) devices gains the most goodput per added device, among
+  // the resizes that pay: remaining time saved > checkpoint save + restore.
+  void grow(const SchedulerView& view, ActionBatch& out) {
+    if (!view.physics()) return;  // without physics every placement runs at rate 1: nothing to gain
+    while (static_cast<int>(resized_.size()) < max_resizes_ && free_.count() > 0) {
+      JobSlot best = kNoJob;
+      int best_add = 0;
+      double best_gain = 0;
+      for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+        if (!resizable(view, s)) continue;
+        const JobState& j = view.job(s);
+        const int held = static_cast<int>(j.devices.size());
+        if (held >= j.spec.max_gpus || j.stalled(view.now()) || !(j.physics_rate > 0)) continue;
+        const ClusterSpec& c = view.cluster();
+        const int type = c.node(c.node_of(j.devices.front())).type_index;
+        const int add = std::min(j.spec.max_gpus - held, free_.count());
+        const double r_new = rate_on(view, j, held + add);
+        if (!(r_new > j.physics_rate)) continue;
+        const double work_s = remaining_work_s(view, j);
+        const double saved_s = work_s / j.physics_rate - work_s / r_new;
+        const double cost_s = view.physics()->checkpoint_save_s(j.spec, held + add) + view.physics()->checkpoint_restore_s(j.spec, held + add);
+        if (!(saved_s > cost_s)) continue;
+        const double gain = (r_new - j.physics_rate) / add;
+        if (gain > best_gain) {
+          best = s;
+          best_add = add;
+          best_gain = gain;
+          best_type_ = type;
+        }
+      }
+      if (best == kNoJob) return;
+      const JobState& j = view.job(best);
+      devices_.assign(j.devices.begin(), j.devices.end());
+      if (!free_.packed(best_add, nullptr, devices_, best_type_)) {
+        resized_.push_back(best);  // not enough free devices of its type: leave it as it is
+        continue;
+      }
+      out.move(best, devices_);
+      resized_.push_back(best);
+    }
+  }
+
+  int max_resizes_;
+  std::set<std::pair<std::uint64_t, JobSlot>> queue_;  // (arrival sequence, slot): FIFO
+  FreeDevices free_;
+  std::vector<DeviceId> devices_, released_, kept_;
+  std::vector<JobSlot> resized_;  // jobs resized in this decision (one resize per job)
+  std::vector<std::pair<double, JobSlot>> shrink_;
+  int best_type_ = 0;
+};
+
+}  // namespace
+
+PolicyInfo elastic_goodput_policy_info() {
+  return PolicyInfo{
+      "elastic-goodput",
+      "FIFO admission; elastic jobs start on min_gpus and grow into spare devices by goodput gain per device, shrink to admit waiting jobs",
+      {{"max_resizes", "4", "most resizes (grow or shrink moves) per decision point; bounds the work of a decision"}},
+      [](const ConfigNode& config, const PolicyContext& /*context*/) {
+        config.expect_keys({"name", "max_resizes"});
+        std::int64_t max_resizes = 4;
+        if (auto v = config.maybe_child("max_resizes")) {
+          max_resizes = v->as_positive_int();
+          if (max_resizes > 1'000'000) v->fail("must be at most 1000000");
+        }
+        YAML::Node resolved(YAML::NodeType::Map);
+        resolved["name"] = "elastic-goodput";
+        resolved["max_resizes"] = max_resizes;
+        return PolicyInstance{std::make_unique<ElasticGoodputPolicy>(static_cast<int>(max_resizes)), resolved};
+      },
+  };
+}
+
+}  // namespace schedsim
