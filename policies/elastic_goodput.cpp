@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "policies/placement.hpp"
+#include "policies/queue_order.hpp"
 
 namespace schedsim {
 namespace {
@@ -47,12 +48,6 @@ class ElasticGoodputPolicy : public Policy {
 
   // Work left at `now`: exact at last_update, progress at physics_rate since then (or
   // since the end of a stall).
-  static double remaining_work_s(const SchedulerView& view, const JobState& j) {
-    const Tick from = std::max(j.last_update, j.stall_end);
-    const double ran_s = view.now() > from ? (view.now() - from).seconds() : 0.0;
-    return std::max(0.0, j.remaining_work_s - j.physics_rate * ran_s);
-  }
-
   bool resizable(const SchedulerView& view, JobSlot s) const {
     const JobState& j = view.job(s);
     return j.spec.is_elastic() && j.status == JobStatus::kRunning && !j.devices.empty() &&
@@ -61,14 +56,7 @@ class ElasticGoodputPolicy : public Policy {
 
   bool take(int need) {
     devices_.clear();
-    if (free_.count() + static_cast<int>(released_.size()) < need) return false;
-    const int from_free = std::min(need, free_.count());
-    free_.first_fit(from_free, devices_);
-    for (int i = from_free; i < need; ++i) {
-      devices_.push_back(released_.back());
-      released_.pop_back();
-    }
-    return true;
+    return free_.first_fit_then(need, released_, devices_);
   }
 
   // Shrinks running elastic jobs toward min_gpus, smallest goodput loss per device first,
@@ -131,7 +119,7 @@ class ElasticGoodputPolicy : public Policy {
         const int add = std::min(j.spec.max_gpus - held, free_.count());
         const double r_new = rate_on(view, j, held + add);
         if (!(r_new > j.physics_rate)) continue;
-        const double work_s = remaining_work_s(view, j);
+        const double work_s = remaining_work_now_s(view, j);
         const double saved_s = work_s / j.physics_rate - work_s / r_new;
         const double cost_s = view.physics()->checkpoint_save_s(j.spec, held + add) + view.physics()->checkpoint_restore_s(j.spec, held + add);
         if (!(saved_s > cost_s)) continue;

@@ -58,14 +58,7 @@ class GandivaPolicy : public Policy {
   // checkpoint cost, into devices_.
   bool take(int need) {
     devices_.clear();
-    if (free_.count() + static_cast<int>(released_.size()) < need) return false;
-    const int from_free = std::min(need, free_.count());
-    free_.first_fit(from_free, devices_);
-    for (int i = from_free; i < need; ++i) {
-      devices_.push_back(released_.back());
-      released_.pop_back();
-    }
-    return true;
+    return free_.first_fit_then(need, released_, devices_);
   }
 
   // Preempts running jobs past their quantum (oldest slice first) when that frees enough

@@ -64,6 +64,17 @@ void FreeDevices::take_from_node(int node, int n, std::vector<DeviceId>& out) {
   if (n > 0) throw InvariantError("node free count out of step with the device map");
 }
 
+bool FreeDevices::first_fit_then(int n, std::vector<DeviceId>& released, std::vector<DeviceId>& out) {
+  if (free_ + static_cast<int>(released.size()) < n) return false;
+  const int from_free = std::min(n, free_);
+  first_fit(from_free, out);
+  for (int i = from_free; i < n; ++i) {
+    out.push_back(released.back());
+    released.pop_back();
+  }
+  return true;
+}
+
 bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out) {
   if (n > free_) return false;
   pool_.clear();

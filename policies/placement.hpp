@@ -20,6 +20,10 @@ class FreeDevices {
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
   // Returns false (claiming nothing) when fewer than `n` are free.
   bool first_fit(int n, std::vector<DeviceId>& out);
+  // First fit from the free devices, then the rest from `released` (devices this decision
+  // freed, e.g. by a preemption with a free checkpoint), taken from its back. Returns
+  // false, taking nothing, when both together hold fewer than `n`.
+  bool first_fit_then(int n, std::vector<DeviceId>& released, std::vector<DeviceId>& out);
   // `n` free devices drawn uniformly at random.
   bool random(int n, Rng& rng, std::vector<DeviceId>& out);
   // Consolidated: as few nodes as possible, and inside one locality group (rack) when
