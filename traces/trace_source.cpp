@@ -51,6 +51,8 @@ void write_job(std::ostream& out, const JobSpec& j) {
   put(out, j.deadline_s);
   put(out, j.priority);
   put(out, j.recorded_status);
+  put(out, j.min_gpus);
+  put(out, j.max_gpus);
 }
 
 bool read_job(std::istream& in, JobSpec& j) {
@@ -58,7 +60,8 @@ bool read_job(std::istream& in, JobSpec& j) {
   if (!get_string(in, j.id)) return false;
   const bool ok = get(in, us) && get(in, j.num_gpus) && get(in, j.duration_s) && get(in, j.estimate_s) && get(in, j.source_line) &&
                   get_string(in, j.user) && get_string(in, j.group) && get_string(in, j.model) && get_string(in, j.gpu_type) &&
-                  get(in, j.gpu_milli) && get(in, j.iterations) && get(in, j.deadline_s) && get(in, j.priority) && get(in, j.recorded_status);
+                  get(in, j.gpu_milli) && get(in, j.iterations) && get(in, j.deadline_s) && get(in, j.priority) && get(in, j.recorded_status) &&
+                  get(in, j.min_gpus) && get(in, j.max_gpus);
   if (!ok) throw InputError("sorting the trace", "a temporary run file was cut short (disk full?)");
   j.submit = Tick::from_us(us);
   return true;

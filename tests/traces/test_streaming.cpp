@@ -123,8 +123,12 @@ TEST_CASE("streamed traces use memory independent of their length", "[traces][st
 TEST_CASE("unsorted traces longer than the in-memory limit are sorted through temporary runs", "[traces][streaming]") {
   TempDir dir;
   // Submit times in blocks that go backwards, with ties: a stable sort must keep file order.
-  std::string csv = "job_id,submit_time_s,num_gpus,duration_s,user\n";
-  for (int i = 0; i < 2500; ++i) csv += "j" + std::to_string(i) + "," + std::to_string((7 - i % 8) * 100 + (i / 8) % 5) + ",1,5,u" + std::to_string(i) + "\n";
+  // Elastic limits and user ride along, so every field must survive the temporary runs.
+  std::string csv = "job_id,submit_time_s,num_gpus,duration_s,user,min_gpus,max_gpus\n";
+  for (int i = 0; i < 2500; ++i) {
+    csv += "j" + std::to_string(i) + "," + std::to_string((7 - i % 8) * 100 + (i / 8) % 5) + ",2,5,u" + std::to_string(i) + ",1," +
+           std::to_string(2 + i % 3) + "\n";
+  }
   const std::string path = dir.write("u.csv", csv);
   std::vector<std::string> w1, w2;
   TraceJobSource in_memory(path, "schedsim", w1);
@@ -144,6 +148,9 @@ TEST_CASE("unsorted traces longer than the in-memory limit are sorted through te
     CHECK(a.submit == b.submit);
     CHECK(a.user == b.user);
     CHECK(a.source_line == b.source_line);
+    CHECK(b.min_gpus == 1);
+    CHECK(a.max_gpus == b.max_gpus);
+    CHECK(b.max_gpus >= 2);
     ++n;
   }
   CHECK_FALSE(spilled.next(b));
