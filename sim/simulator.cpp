@@ -392,16 +392,14 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   for (Observer* o : observers_) o->on_job_start(j);
 }
 
-void Simulator::decision_point() {
-  batch_.clear();
-  policy_.decide(view_, batch_);
-  ++stats_.decision_points;
-  for (std::size_t i = 0; i < batch_.size(); ++i) {
-    const Action& a = batch_[i];
+void Simulator::apply(const ActionBatch& batch) {
+  if (!paused_) throw InvariantError("Simulator::apply called outside a decision point");
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const Action& a = batch[i];
     switch (a.kind) {
-      case ActionKind::kStart: apply_start(a, batch_.devices(a), i); break;
+      case ActionKind::kStart: apply_start(a, batch.devices(a), i); break;
       case ActionKind::kPreempt: apply_preempt(a, i); break;
-      case ActionKind::kMove: apply_move(a, batch_.devices(a), i); break;
+      case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
     }
   }
 }
@@ -420,11 +418,29 @@ void Simulator::update_rates() {
   }
 }
 
-void Simulator::run() {
-  pull_next_arrival();
+void Simulator::finish_instant(bool instant_over) {
+  if (instant_over && !changed_.empty()) update_rates();
+  for (Observer* o : observers_) o->after_event(*this);
+  // The next completion's job record was last touched long ago: start loading it now.
+  if (!queue_.empty()) {
+    const Event& next = queue_.peek();
+    if (next.kind == kCompletion) __builtin_prefetch(&jobs_[static_cast<std::size_t>(next.arg)]);
+  }
+}
+
+bool Simulator::advance() {
+  if (paused_) {
+    paused_ = false;
+    finish_instant(true);
+  } else if (!started_) {
+    started_ = true;
+    pull_next_arrival();
+  }
   while (!queue_.empty()) {
     const Event e = queue_.pop();
     if (e.time < now_) throw InvariantError("time went backwards: event at " + format_seconds(e.time) + " s after " + format_seconds(now_) + " s");
+    // Jobs in system x elapsed time: sums to the total JCT over a run (the RL reward).
+    job_seconds_in_system_ += static_cast<double>(num_pending_ + num_running_) * (e.time - now_).seconds();
     now_ = e.time;
     switch (e.kind) {
       case kArrival: handle_arrival(); break;
@@ -434,19 +450,23 @@ void Simulator::run() {
     }
     ++stats_.events;
     const bool instant_over = queue_.empty() || queue_.next_time() != now_;
-    if (instant_over) {
-      if (dirty_) {
-        dirty_ = false;
-        decision_point();
-      }
-      if (!changed_.empty()) update_rates();
+    if (instant_over && dirty_) {
+      dirty_ = false;
+      paused_ = true;
+      ++stats_.decision_points;
+      return true;
     }
-    for (Observer* o : observers_) o->after_event(*this);
-    // The next completion's job record was last touched long ago: start loading it now.
-    if (!queue_.empty()) {
-      const Event& next = queue_.peek();
-      if (next.kind == kCompletion) __builtin_prefetch(&jobs_[static_cast<std::size_t>(next.arg)]);
-    }
+    finish_instant(instant_over);
+  }
+  finished_ = true;
+  return false;
+}
+
+void Simulator::run() {
+  while (advance()) {
+    batch_.clear();
+    policy_.decide(view_, batch_);
+    apply(batch_);
   }
   if (num_pending_ > 0) {
     const JobState& j = jobs_[static_cast<std::size_t>(pending_.head)];

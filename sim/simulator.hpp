@@ -60,6 +60,19 @@ class Simulator {
   // action, or jobs left waiting forever) and InvariantError (a kernel bug).
   void run();
 
+  // Stepping interface (what run() is made of; the RL environment drives it directly).
+  // advance() processes events until a decision point is due and returns true with the
+  // simulator paused there, or returns false once no event is left. While paused,
+  // apply() validates and applies actions (any number of batches, each seeing the
+  // previous ones' effect); the next advance() ends the instant and goes on.
+  bool advance();
+  void apply(const ActionBatch& batch);
+  bool paused() const { return paused_; }
+  bool finished() const { return finished_; }
+  // Integral of (jobs pending + running) over simulated time, in job-seconds, up to now():
+  // at the end of a run it equals the sum of all JCTs.
+  double job_seconds_in_system() const { return job_seconds_in_system_; }
+
   Tick now() const { return now_; }
   const ClusterState& cluster_state() const { return cluster_; }
   const SchedulerView& view() const { return view_; }
@@ -91,7 +104,7 @@ class Simulator {
   void handle_arrival();
   void handle_completion(const Event& e);
   void handle_stall_end(const Event& e);
-  void decision_point();
+  void finish_instant(bool instant_over);
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
@@ -134,6 +147,10 @@ class Simulator {
   Tick last_submit_;
 
   bool dirty_ = false;  // something changed since the last decision point
+  bool started_ = false;
+  bool paused_ = false;  // advance() returned at a decision point
+  bool finished_ = false;
+  double job_seconds_in_system_ = 0.0;
   ActionBatch batch_;
   std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
