@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
@@ -167,11 +168,11 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override) {
   RunResult result;
-  const ClusterSpec cluster(scenario.cluster);
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
                                           PolicyContext{scenario.seed});
   result.policy_name = policy.policy->name();
-  std::unique_ptr<JobSource> source = scenario.workload.make_source(scenario.seed, result.warnings);
+  SimulationSetup setup(scenario, scenario.seed, result.warnings);
+  JobSource* source = &setup.source();
   result.trace_rows_skipped = source->rows_skipped();
 
   TempFiles temps;
@@ -188,23 +189,9 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
     if (!jobs_out) throw InputError(jobs_path, "cannot write the file (is the folder writable?)");
   }
 
-  SimulatorOptions sim_options;
-  sim_options.oversized = scenario.workload.oversized;
-  std::unique_ptr<TopologySpec> topology;
-  std::unique_ptr<ClusterPhysics> physics;
-  std::vector<int> node_rack;
-  if (scenario.physics) {
-    topology = std::make_unique<TopologySpec>(cluster, scenario.topology, [&](const std::string& type) {
-      return scenario.accelerators.get(type).intra_node_link_bytes_per_s;
-    });
-    physics = std::make_unique<ClusterPhysics>(cluster, *topology, scenario.accelerators, scenario.profiles, *scenario.physics,
-                                               scenario.throughputs.get());
-    sim_options.physics = physics.get();
-    for (int n = 0; n < cluster.num_nodes(); ++n) node_rack.push_back(topology->rack_of_node(n));
-    sim_options.node_group = &node_rack;
-  }
-  Simulator sim(cluster, *source, *policy.policy, sim_options);
-  MetricsCollector metrics(cluster.num_devices());
+  std::unique_ptr<Simulator> simulator = setup.make_simulator(*policy.policy);
+  Simulator& sim = *simulator;
+  MetricsCollector metrics(setup.cluster().num_devices());
   sim.add_observer(metrics);
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open()) {

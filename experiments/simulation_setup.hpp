@@ -1,0 +1,50 @@
+// Everything one run of a scenario needs besides the policy and the observers: the
+// cluster, the job source for a seed, and the topology and physics model when the
+// scenario has them. The runner, the RL environment and the Python bindings all build
+// their simulators through it, so a scenario means the same world everywhere.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiments/scenario.hpp"
+#include "sim/cluster_physics.hpp"
+#include "sim/simulator.hpp"
+#include "sim/topology.hpp"
+
+namespace schedsim {
+
+class SimulationSetup {
+ public:
+  // Builds the world of `scenario` with `seed` (usually scenario.seed). Warnings from the
+  // workload (e.g. skipped trace rows) are appended to `warnings`. The scenario must
+  // outlive the setup.
+  SimulationSetup(const ScenarioConfig& scenario, std::uint64_t seed, std::vector<std::string>& warnings);
+  SimulationSetup(const SimulationSetup&) = delete;
+  SimulationSetup& operator=(const SimulationSetup&) = delete;
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  JobSource& source() { return *source_; }
+  const TopologySpec* topology() const { return topology_.get(); }
+  const ClusterPhysics* physics() const { return physics_.get(); }
+  const SimulatorOptions& simulator_options() const { return options_; }
+  std::uint64_t seed() const { return seed_; }
+
+  // A simulator over this world (one per setup: the job source is consumed by the run).
+  std::unique_ptr<Simulator> make_simulator(Policy& policy);
+
+ private:
+  std::uint64_t seed_;
+  ClusterSpec cluster_;
+  std::unique_ptr<JobSource> source_;
+  std::unique_ptr<TopologySpec> topology_;
+  std::unique_ptr<ClusterPhysics> physics_;
+  std::vector<int> node_rack_;
+  SimulatorOptions options_;
+  bool used_ = false;
+};
+
+}  // namespace schedsim
