@@ -1,0 +1,92 @@
+// Scheduling as a Markov decision process on the full simulator (no LibTorch here: the
+// Python extension links this library too).
+//
+// Decision points are the kernel's own (an arrival, completion, failure or signal
+// change after which a choice exists), not fixed ticks. At a decision point the agent
+// sees up to K candidate (job, placement option) pairs as feature rows plus a global
+// feature vector, and picks one candidate (action 0..K-1) or "wait" (action K). A
+// candidate action is applied at once and the agent is asked again at the same instant
+// (several starts per decision point); "wait", or no legal candidate left, lets the
+// simulator run on to the next decision point. The mask marks illegal actions; wait is
+// always legal.
+//
+// Reward: -(jobs in system) x (elapsed simulated time) between two agent steps, in
+// job-hours by default (EnvConfig::reward_scale), so the undiscounted episode return is
+// -total JCT x reward_scale. Other weighted terms come from EnvConfig::reward.
+//
+// Every feature is documented in docs/rl.md (generated from feature_names()).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiments/scenario.hpp"
+
+namespace schedsim {
+class Simulator;
+}
+
+namespace schedsim::rl {
+
+// Weights of the reward terms (all per agent step, summed). Units in the names.
+struct RewardWeights {
+  double jobs_in_system = 1.0;  // x -(jobs in system) x dt, dt in seconds x reward_scale
+  double slowdown = 0.0;        // x -(sum of slowdowns of jobs finished in the step)
+  double makespan = 0.0;        // x -(dt of the step, seconds x reward_scale) while jobs remain
+};
+
+struct EnvConfig {
+  int max_candidates = 16;             // K: candidate rows per observation (action K = wait)
+  double reward_scale = 1.0 / 3600.0;  // seconds -> hours for the time-integral terms
+  std::int64_t max_steps = 0;          // truncate an episode after this many agent steps (0 = never)
+  RewardWeights reward;
+};
+
+// Fixed shapes of one environment's observation.
+struct EnvShape {
+  int num_candidates = 0;      // K
+  int candidate_features = 0;  // F: columns of each candidate row
+  int global_features = 0;     // G
+  int num_actions() const { return num_candidates + 1; }
+};
+
+struct StepResult {
+  double reward = 0.0;
+  bool terminated = false;  // every job of the workload finished
+  bool truncated = false;   // max_steps reached
+};
+
+class SchedulingEnv {
+ public:
+  // `scenario` supplies cluster, workload and physics; its policy is ignored.
+  SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig config);
+  ~SchedulingEnv();
+  SchedulingEnv(const SchedulingEnv&) = delete;
+  SchedulingEnv& operator=(const SchedulingEnv&) = delete;
+
+  const EnvShape& shape() const;
+  static std::vector<std::string> candidate_feature_names();
+  static std::vector<std::string> global_feature_names();
+
+  // Starts a new episode: the scenario's workload drawn with `seed`; runs to the first
+  // decision point.
+  void reset(std::uint64_t seed);
+  // Applies `action` (0..K-1 a candidate, K wait). Throws InvalidAction (a PolicyError)
+  // for a masked action or an index out of range.
+  StepResult step(int action);
+  // Writes the current observation: candidates K x F row-major, global G, mask K+1
+  // (1 = legal). Padding rows are zero and masked.
+  void write_observation(float* candidates, float* global, std::uint8_t* mask) const;
+
+  bool done() const;
+  const Simulator& simulator() const;
+  std::uint64_t episode_steps() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace schedsim::rl
