@@ -67,6 +67,18 @@ TEST_CASE("a deferred job starts exactly at its release instant through a kernel
   CHECK(rec.start_s.at("a") == 3600.0);
   CHECK(rec.start_s.at("d") == 10800.0);
   CHECK(sim.stats().jobs_completed == 2);
+  // Only the listed groups are deferrable: a job of another group starts at once.
+  PolicyInstance g_only = builtin_policies().create(ConfigNode(YAML::Load("{name: carbon-aware, slack_factor: 4, groups: [batch]}"), "test"));
+  JobSpec batch = make_job("batch", 0, 1, 1800), interactive = make_job("interactive", 0, 1, 1800);
+  batch.group = "batch";
+  interactive.group = "dev";
+  VectorSource source3({batch, interactive});
+  Simulator sim3(cluster, source3, *g_only.policy, options);
+  StartRecorder rec3;
+  sim3.add_observer(rec3);
+  sim3.run();
+  CHECK(rec3.start_s.at("batch") == 3600.0);
+  CHECK(rec3.start_s.at("interactive") == 0.0);
   // Without signals the policy says what it needs.
   PolicyInstance q = builtin_policies().create(ConfigNode(YAML::Load(yaml), "test"));
   VectorSource source2({make_job("a", 0, 1, 1800)});
@@ -109,6 +121,10 @@ policy: fifo
   };
   const auto agnostic = run("fifo", "agnostic");
   const auto aware = run("{name: carbon-aware, slack_s: 43200, slack_factor: 0}", "aware");
+  const auto price_aware = run("{name: price-aware, slack_s: 43200, slack_factor: 0}", "price");
+  const double cost_agnostic = agnostic["energy"]["jobs"]["cost_usd"], cost_price_aware = price_aware["energy"]["jobs"]["cost_usd"];
+  WARN("DE-LU 2023-03: jobs' electricity cost " << cost_agnostic << " USD (fifo) -> " << cost_price_aware << " USD (price-aware)");
+  CHECK(cost_price_aware < cost_agnostic);
   const double co2_agnostic = agnostic["energy"]["jobs"]["co2_kg"], co2_aware = aware["energy"]["jobs"]["co2_kg"];
   const double jct_agnostic = agnostic["summary"]["mean_jct_s"], jct_aware = aware["summary"]["mean_jct_s"];
   const double kwh_agnostic = agnostic["energy"]["jobs"]["energy_kwh"], kwh_aware = aware["energy"]["jobs"]["energy_kwh"];
