@@ -133,6 +133,8 @@ TEST_CASE("bad input: energy and signals keys and a signal file with a gap", "[e
   CHECK_THAT(attempt(w + "signals: {origin_utc: yesterday, carbon: 300}\n").error, Catch::Contains("expected a UTC date-time"));
   CHECK_THAT(attempt(w + "signals: {carbon: {constant: 1, diurnal: {mean: 1, amplitude: 0}}}\n").error,
              Catch::Contains("give exactly one of file, constant or diurnal"));
+  CHECK_THAT(attempt("cluster: {nodes: [{count: 1, type: MyGPU, devices_per_node: 8}]}\nworkload: {synthetic: {num_jobs: 5}}\nenergy: {}\n").error,
+             Catch::Contains("the energy model needs the power of device type 'MyGPU'") && Catch::Contains("add it under `accelerators:` with tdp_w and idle_w"));
   // A signal file with a missing hour: the error names the file and line, and no result is written.
   TempDir dir;
   const std::string csv = dir.write("c.csv", "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1\n2023-01-01 02:00:00,2\n2023-01-01 03:00:00,3\n");
