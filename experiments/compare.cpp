@@ -42,7 +42,12 @@ const std::vector<Column>& columns() {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
-  std::vector<std::string> specs = policies.empty() ? registry.names() : policies;
+  std::vector<std::string> specs = policies;
+  if (specs.empty()) {  // every registered policy the scenario can run
+    for (const auto& info : registry.all()) {
+      if (!info.needs_signals || scenario.signals) specs.push_back(info.name);
+    }
+  }
   std::vector<RunResult> runs;
   for (const auto& spec : specs) {
     // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
@@ -53,7 +58,16 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
       std::string options_text;
       for (const auto& key : node.keys()) {
         if (key == "name") continue;
-        options_text += (options_text.empty() ? "" : ",") + key + "=" + node.child(key).as_string();
+        const ConfigNode value = node.child(key);
+        std::string text;
+        if (value.is_scalar()) {
+          text = value.as_string();
+        } else {  // a nested map or list (e.g. a shifting policy's base), in flow style
+          YAML::Emitter e;
+          e << YAML::Flow << value.yaml();
+          text = e.c_str();
+        }
+        options_text += (options_text.empty() ? "" : ",") + key + "=" + text;
       }
       if (!options_text.empty()) label += "(" + options_text + ")";
     }

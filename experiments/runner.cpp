@@ -23,19 +23,34 @@ const char* kVersion = SCHEDSIM_VERSION;
 // Streams jobs.csv as jobs finish: memory stays bounded by the jobs in the system.
 class JobsCsvWriter : public Observer {
  public:
-  explicit JobsCsvWriter(std::ostream& out) : out_(out) {
-    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves\n";
+  // `energy` (may be null) fills the energy_kwh, cost_usd and co2_kg columns, which are
+  // empty without it (or without the price / carbon signal).
+  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy) : out_(out), energy_(energy) {
+    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,energy_kwh,cost_usd,co2_kg\n";
   }
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
     out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
          << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.end - j.spec.submit - Tick::from_us(j.held_us)) << ','
          << to_string(j.status) << ',' << format_seconds(Tick::from_us(j.device_us)) << ','
-         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << '\n';
+         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << ',';
+    if (energy_) {
+      const EnergyUse& e = energy_->last_job();
+      out_ << number(e.energy_kwh) << ',' << (e.cost_usd ? number(*e.cost_usd) : "") << ',' << (e.co2_kg ? number(*e.co2_kg) : "");
+    } else {
+      out_ << ",,";
+    }
+    out_ << '\n';
   }
 
  private:
+  static std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+  }
   std::ostream& out_;
+  const EnergyMeter* energy_;
 };
 
 // "jobs 1200/5000  t=3.2 d  12.4 M events/s", at most twice a second, after the first second.
@@ -151,12 +166,29 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   return j;
 }
 
+nlohmann::ordered_json energy_json(const EnergyTotals& e) {
+  auto use = [](const EnergyUse& u) {
+    nlohmann::ordered_json j;
+    j["energy_kwh"] = u.energy_kwh;
+    j["cost_usd"] = opt(u.cost_usd);
+    j["co2_kg"] = opt(u.co2_kg);
+    return j;
+  };
+  nlohmann::ordered_json j = use(e.facility);
+  j["it_energy_kwh"] = e.it_energy_kwh;
+  j["metered_s"] = e.duration_s;
+  j["jobs"] = use(e.jobs);
+  j["idle_devices"] = use(e.idle);
+  return j;
+}
+
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   nlohmann::ordered_json j;
   j["schedsim_version"] = kVersion;
   j["seed"] = seed;
   j["policy"] = r.policy_name;
   j["summary"] = summary_json(r.summary);
+  j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
   j["warnings"] = r.warnings;
   auto skipped = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : r.trace_rows_skipped) skipped[reason] = n;
@@ -193,9 +225,14 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   Simulator& sim = *simulator;
   MetricsCollector metrics(setup.cluster().num_devices());
   sim.add_observer(metrics);
+  std::unique_ptr<EnergyMeter> energy;
+  if (scenario.energy) {  // before the jobs.csv writer, which reads each job's use
+    energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
+    sim.add_observer(*energy);
+  }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open()) {
-    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out);
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out, energy.get());
     sim.add_observer(*jobs_writer);
   }
   InvariantChecker checker;
@@ -211,6 +248,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   result.summary = metrics.summarize();
   result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
+  if (energy) result.energy = energy->totals();
   result.resolved_config = scenario.to_yaml(policy.resolved);
 
   if (!options.out_dir.empty()) {

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/scenario.hpp"
+#include "sim/energy.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
@@ -32,6 +33,7 @@ struct RunResult {
   std::map<std::string, std::uint64_t> trace_rows_skipped;  // input rows the trace reader skipped, by reason
   YAML::Node resolved_config;
   std::vector<double> sorted_jct_s;  // for CDF figures
+  std::optional<EnergyTotals> energy;  // with the scenario's `energy:` map
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).
@@ -41,6 +43,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
 // The results.json document (ordered keys, no wall-clock values).
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);
 nlohmann::ordered_json summary_json(const Summary& s);
+nlohmann::ordered_json energy_json(const EnergyTotals& e);
 // YAML scalars become numbers, booleans or null where they read as such.
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
 

@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -90,6 +90,9 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     const ClusterSpec spec(s.cluster);
     TopologySpec(spec, s.topology, [&](const std::string& type) { return s.accelerators.get(type).intra_node_link_bytes_per_s; });
   }
+
+  if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
+  if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
 
   const ConfigNode workload = root.child("workload");
   s.workload = WorkloadConfig::parse(workload);
@@ -160,6 +163,8 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (accelerators_yaml.IsDefined() && !accelerators_yaml.IsNull()) n["accelerators"] = accelerators_yaml;
   if (profiles_yaml.IsDefined() && !profiles_yaml.IsNull()) n["workload_profiles"] = profiles_yaml;
   if (physics) n["physics"] = physics->to_yaml();
+  if (energy) n["energy"] = energy->to_yaml();
+  if (signals) n["signals"] = signals->to_yaml();
   return n;
 }
 

@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/energy_config.hpp"
 #include "policies/registry.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/cluster_physics.hpp"
@@ -37,6 +38,9 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // Energy metering (`energy:`) and price/carbon signals (`signals:`), docs/energy.md.
+  std::optional<EnergyConfig> energy;
+  std::optional<SignalsConfig> signals;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

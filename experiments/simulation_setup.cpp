@@ -17,6 +17,10 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     for (int n = 0; n < cluster_.num_nodes(); ++n) node_rack_.push_back(topology_->rack_of_node(n));
     options_.node_group = &node_rack_;
   }
+  if (scenario.signals) {
+    signals_ = std::make_unique<GridSignals>(scenario.signals->build(seed));
+    options_.signals = signals_.get();
+  }
 }
 
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {

@@ -31,6 +31,8 @@ class SimulationSetup {
   const TopologySpec* topology() const { return topology_.get(); }
   const ClusterPhysics* physics() const { return physics_.get(); }
   const SimulatorOptions& simulator_options() const { return options_; }
+  // The price/carbon signals of `signals:` (null without), seen by policies and metered.
+  const GridSignals* signals() const { return signals_.get(); }
   std::uint64_t seed() const { return seed_; }
 
   // A simulator over this world (one per setup: the job source is consumed by the run).
@@ -42,6 +44,7 @@ class SimulationSetup {
   std::unique_ptr<JobSource> source_;
   std::unique_ptr<TopologySpec> topology_;
   std::unique_ptr<ClusterPhysics> physics_;
+  std::unique_ptr<GridSignals> signals_;
   std::vector<int> node_rack_;
   SimulatorOptions options_;
   bool used_ = false;

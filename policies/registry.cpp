@@ -12,6 +12,7 @@
 #include "policies/priority.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
+#include "policies/temporal_shift.hpp"
 #include "policies/themis.hpp"
 #include "sim/error.hpp"
 
@@ -34,6 +35,8 @@ PolicyRegistry builtin_policies() {
   r.add(themis_policy_info());
   r.add(elastic_goodput_policy_info());
   r.add(gandiva_policy_info());
+  r.add(carbon_aware_policy_info());
+  r.add(price_aware_policy_info());
   return r;
 }
 

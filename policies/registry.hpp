@@ -41,6 +41,9 @@ struct PolicyInfo {
   // Builds the policy from its config map (which holds `name` and the options); rejects
   // unknown keys with the list of valid ones.
   std::function<PolicyInstance(const ConfigNode& config, const PolicyContext& context)> make;
+  // Needs the scenario's `signals:` (price/carbon); `compare` without --policy skips it
+  // on scenarios without them.
+  bool needs_signals = false;
 };
 
 class PolicyRegistry {

@@ -9,6 +9,7 @@
 #include "sim/cluster_spec.hpp"
 #include "sim/job.hpp"
 #include "sim/span.hpp"
+#include "sim/tick.hpp"
 
 namespace schedsim {
 
@@ -33,9 +34,16 @@ class ActionBatch {
   void start(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kStart, job, devices); }
   void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
   void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
+  // Asks for a decision point at `t` (the earliest of the requests counts) even if no
+  // other event happens then: how a policy that defers jobs gets back to them.
+  void wake_at(Tick t) {
+    if (t < wake_) wake_ = t;
+  }
+  Tick wake_time() const { return wake_; }
   void clear() {
     actions_.clear();
     devices_.clear();
+    wake_ = Tick::max();
   }
   std::size_t size() const { return actions_.size(); }
   bool empty() const { return actions_.empty(); }
@@ -50,6 +58,7 @@ class ActionBatch {
 
   std::vector<Action> actions_;
   std::vector<DeviceId> devices_;  // one flat buffer: no allocation per action
+  Tick wake_ = Tick::max();
 };
 
 }  // namespace schedsim

@@ -252,14 +252,16 @@ void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
   p.latency_s = path_.latency_s;
 }
 
-double ClusterPhysics::job_rate(const JobState& j, const Placed& p) const {
+double ClusterPhysics::job_rate(const JobState& j, Placed& p) const {
   double rate = 1.0;
   if (const WorkloadProfile* profile = profile_of(j.spec)) {
     // Same arithmetic as iteration_time_s(), from the cached parts of the placement.
     const double bandwidth = std::min(p.fixed_bw_Bps, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
     const int n = static_cast<int>(p.devices.size());
     const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, p.latency_s);
-    rate = p.t_ref_s / schedsim::iteration_time_s(p.compute_s, comm_s, config_.overlap);
+    const double t_iter = schedsim::iteration_time_s(p.compute_s, comm_s, config_.overlap);
+    rate = p.t_ref_s / t_iter;
+    p.utilization = t_iter > 0.0 ? std::min(1.0, p.compute_s / t_iter) : 1.0;
   } else if (is_matrix_job(j.spec)) {
     rate = matrix_rate(j.spec, p.devices);
   } else if (j.spec.is_elastic()) {
@@ -345,7 +347,7 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
     auto& m = mark_[static_cast<std::size_t>(slot)];
     if (m) continue;
     m = 1;
-    const Placed& p = placed_[static_cast<std::size_t>(slot)];
+    Placed& p = placed_[static_cast<std::size_t>(slot)];
     if (!p.placed) continue;
     double rate = job_rate(sim.job(slot), p);
     if (config_.interference_factor < 1.0 && shares_node(slot, p.devices)) rate *= config_.interference_factor;
@@ -392,6 +394,11 @@ double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/
   const WorkloadProfile* profile = profile_of(job);
   const double bytes = profile ? profile->params * config_.checkpoint_bytes_per_param : config_.default_checkpoint_gb * 1e9;
   return bytes / (config_.storage_bandwidth_gbps * 1e9);
+}
+
+double ClusterPhysics::compute_utilization(JobSlot slot) const {
+  if (slot < 0 || static_cast<std::size_t>(slot) >= placed_.size() || !placed_[static_cast<std::size_t>(slot)].placed) return 1.0;
+  return placed_[static_cast<std::size_t>(slot)].utilization;
 }
 
 double ClusterPhysics::checkpoint_restore_s(const JobSpec& job, int num_devices) const {

@@ -60,6 +60,7 @@ class ClusterPhysics : public PhysicsModel {
   double estimated_rate(const JobSpec& job, int type_index, int num_devices) const override;
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
+  double compute_utilization(JobSlot slot) const override;
 
   // Iteration time of `job` on `devices` given its max-min share `shared_bandwidth_Bps`
   // of the links it shares (+infinity = uncontended: capped by the links' capacities).
@@ -85,9 +86,10 @@ class ClusterPhysics : public PhysicsModel {
     double fixed_bw_Bps = 0.0;     // min(private NVLink, shared links' capacities)
     double latency_s = 0.0;
     double share_Bps = 0.0;        // last max-min share applied
+    double utilization = 1.0;      // compute / iteration time at the last rate update
   };
-  // Rate before interference.
-  double job_rate(const JobState& j, const Placed& p) const;
+  // Rate before interference; also records the placement's compute utilization in `p`.
+  double job_rate(const JobState& j, Placed& p) const;
   void cache_placement(const JobSpec& job, Placed& p);
   const AcceleratorSpec& reference_type(const JobSpec& job) const;
   bool is_matrix_job(const JobSpec& job) const;

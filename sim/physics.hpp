@@ -36,6 +36,11 @@ class PhysicsModel {
   // Seconds to write / read back the job's checkpoint (preemption, migration, resize).
   virtual double checkpoint_save_s(const JobSpec& job, int num_devices) const = 0;
   virtual double checkpoint_restore_s(const JobSpec& job, int num_devices) const = 0;
+
+  // Compute share of the running job's iteration time on its current placement, in
+  // [0, 1], as of the last rate update (for the energy model: a communication-bound job
+  // leaves its devices partly idle). 1 when the model does not know.
+  virtual double compute_utilization(JobSlot /*slot*/) const { return 1.0; }
 };
 
 }  // namespace schedsim

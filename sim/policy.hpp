@@ -11,6 +11,7 @@
 #include "sim/cluster_state.hpp"
 #include "sim/job.hpp"
 #include "sim/physics.hpp"
+#include "sim/signals.hpp"
 
 namespace schedsim {
 
@@ -33,6 +34,8 @@ class SchedulerView {
   const PhysicsModel* physics() const { return physics_; }
   // Rack (locality group) of each node when the scenario describes a topology, else null.
   const std::vector<int>* node_group() const { return node_group_; }
+  // Electricity price and carbon intensity (now and forecast), or null without signals.
+  const GridSignals* signals() const { return signals_; }
 
  private:
   friend class Simulator;
@@ -45,6 +48,7 @@ class SchedulerView {
   const std::size_t* num_running_ = nullptr;
   const std::vector<int>* node_group_ = nullptr;
   const PhysicsModel* physics_ = nullptr;
+  const GridSignals* signals_ = nullptr;
 };
 
 class Policy {

@@ -48,6 +48,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.num_running_ = &num_running_;
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
+  view_.signals_ = options_.signals;
 }
 
 std::string Simulator::where(const JobSpec& spec) const {
@@ -402,6 +403,11 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
     }
   }
+  const Tick wake = batch.wake_time();
+  if (wake > now_ && wake < wakeup_) {  // one pending wake-up: later requests are renewed when it fires
+    wakeup_ = wake;
+    queue_.schedule(wake, kWakeup, 0);
+  }
 }
 
 void Simulator::update_rates() {
@@ -446,6 +452,10 @@ bool Simulator::advance() {
       case kArrival: handle_arrival(); break;
       case kCompletion: handle_completion(e); break;
       case kStallEnd: handle_stall_end(e); break;
+      case kWakeup:
+        if (e.time == wakeup_) wakeup_ = Tick::max();
+        dirty_ = true;
+        break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;

@@ -32,6 +32,8 @@ struct SimulatorOptions {
   PhysicsModel* physics = nullptr;
   // Locality group (rack) of each node, for placement policies; nullptr = unknown.
   const std::vector<int>* node_group = nullptr;
+  // Price and carbon signals policies see (SchedulerView::signals); nullptr = none.
+  const GridSignals* signals = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -93,7 +95,7 @@ class Simulator {
   const std::string& source_name() const { return source_name_; }
 
  private:
-  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3 };
+  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3, kWakeup = 4 };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
     JobSlot head = kNoJob;
@@ -152,6 +154,7 @@ class Simulator {
   bool finished_ = false;
   double job_seconds_in_system_ = 0.0;
   ActionBatch batch_;
+  Tick wakeup_ = Tick::max();  // the earliest wake-up requested and not yet reached
   std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
   std::vector<std::pair<JobSlot, double>> new_rates_;

@@ -64,7 +64,7 @@ TEST_CASE("bad input: missing files", "[experiments][bad-input]") {
 
 TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]") {
   CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\nsed: 3\n").error ==
-        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics");
+        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 5\n    gpu: 1\n").error ==
         "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: lots\n").error ==
@@ -77,7 +77,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: {name: sjf, by: size}\n").error ==
         "DIR/run.yaml:3: policy.by: 'size' is not allowed; choose one of: auto, duration, estimate");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: lifo\n").error ==
-        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva (see `schedsim policies`)");
+        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware (see `schedsim policies`)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}, trace: x.csv}\n").error ==
         "DIR/run.yaml:2: workload: give exactly one of 'trace' (a file) or 'synthetic' (a generated workload)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\n", "", {"workload.synthetic.num_jobs=-1"}).error ==
@@ -123,4 +123,29 @@ TEST_CASE("bad input: unsorted submit times are sorted with a warning", "[experi
   const auto j = nlohmann::json::parse(o.results);
   CHECK(j["warnings"].size() == 1);
   CHECK(j["summary"]["jobs_completed"] == 2);
+}
+
+TEST_CASE("bad input: energy and signals keys and a signal file with a gap", "[experiments][errors][energy]") {
+  const std::string w = kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\n";
+  CHECK_THAT(attempt(w + "energy: {pue: 0.9}\n").error, Catch::Contains("run.yaml:4") && Catch::Contains("must be in [1, 10]"));
+  CHECK_THAT(attempt(w + "energy: {pwe: 1.2}\n").error, Catch::Contains("unknown key 'pwe' (did you mean 'pue'?)"));
+  CHECK_THAT(attempt(w + "signals: {origin_utc: 2023-01-01T00:00:00Z}\n").error, Catch::Contains("give at least one of price (USD/MWh) or carbon"));
+  CHECK_THAT(attempt(w + "signals: {origin_utc: yesterday, carbon: 300}\n").error, Catch::Contains("expected a UTC date-time"));
+  CHECK_THAT(attempt(w + "signals: {carbon: {constant: 1, diurnal: {mean: 1, amplitude: 0}}}\n").error,
+             Catch::Contains("give exactly one of file, constant or diurnal"));
+  CHECK_THAT(attempt("cluster: {nodes: [{count: 1, type: MyGPU, devices_per_node: 8}]}\nworkload: {synthetic: {num_jobs: 5}}\nenergy: {}\n").error,
+             Catch::Contains("the energy model needs the power of device type 'MyGPU'") && Catch::Contains("add it under `accelerators:` with tdp_w and idle_w"));
+  // A signal file with a missing hour: the error names the file and line, and no result is written.
+  TempDir dir;
+  const std::string csv = dir.write("c.csv", "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1\n2023-01-01 02:00:00,2\n2023-01-01 03:00:00,3\n");
+  const Outcome o = attempt(w + "signals: {price: {file: " + csv + "}}\n");
+  CHECK_THAT(o.error, Catch::Contains("c.csv:4: gap in the series"));
+  CHECK(o.files.empty());
+  // A run with energy and signals writes the totals.
+  const Outcome ok = attempt(w + "energy: {pue: 1.1}\nsignals: {price: 100, carbon: {diurnal: {mean: 300, amplitude: 100}}}\n");
+  REQUIRE(ok.error.empty());
+  const auto j = nlohmann::json::parse(ok.results);
+  CHECK(j["energy"]["energy_kwh"].get<double>() == Approx(1.1 * j["energy"]["it_energy_kwh"].get<double>()).epsilon(1e-12));
+  // A constant price: cost = energy x price.
+  CHECK(j["energy"]["cost_usd"].get<double>() == Approx(j["energy"]["energy_kwh"].get<double>() / 1000 * 100).epsilon(1e-12));
 }

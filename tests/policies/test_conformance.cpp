@@ -88,7 +88,14 @@ TEST_CASE("conformance: every registered policy completes all jobs within the in
       for (int run = 0; run < 2; ++run) {
         VectorSource source(sc.jobs);
         PolicyInstance policy = registry.create(info.name);
-        Simulator sim(sc.cluster, source, *policy.policy);
+        // Diurnal price and carbon, so that the signal-driven policies shift jobs too.
+        std::vector<double> day(24);
+        for (int h = 0; h < 24; ++h) day[static_cast<std::size_t>(h)] = 300.0 + 150.0 * ((h * 7) % 24 - 12) / 12.0;
+        const GridSignals signals(0, StepSeries::periodic("price", day, 3'600'000'000LL, 0),
+                                  StepSeries::periodic("carbon", day, 3'600'000'000LL, 1'800'000'000LL));
+        SimulatorOptions options;
+        options.signals = &signals;
+        Simulator sim(sc.cluster, source, *policy.policy, options);
         InvariantChecker checker;
         EndRecorder ends;
         MetricsCollector metrics(sc.cluster.num_devices());

@@ -8,6 +8,7 @@
 #include "policies/registry.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/comm_model.hpp"
+#include "sim/energy.hpp"
 #include "sim/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/simulator.hpp"
@@ -265,4 +266,46 @@ TEST_CASE("profile-less elastic jobs are estimated by Amdahl's law and rigid one
   CHECK(rig.physics.estimated_rate(elastic, 0, 2) == Approx(1.0).epsilon(1e-12));
   CHECK(rig.physics.estimated_rate(elastic, 0, 4) == Approx(s4 / s2).epsilon(1e-12));
   CHECK(rig.physics.estimated_rate(make_job("r", 0, 2, 100), 0, 2) == 1.0);
+}
+
+TEST_CASE("a communication-bound job draws power by its compute share of the iteration", "[sim][physics][energy]") {
+  // Job a alone on nodes 0 and 2 (two racks): its ring crosses the 4:1 oversubscribed
+  // uplinks (200 GB/s), so u = compute / (compute + comm) < 1 and each of its 16 devices
+  // draws idle + u (TDP - idle); the 16 free devices draw idle.
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 4, nic_bandwidth_gbps: 400}");
+  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
+  const AcceleratorSpec& h100 = rig.accelerators.get("H100-SXM");
+  const double compute_s = iteration_compute_time(p, h100, 16).time_s;
+  auto t_iter = [&](double bw) { return compute_s + 2.0 * 15 / 16 * p.gradient_bytes / bw + 2 * 15 * 5e-6; };
+  const double u = compute_s / t_iter(200e9);
+  REQUIRE(u < 0.99);
+  const double run_s = 1000.0 / (t_iter(400e9) / t_iter(200e9));  // work / rate
+  PinnedPolicy policy;
+  policy.where["a"] = range(0, 8);
+  for (DeviceId d = 16; d < 24; ++d) policy.where["a"].push_back(d);
+  VectorSource source({gpt2("a", 0, 16, 1000)});
+  SimulatorOptions options;
+  options.physics = &rig.physics;
+  Simulator sim(rig.cluster, source, policy, options);
+  EnergyMeter meter(sim, {DevicePower{h100.idle_w, h100.tdp_w}}, 1.0, nullptr);
+  double job_kwh = 0, u_seen = 0;
+  struct Grab : Observer {
+    const EnergyMeter* m;
+    const ClusterPhysics* physics;
+    double *kwh, *u;
+    void on_job_end(const JobState&) override {
+      *kwh = m->last_job().energy_kwh;
+      *u = physics->compute_utilization(0);  // still placed until the end of the instant
+    }
+  } grab;
+  grab.m = &meter;
+  grab.physics = &rig.physics;
+  grab.kwh = &job_kwh;
+  grab.u = &u_seen;
+  sim.add_observer(meter);
+  sim.add_observer(grab);
+  sim.run();
+  CHECK(u_seen == Approx(u).epsilon(1e-12));
+  CHECK(job_kwh == Approx(16 * (h100.idle_w + u * (h100.tdp_w - h100.idle_w)) * run_s / 3.6e6).epsilon(1e-6));
+  CHECK(meter.totals().it_energy_kwh == Approx(job_kwh + 16 * h100.idle_w * run_s / 3.6e6).epsilon(1e-6));
 }

@@ -135,7 +135,13 @@ TEST_CASE("invariants hold on a multi-GPU workload under every policy", "[sim][k
   for (const auto& name : registry.names()) {
     SyntheticJobSource source(w, 5);
     PolicyInstance policy = registry.create(name);
-    Simulator sim(cluster, source, *policy.policy);
+    // Diurnal signals for the policies that shift jobs in time.
+    std::vector<double> day(24);
+    for (int h = 0; h < 24; ++h) day[static_cast<std::size_t>(h)] = 100.0 + (h * 5) % 24;
+    const GridSignals signals(0, StepSeries::periodic("price", day, 3'600'000'000LL, 0), StepSeries::periodic("carbon", day, 3'600'000'000LL, 0));
+    SimulatorOptions options;
+    options.signals = &signals;
+    Simulator sim(cluster, source, *policy.policy, options);
     InvariantChecker checker;
     MetricsCollector metrics(cluster.num_devices());
     sim.add_observer(checker);

@@ -1,0 +1,144 @@
+#include "experiments/energy_config.hpp"
+
+#include <cmath>
+
+#include "sim/error.hpp"
+#include "traces/signal_files.hpp"
+#include "traces/time_parse.hpp"
+
+namespace schedsim {
+
+EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue) {
+  EnergyConfig c;
+  if (!node.is_null()) {
+    node.expect_map({"pue"});
+    if (auto p = node.maybe_child("pue")) {
+      c.pue = p->as_double();
+      if (!(c.pue >= 1.0) || c.pue > 10.0) p->fail("the PUE (facility power / IT power) must be in [1, 10], got " + std::to_string(c.pue));
+    }
+  }
+  const ClusterSpec spec(cluster);
+  for (const std::string& type : spec.device_types()) {
+    const AcceleratorSpec* a = catalogue.find(type);
+    if (!a) {
+      std::string known;
+      for (const auto& n : catalogue.names()) known += (known.empty() ? "" : ", ") + n;
+      node.fail("the energy model needs the power of device type '" + type + "', which is not in the accelerator catalogue (" + known +
+                "); add it under `accelerators:` with tdp_w and idle_w");
+    }
+    c.power_by_type.push_back(DevicePower{a->idle_w, a->tdp_w});
+  }
+  return c;
+}
+
+YAML::Node EnergyConfig::to_yaml() const {
+  YAML::Node n(YAML::NodeType::Map);
+  n["pue"] = pue;
+  return n;
+}
+
+SignalSpec SignalSpec::parse(const ConfigNode& node, SignalKind kind) {
+  SignalSpec s;
+  const std::string name = std::string("signals.") + to_string(kind);
+  if (node.is_scalar()) {  // a bare number: constant
+    s.kind = Kind::kConstant;
+    s.constant = node.as_double();
+  } else {
+    node.expect_map({"file", "time_column", "value_column", "constant", "diurnal"});
+    const int forms = node.has("file") + node.has("constant") + node.has("diurnal");
+    if (forms != 1) node.fail("give exactly one of file, constant or diurnal");
+    if (auto c = node.maybe_child("constant")) {
+      s.kind = Kind::kConstant;
+      s.constant = c->as_double();
+    } else if (auto d = node.maybe_child("diurnal")) {
+      d->expect_map({"mean", "amplitude", "peak_hour_utc"});
+      s.kind = Kind::kDiurnal;
+      s.mean = d->child("mean").as_double();
+      s.amplitude = d->child("amplitude").as_nonnegative_double();
+      if (auto h = d->maybe_child("peak_hour_utc")) {
+        s.peak_hour_utc = h->as_double();
+        if (s.peak_hour_utc < 0 || s.peak_hour_utc >= 24) h->fail("must be an hour in [0, 24)");
+      }
+    } else {
+      s.kind = Kind::kFile;
+      const ConfigNode f = node.child("file");
+      s.file = f.as_string();
+      if (auto t = node.maybe_child("time_column")) s.time_column = t->as_string();
+      if (auto v = node.maybe_child("value_column")) s.value_column = v->as_string();
+      s.series = std::make_shared<const StepSeries>(load_signal_csv(f.as_path(), kind, {s.time_column, s.value_column}, f.as_path()));
+    }
+    if (s.kind != Kind::kFile && (node.has("time_column") || node.has("value_column"))) node.fail("time_column and value_column only go with file");
+  }
+  if (s.kind == Kind::kConstant) s.series = std::make_shared<const StepSeries>(StepSeries::constant(name, s.constant));
+  if (s.kind == Kind::kDiurnal) {
+    // Hourly steps: hour h (UTC) holds the cosine's value at its middle.
+    std::vector<double> v(24);
+    for (int h = 0; h < 24; ++h) v[static_cast<std::size_t>(h)] = s.mean + s.amplitude * std::cos(2 * M_PI * (h + 0.5 - s.peak_hour_utc) / 24.0);
+    s.series = std::make_shared<const StepSeries>(StepSeries::periodic(name, v, 3'600'000'000LL, 0));
+  }
+  return s;
+}
+
+YAML::Node SignalSpec::to_yaml() const {
+  YAML::Node n(YAML::NodeType::Map);
+  switch (kind) {
+    case Kind::kConstant: n["constant"] = constant; break;
+    case Kind::kDiurnal:
+      n["diurnal"]["mean"] = mean;
+      n["diurnal"]["amplitude"] = amplitude;
+      n["diurnal"]["peak_hour_utc"] = peak_hour_utc;
+      break;
+    case Kind::kFile:
+      n["file"] = file;
+      if (!time_column.empty()) n["time_column"] = time_column;
+      if (!value_column.empty()) n["value_column"] = value_column;
+      break;
+  }
+  return n;
+}
+
+SignalsConfig SignalsConfig::parse(const ConfigNode& node) {
+  SignalsConfig c;
+  node.expect_map({"origin_utc", "price", "carbon", "forecast"});
+  if (auto o = node.maybe_child("origin_utc")) c.origin_utc = o->as_string();
+  double unix_s = 0;
+  if (!parse_datetime(c.origin_utc, TimeZone::utc(), unix_s)) {
+    (node.has("origin_utc") ? node.child("origin_utc") : node).fail("expected a UTC date-time such as 2023-06-01T00:00:00Z, got '" + c.origin_utc + "'");
+  }
+  c.origin_utc_us = static_cast<std::int64_t>(std::llround(unix_s * 1e6));
+  if (auto p = node.maybe_child("price")) c.price = SignalSpec::parse(*p, SignalKind::kPrice);
+  if (auto p = node.maybe_child("carbon")) c.carbon = SignalSpec::parse(*p, SignalKind::kCarbon);
+  if (!c.price && !c.carbon) node.fail("give at least one of price (USD/MWh) or carbon (gCO2/kWh)");
+  if (auto f = node.maybe_child("forecast")) {
+    f->expect_map({"noise", "seed"});
+    if (auto n = f->maybe_child("noise")) {
+      c.forecast_noise = n->as_nonnegative_double();
+      if (c.forecast_noise > 1.0) n->fail("the relative forecast noise must be in [0, 1]");
+    }
+    if (auto s = f->maybe_child("seed")) {
+      const std::int64_t v = s->as_int();
+      if (v < 0) s->fail("must be a non-negative integer");
+      c.forecast_seed = static_cast<std::uint64_t>(v);
+    }
+  }
+  return c;
+}
+
+YAML::Node SignalsConfig::to_yaml() const {
+  YAML::Node n(YAML::NodeType::Map);
+  n["origin_utc"] = format_utc(origin_utc_us);
+  if (price) n["price"] = price->to_yaml();
+  if (carbon) n["carbon"] = carbon->to_yaml();
+  n["forecast"]["noise"] = forecast_noise;
+  if (forecast_seed) n["forecast"]["seed"] = *forecast_seed;
+  return n;
+}
+
+GridSignals SignalsConfig::build(std::uint64_t run_seed) const {
+  std::optional<StepSeries> p, k;
+  if (price) p = *price->series;
+  if (carbon) k = *carbon->series;
+  return GridSignals(origin_utc_us, std::move(p), std::move(k), ForecastConfig{forecast_noise, forecast_seed.value_or(run_seed)});
+}
+
+}  // namespace schedsim

@@ -1,0 +1,55 @@
+// The scenario's `energy:` and `signals:` maps (docs/energy.md, docs/config.md), parsed
+// strictly; signal files are loaded at parse time so that their errors surface before a
+// run and several runs of one scenario share the data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "sim/accelerator_catalogue.hpp"
+#include "sim/cluster_spec.hpp"
+#include "sim/config_node.hpp"
+#include "sim/energy.hpp"
+#include "sim/signals.hpp"
+
+namespace schedsim {
+
+struct EnergyConfig {
+  double pue = 1.0;  // facility / IT power, >= 1
+  std::vector<DevicePower> power_by_type;  // by ClusterSpec::device_types() order, from the catalogue
+
+  static EnergyConfig parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue);
+  YAML::Node to_yaml() const;
+};
+
+// One signal as written: a file, a constant or a synthetic diurnal curve.
+struct SignalSpec {
+  enum class Kind { kFile, kConstant, kDiurnal } kind = Kind::kConstant;
+  std::string file;                 // as written
+  std::string time_column, value_column;  // "" = the defaults of traces/signal_files.hpp
+  double constant = 0.0;
+  double mean = 0.0, amplitude = 0.0, peak_hour_utc = 0.0;  // diurnal
+  std::shared_ptr<const StepSeries> series;  // built / loaded
+
+  static SignalSpec parse(const ConfigNode& node, SignalKind kind);
+  YAML::Node to_yaml() const;
+};
+
+struct SignalsConfig {
+  std::string origin_utc = "2023-01-01T00:00:00Z";  // the UTC instant of simulated time 0
+  std::int64_t origin_utc_us = 0;
+  std::optional<SignalSpec> price, carbon;
+  double forecast_noise = 0.0;
+  std::optional<std::uint64_t> forecast_seed;  // default: the run's seed
+
+  static SignalsConfig parse(const ConfigNode& node);
+  YAML::Node to_yaml() const;
+  GridSignals build(std::uint64_t run_seed) const;
+};
+
+}  // namespace schedsim

@@ -1,0 +1,102 @@
+// Energy, cost and emissions against hand-computed integrals of a hand-built schedule.
+#include <catch2/catch.hpp>
+
+#include "policies/registry.hpp"
+#include "sim/energy.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::make_job;
+using schedsim::test::VectorSource;
+
+namespace {
+
+// Price and carbon per hour from 2023-01-01T00:00Z (hours 0, 1, 2, 3).
+GridSignals hourly_signals(std::int64_t origin_utc_us) {
+  const std::int64_t h0 = 1672531200LL * 1'000'000;  // 2023-01-01T00:00:00Z
+  const std::int64_t hour = 3'600'000'000LL;
+  std::vector<std::int64_t> t = {h0, h0 + hour, h0 + 2 * hour, h0 + 3 * hour};
+  auto price = StepSeries::finite("price", t, {100.0, 40.0, -10.0, 80.0}, h0 + 4 * hour);
+  auto carbon = StepSeries::finite("carbon", t, {200.0, 500.0, 300.0, 100.0}, h0 + 4 * hour);
+  return GridSignals(origin_utc_us, price, carbon);
+}
+
+struct Run {
+  std::map<std::string, EnergyUse> jobs;
+  EnergyTotals totals;
+};
+
+class JobUse : public Observer {
+ public:
+  explicit JobUse(const EnergyMeter& m, Run& r) : meter_(m), run_(r) {}
+  void on_job_end(const JobState& j) override { run_.jobs[j.spec.id] = meter_.last_job(); }
+
+ private:
+  const EnergyMeter& meter_;
+  Run& run_;
+};
+
+Run run(const std::vector<JobSpec>& jobs, const GridSignals* signals, double pue) {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  VectorSource source(jobs);
+  PolicyInstance fifo = builtin_policies().create("fifo");
+  SimulatorOptions options;
+  options.signals = signals;
+  Simulator sim(cluster, source, *fifo.policy, options);
+  Run r;
+  EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, pue, signals);
+  JobUse use(meter, r);
+  sim.add_observer(meter);
+  sim.add_observer(use);
+  sim.run();
+  r.totals = meter.totals();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("energy of a hand-built schedule equals the hand-computed integral", "[energy]") {
+  // Two 1-GPU jobs of 3600 s on 2 devices (idle 50 W, TDP 300 W, no physics: u = 1):
+  // A on [0, 3600], B on [1800, 5400]. PUE 1.5.
+  const Run r = run({make_job("A", 0, 1, 3600), make_job("B", 1800, 1, 3600)}, nullptr, 1.5);
+  // IT power: 300 + 50 on [0,1800), 600 on [1800,3600), 300 + 50 on [3600,5400].
+  const double it_j = 350.0 * 1800 + 600.0 * 1800 + 350.0 * 1800;
+  CHECK(r.totals.it_energy_kwh == Approx(it_j / 3.6e6).epsilon(1e-14));
+  CHECK(r.totals.facility.energy_kwh == Approx(1.5 * it_j / 3.6e6).epsilon(1e-14));
+  CHECK(r.totals.facility.energy_kwh == Approx(0.975).epsilon(1e-14));
+  CHECK(r.jobs.at("A").energy_kwh == Approx(1.5 * 300 * 3600 / 3.6e6).epsilon(1e-14));  // 0.45 kWh
+  CHECK(r.jobs.at("B").energy_kwh == Approx(0.45).epsilon(1e-14));
+  CHECK(r.totals.jobs.energy_kwh == Approx(0.9).epsilon(1e-14));
+  CHECK(r.totals.idle.energy_kwh == Approx(1.5 * 50 * 3600 / 3.6e6).epsilon(1e-12));  // the free device, 3600 s
+  CHECK(r.totals.duration_s == 5400.0);
+  CHECK_FALSE(r.totals.facility.cost_usd.has_value());  // no price signal: no cost
+}
+
+TEST_CASE("cost and emissions equal the hourly sums with a job crossing an hour boundary", "[energy][signals]") {
+  // Time zero at 00:30 UTC: simulated [0, 1800) is hour 0, [1800, 5400) hour 1, [5400, 9000) hour 2.
+  const GridSignals signals = hourly_signals(1672531200LL * 1'000'000 + 1'800'000'000LL);
+  // A (1 GPU) on [0, 3600] crosses the 01:00 boundary at t = 1800; B (2 GPUs) on [3600, 7200]
+  // crosses 02:00 at t = 5400.
+  const Run r = run({make_job("A", 0, 1, 3600), make_job("B", 3600, 2, 3600)}, &signals, 1.2);
+  const double k = 1.2 / 3.6e9;  // W x s x (USD/MWh or g/kWh) -> USD or kg, with the PUE
+  // A draws 300 W: 1800 s in hour 0 and 1800 s in hour 1.
+  CHECK(*r.jobs.at("A").cost_usd == Approx(k * (300 * 1800 * 100.0 + 300 * 1800 * 40.0)).epsilon(1e-14));
+  CHECK(*r.jobs.at("A").co2_kg == Approx(k * (300 * 1800 * 200.0 + 300 * 1800 * 500.0)).epsilon(1e-14));
+  // B draws 600 W: 1800 s in hour 1, 1800 s in hour 2 (negative price: it is paid).
+  CHECK(*r.jobs.at("B").cost_usd == Approx(k * (600 * 1800 * 40.0 + 600 * 1800 * -10.0)).epsilon(1e-14));
+  CHECK(*r.jobs.at("B").co2_kg == Approx(k * (600 * 1800 * 500.0 + 600 * 1800 * 300.0)).epsilon(1e-14));
+  // The whole facility: A's idle partner device on [0, 3600], then both devices busy.
+  const double cost = k * (350.0 * 1800 * 100 + 350.0 * 1800 * 40 + 600.0 * 1800 * 40 + 600.0 * 1800 * -10);
+  const double co2 = k * (350.0 * 1800 * 200 + 350.0 * 1800 * 500 + 600.0 * 1800 * 500 + 600.0 * 1800 * 300);
+  CHECK(*r.totals.facility.cost_usd == Approx(cost).epsilon(1e-13));
+  CHECK(*r.totals.facility.co2_kg == Approx(co2).epsilon(1e-13));
+  CHECK(*r.totals.idle.co2_kg == Approx(k * (50.0 * 1800 * 200 + 50.0 * 1800 * 500)).epsilon(1e-12));
+}
+
+TEST_CASE("a run past the end of the signal data is an error naming the instant", "[energy][signals]") {
+  const GridSignals signals = hourly_signals(1672531200LL * 1'000'000);
+  // The data cover 4 hours; a job ending at 5 h leaves them.
+  CHECK_THROWS_WITH(run({make_job("long", 0, 1, 5 * 3600)}, &signals, 1.0),
+                    Catch::Contains("no value at 2023-01-01T04:00:00Z") && Catch::Contains("signals.origin_utc"));
+}
