@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "failures"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -89,6 +89,18 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     // Topology errors (e.g. racks that split an NVLink domain) surface now, not mid-run.
     const ClusterSpec spec(s.cluster);
     TopologySpec(spec, s.topology, [&](const std::string& type) { return s.accelerators.get(type).intra_node_link_bytes_per_s; });
+  }
+
+  if (auto f = root.maybe_child("failures")) {
+    s.failures = FailureConfig::parse(*f);
+    if (s.failures->checkpoint.policy != CheckpointConfig::Policy::kNone && s.failures->checkpoint.cost_s < 0.0 && !s.physics) {
+      f->child("checkpoint").fail("needs cost_s (seconds per checkpoint) when the scenario has no `physics:` map to derive it from");
+    }
+    for (const auto& [type, mtbf] : s.failures->devices.mtbf_h_by_type) {
+      bool found = false;
+      for (const auto& g : s.cluster) found = found || g.type == type;
+      if (!found) f->child("devices").child("mtbf_h_by_type").child(type).fail("no node group of the cluster has device type '" + type + "'");
+    }
   }
 
   const ConfigNode workload = root.child("workload");
@@ -160,6 +172,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (accelerators_yaml.IsDefined() && !accelerators_yaml.IsNull()) n["accelerators"] = accelerators_yaml;
   if (profiles_yaml.IsDefined() && !profiles_yaml.IsNull()) n["workload_profiles"] = profiles_yaml;
   if (physics) n["physics"] = physics->to_yaml();
+  if (failures) n["failures"] = failures->to_yaml();
   return n;
 }
 

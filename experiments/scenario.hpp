@@ -16,6 +16,7 @@
 #include "sim/topology.hpp"
 #include "sim/workload_profiles.hpp"
 #include "sim/config_node.hpp"
+#include "sim/failure_model.hpp"
 #include "traces/workload_config.hpp"
 
 namespace schedsim {
@@ -37,6 +38,8 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
+  std::optional<FailureConfig> failures;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

@@ -17,6 +17,10 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     for (int n = 0; n < cluster_.num_nodes(); ++n) node_rack_.push_back(topology_->rack_of_node(n));
     options_.node_group = &node_rack_;
   }
+  if (scenario.failures) {
+    failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
+    options_.failures = failures_.get();
+  }
 }
 
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {

@@ -52,7 +52,8 @@ TEST_CASE("the documented example config runs and writes results.json and jobs.c
   CHECK(j["schedsim_version"] == SCHEDSIM_VERSION);
   // jobs.csv: header + one row per job; the summary agrees with the rows.
   const std::string csv = read_file(dir.path("out/jobs.csv"));
-  CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves\n", 0) == 0);
+  CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
+                  "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s\n", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1001);
   std::istringstream rows(csv);
   std::string line;
