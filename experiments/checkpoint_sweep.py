@@ -138,7 +138,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = []
     for hr in hours:
-        s = run(args.cli, os.path.join(args.out, f"interval_{hr:g}h"), sets + [f"failures.checkpoint.interval_s={hr * 3600:g}"])
+        s = run(args.cli, os.path.join(args.out, f"interval_{hr:g}h"), sets + ["failures.checkpoint.interval=fixed", f"failures.checkpoint.interval_s={hr * 3600:g}"])
         rows.append(dict(interval_s=hr * 3600, **s))
     yd_policy = run(args.cli, os.path.join(args.out, "young_daly"), sets)
     yd = mix_young_daly_s()

@@ -66,9 +66,9 @@ enum class JobStatus : std::uint8_t { kPending, kRunning, kStopping, kCompleted,
 // What a stalled job is doing (its device-time is booked under that heading).
 enum class StallKind : std::uint8_t { kNone, kPreemption, kCheckpoint, kRestart };
 
-// A committed checkpoint: progress saved (work-seconds) and the job's compute
-// device-time at that moment (so that a rollback knows exactly how much device-time it
-// throws away).
+// A committed checkpoint: progress saved (work-seconds) and the job's net compute
+// device-time (compute - lost) at that moment, so that a rollback knows exactly how much
+// device-time it throws away.
 struct CheckpointMark {
   double progress_s = 0.0;
   std::int64_t compute_device_us = 0;

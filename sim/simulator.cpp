@@ -8,6 +8,11 @@
 #include "sim/failure_model.hpp"
 
 namespace schedsim {
+namespace {
+
+// Net compute device-time (compute - lost): what checkpoint marks stamp.
+std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_us - j.lost_device_us; }
+}  // namespace
 
 const char* to_string(RecordedStatus s) {
   switch (s) {
@@ -253,7 +258,7 @@ void Simulator::finish_stop(JobSlot slot) {
   j.devices.clear();
   j.physics_rate = 0.0;
   j.has_checkpoint = true;
-  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, j.compute_device_us});
+  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
   j.status = JobStatus::kPending;
   list_remove(running_, slot);
   --num_running_;
@@ -416,7 +421,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     // The move saves everything: a checkpoint at the current progress.
     advance(j);
     disarm_failure_timers(j);
-    commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, j.compute_device_us});
+    commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
   }
   // Release what the job leaves, then take what is new to it.
   scratch_.clear();

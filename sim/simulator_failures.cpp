@@ -13,6 +13,11 @@
 #include "sim/simulator.hpp"
 
 namespace schedsim {
+namespace {
+
+// Net compute device-time (compute - lost): what checkpoint marks stamp.
+std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_us - j.lost_device_us; }
+}  // namespace
 
 double Simulator::rate_factor(const JobState& j) const {
   return options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
@@ -63,16 +68,15 @@ void Simulator::commit_checkpoint(JobState& j, const CheckpointMark& mark) {
 void Simulator::rollback(JobState& j, int checkpoints_back) {
   const std::size_t n = j.checkpoints.size();
   const std::size_t index = n > static_cast<std::size_t>(checkpoints_back) ? n - static_cast<std::size_t>(checkpoints_back) : 0;
-  CheckpointMark& target = j.checkpoints[index];
+  const CheckpointMark target = j.checkpoints[index];
   const double progress = j.spec.duration_s - j.remaining_work_s;
   if (progress + 1e-9 * j.spec.duration_s < target.progress_s) throw InvariantError("job '" + j.spec.id + "' has less progress than its checkpoint");
   const double lost = std::max(0.0, progress - target.progress_s);
   j.remaining_work_s += lost;
   j.lost_work_s += lost;
-  j.lost_device_us += j.compute_device_us - target.compute_device_us;
-  // The device-time up to now is booked as lost: a later rollback to the same mark must
-  // not book it again.
-  target.compute_device_us = j.compute_device_us;
+  // Marks stamp the net compute device-time (compute - lost): what rolls back is the net
+  // device-time since the mark, and time lost before is never booked twice.
+  j.lost_device_us += net_compute_device_us(j) - target.compute_device_us;
   j.checkpoints.resize(index + 1);
 }
 
@@ -102,7 +106,7 @@ void Simulator::handle_checkpoint_due(const Event& e) {
   advance(j);
   if (j.remaining_work_s <= 1e-9 * j.spec.duration_s) return;  // finishing at this instant: nothing to save
   FailureModel& f = *options_.failures;
-  const CheckpointMark mark{j.spec.duration_s - j.remaining_work_s, j.compute_device_us};
+  const CheckpointMark mark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)};
   ++stats_.checkpoints;
   const double cost_s = f.checkpoint_cost_s(j.spec, static_cast<int>(j.devices.size()));
   const Tick cost = Tick::from_seconds(cost_s);

@@ -63,7 +63,7 @@ TEST_CASE("the documented example config runs and writes results.json and jobs.c
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    REQUIRE(f.size() == 12);
+    REQUIRE(f.size() == 17);
     CHECK(std::stod(f[8]) == Approx(std::stod(f[4]) * (std::stod(f[3]) - std::stod(f[2]))).margin(1e-5));
     CHECK(f[7] == "completed");
     const double submit = std::stod(f[1]), start = std::stod(f[2]), end = std::stod(f[3]);
