@@ -139,7 +139,7 @@ std::string summary_table(const RunResult& run) {
   line("GPU utilization", fmt(s.gpu_utilization, "%.4f"));
   line("makespan", fmt(s.makespan_s, "%.1f s"));
   if (s.checkpoint_gpu_hours > 0 || s.lost_gpu_hours > 0 || s.restart_gpu_hours > 0) {
-    line("GPU-h ckpt / restart / lost", fmt(s.checkpoint_gpu_hours, "%.1f") + " / " + fmt(s.restart_gpu_hours, "%.1f") + " / " + fmt(s.lost_gpu_hours, "%.1f"));
+    line("GPU-h ckpt/restart/lost", fmt(s.checkpoint_gpu_hours, "%.1f") + " / " + fmt(s.restart_gpu_hours, "%.1f") + " / " + fmt(s.lost_gpu_hours, "%.1f"));
   }
   line("goodput", fmt(s.goodput, "%.4f"));
   return out.str();
