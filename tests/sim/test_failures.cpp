@@ -543,3 +543,43 @@ TEST_CASE("every registered policy runs with failures on and keeps the invariant
     }
   }
 }
+
+TEST_CASE("per-class spike rates per-type MTBF and single-device failures", "[sim][failures]") {
+  LossSpikeConfig ls;
+  ls.rate_per_gpu_hour = 1e-4;
+  ls.gpu_exponent = 0.5;
+  ls.rate_per_gpu_hour_by_model = {{"llm", 1e-3}};
+  JobSpec job = make_job("j", 0, 16, 100);
+  CHECK(ls.hazard_per_s(job, 16) * 3600 == Approx(1e-4 * 4).epsilon(1e-12));  // 16^0.5 = 4
+  job.model = "llm";
+  CHECK(ls.hazard_per_s(job, 16) * 3600 == Approx(1e-3 * 4).epsilon(1e-12));
+
+  // Devices fail one at a time: a job on 4 devices of one node sees 4 device rates, not a node's 8.
+  const ClusterSpec cluster({NodeGroup{1, "A100", 8}, NodeGroup{1, "H100", 8}});
+  FailureConfig c;
+  c.devices.mtbf_h = 1000;
+  c.devices.mtbf_h_by_type = {{"H100", 500}};
+  c.devices.unit = DeviceFailureConfig::Unit::kDevice;
+  FailureModel model(c, cluster, 1, nullptr);
+  CHECK(model.num_units() == 16);
+  const std::vector<DeviceId> a100{0, 1, 2, 3}, h100{8, 9, 10, 11};
+  CHECK(model.job_failure_rate_per_s(make_job("j", 0, 4, 1), a100) * 3600 == Approx(4.0 / 1000).epsilon(1e-12));
+  CHECK(model.job_failure_rate_per_s(make_job("j", 0, 4, 1), h100) * 3600 == Approx(4.0 / 500).epsilon(1e-12));
+
+  // And a whole run with Weibull device failures, asynchronous checkpoints and the
+  // invariant checker on.
+  const PolicyRegistry registry = builtin_policies();
+  const std::string scenario_path = std::string(SCHEDSIM_SOURCE_DIR) + "/tests/golden/scenario.yaml";
+  const ScenarioConfig scenario = load_scenario(
+      scenario_path,
+      {"failures={devices: {mtbf_h: 20, unit: device, distribution: weibull, weibull_shape: 0.7, repair_h: 0.2, restart_s: 10},"
+       " checkpoint: {interval_s: 60, cost_s: 5, async: true}}"},
+      std::nullopt, registry);
+  const RunResult r = run_scenario(scenario, registry, RunOptions{"", false, true});
+  CHECK(r.summary.jobs_completed == 80);
+  CHECK(r.summary.restarts_device_failure > 0);
+  CHECK(r.summary.checkpoint_gpu_hours == 0.0);  // asynchronous: no stall
+  CHECK(r.stats.checkpoints > 0);
+  REQUIRE(r.summary.goodput.has_value());
+  CHECK(*r.summary.goodput < 1.0);
+}
