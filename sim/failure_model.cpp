@@ -175,8 +175,7 @@ YAML::Node FailureConfig::to_yaml() const {
   YAML::Node ck(YAML::NodeType::Map);
   ck["interval"] = checkpoint.policy == CheckpointConfig::Policy::kNone ? "none" : checkpoint.policy == CheckpointConfig::Policy::kFixed ? "fixed" : "young_daly";
   if (checkpoint.policy == CheckpointConfig::Policy::kFixed) ck["interval_s"] = checkpoint.interval_s;
-  if (checkpoint.cost_s >= 0.0) ck["cost_s"] = checkpoint.cost_s;
-  else ck["cost_s"] = "physics";
+  if (checkpoint.cost_s >= 0.0) ck["cost_s"] = checkpoint.cost_s;  // absent: from the physics model
   ck["async"] = checkpoint.async;
   n["checkpoint"] = ck;
   return n;

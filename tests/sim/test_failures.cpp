@@ -519,6 +519,23 @@ TEST_CASE("bad failures config is rejected with the key and what is allowed", "[
   CHECK_NOTHROW(load("{}"));
 }
 
+TEST_CASE("the resolved failures config parses back to itself", "[sim][failures]") {
+  const ConfigNode node = ConfigNode::load_string(
+      "{recorded_outcomes: completed, loss_spikes: {rate_per_gpu_hour: 1.0e-5, by_model: {llm: 2.0e-5}, distribution: weibull, weibull_shape: 0.8,"
+      " rollback_checkpoints: 2, restart_s: 60}, devices: {mtbf_h: 50000, unit: device, on_failure: wait}, stragglers: {fraction: 0.1, slowdown: 0.5},"
+      " checkpoint: {interval_s: 3600, cost_s: 30, async: true}}",
+      "t.yaml");
+  const YAML::Node first = FailureConfig::parse(node).to_yaml();
+  const YAML::Node second = FailureConfig::parse(ConfigNode(first, "resolved")).to_yaml();
+  CHECK(YAML::Dump(first) == YAML::Dump(second));
+  CHECK(first["checkpoint"]["interval"].as<std::string>() == "fixed");
+  CHECK(first["loss_spikes"]["by_model"]["llm"].as<double>() == 2.0e-5);
+  // Without cost_s the resolved config leaves it out (the physics model decides).
+  const YAML::Node yd = FailureConfig::parse(ConfigNode::load_string("{checkpoint: {interval: young_daly}}", "t.yaml")).to_yaml();
+  CHECK_FALSE(yd["checkpoint"]["cost_s"].IsDefined());
+  CHECK_NOTHROW(FailureConfig::parse(ConfigNode(yd, "resolved")));
+}
+
 TEST_CASE("every registered policy runs with failures on and keeps the invariants", "[sim][failures][policies]") {
   // The golden scenario (80 jobs on 2 nodes of 8) with physics (costed preemption saves and
   // restores, checkpoint cost from size / bandwidth) and frequent spikes and node failures:
