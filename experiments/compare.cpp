@@ -142,12 +142,20 @@ std::string summary_table(const RunResult& run) {
   line("policy", run.policy_name);
   line("jobs completed", std::to_string(s.jobs_completed) + " of " + std::to_string(s.jobs_arrived) + " arrived");
   if (s.jobs_dropped_oversized) line("jobs dropped (oversized)", std::to_string(s.jobs_dropped_oversized));
+  if (s.jobs_failed || s.jobs_killed) line("jobs failed / killed", std::to_string(s.jobs_failed) + " / " + std::to_string(s.jobs_killed) + " (as recorded)");
+  if (s.restarts_loss_spike || s.restarts_device_failure) {
+    line("restarts spike / failure", std::to_string(s.restarts_loss_spike) + " / " + std::to_string(s.restarts_device_failure));
+  }
   line("mean JCT", fmt(s.mean_jct_s, "%.1f s"));
   line("median / p95 / p99 JCT", fmt(s.median_jct_s, "%.1f") + " / " + fmt(s.p95_jct_s, "%.1f") + " / " + fmt(s.p99_jct_s, "%.1f s"));
   line("mean queue delay", fmt(s.mean_queue_delay_s, "%.1f s"));
   line("mean bounded slowdown", fmt(s.mean_bounded_slowdown, "%.3f"));
   line("GPU utilization", fmt(s.gpu_utilization, "%.4f"));
   line("makespan", fmt(s.makespan_s, "%.1f s"));
+  if (s.checkpoint_gpu_hours > 0 || s.lost_gpu_hours > 0 || s.restart_gpu_hours > 0) {
+    line("GPU-h ckpt/restart/lost", fmt(s.checkpoint_gpu_hours, "%.1f") + " / " + fmt(s.restart_gpu_hours, "%.1f") + " / " + fmt(s.lost_gpu_hours, "%.1f"));
+  }
+  line("goodput", fmt(s.goodput, "%.4f"));
   return out.str();
 }
 

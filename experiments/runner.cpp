@@ -26,14 +26,17 @@ class JobsCsvWriter : public Observer {
   // `energy` (may be null) fills the energy_kwh, cost_usd and co2_kg columns, which are
   // empty without it (or without the price / carbon signal).
   JobsCsvWriter(std::ostream& out, const EnergyMeter* energy) : out_(out), energy_(energy) {
-    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,energy_kwh,cost_usd,co2_kg\n";
+    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
+            "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg\n";
   }
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
     out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
          << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.end - j.spec.submit - Tick::from_us(j.held_us)) << ','
          << to_string(j.status) << ',' << format_seconds(Tick::from_us(j.device_us)) << ','
-         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << ',';
+         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << ',' << j.loss_spike_restarts
+         << ',' << j.failure_restarts << ',' << format_seconds(Tick::from_us(j.checkpoint_device_us)) << ','
+         << format_seconds(Tick::from_us(j.restart_device_us)) << ',' << format_seconds(Tick::from_us(j.lost_device_us)) << ',';
     if (energy_) {
       const EnergyUse& e = energy_->last_job();
       out_ << number(e.energy_kwh) << ',' << (e.cost_usd ? number(*e.cost_usd) : "") << ',' << (e.co2_kg ? number(*e.co2_kg) : "");
@@ -149,6 +152,8 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   nlohmann::ordered_json j;
   j["jobs_arrived"] = s.jobs_arrived;
   j["jobs_completed"] = s.jobs_completed;
+  j["jobs_failed"] = s.jobs_failed;
+  j["jobs_killed"] = s.jobs_killed;
   j["jobs_dropped_oversized"] = s.jobs_dropped_oversized;
   j["mean_jct_s"] = opt(s.mean_jct_s);
   j["median_jct_s"] = opt(s.median_jct_s);
@@ -163,6 +168,12 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   j["preemptions"] = s.preemptions;
   j["moves"] = s.moves;
   j["checkpoint_overhead_gpu_hours"] = s.checkpoint_overhead_gpu_hours;
+  j["restarts_loss_spike"] = s.restarts_loss_spike;
+  j["restarts_device_failure"] = s.restarts_device_failure;
+  j["checkpoint_gpu_hours"] = s.checkpoint_gpu_hours;
+  j["restart_gpu_hours"] = s.restart_gpu_hours;
+  j["lost_gpu_hours"] = s.lost_gpu_hours;
+  j["goodput"] = opt(s.goodput);
   return j;
 }
 

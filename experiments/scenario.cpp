@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -93,6 +93,17 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
   if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
+  if (auto f = root.maybe_child("failures")) {
+    s.failures = FailureConfig::parse(*f);
+    if (s.failures->checkpoint.policy != CheckpointConfig::Policy::kNone && s.failures->checkpoint.cost_s < 0.0 && !s.physics) {
+      f->child("checkpoint").fail("needs cost_s (seconds per checkpoint) when the scenario has no `physics:` map to derive it from");
+    }
+    for (const auto& [type, mtbf] : s.failures->devices.mtbf_h_by_type) {
+      bool found = false;
+      for (const auto& g : s.cluster) found = found || g.type == type;
+      if (!found) f->child("devices").child("mtbf_h_by_type").child(type).fail("no node group of the cluster has device type '" + type + "'");
+    }
+  }
 
   const ConfigNode workload = root.child("workload");
   s.workload = WorkloadConfig::parse(workload);
@@ -165,6 +176,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (physics) n["physics"] = physics->to_yaml();
   if (energy) n["energy"] = energy->to_yaml();
   if (signals) n["signals"] = signals->to_yaml();
+  if (failures) n["failures"] = failures->to_yaml();
   return n;
 }
 

@@ -17,6 +17,7 @@
 #include "sim/topology.hpp"
 #include "sim/workload_profiles.hpp"
 #include "sim/config_node.hpp"
+#include "sim/failure_model.hpp"
 #include "traces/workload_config.hpp"
 
 namespace schedsim {
@@ -41,6 +42,8 @@ struct ScenarioConfig {
   // Energy metering (`energy:`) and price/carbon signals (`signals:`), docs/energy.md.
   std::optional<EnergyConfig> energy;
   std::optional<SignalsConfig> signals;
+  // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
+  std::optional<FailureConfig> failures;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

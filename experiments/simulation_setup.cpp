@@ -21,6 +21,10 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     signals_ = std::make_unique<GridSignals>(scenario.signals->build(seed));
     options_.signals = signals_.get();
   }
+  if (scenario.failures) {
+    failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
+    options_.failures = failures_.get();
+  }
 }
 
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {

@@ -12,6 +12,7 @@
 
 #include "experiments/scenario.hpp"
 #include "sim/cluster_physics.hpp"
+#include "sim/failure_model.hpp"
 #include "sim/simulator.hpp"
 #include "sim/topology.hpp"
 
@@ -30,6 +31,7 @@ class SimulationSetup {
   JobSource& source() { return *source_; }
   const TopologySpec* topology() const { return topology_.get(); }
   const ClusterPhysics* physics() const { return physics_.get(); }
+  const FailureModel* failures() const { return failures_.get(); }
   const SimulatorOptions& simulator_options() const { return options_; }
   // The price/carbon signals of `signals:` (null without), seen by policies and metered.
   const GridSignals* signals() const { return signals_.get(); }
@@ -45,6 +47,7 @@ class SimulationSetup {
   std::unique_ptr<TopologySpec> topology_;
   std::unique_ptr<ClusterPhysics> physics_;
   std::unique_ptr<GridSignals> signals_;
+  std::unique_ptr<FailureModel> failures_;
   std::vector<int> node_rack_;
   SimulatorOptions options_;
   bool used_ = false;

@@ -63,4 +63,17 @@ void ClusterState::release(Span<DeviceId> devices, std::int64_t owner) {
   }
 }
 
+void ClusterState::mark_failed(DeviceId d) {
+  if (d < 0 || d >= spec_->num_devices() || !is_free(d)) throw InvariantError("failure of device " + std::to_string(d) + ", which is not free");
+  const std::int64_t failed = kFailedOwner;
+  allocate(Span<DeviceId>(&d, 1), failed);
+  ++failed_total_;
+}
+
+void ClusterState::mark_repaired(DeviceId d) {
+  if (d < 0 || d >= spec_->num_devices() || !is_failed(d)) throw InvariantError("repair of device " + std::to_string(d) + ", which has not failed");
+  release(Span<DeviceId>(&d, 1), kFailedOwner);
+  --failed_total_;
+}
+
 }  // namespace schedsim

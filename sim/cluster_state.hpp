@@ -14,6 +14,9 @@ namespace schedsim {
 class ClusterState {
  public:
   static constexpr std::int64_t kNoOwner = -1;
+  // Owner of a failed device (failures model): neither free nor held by a job, so no
+  // policy can be handed it until it is repaired.
+  static constexpr std::int64_t kFailedOwner = -2;
 
   explicit ClusterState(const ClusterSpec& spec);
 
@@ -33,12 +36,20 @@ class ClusterState {
   void allocate(Span<DeviceId> devices, std::int64_t owner);
   void release(Span<DeviceId> devices, std::int64_t owner);
 
+  // Failures: a free device becomes failed, a failed one free again. Throws
+  // InvariantError for a device that is held (mark_failed) or not failed (mark_repaired).
+  bool is_failed(DeviceId d) const { return owner_[static_cast<std::size_t>(d)] == kFailedOwner; }
+  int failed_devices() const { return failed_total_; }
+  void mark_failed(DeviceId d);
+  void mark_repaired(DeviceId d);
+
  private:
   const ClusterSpec* spec_;
   std::vector<std::uint64_t> free_bits_;
   std::vector<std::int64_t> owner_;
   std::vector<int> node_free_;
   int free_total_ = 0;
+  int failed_total_ = 0;
 };
 
 }  // namespace schedsim

@@ -1,5 +1,6 @@
 #include "sim/invariant_checker.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -26,11 +27,19 @@ void InvariantChecker::on_job_end(const JobState& job) {
   if (job.end < job.start) violated(job, "ended before it started");
   // Work conserved: the integral of the rate over the job's life is its work, up to
   // the rounding of event times to the microsecond (at most one per rate change).
-  const double tolerance = 1e-6 * (2.0 + job.preemptions + job.moves) * std::max(1.0, job.physics_rate) + 1e-9 * job.spec.duration_s;
-  if (std::fabs(job.work_done_s - job.spec.duration_s) > tolerance) {
-    violated(job, "did " + std::to_string(job.work_done_s) + " s of work for " + std::to_string(job.spec.duration_s) + " s asked (work not conserved)");
+  // Rolled-back work was done twice: work done minus work lost is the job's work.
+  const double events = 2.0 + job.preemptions + job.moves + job.loss_spike_restarts + job.failure_restarts;
+  const double tolerance = 1e-6 * events * std::max(1.0, job.physics_rate) + 1e-9 * (job.spec.duration_s + job.lost_work_s);
+  if (std::fabs(job.work_done_s - job.lost_work_s - job.spec.duration_s) > tolerance) {
+    violated(job, "did " + std::to_string(job.work_done_s) + " s of work, lost " + std::to_string(job.lost_work_s) + ", for " +
+                      std::to_string(job.spec.duration_s) + " s asked (work not conserved)");
   }
-  if (job.overhead_device_us > job.device_us) violated(job, "spent more device-time on checkpoints than it held devices");
+  if (job.overhead_device_us + job.checkpoint_device_us + job.restart_device_us + job.lost_device_us > job.device_us) {
+    violated(job, "spent more device-time on checkpoints, restarts and lost work than it held devices");
+  }
+  if (job.overhead_device_us < 0 || job.checkpoint_device_us < 0 || job.restart_device_us < 0 || job.lost_device_us < 0) {
+    violated(job, "has negative overhead device-time");
+  }
 }
 
 void InvariantChecker::after_event(const Simulator& sim) {
@@ -44,6 +53,12 @@ void InvariantChecker::after_event(const Simulator& sim) {
   int held = 0;
   sim.for_each_job([&](const JobState& j) {
     if (j.spec.submit > sim.now()) violated(j, "is in the system before its submit time");
+    // Work conserved at every instant: progress (done - lost) + remaining = duration, and
+    // progress never below the newest committed checkpoint.
+    const double progress = j.work_done_s - j.lost_work_s;
+    const double tol = 1e-6 * (2.0 + j.preemptions + j.moves + j.loss_spike_restarts + j.failure_restarts) * std::max(1.0, j.physics_rate) + 1e-9 * (j.spec.duration_s + j.lost_work_s);
+    if (std::fabs(progress + j.remaining_work_s - j.spec.duration_s) > tol) violated(j, "progress + remaining work != duration (work not conserved)");
+    if (!j.checkpoints.empty() && progress + tol < j.checkpoints.back().progress_s) violated(j, "has less progress than its last committed checkpoint");
     if (j.status == JobStatus::kPending) {
       ++pending;
       if (!j.devices.empty()) violated(j, "is pending but holds devices");
@@ -59,12 +74,12 @@ void InvariantChecker::after_event(const Simulator& sim) {
       ++held;
     }
   });
-  if (held + state.free_devices() != n) {
+  if (held + state.free_devices() + state.failed_devices() != n) {
     throw InvariantError("device accounting broken: " + std::to_string(held) + " held + " + std::to_string(state.free_devices()) +
-                         " free != " + std::to_string(n) + " devices");
+                         " free + " + std::to_string(state.failed_devices()) + " failed != " + std::to_string(n) + " devices");
   }
   for (DeviceId d = 0; d < n; ++d) {
-    if (!state.is_free(d) && seen_owner_[static_cast<std::size_t>(d)] == ClusterState::kNoOwner) {
+    if (!state.is_free(d) && !state.is_failed(d) && seen_owner_[static_cast<std::size_t>(d)] == ClusterState::kNoOwner) {
       throw InvariantError("device " + std::to_string(d) + " is marked allocated but no running job holds it");
     }
   }

@@ -59,8 +59,20 @@ struct JobSpec {
 };
 
 // kStopping: preempted, still holding its devices while it saves a checkpoint; it
-// returns to the queue when the save ends.
-enum class JobStatus : std::uint8_t { kPending, kRunning, kStopping, kCompleted };
+// returns to the queue when the save ends. kFailed / kKilled: ended as the trace
+// recorded (failures model on, recorded outcomes kept separate).
+enum class JobStatus : std::uint8_t { kPending, kRunning, kStopping, kCompleted, kFailed, kKilled };
+
+// What a stalled job is doing (its device-time is booked under that heading).
+enum class StallKind : std::uint8_t { kNone, kPreemption, kCheckpoint, kRestart };
+
+// A committed checkpoint: progress saved (work-seconds) and the job's net compute
+// device-time (compute - lost) at that moment, so that a rollback knows exactly how much
+// device-time it throws away.
+struct CheckpointMark {
+  double progress_s = 0.0;
+  std::int64_t compute_device_us = 0;
+};
 
 const char* to_string(JobStatus s);
 
@@ -90,6 +102,21 @@ struct JobState {
   std::int64_t overhead_device_us = 0;
   std::uint32_t preemptions = 0;
   std::uint32_t moves = 0;       // migrations and resizes
+  // Failures and periodic checkpoints (sim/failure_model.hpp); untouched without a model.
+  StallKind stall_kind = StallKind::kNone;
+  std::vector<CheckpointMark> checkpoints;  // [0] = the job's start; newest last
+  CheckpointMark pending_checkpoint;        // being written
+  EventId loss_spike_event = 0;
+  EventId checkpoint_due_event = 0;
+  EventId checkpoint_commit_event = 0;
+  bool needs_restart = false;             // rolled back: pays the restart overhead at its next start
+  double lost_work_s = 0.0;               // work rolled back (done again): work_done_s - lost_work_s = progress
+  std::int64_t compute_device_us = 0;     // device-time while making progress
+  std::int64_t lost_device_us = 0;        // compute device-time thrown away by rollbacks
+  std::int64_t checkpoint_device_us = 0;  // stalled writing periodic checkpoints
+  std::int64_t restart_device_us = 0;     // stalled restarting after a failure (and waiting for repair)
+  std::uint32_t loss_spike_restarts = 0;
+  std::uint32_t failure_restarts = 0;     // device or node failures that hit the job
   // Intrusive doubly linked list: pending jobs in queue order, or running/stopping jobs.
   JobSlot prev_in_list = kNoJob;
   JobSlot next_in_list = kNoJob;

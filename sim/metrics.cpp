@@ -25,6 +25,21 @@ void MetricsCollector::on_job_dropped(const JobSpec& /*job*/, const std::string&
 }
 
 void MetricsCollector::on_job_end(const JobState& job) {
+  device_us_ += job.device_us;
+  overhead_device_us_ += job.overhead_device_us;
+  checkpoint_device_us_ += job.checkpoint_device_us;
+  restart_device_us_ += job.restart_device_us;
+  lost_device_us_ += job.lost_device_us;
+  restarts_loss_spike_ += job.loss_spike_restarts;
+  restarts_device_failure_ += job.failure_restarts;
+  preemptions_ += job.preemptions;
+  moves_ += job.moves;
+  if (job.end > last_end_) last_end_ = job.end;
+  if (job.status == JobStatus::kFailed || job.status == JobStatus::kKilled) {
+    ++(job.status == JobStatus::kFailed ? failed_ : killed_);
+    unsuccessful_device_us_ += job.device_us - job.overhead_device_us - job.checkpoint_device_us - job.restart_device_us - job.lost_device_us;
+    return;
+  }
   const double jct = (job.end - job.spec.submit).seconds();
   // Run time = time holding devices; the rest of the JCT was spent queued (before the
   // first start and after preemptions).
@@ -32,11 +47,6 @@ void MetricsCollector::on_job_end(const JobState& job) {
   jct_s_.push_back(jct);
   queue_delay_s_.push_back(jct - run);
   sum_bounded_slowdown_ += std::max(1.0, jct / std::max(run, kSlowdownTau_s));
-  device_us_ += job.device_us;
-  overhead_device_us_ += job.overhead_device_us;
-  preemptions_ += job.preemptions;
-  moves_ += job.moves;
-  if (job.end > last_end_) last_end_ = job.end;
 }
 
 Summary MetricsCollector::summarize() {
@@ -48,6 +58,18 @@ Summary MetricsCollector::summarize() {
   s.checkpoint_overhead_gpu_hours = static_cast<double>(overhead_device_us_) / 1e6 / 3600.0;
   s.preemptions = preemptions_;
   s.moves = moves_;
+  s.jobs_failed = failed_;
+  s.jobs_killed = killed_;
+  s.restarts_loss_spike = restarts_loss_spike_;
+  s.restarts_device_failure = restarts_device_failure_;
+  constexpr double kUsPerHour = 3600e6;
+  s.checkpoint_gpu_hours = static_cast<double>(checkpoint_device_us_) / kUsPerHour;
+  s.restart_gpu_hours = static_cast<double>(restart_device_us_) / kUsPerHour;
+  s.lost_gpu_hours = static_cast<double>(lost_device_us_) / kUsPerHour;
+  if (device_us_ > 0) {
+    const auto useful = device_us_ - overhead_device_us_ - checkpoint_device_us_ - restart_device_us_ - lost_device_us_ - unsuccessful_device_us_;
+    s.goodput = static_cast<double>(useful) / static_cast<double>(device_us_);
+  }
   if (jct_s_.empty()) return s;
   const auto n = static_cast<double>(jct_s_.size());
   // Sums in completion order, which is deterministic; sorting happens afterwards.

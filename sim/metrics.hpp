@@ -8,6 +8,11 @@
 //   bounded slowdown  max(1, JCT / max(run time, tau)), tau = 10 s (Feitelson), run time
 //                  = time holding devices
 //   percentiles    linear interpolation between order statistics (numpy's default)
+//   JCT, queue delay and slowdown cover completed jobs only; jobs that end failed or
+//   killed (trace-recorded outcomes) are counted apart but their device-time counts.
+//   goodput        useful / allocated device-time; useful = allocated - preemption
+//                  overhead - periodic checkpoints - restarts - lost (rolled-back)
+//                  compute - the device-time of jobs that ended failed or killed
 #pragma once
 
 #include <cstdint>
@@ -21,6 +26,8 @@ namespace schedsim {
 struct Summary {
   std::uint64_t jobs_arrived = 0;
   std::uint64_t jobs_completed = 0;
+  std::uint64_t jobs_failed = 0;   // ended failed as their trace recorded
+  std::uint64_t jobs_killed = 0;   // ended killed or cancelled as their trace recorded
   std::uint64_t jobs_dropped_oversized = 0;
   // Empty when no job completed (written as null in JSON).
   std::optional<double> mean_jct_s, median_jct_s, p95_jct_s, p99_jct_s;
@@ -34,6 +41,15 @@ struct Summary {
   std::uint64_t preemptions = 0;
   std::uint64_t moves = 0;
   double checkpoint_overhead_gpu_hours = 0.0;
+  // Failures model: restarts by cause, device-time of periodic checkpoints, of restarts
+  // (including waiting for a repair on held devices) and of compute thrown away by
+  // rollbacks; goodput (null when nothing was allocated).
+  std::uint64_t restarts_loss_spike = 0;
+  std::uint64_t restarts_device_failure = 0;
+  double checkpoint_gpu_hours = 0.0;
+  double restart_gpu_hours = 0.0;
+  double lost_gpu_hours = 0.0;
+  std::optional<double> goodput;
 };
 
 // Linear-interpolation percentile (q in [0, 100]) of `sorted`, which must be sorted and
@@ -70,6 +86,12 @@ class MetricsCollector : public Observer {
   __extension__ __int128 overhead_device_us_ = 0;
   std::uint64_t preemptions_ = 0;
   std::uint64_t moves_ = 0;
+  std::uint64_t failed_ = 0, killed_ = 0;
+  std::uint64_t restarts_loss_spike_ = 0, restarts_device_failure_ = 0;
+  __extension__ __int128 checkpoint_device_us_ = 0;
+  __extension__ __int128 restart_device_us_ = 0;
+  __extension__ __int128 lost_device_us_ = 0;
+  __extension__ __int128 unsuccessful_device_us_ = 0;  // device-time of jobs that ended failed or killed
 };
 
 }  // namespace schedsim

@@ -5,8 +5,14 @@
 #include <utility>
 
 #include "sim/error.hpp"
+#include "sim/failure_model.hpp"
 
 namespace schedsim {
+namespace {
+
+// Net compute device-time (compute - lost): what checkpoint marks stamp.
+std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_us - j.lost_device_us; }
+}  // namespace
 
 const char* to_string(RecordedStatus s) {
   switch (s) {
@@ -24,6 +30,8 @@ const char* to_string(JobStatus s) {
     case JobStatus::kRunning: return "running";
     case JobStatus::kStopping: return "stopping";
     case JobStatus::kCompleted: return "completed";
+    case JobStatus::kFailed: return "failed";
+    case JobStatus::kKilled: return "killed";
   }
   return "unknown";
 }
@@ -147,6 +155,13 @@ void Simulator::handle_arrival() {
   j.preemptions = 0;
   j.moves = 0;
   j.devices.clear();
+  j.stall_kind = StallKind::kNone;
+  j.checkpoints.assign(1, CheckpointMark{});  // the start: where a job without checkpoints rolls back to
+  j.loss_spike_event = j.checkpoint_due_event = j.checkpoint_commit_event = 0;
+  j.needs_restart = false;
+  j.lost_work_s = 0.0;
+  j.compute_device_us = j.lost_device_us = j.checkpoint_device_us = j.restart_device_us = 0;
+  j.loss_spike_restarts = j.failure_restarts = 0;
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -157,7 +172,10 @@ void Simulator::handle_arrival() {
 }
 
 void Simulator::advance(JobState& j) {
-  const double done = j.rate(j.last_update) * (now_ - j.last_update).seconds();
+  const double rate = j.rate(j.last_update);
+  const Tick elapsed = now_ - j.last_update;
+  const double done = rate * elapsed.seconds();
+  if (rate > 0.0) j.compute_device_us += elapsed.us() * static_cast<std::int64_t>(j.devices.size());
   j.remaining_work_s -= done;
   j.work_done_s += done;
   j.last_update = now_;
@@ -187,16 +205,30 @@ void Simulator::set_rate(JobSlot slot, double rate) {
   schedule_completion(slot);
 }
 
-// The job makes no progress for `seconds` (checkpoint save or restore) while it holds
-// its devices; the time counts as overhead device-time.
-void Simulator::stall(JobSlot slot, double seconds) {
+std::int64_t& Simulator::stall_account(JobState& j, StallKind kind) {
+  switch (kind) {
+    case StallKind::kCheckpoint: return j.checkpoint_device_us;
+    case StallKind::kRestart: return j.restart_device_us;
+    case StallKind::kNone:
+    case StallKind::kPreemption: break;
+  }
+  return j.overhead_device_us;
+}
+
+// The job makes no progress for `seconds` while it holds its devices; the device-time is
+// booked under `kind`: preemption overhead (checkpoint save or restore for preemption,
+// migration, resize), periodic checkpoint, or restart after a failure.
+void Simulator::stall(JobSlot slot, double seconds, StallKind kind) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   advance(j);
+  // A failures-model stall cut short books only the part that elapsed.
+  if (j.stall_kind == StallKind::kCheckpoint || j.stall_kind == StallKind::kRestart) cut_stall(j);
   if (j.stall_event != 0) queue_.cancel(j.stall_event);
   j.stall_event = 0;
   const Tick duration = Tick::from_seconds(seconds);
   j.stall_end = now_ + duration;
-  j.overhead_device_us += duration.us() * static_cast<std::int64_t>(j.devices.size());
+  j.stall_kind = kind;
+  stall_account(j, kind) += duration.us() * static_cast<std::int64_t>(j.devices.size());
   if (duration.us() > 0) j.stall_event = queue_.schedule(j.stall_end, kStallEnd, slot);
   schedule_completion(slot);
 }
@@ -210,21 +242,24 @@ void Simulator::handle_stall_end(const Event& e) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (!live_[static_cast<std::size_t>(slot)] || j.stall_event != e.id) throw InvariantError("stale stall event for job slot " + std::to_string(slot));
   j.stall_event = 0;
+  j.stall_kind = StallKind::kNone;
   advance(j);  // nothing done while stalled; moves last_update to now
   if (j.status == JobStatus::kStopping) {
     finish_stop(slot);
   } else {
     schedule_completion(slot);
+    begin_compute(slot);
   }
 }
 
 void Simulator::finish_stop(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   account_devices(j);
-  cluster_.release(j.devices, slot);
+  release_devices(j.devices, slot);
   j.devices.clear();
   j.physics_rate = 0.0;
   j.has_checkpoint = true;
+  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
   j.status = JobStatus::kPending;
   list_remove(running_, slot);
   --num_running_;
@@ -253,9 +288,17 @@ void Simulator::handle_completion(const Event& e) {
   j.remaining_work_s = 0.0;
   j.completion_event = 0;
   j.status = JobStatus::kCompleted;
+  if (options_.failures) {
+    disarm_failure_timers(j);
+    // Trace-recorded outcomes: the job ran for its recorded time and ended as recorded.
+    if (options_.failures->config().recorded_outcomes_separate) {
+      if (j.spec.recorded_status == RecordedStatus::kFailed) j.status = JobStatus::kFailed;
+      if (j.spec.recorded_status == RecordedStatus::kKilled) j.status = JobStatus::kKilled;
+    }
+  }
   j.end = now_;
   account_devices(j);
-  cluster_.release(j.devices, slot);
+  release_devices(j.devices, slot);
   list_remove(running_, slot);
   --num_running_;
   ++stats_.jobs_completed;
@@ -293,6 +336,7 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
       reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
                            std::to_string(spec_.num_devices() - 1) + ")");
     }
+    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
     if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
       const auto owner = static_cast<std::size_t>(cluster_.owner(d));
       reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
@@ -330,12 +374,17 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   j.stall_end = Tick();
   // Without physics every job runs at rate 1 at once; with it, the rate comes from the
   // rate update at the end of this instant.
-  j.physics_rate = options_.physics ? 0.0 : 1.0;
+  j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
   placement_changed(a.job);
-  if (j.has_checkpoint && options_.physics) {
+  if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
+    j.needs_restart = false;
+    stall(a.job, options_.failures->config().devices.restart_s, StallKind::kRestart);
+    if (j.stall_event == 0) begin_compute(a.job);
+  } else if (j.has_checkpoint && options_.physics) {
     stall(a.job, options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())));
   } else {
     schedule_completion(a.job);
+    begin_compute(a.job);
   }
   ++stats_.actions;
   for (Observer* o : observers_) o->on_job_start(j);
@@ -352,6 +401,7 @@ void Simulator::apply_preempt(const Action& a, std::size_t index) {
   ++stats_.preemptions;
   ++stats_.actions;
   j.status = JobStatus::kStopping;
+  if (options_.failures) disarm_failure_timers(j);  // the preemption's save supersedes a periodic one
   const double save_s = options_.physics ? options_.physics->checkpoint_save_s(j.spec, static_cast<int>(j.devices.size())) : 0.0;
   stall(a.job, save_s);  // also cancels the completion: a stopping job makes no progress
   if (j.stall_event == 0) finish_stop(a.job);  // free checkpoint: back in the queue at once
@@ -368,12 +418,18 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
   account_devices(j);
+  if (options_.failures) {
+    // The move saves everything: a checkpoint at the current progress.
+    advance(j);
+    disarm_failure_timers(j);
+    commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
+  }
   // Release what the job leaves, then take what is new to it.
   scratch_.clear();
   for (DeviceId d : j.devices) {
     if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
   }
-  cluster_.release(scratch_, a.job);
+  release_devices(scratch_, a.job);
   scratch_.clear();
   for (DeviceId d : devices) {
     if (cluster_.owner(d) != a.job) scratch_.push_back(d);
@@ -390,6 +446,8 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
   stall(a.job, cost_s);
+  if (!options_.physics && options_.failures) set_rate(a.job, rate_factor(j));  // stragglers on the new devices
+  if (j.stall_event == 0) begin_compute(a.job);
   for (Observer* o : observers_) o->on_job_start(j);
 }
 
@@ -420,7 +478,7 @@ void Simulator::update_rates() {
         jobs_[static_cast<std::size_t>(slot)].devices.empty()) {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
-    set_rate(slot, rate);
+    set_rate(slot, options_.failures ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
 
@@ -441,6 +499,7 @@ bool Simulator::advance() {
   } else if (!started_) {
     started_ = true;
     pull_next_arrival();
+    if (options_.failures) start_failures();
   }
   while (!queue_.empty()) {
     const Event e = queue_.pop();
@@ -456,6 +515,11 @@ bool Simulator::advance() {
         if (e.time == wakeup_) wakeup_ = Tick::max();
         dirty_ = true;
         break;
+      case kLossSpike: handle_loss_spike(e); break;
+      case kCheckpointDue: handle_checkpoint_due(e); break;
+      case kCheckpointCommit: handle_checkpoint_commit(e); break;
+      case kUnitFailure: handle_unit_failure(e); break;
+      case kUnitRepair: handle_unit_repair(e); break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;

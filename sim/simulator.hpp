@@ -22,6 +22,8 @@
 
 namespace schedsim {
 
+class FailureModel;
+
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
 
@@ -34,6 +36,9 @@ struct SimulatorOptions {
   const std::vector<int>* node_group = nullptr;
   // Price and carbon signals policies see (SchedulerView::signals); nullptr = none.
   const GridSignals* signals = nullptr;
+  // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
+  // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
+  FailureModel* failures = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -47,6 +52,11 @@ struct SimulatorStats {
   std::uint64_t preemptions = 0;
   std::uint64_t moves = 0;
   std::uint64_t rate_updates = 0;    // calls to PhysicsModel::update_rates
+  // Failures model (all 0 without one).
+  std::uint64_t loss_spikes = 0;      // loss spikes (each a rollback and restart)
+  std::uint64_t unit_failures = 0;    // device or node failures
+  std::uint64_t job_failure_hits = 0; // jobs hit by a device or node failure
+  std::uint64_t checkpoints = 0;      // periodic checkpoints started
 };
 
 class Simulator {
@@ -95,7 +105,18 @@ class Simulator {
   const std::string& source_name() const { return source_name_; }
 
  private:
-  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3, kWakeup = 4 };
+  enum EventKind : std::uint32_t {
+    kArrival = 1,
+    kCompletion = 2,
+    kStallEnd = 3,
+    // Failures model (sim/simulator_failures.cpp); arg = job slot or failure unit.
+    kLossSpike = 4,
+    kCheckpointDue = 5,
+    kCheckpointCommit = 6,
+    kUnitFailure = 7,
+    kUnitRepair = 8,
+    kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
+  };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
     JobSlot head = kNoJob;
@@ -115,7 +136,24 @@ class Simulator {
   [[noreturn]] void reject(std::size_t index, const Action& a, const std::string& why) const;
   void advance(JobState& j);
   void account_devices(JobState& j);
-  void stall(JobSlot slot, double seconds);
+  void stall(JobSlot slot, double seconds, StallKind kind = StallKind::kPreemption);
+  void release_devices(Span<DeviceId> devices, JobSlot slot);
+  // Failures model (sim/simulator_failures.cpp).
+  void start_failures();
+  void handle_loss_spike(const Event& e);
+  void handle_checkpoint_due(const Event& e);
+  void handle_checkpoint_commit(const Event& e);
+  void handle_unit_failure(const Event& e);
+  void handle_unit_repair(const Event& e);
+  void begin_compute(JobSlot slot);
+  void disarm_failure_timers(JobState& j);
+  void cut_stall(JobState& j);
+  void rollback(JobState& j, int checkpoints_back);
+  void commit_checkpoint(JobState& j, const CheckpointMark& mark);
+  void fail_job(JobSlot slot, Tick repair_at);
+  void requeue_after_failure(JobSlot slot);
+  double rate_factor(const JobState& j) const;
+  static std::int64_t& stall_account(JobState& j, StallKind kind);
   void set_rate(JobSlot slot, double rate);
   void schedule_completion(JobSlot slot);
   void placement_changed(JobSlot slot);
@@ -158,6 +196,8 @@ class Simulator {
   std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
   std::vector<std::pair<JobSlot, double>> new_rates_;
+  std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
+  std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

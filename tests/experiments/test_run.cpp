@@ -52,7 +52,8 @@ TEST_CASE("the documented example config runs and writes results.json and jobs.c
   CHECK(j["schedsim_version"] == SCHEDSIM_VERSION);
   // jobs.csv: header + one row per job; the summary agrees with the rows.
   const std::string csv = read_file(dir.path("out/jobs.csv"));
-  CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,energy_kwh,cost_usd,co2_kg\n", 0) == 0);
+  CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
+                  "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg\n", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1001);
   std::istringstream rows(csv);
   std::string line;
@@ -62,8 +63,8 @@ TEST_CASE("the documented example config runs and writes results.json and jobs.c
     std::vector<std::string> f;
     std::stringstream ss(line);
     for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    REQUIRE(f.size() == 14);  // 15 columns; without `energy:` the last three are empty (getline drops the final one)
-    CHECK(f[12].empty());
+    REQUIRE(f.size() == 19);  // 20 columns; without `energy:` the last three are empty (getline drops the final one)
+    CHECK(f[17].empty());
     CHECK(std::stod(f[8]) == Approx(std::stod(f[4]) * (std::stod(f[3]) - std::stod(f[2]))).margin(1e-5));
     CHECK(f[7] == "completed");
     const double submit = std::stod(f[1]), start = std::stod(f[2]), end = std::stod(f[3]);
