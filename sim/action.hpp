@@ -33,9 +33,19 @@ class ActionBatch {
   void start(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kStart, job, devices); }
   void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
   void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
+  // Asks for a decision point at `at` even if nothing else happens then (round-based
+  // policies). The latest request of a decision replaces earlier ones; instants not after
+  // now are ignored.
+  void wake_at(Tick at) {
+    wake_ = at;
+    has_wake_ = true;
+  }
+  bool has_wake() const { return has_wake_; }
+  Tick wake() const { return wake_; }
   void clear() {
     actions_.clear();
     devices_.clear();
+    has_wake_ = false;
   }
   std::size_t size() const { return actions_.size(); }
   bool empty() const { return actions_.empty(); }
@@ -50,6 +60,8 @@ class ActionBatch {
 
   std::vector<Action> actions_;
   std::vector<DeviceId> devices_;  // one flat buffer: no allocation per action
+  Tick wake_;
+  bool has_wake_ = false;
 };
 
 }  // namespace schedsim

@@ -65,6 +65,13 @@ void Simulator::pull_next_arrival() {
     if (!(j.duration_s > 0) || !std::isfinite(j.duration_s)) {
       throw InputError(where(j), "duration must be a positive finite number of seconds");
     }
+    if (j.gpu_milli < 1 || j.gpu_milli > 1000) {
+      throw InputError(where(j), "gpu_milli is " + std::to_string(j.gpu_milli) + "; must be in [1, 1000] (1000 = whole GPUs)");
+    }
+    if (j.is_fractional() && (j.num_gpus != 1 || j.is_elastic())) {
+      throw InputError(where(j), "a fractional request (gpu_milli " + std::to_string(j.gpu_milli) +
+                                     " < 1000) must ask for exactly one GPU and not be elastic");
+    }
     if (j.is_elastic() && !(j.min_gpus >= 1 && j.min_gpus <= j.num_gpus && j.num_gpus <= j.max_gpus)) {
       throw InputError(where(j), "elastic limits must satisfy 1 <= min_gpus <= num_gpus <= max_gpus");
     }
@@ -162,8 +169,33 @@ void Simulator::advance(JobState& j) {
   j.last_update = now_;
 }
 
+// Device-time of `us` microseconds on the job's devices, in device-microseconds: a
+// fractional job counts its share (gpu_milli / 1000) of its one device.
+static std::int64_t device_time_us(const JobState& j, std::int64_t us) {
+  const auto n = static_cast<std::int64_t>(j.devices.size());
+  return j.spec.is_fractional() ? us * n * j.spec.gpu_milli / 1000 : us * n;
+}
+
+void Simulator::hold_devices(JobSlot slot, Span<DeviceId> devices) {
+  const JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (j.spec.is_fractional()) {
+    for (DeviceId d : devices) cluster_.allocate_share(d, j.spec.gpu_milli, slot);
+  } else {
+    cluster_.allocate(devices, slot);
+  }
+}
+
+void Simulator::release_devices(JobSlot slot, Span<DeviceId> devices) {
+  const JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (j.spec.is_fractional()) {
+    for (DeviceId d : devices) cluster_.release_share(d, slot);
+  } else {
+    cluster_.release(devices, slot);
+  }
+}
+
 void Simulator::account_devices(JobState& j) {
-  j.device_us += (now_ - j.placed_since).us() * static_cast<std::int64_t>(j.devices.size());
+  j.device_us += device_time_us(j, (now_ - j.placed_since).us());
   j.held_us += (now_ - j.placed_since).us();
   j.placed_since = now_;
 }
@@ -195,7 +227,7 @@ void Simulator::stall(JobSlot slot, double seconds) {
   j.stall_event = 0;
   const Tick duration = Tick::from_seconds(seconds);
   j.stall_end = now_ + duration;
-  j.overhead_device_us += duration.us() * static_cast<std::int64_t>(j.devices.size());
+  j.overhead_device_us += device_time_us(j, duration.us());
   if (duration.us() > 0) j.stall_event = queue_.schedule(j.stall_end, kStallEnd, slot);
   schedule_completion(slot);
 }
@@ -220,7 +252,7 @@ void Simulator::handle_stall_end(const Event& e) {
 void Simulator::finish_stop(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   account_devices(j);
-  cluster_.release(j.devices, slot);
+  release_devices(slot, j.devices);
   j.devices.clear();
   j.physics_rate = 0.0;
   j.has_checkpoint = true;
@@ -254,7 +286,7 @@ void Simulator::handle_completion(const Event& e) {
   j.status = JobStatus::kCompleted;
   j.end = now_;
   account_devices(j);
-  cluster_.release(j.devices, slot);
+  release_devices(slot, j.devices);
   list_remove(running_, slot);
   --num_running_;
   ++stats_.jobs_completed;
@@ -292,7 +324,19 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
       reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
                            std::to_string(spec_.num_devices() - 1) + ")");
     }
-    if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
+    if (j.spec.is_fractional()) {
+      // The job's own share (on a move to the same device) counts as available.
+      int available = cluster_.free_milli(d);
+      for (const ClusterState::Share& s : cluster_.shares(d)) {
+        if (s.owner == a.job) available += s.milli;
+      }
+      if (available < j.spec.gpu_milli) {
+        reject(index, a, "device " + std::to_string(d) + " has " + std::to_string(available) + " milli free, the job asks for " +
+                             std::to_string(j.spec.gpu_milli));
+      }
+    } else if (cluster_.is_shared(d)) {
+      reject(index, a, "device " + std::to_string(d) + " is shared by fractional jobs; a whole-GPU job needs it free");
+    } else if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
       const auto owner = static_cast<std::size_t>(cluster_.owner(d));
       reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
     }
@@ -316,7 +360,7 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
   check_devices(a, devices, index, j);
-  cluster_.allocate(devices, a.job);
+  hold_devices(a.job, devices);
   list_remove(pending_, a.job);
   --num_pending_;
   list_push(running_, a.job);
@@ -367,17 +411,23 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
   account_devices(j);
-  // Release what the job leaves, then take what is new to it.
-  scratch_.clear();
-  for (DeviceId d : j.devices) {
-    if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
+  if (j.spec.is_fractional()) {  // one device: move the share unless it stays put
+    if (devices[0] != j.devices[0]) {
+      release_devices(a.job, j.devices);
+      hold_devices(a.job, devices);
+    }
+  } else {  // release what the job leaves, then take what is new to it
+    scratch_.clear();
+    for (DeviceId d : j.devices) {
+      if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
+    }
+    cluster_.release(scratch_, a.job);
+    scratch_.clear();
+    for (DeviceId d : devices) {
+      if (cluster_.owner(d) != a.job) scratch_.push_back(d);
+    }
+    cluster_.allocate(scratch_, a.job);
   }
-  cluster_.release(scratch_, a.job);
-  scratch_.clear();
-  for (DeviceId d : devices) {
-    if (cluster_.owner(d) != a.job) scratch_.push_back(d);
-  }
-  cluster_.allocate(scratch_, a.job);
   j.devices.assign(devices.begin(), devices.end());
   ++j.moves;
   ++stats_.moves;
@@ -401,6 +451,11 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
     }
+  }
+  if (batch.has_wake() && batch.wake() > now_ && !(wake_event_ != 0 && wake_time_ == batch.wake())) {
+    if (wake_event_ != 0) queue_.cancel(wake_event_);
+    wake_time_ = batch.wake();
+    wake_event_ = queue_.schedule(wake_time_, kWake, 0);
   }
 }
 
@@ -446,6 +501,10 @@ bool Simulator::advance() {
       case kArrival: handle_arrival(); break;
       case kCompletion: handle_completion(e); break;
       case kStallEnd: handle_stall_end(e); break;
+      case kWake:  // a policy asked to decide now (e.g. a round boundary)
+        wake_event_ = 0;
+        dirty_ = true;
+        break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;

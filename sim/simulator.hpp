@@ -93,7 +93,7 @@ class Simulator {
   const std::string& source_name() const { return source_name_; }
 
  private:
-  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3 };
+  enum EventKind : std::uint32_t { kArrival = 1, kCompletion = 2, kStallEnd = 3, kWake = 4 };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
     JobSlot head = kNoJob;
@@ -113,6 +113,9 @@ class Simulator {
   [[noreturn]] void reject(std::size_t index, const Action& a, const std::string& why) const;
   void advance(JobState& j);
   void account_devices(JobState& j);
+  // Take / give back devices for a job: whole devices, or its share of one (fractional).
+  void hold_devices(JobSlot slot, Span<DeviceId> devices);
+  void release_devices(JobSlot slot, Span<DeviceId> devices);
   void stall(JobSlot slot, double seconds);
   void set_rate(JobSlot slot, double rate);
   void schedule_completion(JobSlot slot);
@@ -147,6 +150,8 @@ class Simulator {
   Tick last_submit_;
 
   bool dirty_ = false;  // something changed since the last decision point
+  EventId wake_event_ = 0;  // the pending wake-up a policy asked for, 0 = none
+  Tick wake_time_;
   bool started_ = false;
   bool paused_ = false;  // advance() returned at a decision point
   bool finished_ = false;
