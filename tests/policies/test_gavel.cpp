@@ -146,7 +146,9 @@ TEST_CASE("gavel time-shares one device between equal jobs in rounds", "[policie
   CHECK(s.allocated_gpu_hours * 3600 == Approx(2000));
 }
 
-TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first fit", "[policies][gavel][shared-data]") {
+TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first fit and with fastest type", "[policies][gavel][shared-data]") {
+  // Measured (1,000 jobs, 48 GPUs of K80/P100/V100): mean JCT fifo first_fit 7.04 h,
+  // fifo fastest_type 2.24 h, gavel 2.05 h.
   if (schedsim::test::shared_data_dir().empty()) {
     WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
     return;
@@ -164,4 +166,5 @@ TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first
   const double gavel = *r["gavel"].summary.mean_jct_s;
   WARN("mean JCT s: fifo first_fit " << ff << ", fifo fastest_type " << fastest << ", gavel " << gavel);
   CHECK(gavel < ff);
+  CHECK(gavel < fastest);
 }
