@@ -133,9 +133,16 @@ class GavelPolicy : public Policy {
     capacity_.assign(static_cast<std::size_t>(types_), 0);
     for (int k = 0; k < spec.num_nodes(); ++k) capacity_[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
     const std::int64_t now_us = view.now().us();
-    account(view, now_us);
-    avail_.assign(static_cast<std::size_t>(spec.num_devices()), 0);
-    for (DeviceId d = view.cluster_state().next_free(0); d >= 0; d = view.cluster_state().next_free(d + 1)) avail_[static_cast<std::size_t>(d)] = 1;
+    // This batch's view of usable devices: the cluster's free ones, minus those taken,
+    // plus those released by this batch (sparse overlay: O(changes) per decision).
+    state_ = &view.cluster_state();
+    for (DeviceId d : marked_) mark_[static_cast<std::size_t>(d)] = 0;
+    marked_.clear();
+    for (int k : touched_nodes_) node_delta_[static_cast<std::size_t>(k)] = 0;
+    touched_nodes_.clear();
+    mark_.resize(static_cast<std::size_t>(spec.num_devices()), 0);
+    node_delta_.resize(static_cast<std::size_t>(spec.num_nodes()), 0);
+    avail_total_ = state_->free_devices();
     if (now_us >= round_end_us_) {
       round_end_us_ = now_us + round_us_;
       new_round(view, out);
@@ -152,6 +159,8 @@ class GavelPolicy : public Policy {
     std::vector<double> received_s;  // by type: time held on it
     std::vector<double> x;           // this round's allocation by type
     int granted = -1;                // the type granted this round, -1 = none
+    int on_type = -1;                // the type it runs on, -1 = not running
+    std::int64_t since_us = 0;       // since when (received_s is up to date until then)
   };
 
   Job& grow(const SchedulerView& view, JobSlot job) {
@@ -163,15 +172,12 @@ class GavelPolicy : public Policy {
 
   int type_of(const ClusterSpec& spec, DeviceId d) const { return spec.node(spec.node_of(d)).type_index; }
 
-  // Time since the previous decision on its type, for every job holding devices.
-  void account(const SchedulerView& view, std::int64_t now_us) {
-    const double dt = static_cast<double>(now_us - last_us_) / 1e6;
-    last_us_ = now_us;
-    for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      Job& j = jobs_[static_cast<std::size_t>(s)];
-      j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
-      j.received_s[static_cast<std::size_t>(type_of(view.cluster(), view.job(s).devices.front()))] += dt;
-    }
+  // Folds the time since the job's last placement change into its received time on its
+  // type (lazily: O(1) per change, not O(running jobs) per decision).
+  void account(Job& j, std::int64_t now_us) {
+    j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
+    if (j.on_type >= 0) j.received_s[static_cast<std::size_t>(j.on_type)] += static_cast<double>(now_us - j.since_us) / 1e6;
+    j.since_us = now_us;
   }
 
   // Rates normalized by the job's best type (1 on every type without physics); 0 on
@@ -218,8 +224,10 @@ class GavelPolicy : public Policy {
     const auto X = norm.empty() ? std::vector<std::vector<double>>{} : gavel_max_min_allocation(norm, gpus, members, capacity);
     // Gavel's priorities: allocation over the share of its time the job received on the type.
     std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
+    const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
+      account(j, now_us);
       j.x = X[static_cast<std::size_t>(job_class[i])];
       j.granted = -1;
       j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
@@ -248,8 +256,10 @@ class GavelPolicy : public Policy {
       const JobState& r = view.job(s);
       if (r.status != JobStatus::kRunning || jobs_[static_cast<std::size_t>(s)].granted >= 0) continue;
       out.preempt(s);
+      account(jobs_[static_cast<std::size_t>(s)], now_us);
+      jobs_[static_cast<std::size_t>(s)].on_type = -1;
       if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() == 0) {
-        for (DeviceId d : r.devices) avail_[static_cast<std::size_t>(d)] = 1;
+        release(spec, r.devices);
       }
     }
     // Granted running jobs on another type move (their old devices free at once), granted
@@ -261,7 +271,9 @@ class GavelPolicy : public Policy {
       devices_.clear();
       if (!take(spec, r.spec.num_gpus, t)) continue;
       out.move(s, devices_);
-      for (DeviceId d : r.devices) avail_[static_cast<std::size_t>(d)] = 1;
+      account(jobs_[static_cast<std::size_t>(s)], now_us);
+      jobs_[static_cast<std::size_t>(s)].on_type = t;
+      release(spec, r.devices);
     }
     fill(view, out);
   }
@@ -273,6 +285,7 @@ class GavelPolicy : public Policy {
     started_.clear();
     for (int pass = 0; pass < 2; ++pass) {
       for (const auto& [seq, s] : queue_) {
+        if (avail_total_ == 0) break;
         if (std::find(started_.begin(), started_.end(), s) != started_.end()) continue;
         const JobSpec& js = view.job(s).spec;
         const int granted = jobs_[static_cast<std::size_t>(s)].granted;
@@ -296,6 +309,9 @@ class GavelPolicy : public Policy {
         if (!placed) continue;
         out.start(s, devices_);
         started_.push_back(s);
+        Job& j = jobs_[static_cast<std::size_t>(s)];
+        account(j, view.now().us());
+        j.on_type = type_of(spec, devices_.front());
       }
     }
     for (JobSlot s : started_) queue_.erase({jobs_[static_cast<std::size_t>(s)].queued_seq, s});
@@ -303,14 +319,30 @@ class GavelPolicy : public Policy {
 
   // `n` available devices of type `t` (-1: any type) into devices_: the fullest node that
   // holds them all, else the emptiest nodes first. Marks them taken.
+  bool usable(DeviceId d) const {
+    const char m = mark_[static_cast<std::size_t>(d)];
+    return m == kReleased || (m == kAsCluster && state_->is_free(d));
+  }
+  void set_mark(const ClusterSpec& spec, DeviceId d, char m, int delta) {
+    if (mark_[static_cast<std::size_t>(d)] == kAsCluster) marked_.push_back(d);
+    mark_[static_cast<std::size_t>(d)] = m;
+    const int k = spec.node_of(d);
+    if (node_delta_[static_cast<std::size_t>(k)] == 0) touched_nodes_.push_back(k);  // may repeat: harmless
+    node_delta_[static_cast<std::size_t>(k)] += delta;
+    avail_total_ += delta;
+  }
+  void release(const ClusterSpec& spec, const std::vector<DeviceId>& devices) {
+    for (DeviceId d : devices) set_mark(spec, d, kReleased, +1);
+  }
+
   bool take(const ClusterSpec& spec, int n, int t) {
+    if (n > avail_total_) return false;
     node_avail_.clear();
     int total = 0;
     for (int k = 0; k < spec.num_nodes(); ++k) {
       const NodeSpec& ns = spec.node(k);
       if (t >= 0 && ns.type_index != t) continue;
-      int f = 0;
-      for (DeviceId d = ns.first_device; d < ns.first_device + ns.num_devices; ++d) f += avail_[static_cast<std::size_t>(d)];
+      const int f = state_->free_on_node(k) + node_delta_[static_cast<std::size_t>(k)];
       if (f > 0) node_avail_.emplace_back(f, k);
       total += f;
     }
@@ -327,8 +359,8 @@ class GavelPolicy : public Policy {
       if (best >= 0 && k != best) continue;
       const NodeSpec& ns = spec.node(k);
       for (DeviceId d = ns.first_device; d < ns.first_device + ns.num_devices && n > 0; ++d) {
-        if (!avail_[static_cast<std::size_t>(d)]) continue;
-        avail_[static_cast<std::size_t>(d)] = 0;
+        if (!usable(d)) continue;
+        set_mark(spec, d, kTaken, -1);
         devices_.push_back(d);
         --n;
       }
@@ -339,13 +371,18 @@ class GavelPolicy : public Policy {
 
   std::int64_t round_us_;
   std::int64_t round_end_us_ = std::numeric_limits<std::int64_t>::min();
-  std::int64_t last_us_ = 0;
   int types_ = 1;
   std::vector<int> capacity_;                         // devices by type
   std::uint64_t next_seq_ = 0;
   std::set<std::pair<std::uint64_t, JobSlot>> queue_;  // pending jobs in queue order
   std::vector<Job> jobs_;                             // by slot
-  std::vector<char> avail_;                           // by device: usable in this batch
+  static constexpr char kAsCluster = 0, kTaken = 1, kReleased = 2;
+  const ClusterState* state_ = nullptr;
+  std::vector<char> mark_;                            // by device: this batch's change
+  std::vector<DeviceId> marked_;
+  std::vector<int> node_delta_;                       // usable devices by node minus the cluster's free count
+  std::vector<int> touched_nodes_;
+  int avail_total_ = 0;
   std::vector<JobSlot> live_, started_;
   std::vector<DeviceId> devices_;
   std::vector<std::pair<int, int>> node_avail_;

@@ -148,7 +148,7 @@ TEST_CASE("gavel time-shares one device between equal jobs in rounds", "[policie
 
 TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first fit and with fastest type", "[policies][gavel][shared-data]") {
   // Measured (1,000 jobs, 48 GPUs of K80/P100/V100): mean JCT fifo first_fit 7.04 h,
-  // fifo fastest_type 2.24 h, gavel 2.05 h.
+  // fifo fastest_type 2.24 h, gavel 1.98 h.
   if (schedsim::test::shared_data_dir().empty()) {
     WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
     return;
