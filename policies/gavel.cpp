@@ -116,7 +116,7 @@ class GavelPolicy : public Policy {
   std::string name() const override { return "gavel"; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
-    Job& j = grow(view, job);
+    Job& j = grow(job);
     if (view.job(job).preemptions == 0) j = Job{};  // a new arrival (slots are reused)
     j.queued_seq = next_seq_++;
     queue_.emplace(j.queued_seq, job);
@@ -163,10 +163,9 @@ class GavelPolicy : public Policy {
     std::int64_t since_us = 0;       // since when (received_s is up to date until then)
   };
 
-  Job& grow(const SchedulerView& view, JobSlot job) {
+  Job& grow(JobSlot job) {
     const auto i = static_cast<std::size_t>(job);
     if (jobs_.size() <= i) jobs_.resize(i + 1);
-    (void)view;
     return jobs_[i];
   }
 

@@ -171,10 +171,12 @@ void Simulator::advance(JobState& j) {
 
 // Device-time of `us` microseconds on the job's devices, in device-microseconds: a
 // fractional job counts its share (gpu_milli / 1000) of its one device.
-static std::int64_t device_time_us(const JobState& j, std::int64_t us) {
+namespace {
+std::int64_t device_time_us(const JobState& j, std::int64_t us) {
   const auto n = static_cast<std::int64_t>(j.devices.size());
   return j.spec.is_fractional() ? us * n * j.spec.gpu_milli / 1000 : us * n;
 }
+}  // namespace
 
 void Simulator::hold_devices(JobSlot slot, Span<DeviceId> devices) {
   const JobState& j = jobs_[static_cast<std::size_t>(slot)];
