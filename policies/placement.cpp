@@ -14,6 +14,11 @@ void FreeDevices::reset(const ClusterState& state) {
     for (DeviceId d : claimed_list_) claimed_bits_[static_cast<std::size_t>(d) >> 6] = 0;
   }
   claimed_list_.clear();
+  for (DeviceId d : share_claims_) claimed_milli_[static_cast<std::size_t>(d)] = 0;
+  share_claims_.clear();
+  if (claimed_milli_.size() != static_cast<std::size_t>(state.spec().num_devices())) {
+    claimed_milli_.assign(static_cast<std::size_t>(state.spec().num_devices()), 0);
+  }
   state_ = &state;
   free_ = state.free_devices();
   node_free_valid_ = false;
@@ -166,12 +171,121 @@ bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
   return true;
 }
 
+int FreeDevices::free_milli(DeviceId d) const {
+  const auto i = static_cast<std::size_t>(d);
+  if (claimed(d) && claimed_milli_[i] == 0) return 0;  // claimed whole in this decision
+  return state_->free_milli(d) - claimed_milli_[i];
+}
+
+void FreeDevices::claim_share(DeviceId d, int milli) {
+  if (state_->is_free(d) && !claimed(d)) claim(d);  // no longer free for whole devices
+  const auto i = static_cast<std::size_t>(d);
+  if (claimed_milli_[i] == 0) share_claims_.push_back(d);
+  claimed_milli_[i] += milli;
+}
+
+bool FreeDevices::share(int milli, ShareRule rule, std::vector<DeviceId>& out, int only_type, Rng* rng) {
+  const ClusterSpec& spec = state_->spec();
+  DeviceId chosen = -1;
+  int chosen_free = 0;
+  pool_.clear();
+  for (DeviceId d = 0; d < spec.num_devices(); ++d) {
+    if (only_type >= 0 && spec.node(spec.node_of(d)).type_index != only_type) continue;
+    const int f = free_milli(d);
+    if (f < milli) continue;
+    if (rule == ShareRule::kFirst) {
+      chosen = d;
+      break;
+    }
+    if (rule == ShareRule::kRandom) {
+      pool_.push_back(d);
+      continue;
+    }
+    const bool better = chosen < 0 || (rule == ShareRule::kBest ? f < chosen_free : f > chosen_free);
+    if (better) {
+      chosen = d;
+      chosen_free = f;
+    }
+  }
+  if (rule == ShareRule::kRandom && !pool_.empty()) chosen = pool_[rng->below(pool_.size())];
+  if (chosen < 0) return false;
+  out.push_back(chosen);
+  claim_share(chosen, milli);
+  return true;
+}
+
+bool FreeDevices::fgd(int n, int milli, const TaskMix& mix, std::vector<DeviceId>& out, int only_type) {
+  const ClusterSpec& spec = state_->spec();
+  const bool fractional = milli < ClusterState::kWholeMilli;
+  DeviceId best_device = -1;
+  int best_node = -1, best_free = 0;
+  double best_delta = 0.0;
+  for (int k = 0; k < spec.num_nodes(); ++k) {
+    const NodeSpec& ns = spec.node(k);
+    if (only_type >= 0 && ns.type_index != only_type) continue;
+    if (!fractional && node_free()[static_cast<std::size_t>(k)] < n) continue;
+    node_milli_.resize(static_cast<std::size_t>(ns.num_devices));
+    bool any = false;
+    for (int g = 0; g < ns.num_devices; ++g) {
+      node_milli_[static_cast<std::size_t>(g)] = free_milli(ns.first_device + g);
+      any = any || node_milli_[static_cast<std::size_t>(g)] >= milli;
+    }
+    if (!any) continue;
+    const double before = mix.node_fragmentation_milli(node_milli_.data(), ns.num_devices);
+    if (!fractional) {  // which free devices a whole job takes does not change the node's state
+      int left = n;
+      for (int g = 0; g < ns.num_devices && left > 0; ++g) {
+        if (node_milli_[static_cast<std::size_t>(g)] == ClusterState::kWholeMilli) {
+          node_milli_[static_cast<std::size_t>(g)] = 0;
+          --left;
+        }
+      }
+      const double delta = mix.node_fragmentation_milli(node_milli_.data(), ns.num_devices) - before;
+      if (best_node < 0 || delta < best_delta) {
+        best_node = k;
+        best_delta = delta;
+      }
+      continue;
+    }
+    // A fractional job: devices with the same free capacity are equivalent, so each
+    // distinct value is evaluated once (on its lowest-numbered device).
+    for (int g = 0; g < ns.num_devices; ++g) {
+      const int f = node_milli_[static_cast<std::size_t>(g)];
+      if (f < milli) continue;
+      bool seen = false;
+      for (int h = 0; h < g && !seen; ++h) seen = node_milli_[static_cast<std::size_t>(h)] == f;
+      if (seen) continue;
+      node_milli_[static_cast<std::size_t>(g)] = f - milli;
+      const double delta = mix.node_fragmentation_milli(node_milli_.data(), ns.num_devices) - before;
+      node_milli_[static_cast<std::size_t>(g)] = f;
+      if (best_device < 0 || delta < best_delta || (delta == best_delta && f < best_free)) {
+        best_device = ns.first_device + g;
+        best_delta = delta;
+        best_free = f;
+      }
+    }
+  }
+  if (fractional) {
+    if (best_device < 0) return false;
+    out.push_back(best_device);
+    claim_share(best_device, milli);
+    return true;
+  }
+  if (best_node >= 0) {
+    take_from_node(best_node, n, out);
+    return true;
+  }
+  return packed(n, nullptr, out, only_type);
+}
+
 Placement parse_placement(const std::string& name) {
   if (name == "first_fit") return Placement::kFirstFit;
   if (name == "random") return Placement::kRandom;
   if (name == "packed") return Placement::kPacked;
   if (name == "spread") return Placement::kSpread;
   if (name == "fastest_type") return Placement::kFastestType;
+  if (name == "best_fit") return Placement::kBestFit;
+  if (name == "fgd") return Placement::kFgd;
   throw std::invalid_argument(name);
 }
 
@@ -182,6 +296,8 @@ const char* to_string(Placement p) {
     case Placement::kPacked: return "packed";
     case Placement::kSpread: return "spread";
     case Placement::kFastestType: return "fastest_type";
+    case Placement::kBestFit: return "best_fit";
+    case Placement::kFgd: return "fgd";
   }
   return "first_fit";
 }

@@ -24,4 +24,10 @@ PolicyInfo volcano_binpack_policy_info() {
   return queue_policy_info("volcano-binpack", "Volcano-style gang scheduling in FIFO order with binpack placement (fullest nodes first)", fifo_order(), d);
 }
 
+PolicyInfo fgd_policy_info() {
+  QueuePolicyOptions d;
+  d.placement = Placement::kFgd;
+  return queue_policy_info("fgd", "FIFO with fragmentation gradient descent placement for fractional GPU requests (Alibaba, ATC'23)", fifo_order(), d);
+}
+
 }  // namespace schedsim

@@ -3,6 +3,7 @@
 //   slurm-easy       fifo + EASY backfilling (Slurm's sched/backfill with one reservation)
 //   tiresias         discretized 2D-LAS + packed (consolidated) placement, preemptive
 //   volcano-binpack  fifo gang scheduling + packed (binpack) placement
+//   fgd              fifo + fragmentation gradient descent placement (fractional GPUs)
 // Each accepts the same keys as its order's own policy, with the preset's defaults.
 #pragma once
 
@@ -13,5 +14,6 @@ namespace schedsim {
 PolicyInfo slurm_easy_policy_info();
 PolicyInfo tiresias_policy_info();
 PolicyInfo volcano_binpack_policy_info();
+PolicyInfo fgd_policy_info();
 
 }  // namespace schedsim

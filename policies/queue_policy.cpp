@@ -36,7 +36,7 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
 QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults) {
   QueuePolicyOptions o = defaults;
   o.seed = context.seed;
-  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type"}));
+  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd"}));
   if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
   if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
   if (auto d = config.maybe_child("backfill_depth")) o.backfill_depth = d->as_positive_int();
@@ -53,8 +53,22 @@ void QueuePolicyOptions::write(YAML::Node& resolved) const {
 QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
     : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {}
 
+bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type) {
+  switch (options_.placement) {
+    case Placement::kFirstFit: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kFirst, out, only_type);
+    case Placement::kRandom: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kRandom, out, only_type, &rng_);
+    case Placement::kSpread: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kWorst, out, only_type);
+    case Placement::kFgd: return free_.fgd(1, job.gpu_milli, mix_, out, only_type);
+    case Placement::kPacked:
+    case Placement::kBestFit:
+    case Placement::kFastestType: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kBest, out, only_type);
+  }
+  return false;
+}
+
 bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
   const int n = job.num_gpus;
+  const bool fractional = job.is_fractional();
   const PhysicsModel* physics = view.physics();
   if (physics && (options_.placement == Placement::kFastestType || view.cluster().device_types().size() > 1)) {
     // Device types ordered by the job's speed on them (fastest first, ties by index);
@@ -67,26 +81,27 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
       if (r > 0) order.emplace_back(options_.placement == Placement::kFastestType ? -r : 0.0, t);
     }
     std::stable_sort(order.begin(), order.end());
-    if (options_.placement == Placement::kFastestType) {
-      // Greedy: the fastest type that has room now, consolidated within it.
-      for (const auto& [neg_rate, t] : order) {
-        if (free_.packed(n, node_group_, out, t)) return true;
-      }
-      return false;
-    }
-    if (static_cast<int>(order.size()) < types) {  // some types cannot host the job
+    if (options_.placement == Placement::kFastestType || static_cast<int>(order.size()) < types) {
+      // Greedy: the fastest type (or, when some types cannot host the job, the first
+      // usable one) that has room now, consolidated within it.
       for (const auto& [unused, t] : order) {
-        if (free_.packed(n, node_group_, out, t)) return true;
+        if (fractional ? place_share(job, out, t) : options_.placement == Placement::kFgd ? free_.fgd(n, 1000, mix_, out, t)
+                                                                                           : free_.packed(n, node_group_, out, t)) {
+          return true;
+        }
       }
       return false;
     }
   }
+  if (fractional) return place_share(job, out, -1);
   switch (options_.placement) {
     case Placement::kFirstFit: return free_.first_fit(n, out);
     case Placement::kRandom: return free_.random(n, rng_, out);
     case Placement::kFastestType:  // without physics every type is equally fast
+    case Placement::kBestFit:
     case Placement::kPacked: return free_.packed(n, node_group_, out);
     case Placement::kSpread: return free_.spread(n, out);
+    case Placement::kFgd: return free_.fgd(n, 1000, mix_, out);
   }
   return false;
 }
@@ -114,6 +129,8 @@ void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& en
 void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
   stopped_running(job);
   const JobState& j = view.job(job);
+  // FGD's workload mix: every arrival once (not the returns after preemption).
+  if (options_.placement == Placement::kFgd && j.preemptions == 0) mix_.add(j.spec.num_gpus, j.spec.gpu_milli);
   const auto index = static_cast<std::size_t>(job);
   if (queued_.size() <= index) queued_.resize(index + 1);
   Queued& q = queued_[index];
@@ -194,6 +211,9 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   const auto [head_key, head_seq, head_slot] = head;
   const JobSpec& spec = view.job(head_slot).spec;
   const int need = spec.num_gpus;
+  // Preemption works in whole devices: a fractional head never preempts, and fractional
+  // jobs are never victims (their device frees only when every share has left).
+  if (spec.is_fractional()) return false;
   // No running job can rank worse than the head: nothing to examine.
   if (order_->running_keys_only_improve() && (running_keys_.empty() || *running_keys_.rbegin() <= head_key)) return false;
   int coming = free_.count();  // free now, plus what stopping jobs will release
@@ -201,6 +221,7 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
     const JobState& r = view.job(s);
     if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
+    if (r.spec.is_fractional()) continue;
     if (r.status == JobStatus::kStopping) {
       coming += static_cast<int>(r.devices.size());
       continue;
@@ -286,7 +307,9 @@ void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
     const JobState& j = view.job(slot);
     const int n = j.spec.num_gpus;
     const bool ends_in_time = now_s + estimated_remaining_s(view, j) <= shadow_s;
-    if (n > free_.count() || (!ends_in_time && n > extra)) {
+    // A fractional job may fit a shared device when no device is free; against the
+    // reservation it counts as one device (conservative).
+    if ((n > free_.count() && !j.spec.is_fractional()) || (!ends_in_time && n > extra)) {
       ++it;
       continue;
     }

@@ -63,6 +63,8 @@ class QueuePolicy : public Policy {
   };
 
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  // A fractional job's device under the configured placement (only_type as in packed()).
+  bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
   void promote_due(const SchedulerView& view);
   // For orders whose keys change while queued: recompute every queued key (O(n log n)).
   void refresh_keys(const SchedulerView& view);
@@ -82,6 +84,7 @@ class QueuePolicy : public Policy {
   QueuePolicyOptions options_;
   Rng rng_;
   FreeDevices free_;
+  TaskMix mix_;  // the workload's request classes seen so far (fgd placement)
   const std::vector<int>* node_group_ = nullptr;
   std::set<Entry> queue_;
   std::set<std::tuple<double, std::uint64_t, JobSlot>> promotions_;  // (instant s, seq, slot)

@@ -6,6 +6,7 @@
 #include "policies/fair_share.hpp"
 #include "policies/fifo.hpp"
 #include "policies/gandiva.hpp"
+#include "policies/gavel.hpp"
 #include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
@@ -37,6 +38,8 @@ PolicyRegistry builtin_policies() {
   r.add(gandiva_policy_info());
   r.add(carbon_aware_policy_info());
   r.add(price_aware_policy_info());
+  r.add(fgd_policy_info());
+  r.add(gavel_policy_info());
   return r;
 }
 

@@ -76,4 +76,62 @@ void ClusterState::mark_repaired(DeviceId d) {
   --failed_total_;
 }
 
+void ClusterState::allocate_share(DeviceId d, int milli, std::int64_t owner) {
+  if (d < 0 || d >= spec_->num_devices()) throw InvariantError("share of device " + std::to_string(d) + " which does not exist");
+  if (milli < 1 || milli > kWholeMilli) throw InvariantError("share of " + std::to_string(milli) + " milli asked; must be in [1, 1000]");
+  if (owner < 0) throw InvariantError("share asked for by invalid job slot " + std::to_string(owner));
+  const auto i = static_cast<std::size_t>(d);
+  const int free = free_milli(d);
+  if (milli > free) {
+    throw InvariantError("device " + std::to_string(d) + " over-allocated: job slot " + std::to_string(owner) + " asks for " +
+                         std::to_string(milli) + " milli, " + std::to_string(free) + " free");
+  }
+  if (used_milli_.empty()) {
+    used_milli_.assign(static_cast<std::size_t>(spec_->num_devices()), 0);
+    shares_.resize(static_cast<std::size_t>(spec_->num_devices()));
+  }
+  for (const Share& s : shares_[i]) {
+    if (s.owner == owner) throw InvariantError("job slot " + std::to_string(owner) + " already holds a share of device " + std::to_string(d));
+  }
+  if (is_free(d)) {  // the first share takes the device out of the whole-device free set
+    free_bits_[i >> 6] &= ~(1ULL << (d & 63));
+    owner_[i] = kShared;
+    --node_free_[static_cast<std::size_t>(spec_->node_of(d))];
+    --free_total_;
+    ++shared_devices_;
+  }
+  used_milli_[i] += milli;
+  shares_[i].push_back(Share{owner, milli});
+  shared_milli_total_ += milli;
+}
+
+void ClusterState::release_share(DeviceId d, std::int64_t owner) {
+  if (d < 0 || d >= spec_->num_devices() || !is_shared(d)) {
+    throw InvariantError("release of a share of device " + std::to_string(d) + " by job slot " + std::to_string(owner) + ", which is not shared");
+  }
+  const auto i = static_cast<std::size_t>(d);
+  std::vector<Share>& list = shares_[i];
+  auto it = list.begin();
+  while (it != list.end() && it->owner != owner) ++it;
+  if (it == list.end()) {
+    throw InvariantError("release of a share of device " + std::to_string(d) + " by job slot " + std::to_string(owner) + ", which holds none");
+  }
+  used_milli_[i] -= it->milli;
+  shared_milli_total_ -= it->milli;
+  list.erase(it);
+  if (list.empty()) {  // the last share: the device is whole and free again
+    free_bits_[i >> 6] |= 1ULL << (d & 63);
+    owner_[i] = kNoOwner;
+    ++node_free_[static_cast<std::size_t>(spec_->node_of(d))];
+    ++free_total_;
+    --shared_devices_;
+  }
+}
+
+const std::vector<ClusterState::Share>& ClusterState::shares(DeviceId d) const {
+  static const std::vector<Share> kNone;  // immutable empty list, not mutable global state
+  if (shares_.empty()) return kNone;
+  return shares_[static_cast<std::size_t>(d)];
+}
+
 }  // namespace schedsim

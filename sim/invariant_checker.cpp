@@ -49,6 +49,7 @@ void InvariantChecker::after_event(const Simulator& sim) {
   const ClusterState& state = sim.cluster_state();
   const int n = state.spec().num_devices();
   seen_owner_.assign(static_cast<std::size_t>(n), ClusterState::kNoOwner);
+  seen_milli_.assign(static_cast<std::size_t>(n), 0);
   std::size_t running = 0, pending = 0;
   int held = 0;
   sim.for_each_job([&](const JobState& j) {
@@ -68,9 +69,18 @@ void InvariantChecker::after_event(const Simulator& sim) {
     ++running;
     for (DeviceId d : j.devices) {
       auto& seen = seen_owner_[static_cast<std::size_t>(d)];
+      if (j.spec.is_fractional()) {  // a share: the device must be shared, never held whole
+        if (seen >= 0) violated(j, "shares device " + std::to_string(d) + " with a job that holds it whole (double-booked)");
+        if (!state.is_shared(d)) violated(j, "holds a share of device " + std::to_string(d) + " which the cluster does not mark shared");
+        if (seen == ClusterState::kNoOwner) ++held;
+        seen = ClusterState::kShared;
+        seen_milli_[static_cast<std::size_t>(d)] += j.spec.gpu_milli;
+        continue;
+      }
       if (seen != ClusterState::kNoOwner) violated(j, "shares device " + std::to_string(d) + " with another job (double-booked)");
       seen = state.owner(d);
       if (state.is_free(d)) violated(j, "holds device " + std::to_string(d) + " which the cluster marks free");
+      if (state.is_shared(d)) violated(j, "holds device " + std::to_string(d) + " whole while the cluster marks it shared");
       ++held;
     }
   });
@@ -79,8 +89,18 @@ void InvariantChecker::after_event(const Simulator& sim) {
                          " free + " + std::to_string(state.failed_devices()) + " failed != " + std::to_string(n) + " devices");
   }
   for (DeviceId d = 0; d < n; ++d) {
-    if (!state.is_free(d) && !state.is_failed(d) && seen_owner_[static_cast<std::size_t>(d)] == ClusterState::kNoOwner) {
+    const auto i = static_cast<std::size_t>(d);
+    if (!state.is_free(d) && !state.is_failed(d) && seen_owner_[i] == ClusterState::kNoOwner) {
       throw InvariantError("device " + std::to_string(d) + " is marked allocated but no running job holds it");
+    }
+    // Milli capacity: the shares of running jobs never exceed the device, and match the
+    // cluster's own count.
+    if (seen_milli_[i] > ClusterState::kWholeMilli) {
+      throw InvariantError("device " + std::to_string(d) + " over-allocated: running jobs hold " + std::to_string(seen_milli_[i]) + " milli of 1000");
+    }
+    if (seen_owner_[i] == ClusterState::kShared && ClusterState::kWholeMilli - state.free_milli(d) != seen_milli_[i]) {
+      throw InvariantError("device " + std::to_string(d) + " milli accounting broken: jobs hold " + std::to_string(seen_milli_[i]) +
+                           ", the cluster counts " + std::to_string(ClusterState::kWholeMilli - state.free_milli(d)));
     }
   }
   if (running != sim.num_running() || pending != sim.num_pending()) throw InvariantError("job counts out of step with the job table");

@@ -54,6 +54,10 @@ struct JobSpec {
   int max_gpus = 0;
 
   bool is_elastic() const { return max_gpus > 0; }
+  // Shares one device with other jobs (gpu_milli < 1000; only with num_gpus = 1).
+  bool is_fractional() const { return gpu_milli < 1000; }
+  // Device-time weight in thousandths of a device: num_gpus x gpu_milli.
+  std::int64_t device_milli() const { return static_cast<std::int64_t>(num_gpus) * gpu_milli; }
 
   bool has_estimate() const { return !std::isnan(estimate_s); }
 };

@@ -74,6 +74,13 @@ void Simulator::pull_next_arrival() {
     if (!(j.duration_s > 0) || !std::isfinite(j.duration_s)) {
       throw InputError(where(j), "duration must be a positive finite number of seconds");
     }
+    if (j.gpu_milli < 1 || j.gpu_milli > 1000) {
+      throw InputError(where(j), "gpu_milli is " + std::to_string(j.gpu_milli) + "; must be in [1, 1000] (1000 = whole GPUs)");
+    }
+    if (j.is_fractional() && (j.num_gpus != 1 || j.is_elastic())) {
+      throw InputError(where(j), "a fractional request (gpu_milli " + std::to_string(j.gpu_milli) +
+                                     " < 1000) must ask for exactly one GPU and not be elastic");
+    }
     if (j.is_elastic() && !(j.min_gpus >= 1 && j.min_gpus <= j.num_gpus && j.num_gpus <= j.max_gpus)) {
       throw InputError(where(j), "elastic limits must satisfy 1 <= min_gpus <= num_gpus <= max_gpus");
     }
@@ -181,8 +188,39 @@ void Simulator::advance(JobState& j) {
   j.last_update = now_;
 }
 
+// Device-time of `us` microseconds on the job's devices, in device-microseconds: a
+// fractional job counts its share (gpu_milli / 1000) of its one device.
+namespace {
+std::int64_t device_time_us(const JobState& j, std::int64_t us) {
+  const auto n = static_cast<std::int64_t>(j.devices.size());
+  return j.spec.is_fractional() ? us * n * j.spec.gpu_milli / 1000 : us * n;
+}
+}  // namespace
+
+void Simulator::hold_devices(JobSlot slot, Span<DeviceId> devices) {
+  const JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (j.spec.is_fractional()) {
+    for (DeviceId d : devices) cluster_.allocate_share(d, j.spec.gpu_milli, slot);
+  } else {
+    cluster_.allocate(devices, slot);
+  }
+}
+
+void Simulator::release_devices(JobSlot slot, Span<DeviceId> devices) {
+  const JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (j.spec.is_fractional()) {
+    for (DeviceId d : devices) cluster_.release_share(d, slot);
+  } else {
+    cluster_.release(devices, slot);
+  }
+  if (device_down_.empty()) return;
+  for (DeviceId d : devices) {
+    if (device_down_[static_cast<std::size_t>(d)] && cluster_.is_free(d)) cluster_.mark_failed(d);
+  }
+}
+
 void Simulator::account_devices(JobState& j) {
-  j.device_us += (now_ - j.placed_since).us() * static_cast<std::int64_t>(j.devices.size());
+  j.device_us += device_time_us(j, (now_ - j.placed_since).us());
   j.held_us += (now_ - j.placed_since).us();
   j.placed_since = now_;
 }
@@ -255,7 +293,7 @@ void Simulator::handle_stall_end(const Event& e) {
 void Simulator::finish_stop(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   account_devices(j);
-  release_devices(j.devices, slot);
+  release_devices(slot, j.devices);
   j.devices.clear();
   j.physics_rate = 0.0;
   j.has_checkpoint = true;
@@ -298,7 +336,7 @@ void Simulator::handle_completion(const Event& e) {
   }
   j.end = now_;
   account_devices(j);
-  release_devices(j.devices, slot);
+  release_devices(slot, j.devices);
   list_remove(running_, slot);
   --num_running_;
   ++stats_.jobs_completed;
@@ -337,7 +375,19 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
                            std::to_string(spec_.num_devices() - 1) + ")");
     }
     if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
-    if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
+    if (j.spec.is_fractional()) {
+      // The job's own share (on a move to the same device) counts as available.
+      int available = cluster_.free_milli(d);
+      for (const ClusterState::Share& s : cluster_.shares(d)) {
+        if (s.owner == a.job) available += s.milli;
+      }
+      if (available < j.spec.gpu_milli) {
+        reject(index, a, "device " + std::to_string(d) + " has " + std::to_string(available) + " milli free, the job asks for " +
+                             std::to_string(j.spec.gpu_milli));
+      }
+    } else if (cluster_.is_shared(d)) {
+      reject(index, a, "device " + std::to_string(d) + " is shared by fractional jobs; a whole-GPU job needs it free");
+    } else if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
       const auto owner = static_cast<std::size_t>(cluster_.owner(d));
       reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
     }
@@ -361,7 +411,7 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
   check_devices(a, devices, index, j);
-  cluster_.allocate(devices, a.job);
+  hold_devices(a.job, devices);
   list_remove(pending_, a.job);
   --num_pending_;
   list_push(running_, a.job);
@@ -424,17 +474,23 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     disarm_failure_timers(j);
     commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
   }
-  // Release what the job leaves, then take what is new to it.
-  scratch_.clear();
-  for (DeviceId d : j.devices) {
-    if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
+  if (j.spec.is_fractional()) {  // one device: move the share unless it stays put
+    if (devices[0] != j.devices[0]) {
+      release_devices(a.job, j.devices);
+      hold_devices(a.job, devices);
+    }
+  } else {  // release what the job leaves, then take what is new to it
+    scratch_.clear();
+    for (DeviceId d : j.devices) {
+      if (std::find(devices.begin(), devices.end(), d) == devices.end()) scratch_.push_back(d);
+    }
+    release_devices(a.job, scratch_);
+    scratch_.clear();
+    for (DeviceId d : devices) {
+      if (cluster_.owner(d) != a.job) scratch_.push_back(d);
+    }
+    cluster_.allocate(scratch_, a.job);
   }
-  release_devices(scratch_, a.job);
-  scratch_.clear();
-  for (DeviceId d : devices) {
-    if (cluster_.owner(d) != a.job) scratch_.push_back(d);
-  }
-  cluster_.allocate(scratch_, a.job);
   j.devices.assign(devices.begin(), devices.end());
   ++j.moves;
   ++stats_.moves;

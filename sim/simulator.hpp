@@ -137,7 +137,6 @@ class Simulator {
   void advance(JobState& j);
   void account_devices(JobState& j);
   void stall(JobSlot slot, double seconds, StallKind kind = StallKind::kPreemption);
-  void release_devices(Span<DeviceId> devices, JobSlot slot);
   // Failures model (sim/simulator_failures.cpp).
   void start_failures();
   void handle_loss_spike(const Event& e);
@@ -154,6 +153,10 @@ class Simulator {
   void requeue_after_failure(JobSlot slot);
   double rate_factor(const JobState& j) const;
   static std::int64_t& stall_account(JobState& j, StallKind kind);
+  // Take / give back devices for a job: whole devices, or its share of one (fractional).
+  void hold_devices(JobSlot slot, Span<DeviceId> devices);
+  // Releasing also marks devices that failed while held (failures model) as failed.
+  void release_devices(JobSlot slot, Span<DeviceId> devices);
   void set_rate(JobSlot slot, double rate);
   void schedule_completion(JobSlot slot);
   void placement_changed(JobSlot slot);

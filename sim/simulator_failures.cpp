@@ -24,14 +24,6 @@ double Simulator::rate_factor(const JobState& j) const {
 }
 
 // Devices on a failed unit go from the job straight to the failed state, never free.
-void Simulator::release_devices(Span<DeviceId> devices, JobSlot slot) {
-  cluster_.release(devices, slot);
-  if (device_down_.empty()) return;
-  for (DeviceId d : devices) {
-    if (device_down_[static_cast<std::size_t>(d)]) cluster_.mark_failed(d);
-  }
-}
-
 void Simulator::start_failures() {
   FailureModel& f = *options_.failures;
   device_down_.assign(static_cast<std::size_t>(spec_.num_devices()), 0);
@@ -213,7 +205,7 @@ void Simulator::requeue_after_failure(JobSlot slot) {
   if (j.completion_event != 0) queue_.cancel(j.completion_event);
   j.completion_event = 0;
   account_devices(j);
-  release_devices(j.devices, slot);
+  release_devices(slot, j.devices);
   j.devices.clear();
   j.physics_rate = 0.0;
   j.has_checkpoint = false;  // the restart overhead replaces the restore

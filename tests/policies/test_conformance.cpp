@@ -1,4 +1,4 @@
-// Every registered policy over the same three small scenarios, with the invariant
+// Every registered policy over the same four small scenarios (one with fractional GPU shares), with the invariant
 // checker attached; and golden outputs that catch unintended changes of behaviour.
 #include <catch2/catch.hpp>
 
@@ -73,6 +73,15 @@ std::vector<Scenario> scenarios() {
     }
     out.push_back({"trace with deadlines and priorities", ClusterSpec({NodeGroup{1, "V100", 4}, NodeGroup{1, "V100", 2}}), jobs});
   }
+  {  // fractional GPU requests (gpu_milli < 1000) mixed with whole-GPU gangs
+    std::vector<JobSpec> jobs;
+    for (int i = 0; i < 150; ++i) {
+      JobSpec j = make_job("f" + std::to_string(i), 15.0 * i, i % 5 == 4 ? 1 + (i % 3) : 1, 40.0 + (i * 41) % 300);
+      if (i % 5 != 4) j.gpu_milli = 100 + (i * 170) % 900;  // 100 .. 990 milli
+      jobs.push_back(j);
+    }
+    out.push_back({"fractional shares", ClusterSpec({NodeGroup{2, "V100", 2}}), jobs});
+  }
   return out;
 }
 
@@ -110,8 +119,9 @@ TEST_CASE("conformance: every registered policy completes all jobs within the in
         CHECK(sim.num_running() == 0);
         CHECK(sim.cluster_state().free_devices() == sc.cluster.num_devices());
         double demand_gpu_h = 0;
-        for (const auto& j : sc.jobs) demand_gpu_h += j.num_gpus * j.duration_s / 3600;
-        CHECK(s.allocated_gpu_hours == Approx(demand_gpu_h).epsilon(1e-9));  // free checkpoints: no work lost or added
+        for (const auto& j : sc.jobs) demand_gpu_h += static_cast<double>(j.device_milli()) / 1000 * j.duration_s / 3600;
+        // Free checkpoints: no work lost or added (fractional shares round to the microsecond).
+        CHECK(s.allocated_gpu_hours == Approx(demand_gpu_h).epsilon(1e-8));
         if (run == 0) {
           first_run = ends.end_us;
         } else {

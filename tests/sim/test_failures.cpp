@@ -499,7 +499,7 @@ TEST_CASE("same seed gives the same failures and byte-identical outputs", "[sim]
   CHECK(results.find("\"interval\": \"young_daly\"") != std::string::npos);
   const std::string csv = test::read_file(dir.path("a/jobs.csv"));
   CHECK(csv.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
-                  "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s\n", 0) == 0);
+                  "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg\n", 0) == 0);
 }
 
 TEST_CASE("bad failures config is rejected with the key and what is allowed", "[sim][failures][errors]") {

@@ -233,3 +233,45 @@ TEST_CASE("stepping with advance and apply equals run and integrates jobs in sys
   REQUIRE(stepped.job_seconds_in_system() == Approx(total_jct_s).epsilon(1e-12));
   REQUIRE_THROWS_AS(stepped.apply(batch), InvariantError);  // not paused any more
 }
+
+namespace {
+
+// Starts every queued job on the lowest free devices and asks for wake-ups: at each
+// decision the listed requests (the earliest one counts), and records when it was called.
+class WakePolicy : public Policy {
+ public:
+  std::string name() const override { return "wake"; }
+  void on_job_queued(const SchedulerView& /*view*/, JobSlot job) override { queued_.push_back(job); }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    decisions_s.push_back(view.now().seconds());
+    for (JobSlot s : queued_) {
+      std::vector<DeviceId> d{view.cluster_state().next_free(0)};
+      out.start(s, d);
+    }
+    queued_.clear();
+    if (decisions_s.size() == 1) {
+      out.wake_at(Tick::from_seconds(150));
+      out.wake_at(Tick::from_seconds(100));  // the earliest request counts
+    } else if (decisions_s.size() == 2) {
+      out.wake_at(view.now());  // not after now: ignored
+    }
+  }
+  std::vector<double> decisions_s;
+
+ private:
+  std::vector<JobSlot> queued_;
+};
+
+}  // namespace
+
+TEST_CASE("a policy's wake-up request makes a decision point when nothing else happens", "[sim][kernel]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  VectorSource source({make_job("a", 0, 1, 500)});
+  WakePolicy policy;
+  Simulator sim(cluster, source, policy);
+  InvariantChecker checker;
+  sim.add_observer(checker);
+  sim.run();
+  CHECK(policy.decisions_s == std::vector<double>{0, 100, 500});
+  CHECK(sim.stats().events == 3);  // arrival, wake-up, completion
+}

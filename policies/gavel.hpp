@@ -1,0 +1,46 @@
+// Gavel (Narayanan et al., "Heterogeneity-Aware Cluster Scheduling Policies for Deep
+// Learning Workloads", OSDI'20), its max-min fairness policy over heterogeneity-aware
+// throughputs, realized in rounds:
+//  1. Each job's throughput on each device type (PhysicsModel::estimated_rate; 1 on every
+//     type without physics) is normalized by its best type, so a job's normalized
+//     throughput is 1 when it spends all its time on its best type.
+//  2. At a round boundary an LP computes the allocation X (job x type -> share of time):
+//     maximize min_j sum_t X_jt a_jt subject to sum_t X_jt <= 1 per job and
+//     sum_j n_j X_jt <= devices of type t. Jobs with equal (GPU count, normalized
+//     throughputs) form one class with a common allocation (symmetric LP, same optimum),
+//     so the LP has one row per class, not per job. A secondary objective of weight 1e-6
+//     per class member adds total normalized throughput, which picks a work-conserving
+//     vertex among the max-min optima (Gavel solves the bare max-min with cvxpy).
+//  3. Gavel's round mechanism: priority_jt = X_jt / (share of the job's time in the system
+//     it has received on t), jobs are granted types in priority order while devices last;
+//     running jobs that lose their grant are preempted, those granted another type are
+//     moved (the kernel charges checkpoint save + restore).
+// Rounds end on time: the policy asks the kernel for a wake-up at each round boundary
+// (ActionBatch::wake_at). Simplified: between rounds free devices
+// are filled work-conservingly (granted jobs first, then others in arrival order on their
+// fastest type with room), where Gavel would leave new jobs waiting for the next round;
+// no space sharing, no priority weights or SLOs; within a type a job goes to the
+// fullest node that holds it, else to the emptiest nodes.
+#pragma once
+
+#include <vector>
+
+#include "policies/registry.hpp"
+
+namespace schedsim {
+
+PolicyInfo gavel_policy_info();
+
+// The max-min allocation of the LP above. `normalized[c][t]` is class c's normalized
+// throughput on type t (in [0, 1], max 1), `gpus[c]` its GPU count, `members[c]` its
+// number of jobs, `capacity[t]` the devices of type t. Returns X[c][t]; `level` (if not
+// null) gets the max-min normalized throughput.
+std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
+                                                          const std::vector<int>& members, const std::vector<int>& capacity,
+                                                          double* level = nullptr);
+
+// Maximizes c.x subject to A x <= b, x >= 0, with b >= 0 (dense simplex tableau, Bland's
+// rule: deterministic, no cycling). Returns x.
+std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c);
+
+}  // namespace schedsim
