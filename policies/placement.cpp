@@ -8,6 +8,9 @@ namespace schedsim {
 
 void FreeDevices::reset(const ClusterState& state) {
   const std::size_t words = (static_cast<std::size_t>(state.spec().num_devices()) + 63) / 64;
+  if (hints_ && index_built_ && state_ == &state) {  // the last decision's starts were applied
+    for (DeviceId d : claimed_list_) touch_node(state.spec().node_of(d));
+  }
   if (state_ != &state || claimed_bits_.size() != words) {
     claimed_bits_.assign(words, 0);
   } else {
@@ -53,10 +56,17 @@ const std::vector<int>& FreeDevices::node_free() {
   } else {
     // Follow what changed since the last decision (starts applied, jobs ended or moved):
     // set each node to its free count now, then take this decision's claims off again.
-    const int nodes = state_->spec().num_nodes();
-    for (int k = 0; k < nodes; ++k) {
-      const int now = state_->free_on_node(k);
-      if (now != node_free_[static_cast<std::size_t>(k)]) set_node_free(k, now);
+    bool synced = false;
+    if (hints_) {
+      for (int k : dirty_nodes_) set_node_free(k, state_->free_on_node(k));
+      synced = filter_free_[0] == state_->free_devices();
+    }
+    if (!synced) {
+      const int nodes = state_->spec().num_nodes();
+      for (int k = 0; k < nodes; ++k) {
+        const int now = state_->free_on_node(k);
+        if (now != node_free_[static_cast<std::size_t>(k)]) set_node_free(k, now);
+      }
     }
     const ClusterSpec& spec = state_->spec();
     for (DeviceId d : claimed_list_) {
@@ -64,8 +74,22 @@ const std::vector<int>& FreeDevices::node_free() {
       set_node_free(k, node_free_[static_cast<std::size_t>(k)] - 1);
     }
   }
+  for (int k : dirty_nodes_) node_dirty_[static_cast<std::size_t>(k)] = 0;
+  dirty_nodes_.clear();
   node_free_valid_ = true;
   return node_free_;
+}
+
+void FreeDevices::touch_node(int node) {
+  if (node_dirty_.size() <= static_cast<std::size_t>(node)) node_dirty_.resize(static_cast<std::size_t>(node) + 1, 0);
+  if (node_dirty_[static_cast<std::size_t>(node)]) return;
+  node_dirty_[static_cast<std::size_t>(node)] = 1;
+  dirty_nodes_.push_back(node);
+}
+
+void FreeDevices::touch(const std::vector<DeviceId>& devices) {
+  if (!hints_ || !index_built_ || !state_) return;
+  for (DeviceId d : devices) touch_node(state_->spec().node_of(d));
 }
 
 void FreeDevices::build_index() {

@@ -18,6 +18,13 @@ class FreeDevices {
   // Starts a new decision: forgets earlier claims. O(claims of the previous decision).
   void reset(const ClusterState& state);
   int count() const { return free_; }
+  // The owner promises to report, through touch(), the devices of every job that
+  // releases devices between decisions (ends, or stops after a preemption); the index
+  // then follows the cluster state by revisiting only those nodes (and the nodes this
+  // object's claims went to) instead of comparing every node's count. A mismatch of the
+  // total free count still falls back to the full comparison.
+  void use_change_hints() { hints_ = true; }
+  void touch(const std::vector<DeviceId>& devices);
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
   // Returns false (claiming nothing) when fewer than `n` are free.
   bool first_fit(int n, std::vector<DeviceId>& out);
@@ -50,6 +57,7 @@ class FreeDevices {
   // The node index: node_free_[node] changes to `value`.
   void set_node_free(int node, int value);
   void build_index();
+  void touch_node(int node);
   // The index for `only_type` (-1 = every type).
   int filter_of(int only_type) const { return only_type < 0 || num_types_ == 1 ? 0 : 1 + only_type; }
   void set_groups(const std::vector<int>* node_group);
@@ -75,6 +83,9 @@ class FreeDevices {
   std::vector<std::vector<int>> group_free_;   // [filter][group]
   std::vector<std::vector<int>> group_nodes_;  // [group]: its nodes, ascending
   std::vector<int> order_;                     // scratch
+  bool hints_ = false;
+  std::vector<int> dirty_nodes_;  // nodes to revisit at the next sync (hints_)
+  std::vector<char> node_dirty_;
   std::vector<DeviceId> pool_;
 };
 

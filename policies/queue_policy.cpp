@@ -55,6 +55,9 @@ void QueuePolicyOptions::write(YAML::Node& resolved) const {
 QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
     : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {
   grouped_ = order_->grouped() && options_.backfill == Backfill::kNone;
+  // Devices are released only by jobs ending (on_job_finished) and by the preemptions
+  // this policy asks for (on_job_queued): it reports both to free_.
+  free_.use_change_hints();
 }
 
 bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
@@ -103,6 +106,7 @@ void QueuePolicy::stopped_running(JobSlot slot) {
 }
 
 void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
+  free_.touch(view.job(job).devices);
   stopped_running(job);
   order_->on_stopped(view, job);
   if (grouped_) relist(order_->group_of(view, job));  // its owner's key changed
@@ -132,10 +136,14 @@ void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& en
 }
 
 void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
+  const auto index = static_cast<std::size_t>(job);
+  if (index < stopping_devices_.size() && !stopping_devices_[index].empty()) {  // its preemption completed
+    free_.touch(stopping_devices_[index]);
+    stopping_devices_[index].clear();
+  }
   stopped_running(job);
   order_->on_stopped(view, job);
   const JobState& j = view.job(job);
-  const auto index = static_cast<std::size_t>(job);
   if (queued_.size() <= index) queued_.resize(index + 1);
   Queued& q = queued_[index];
   q.promote_at_s = order_->promote_at_s(view, job);
@@ -295,8 +303,11 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   // Stopping jobs counted above make the head wait in any case.
   if (coming - victim_devices > free_.count()) free_stop = false;
   for (std::size_t i = 0; i < victims; ++i) {
-    out.preempt(std::get<2>(scratch_[i]));
-    preempted_.push_back(std::get<2>(scratch_[i]));
+    const JobSlot v = std::get<2>(scratch_[i]);
+    out.preempt(v);
+    preempted_.push_back(v);
+    if (stopping_devices_.size() <= static_cast<std::size_t>(v)) stopping_devices_.resize(static_cast<std::size_t>(v) + 1);
+    stopping_devices_[static_cast<std::size_t>(v)] = view.job(v).devices;
   }
   if (free_stop) {
     devices_.clear();

@@ -102,18 +102,18 @@ TEST_CASE("an 8-GPU job in one NVLink node vs split over two nodes costs exactly
 }
 
 TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when the other ends", "[sim][physics]") {
-  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed 16:1:
-  // rack uplink = 2 nodes x 8 NICs x 50 GB/s / 16 = 50 GB/s. Jobs a and b each span
+  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed 64:1:
+  // rack uplink = 2 nodes x 8 NICs x 50 GB/s / 64 = 12.5 GB/s. Jobs a and b each span
   // both racks (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks. Alone,
-  // a job iterates in t_alone (its ring at 50 GB/s) and its all-reduce traffic averages
+  // a job iterates in t_alone (its ring at 12.5 GB/s) and its all-reduce traffic averages
   // wire / t_alone; two of them ask more than the uplink holds, so max-min gives each
-  // 25 GB/s and an iteration takes wire / 25 GB/s. When b ends, a runs alone again.
-  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 16, nic_bandwidth_gbps: 400}");
+  // 6.25 GB/s and an iteration takes wire / 6.25 GB/s. When b ends, a runs alone again.
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 64, nic_bandwidth_gbps: 400}");
   const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
   const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 16).time_s;
   const double wire = 2.0 * 15 / 16 * p.gradient_bytes;
   auto t_iter = [&](double bw) { return compute_s + wire / bw + 2 * 15 * 5e-6; };
-  const double uplink = 50e9;
+  const double uplink = 12.5e9;
   const double t_ref = t_iter(400e9);  // consolidated reference: 2 nodes, uncontended NICs
   const double t_alone = t_iter(uplink);
   const double demand = wire / t_alone;
