@@ -3,6 +3,7 @@
 // memory limits and heterogeneity-aware placement.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 
 #include "policies/registry.hpp"
@@ -102,22 +103,28 @@ TEST_CASE("an 8-GPU job in one NVLink node vs split over two nodes costs exactly
 }
 
 TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when the other ends", "[sim][physics]") {
-  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed 64:1:
-  // rack uplink = 2 nodes x 8 NICs x 50 GB/s / 64 = 12.5 GB/s. Jobs a and b each span
-  // both racks (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks. Alone,
-  // a job iterates in t_alone (its ring at 12.5 GB/s) and its all-reduce traffic averages
-  // wire / t_alone; two of them ask more than the uplink holds, so max-min gives each
-  // 6.25 GB/s and an iteration takes wire / 6.25 GB/s. When b ends, a runs alone again.
-  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 64, nic_bandwidth_gbps: 400}");
-  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
-  const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 16).time_s;
+  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed k:1:
+  // rack uplink U = 2 nodes x 8 NICs x 50 GB/s / k. Jobs a and b each span both racks
+  // (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks. Alone, a job
+  // iterates in t_alone (its ring at U) and its all-reduce traffic averages
+  // wire / t_alone. k is the smallest whole ratio that makes two jobs ask more than U
+  // (U < wire / (compute + latency)); max-min then gives each U / 2 and an iteration
+  // takes wire / (U / 2). When b ends, a runs alone again.
+  const WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  const AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  const WorkloadProfile& p = profiles.get("GPT-2-1.5B");
+  const double compute_s = iteration_compute_time(p, accelerators.get("H100-SXM"), 16).time_s;
   const double wire = 2.0 * 15 / 16 * p.gradient_bytes;
-  auto t_iter = [&](double bw) { return compute_s + wire / bw + 2 * 15 * 5e-6; };
-  const double uplink = 12.5e9;
+  const double latency_s = 2 * 15 * 5e-6;
+  const int k = static_cast<int>(std::ceil(2 * 8 * 50e9 * (compute_s + latency_s) / wire)) + 1;
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: " + std::to_string(k) + ", nic_bandwidth_gbps: 400}");
+  auto t_iter = [&](double bw) { return compute_s + wire / bw + latency_s; };
+  const double uplink = 2 * 8 * 50e9 / k;
   const double t_ref = t_iter(400e9);  // consolidated reference: 2 nodes, uncontended NICs
   const double t_alone = t_iter(uplink);
   const double demand = wire / t_alone;
   REQUIRE(2 * demand > uplink);  // contended together
+  REQUIRE(demand < uplink);      // alone, it fits
   const double rate_shared = t_ref / (wire / (uplink / 2)), rate_alone = t_ref / t_alone;
   REQUIRE(rate_shared < rate_alone);
   REQUIRE(rate_alone < 1.0);
