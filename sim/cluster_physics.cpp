@@ -251,8 +251,8 @@ bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devi
   return false;
 }
 
-void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
-  const WorkloadProfile* profile = profile_of(job);
+void ClusterPhysics::cache_placement(const JobSpec& /*job*/, Placed& p) {
+  const WorkloadProfile* profile = p.profile;
   if (!profile) return;
   const int n = static_cast<int>(p.devices.size());
   p.compute_s = 0.0;
@@ -275,7 +275,7 @@ void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
 
 double ClusterPhysics::job_rate(const JobState& j, const Placed& p) const {
   double rate = 1.0;
-  if (profile_of(j.spec)) {
+  if (p.profile) {
     // Same arithmetic as iteration_time_s(), from the cached parts of the placement.
     rate = p.t_ref_s / contended_iteration_s(p.alone_s, p.wire_bytes, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
   } else if (is_matrix_job(j.spec)) {
@@ -325,7 +325,8 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
     if (j.devices.empty()) continue;
     if (p.arrival_seq != j.arrival_seq || p.t_ref_s == 0.0) {  // a new job in this slot
       p.arrival_seq = j.arrival_seq;
-      p.t_ref_s = profile_of(j.spec) ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
+      p.profile = profile_of(j.spec);  // looked up once per job: a string hash
+      p.t_ref_s = p.profile ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
     }
     p.devices = j.devices;
     p.placed = true;
@@ -338,7 +339,7 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
       }
       touch_nodes(slot, p.devices);
     }
-    if (profile_of(j.spec)) {
+    if (p.profile) {
       cache_placement(j.spec, p);  // leaves the comm path in path_
       if (!path_.shared_links.empty() && p.demand_Bps > 0) {
         p.flow = fair_share_.add_flow(path_.shared_links, p.demand_Bps);

@@ -82,6 +82,7 @@ class ClusterPhysics : public PhysicsModel {
     bool placed = false;
     std::vector<DeviceId> devices;
     MaxMinFairShare::FlowId flow = -1;
+    const WorkloadProfile* profile = nullptr;  // of the job in this slot (set with arrival_seq)
     double t_ref_s = 0.0;
     // Cached at placement, so that a change of bandwidth share costs O(1) per job:
     double compute_s = 0.0;        // slowest member's roofline time
