@@ -2,6 +2,8 @@
 
 #include <map>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "policies/queue_policy.hpp"
 
@@ -14,23 +16,49 @@ struct FairShareOptions {
 };
 
 // Key = the owner's dominant share: GPUs its running jobs hold / all GPUs / its weight.
-// The GPUs each owner holds are counted from the running jobs at each decision (O(running))
-// and advanced as the decision starts jobs.
+// The GPUs each owner holds are kept up to date as jobs start and stop (a job holds the
+// GPUs it was started on until it finishes or its preemption completes), so a key costs
+// O(1). Every job of an owner has the same key, so the order is grouped: the queue
+// engine keeps one FIFO per owner and the owners ordered by share (O(log owners) per
+// start).
 class FairShareOrder : public QueueOrder {
  public:
   explicit FairShareOrder(FairShareOptions options) : options_(std::move(options)) {}
 
-  double queued_key(const SchedulerView& view, JobSlot job) override { return share(view, view.job(job).spec); }
-  double running_key(const SchedulerView& view, JobSlot job) const override { return share(view, view.job(job).spec); }
+  double queued_key(const SchedulerView& view, JobSlot job) override { return group_key(group_of(view, job)); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return group_key(owner_id(view.job(job).spec)); }
   bool keys_change_while_queued() const override { return true; }
-  void on_decision(const SchedulerView& view) override {
-    held_.clear();
-    for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
-      held_[owner(r.spec)] += static_cast<double>(r.devices.size());
-    }
+  bool grouped() const override { return true; }
+  int group_of(const SchedulerView& view, JobSlot job) override {
+    num_devices_ = view.cluster().num_devices();
+    const std::string& o = owner(view.job(job).spec);
+    auto it = ids_.find(o);
+    if (it != ids_.end()) return it->second;
+    const int id = static_cast<int>(held_.size());
+    ids_.emplace(o, id);
+    held_.push_back(0.0);
+    const auto w = options_.weights.find(o);
+    weight_.push_back(w == options_.weights.end() ? 1.0 : w->second);
+    return id;
   }
-  void on_started(const SchedulerView& view, JobSlot job) override { held_[owner(view.job(job).spec)] += view.job(job).spec.num_gpus; }
+  double group_key(int group) const override {
+    const auto g = static_cast<std::size_t>(group);
+    return held_[g] / num_devices_ / weight_[g];
+  }
+  void on_started(const SchedulerView& view, JobSlot job) override {
+    const auto s = static_cast<std::size_t>(job);
+    if (counted_.size() <= s) counted_.resize(s + 1, {-1, 0.0});
+    const int g = group_of(view, job);
+    const double gpus = view.job(job).spec.num_gpus;
+    held_[static_cast<std::size_t>(g)] += gpus;
+    counted_[s] = {g, gpus};
+  }
+  void on_stopped(const SchedulerView& /*view*/, JobSlot job) override {
+    const auto s = static_cast<std::size_t>(job);
+    if (s >= counted_.size() || counted_[s].first < 0) return;
+    held_[static_cast<std::size_t>(counted_[s].first)] -= counted_[s].second;
+    counted_[s] = {-1, 0.0};
+  }
   void write(YAML::Node& resolved) const override {
     resolved["by"] = options_.by_group ? "group" : "user";
     YAML::Node w(YAML::NodeType::Map);
@@ -40,17 +68,15 @@ class FairShareOrder : public QueueOrder {
 
  private:
   const std::string& owner(const JobSpec& spec) const { return options_.by_group ? spec.group : spec.user; }
-  double share(const SchedulerView& view, const JobSpec& spec) const {
-    const std::string& o = owner(spec);
-    const auto h = held_.find(o);
-    const double held = h == held_.end() ? 0.0 : h->second;
-    const auto w = options_.weights.find(o);
-    const double weight = w == options_.weights.end() ? 1.0 : w->second;
-    return held / view.cluster().num_devices() / weight;
-  }
+  // A running job's owner was seen when it was queued.
+  int owner_id(const JobSpec& spec) const { return ids_.at(owner(spec)); }
 
   FairShareOptions options_;
-  std::unordered_map<std::string, double> held_;  // owner -> GPUs held now
+  double num_devices_ = 1;
+  std::unordered_map<std::string, int> ids_;  // owner -> id
+  std::vector<double> held_;                  // by owner id: GPUs its running jobs hold (whole numbers: exact)
+  std::vector<double> weight_;                // by owner id
+  std::vector<std::pair<int, double>> counted_;  // by slot: (owner id, GPUs) while running, (-1, 0) otherwise
 };
 
 }  // namespace

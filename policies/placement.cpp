@@ -8,6 +8,9 @@ namespace schedsim {
 
 void FreeDevices::reset(const ClusterState& state) {
   const std::size_t words = (static_cast<std::size_t>(state.spec().num_devices()) + 63) / 64;
+  if (hints_ && index_built_ && state_ == &state) {  // the last decision's starts were applied
+    for (DeviceId d : claimed_list_) touch_node(state.spec().node_of(d));
+  }
   if (state_ != &state || claimed_bits_.size() != words) {
     claimed_bits_.assign(words, 0);
   } else {
@@ -19,6 +22,7 @@ void FreeDevices::reset(const ClusterState& state) {
   if (claimed_milli_.size() != static_cast<std::size_t>(state.spec().num_devices())) {
     claimed_milli_.assign(static_cast<std::size_t>(state.spec().num_devices()), 0);
   }
+  if (state_ != &state) index_built_ = false;
   state_ = &state;
   free_ = state.free_devices();
   node_free_valid_ = false;
@@ -28,7 +32,10 @@ void FreeDevices::claim(DeviceId d) {
   claimed_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
   claimed_list_.push_back(d);
   --free_;
-  if (node_free_valid_) --node_free_[static_cast<std::size_t>(state_->spec().node_of(d))];
+  if (node_free_valid_) {
+    const int k = state_->spec().node_of(d);
+    set_node_free(k, node_free_[static_cast<std::size_t>(k)] - 1);
+  }
 }
 
 bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
@@ -48,14 +55,105 @@ bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
 namespace schedsim {
 
 const std::vector<int>& FreeDevices::node_free() {
-  if (!node_free_valid_) {
+  if (node_free_valid_) return node_free_;
+  if (!index_built_ || node_free_.size() != static_cast<std::size_t>(state_->spec().num_nodes())) {
+    build_index();
+  } else {
+    // Follow what changed since the last decision (starts applied, jobs ended or moved):
+    // set each node to its free count now, then take this decision's claims off again.
+    bool synced = false;
+    if (hints_) {
+      for (int k : dirty_nodes_) set_node_free(k, state_->free_on_node(k));
+      synced = filter_free_[0] == state_->free_devices();
+    }
+    if (!synced) {
+      const int nodes = state_->spec().num_nodes();
+      for (int k = 0; k < nodes; ++k) {
+        const int now = state_->free_on_node(k);
+        if (now != node_free_[static_cast<std::size_t>(k)]) set_node_free(k, now);
+      }
+    }
     const ClusterSpec& spec = state_->spec();
-    node_free_.resize(static_cast<std::size_t>(spec.num_nodes()));
-    for (int n = 0; n < spec.num_nodes(); ++n) node_free_[static_cast<std::size_t>(n)] = state_->free_on_node(n);
-    for (DeviceId d : claimed_list_) --node_free_[static_cast<std::size_t>(spec.node_of(d))];
-    node_free_valid_ = true;
+    for (DeviceId d : claimed_list_) {
+      const int k = spec.node_of(d);
+      set_node_free(k, node_free_[static_cast<std::size_t>(k)] - 1);
+    }
   }
+  for (int k : dirty_nodes_) node_dirty_[static_cast<std::size_t>(k)] = 0;
+  dirty_nodes_.clear();
+  node_free_valid_ = true;
   return node_free_;
+}
+
+void FreeDevices::touch_node(int node) {
+  if (node_dirty_.size() <= static_cast<std::size_t>(node)) node_dirty_.resize(static_cast<std::size_t>(node) + 1, 0);
+  if (node_dirty_[static_cast<std::size_t>(node)]) return;
+  node_dirty_[static_cast<std::size_t>(node)] = 1;
+  dirty_nodes_.push_back(node);
+}
+
+void FreeDevices::touch(const std::vector<DeviceId>& devices) {
+  if (!hints_ || !index_built_ || !state_) return;
+  for (DeviceId d : devices) touch_node(state_->spec().node_of(d));
+}
+
+void FreeDevices::build_index() {
+  const ClusterSpec& spec = state_->spec();
+  const int nodes = spec.num_nodes();
+  num_types_ = std::max<int>(1, static_cast<int>(spec.device_types().size()));
+  max_per_node_ = 0;
+  for (int k = 0; k < nodes; ++k) max_per_node_ = std::max(max_per_node_, spec.node(k).num_devices);
+  const std::size_t filters = num_types_ == 1 ? 1 : static_cast<std::size_t>(num_types_) + 1;
+  buckets_.assign(filters, std::vector<std::set<int>>(static_cast<std::size_t>(max_per_node_) + 1));
+  filter_free_.assign(filters, 0);
+  groups_of_ = nullptr;
+  num_groups_ = 1;
+  group_free_.assign(filters, std::vector<int>(1, 0));
+  group_nodes_.clear();
+  node_free_.assign(static_cast<std::size_t>(nodes), 0);
+  index_built_ = true;
+  for (int k = 0; k < nodes; ++k) set_node_free(k, state_->free_on_node(k));
+  for (DeviceId d : claimed_list_) {
+    const int k = spec.node_of(d);
+    set_node_free(k, node_free_[static_cast<std::size_t>(k)] - 1);
+  }
+}
+
+void FreeDevices::set_node_free(int node, int value) {
+  const auto k = static_cast<std::size_t>(node);
+  const int old = node_free_[k];
+  if (old == value) return;
+  const int group = groups_of_ ? (*groups_of_)[k] : 0;
+  auto update = [&](std::size_t filter) {
+    auto& b = buckets_[filter];
+    if (old > 0) b[static_cast<std::size_t>(old)].erase(node);
+    if (value > 0) b[static_cast<std::size_t>(value)].insert(node);
+    filter_free_[filter] += value - old;
+    group_free_[filter][static_cast<std::size_t>(group)] += value - old;
+  };
+  update(0);
+  if (num_types_ > 1) update(1 + static_cast<std::size_t>(state_->spec().node(node).type_index));
+  node_free_[k] = value;
+}
+
+void FreeDevices::set_groups(const std::vector<int>* node_group) {
+  if (node_group == groups_of_) return;
+  groups_of_ = node_group;
+  const ClusterSpec& spec = state_->spec();
+  const int nodes = spec.num_nodes();
+  num_groups_ = 1;
+  if (groups_of_) {
+    for (int k = 0; k < nodes; ++k) num_groups_ = std::max(num_groups_, (*groups_of_)[static_cast<std::size_t>(k)] + 1);
+  }
+  group_nodes_.assign(static_cast<std::size_t>(num_groups_), {});
+  for (auto& g : group_free_) g.assign(static_cast<std::size_t>(num_groups_), 0);
+  for (int k = 0; k < nodes; ++k) {
+    const auto g = static_cast<std::size_t>(groups_of_ ? (*groups_of_)[static_cast<std::size_t>(k)] : 0);
+    group_nodes_[g].push_back(k);
+    const int f = node_free_[static_cast<std::size_t>(k)];
+    group_free_[0][g] += f;
+    if (num_types_ > 1) group_free_[1 + static_cast<std::size_t>(spec.node(k).type_index)][g] += f;
+  }
 }
 
 void FreeDevices::take_from_node(int node, int n, std::vector<DeviceId>& out) {
@@ -96,31 +194,69 @@ bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out) {
 }
 
 bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type) {
+  node_free();
+  set_groups(node_group);
+  const auto filter = static_cast<std::size_t>(filter_of(only_type));
+  if (n > filter_free_[filter]) return false;
+  if (n <= 0) return true;
+  // Best fit inside one node: the fewest free devices that still hold the job, the
+  // lowest-numbered such node.
+  const auto& buckets = buckets_[filter];
+  for (int c = n; c <= max_per_node_; ++c) {
+    const auto& b = buckets[static_cast<std::size_t>(c)];
+    if (!b.empty()) {
+      take_from_node(*b.begin(), n, out);
+      return true;
+    }
+  }
+  // Several nodes: choose the group with the least free capacity that still holds the
+  // job (all nodes form one group without locality information), then its emptiest nodes.
+  int chosen = -1;
+  const auto& group_free = group_free_[filter];
+  for (int g = 0; g < num_groups_; ++g) {
+    const int f = group_free[static_cast<std::size_t>(g)];
+    if (f >= n && (chosen < 0 || f < group_free[static_cast<std::size_t>(chosen)])) chosen = g;
+  }
+  if (chosen < 0) return packed_across_groups(n, only_type, out);
+  auto usable = [&](int k) {
+    return only_type < 0 || state_->spec().node(k).type_index == only_type ? node_free_[static_cast<std::size_t>(k)] : 0;
+  };
+  order_.clear();
+  if (!groups_of_) {
+    // Emptiest first, ascending node id among equals, until the job is covered.
+    int covered = 0;
+    for (int c = max_per_node_; c > 0 && covered < n; --c) {
+      for (auto it = buckets[static_cast<std::size_t>(c)].begin(); it != buckets[static_cast<std::size_t>(c)].end() && covered < n; ++it) {
+        order_.push_back(*it);
+        covered += c;
+      }
+    }
+  } else {
+    for (int k : group_nodes_[static_cast<std::size_t>(chosen)]) {
+      if (usable(k) > 0) order_.push_back(k);
+    }
+    std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) { return usable(a) > usable(b); });
+  }
+  for (int k : order_) {
+    if (n == 0) break;
+    const int take = std::min(n, usable(k));
+    take_from_node(k, take, out);
+    n -= take;
+  }
+  return true;
+}
+
+// No group holds the job: fill whole groups in order of free capacity (the full scan).
+bool FreeDevices::packed_across_groups(int n, int only_type, std::vector<DeviceId>& out) {
   const ClusterSpec& spec = state_->spec();
-  const std::vector<int>& all_free = node_free();
-  const int nodes = static_cast<int>(all_free.size());
-  // Free devices per node that this call may use (nodes of other types count as full).
-  std::vector<int> nf(all_free);
+  const int nodes = static_cast<int>(node_free_.size());
+  std::vector<int> nf(node_free_);
   if (only_type >= 0) {
     for (int k = 0; k < nodes; ++k) {
       if (spec.node(k).type_index != only_type) nf[static_cast<std::size_t>(k)] = 0;
     }
   }
-  int usable = 0;
-  for (int f : nf) usable += f;
-  if (n > usable) return false;
-  // Best fit inside one node.
-  int best = -1;
-  for (int k = 0; k < nodes; ++k) {
-    const int f = nf[static_cast<std::size_t>(k)];
-    if (f >= n && (best < 0 || f < nf[static_cast<std::size_t>(best)])) best = k;
-  }
-  if (best >= 0) {
-    take_from_node(best, n, out);
-    return true;
-  }
-  // Several nodes: choose the group with the least free capacity that still holds the
-  // job (all nodes form one group without locality information), then its emptiest nodes.
+  const std::vector<int>* node_group = groups_of_;
   std::vector<int> group_free;
   auto group_of = [&](int k) { return node_group ? (*node_group)[static_cast<std::size_t>(k)] : 0; };
   for (int k = 0; k < nodes; ++k) {
@@ -128,18 +264,13 @@ bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<
     if (g >= group_free.size()) group_free.resize(g + 1, 0);
     group_free[g] += nf[static_cast<std::size_t>(k)];
   }
-  int chosen = -1;
-  for (std::size_t g = 0; g < group_free.size(); ++g) {
-    if (group_free[g] >= n && (chosen < 0 || group_free[g] < group_free[static_cast<std::size_t>(chosen)])) chosen = static_cast<int>(g);
-  }
   std::vector<int> order;
   for (int k = 0; k < nodes; ++k) {
-    if (nf[static_cast<std::size_t>(k)] > 0 && (chosen < 0 || group_of(k) == chosen)) order.push_back(k);
+    if (nf[static_cast<std::size_t>(k)] > 0) order.push_back(k);
   }
-  // Emptiest nodes first (fewest nodes overall); without one group large enough, fill
-  // whole groups in order of free capacity.
+  // Without one group large enough, fill whole groups in order of free capacity.
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    if (chosen < 0 && group_of(a) != group_of(b)) {
+    if (group_of(a) != group_of(b)) {
       return group_free[static_cast<std::size_t>(group_of(a))] > group_free[static_cast<std::size_t>(group_of(b))];
     }
     return nf[static_cast<std::size_t>(a)] > nf[static_cast<std::size_t>(b)];

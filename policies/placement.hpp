@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ class FreeDevices {
   // Starts a new decision: forgets earlier claims. O(claims of the previous decision).
   void reset(const ClusterState& state);
   int count() const { return free_; }
+  // The owner promises to report, through touch(), the devices of every job that
+  // releases devices between decisions (ends, or stops after a preemption); the index
+  // then follows the cluster state by revisiting only those nodes (and the nodes this
+  // object's claims went to) instead of comparing every node's count. A mismatch of the
+  // total free count still falls back to the full comparison.
+  void use_change_hints() { hints_ = true; }
+  void touch(const std::vector<DeviceId>& devices);
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
   // Returns false (claiming nothing) when fewer than `n` are free.
   bool first_fit(int n, std::vector<DeviceId>& out);
@@ -30,7 +38,10 @@ class FreeDevices {
   // Consolidated: as few nodes as possible, and inside one locality group (rack) when
   // `node_group` (node -> group, may be null) allows. A job that fits a node goes to the
   // fullest node that still fits it (best fit); larger jobs take the emptiest nodes of
-  // the best-fitting group first.
+  // the best-fitting group first. Uses an index of nodes by free count kept between
+  // decisions: O(nodes) integer compares per decision to follow the cluster state, then
+  // O(log nodes) per node whose count changes and per single-node fit, O(groups + nodes
+  // of the chosen group) for a job that needs several nodes.
   // `only_type` >= 0 restricts the placement to devices of that type (index into
   // ClusterSpec::device_types()).
   bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type = -1);
@@ -58,17 +69,43 @@ class FreeDevices {
  private:
   bool claimed(DeviceId d) const { return (claimed_bits_[static_cast<std::size_t>(d) >> 6] >> (d & 63)) & 1U; }
   void claim(DeviceId d);
-  // Free, unclaimed devices per node (built on first use in a decision).
+  // Free, unclaimed devices per node, kept up to date with the index below from the first
+  // use in a decision (brought in step with the cluster state by comparing counts).
   const std::vector<int>& node_free();
   void take_from_node(int node, int n, std::vector<DeviceId>& out);
   void claim_share(DeviceId d, int milli);
+  // The node index: node_free_[node] changes to `value`.
+  void set_node_free(int node, int value);
+  void build_index();
+  void touch_node(int node);
+  // The index for `only_type` (-1 = every type).
+  int filter_of(int only_type) const { return only_type < 0 || num_types_ == 1 ? 0 : 1 + only_type; }
+  void set_groups(const std::vector<int>* node_group);
+  // The old full scan, for a job that no single group can hold (rare).
+  bool packed_across_groups(int n, int only_type, std::vector<DeviceId>& out);
 
   const ClusterState* state_ = nullptr;
   std::vector<std::uint64_t> claimed_bits_;
   std::vector<DeviceId> claimed_list_;
   int free_ = 0;
   std::vector<int> node_free_;
-  bool node_free_valid_ = false;
+  bool node_free_valid_ = false;  // in step with the state for this decision
+  bool index_built_ = false;      // node_free_ and the index describe some earlier state
+  // The index, per filter (0: all nodes, 1 + t: nodes of type t when there are several
+  // types): nodes by free count (buckets[f][c] = nodes with c free, ascending), free
+  // devices in total and per locality group.
+  int num_types_ = 1;
+  int max_per_node_ = 0;
+  std::vector<std::vector<std::set<int>>> buckets_;
+  std::vector<int> filter_free_;
+  const std::vector<int>* groups_of_ = nullptr;  // the node -> group map group_free_ follows
+  int num_groups_ = 1;
+  std::vector<std::vector<int>> group_free_;   // [filter][group]
+  std::vector<std::vector<int>> group_nodes_;  // [group]: its nodes, ascending
+  std::vector<int> order_;                     // scratch
+  bool hints_ = false;
+  std::vector<int> dirty_nodes_;  // nodes to revisit at the next sync (hints_)
+  std::vector<char> node_dirty_;
   std::vector<DeviceId> pool_;
   std::vector<int> claimed_milli_;         // shares claimed in this decision, by device
   std::vector<DeviceId> share_claims_;     // devices with claimed_milli_ > 0

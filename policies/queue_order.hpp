@@ -46,6 +46,20 @@ class QueueOrder {
   virtual bool keys_change_while_queued() const { return false; }
   virtual void on_decision(const SchedulerView& /*view*/) {}
   virtual void on_started(const SchedulerView& /*view*/, JobSlot /*job*/) {}
+  // A job stopped holding devices: it finished, or came back to the queue after a
+  // preemption (called for every order, before on_job_queued's queued_key()).
+  virtual void on_stopped(const SchedulerView& /*view*/, JobSlot /*job*/) {}
+  // Orders whose key is shared by groups of jobs (fair share: every job of an owner has
+  // its owner's share) return true here, a job's group (>= 0) from group_of() and the
+  // group's key now from group_key(). Such an order keeps group_key() current itself
+  // (through on_started and on_stopped, which the engine then always calls) and never
+  // promotes. Without backfilling, the engine then keeps one arrival-ordered queue per
+  // group and the groups in a set ordered by (key, arrival of their first job): the same
+  // order as keying every job, at O(log groups + log jobs) per start and per change of a
+  // group's key, instead of re-keying the whole queue at each decision.
+  virtual bool grouped() const { return false; }
+  virtual int group_of(const SchedulerView& /*view*/, JobSlot /*job*/) { return -1; }
+  virtual double group_key(int /*group*/) const { return 0.0; }
   // The order's own resolved options.
   virtual void write(YAML::Node& /*resolved*/) const {}
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/error.hpp"
+
 namespace schedsim {
 
 namespace {
@@ -51,7 +53,12 @@ void QueuePolicyOptions::write(YAML::Node& resolved) const {
 }
 
 QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
-    : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {}
+    : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {
+  grouped_ = order_->grouped() && options_.backfill == Backfill::kNone;
+  // Devices are released only by jobs ending (on_job_finished) and by the preemptions
+  // this policy asks for (on_job_queued): it reports both to free_.
+  free_.use_change_hints();
+}
 
 bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type) {
   switch (options_.placement) {
@@ -113,12 +120,29 @@ void QueuePolicy::stopped_running(JobSlot slot) {
   started_key_[index] = std::numeric_limits<double>::quiet_NaN();
 }
 
-void QueuePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job) { stopped_running(job); }
+void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
+  free_.touch(view.job(job).devices);
+  stopped_running(job);
+  order_->on_stopped(view, job);
+  if (grouped_) relist(order_->group_of(view, job));  // its owner's key changed
+}
+
+void QueuePolicy::relist(int g) {
+  if (g < 0 || static_cast<std::size_t>(g) >= groups_.size()) return;
+  Group& group = groups_[static_cast<std::size_t>(g)];
+  if (group.listed) group_heads_.erase({group.key, group.head_seq, g});
+  group.listed = !group.jobs.empty();
+  if (!group.listed) return;
+  group.key = order_->group_key(g);
+  group.head_seq = group.jobs.begin()->first;
+  group_heads_.emplace(group.key, group.head_seq, g);
+}
 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
   remove(slot, entry);
-  if (order_->keys_change_while_queued()) order_->on_started(view, slot);
+  if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
+  if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
   if (!options_.preemption) return;  // running keys only serve preemption decisions
   const auto index = static_cast<std::size_t>(slot);
   if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
@@ -127,20 +151,37 @@ void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& en
 }
 
 void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
-  stopped_running(job);
   const JobState& j = view.job(job);
   // FGD's workload mix: every arrival once (not the returns after preemption).
   if (options_.placement == Placement::kFgd && j.preemptions == 0) mix_.add(j.spec.num_gpus, j.spec.gpu_milli);
   const auto index = static_cast<std::size_t>(job);
+  if (index < stopping_devices_.size() && !stopping_devices_[index].empty()) {  // its preemption completed
+    free_.touch(stopping_devices_[index]);
+    stopping_devices_[index].clear();
+  }
+  stopped_running(job);
+  order_->on_stopped(view, job);
   if (queued_.size() <= index) queued_.resize(index + 1);
   Queued& q = queued_[index];
-  q.key = order_->queued_key(view, job);
   q.promote_at_s = order_->promote_at_s(view, job);
+  if (grouped_) {
+    if (std::isfinite(q.promote_at_s)) throw InvariantError("queue policy '" + name_ + "': a grouped order may not promote jobs");
+    q.group = order_->group_of(view, job);
+    if (static_cast<std::size_t>(q.group) >= groups_.size()) groups_.resize(static_cast<std::size_t>(q.group) + 1);
+    groups_[static_cast<std::size_t>(q.group)].jobs.emplace(j.arrival_seq, job);
+    relist(q.group);
+    return;
+  }
+  q.key = order_->queued_key(view, job);
   queue_.emplace(q.key, j.arrival_seq, job);
   if (std::isfinite(q.promote_at_s)) promotions_.emplace(q.promote_at_s, j.arrival_seq, job);
 }
 
 void QueuePolicy::remove(JobSlot slot, const Entry& entry) {
+  if (grouped_) {  // start() relists the group
+    groups_[static_cast<std::size_t>(queued_[static_cast<std::size_t>(slot)].group)].jobs.erase({std::get<1>(entry), slot});
+    return;
+  }
   queue_.erase(entry);
   const Queued& q = queued_[static_cast<std::size_t>(slot)];
   if (std::isfinite(q.promote_at_s)) promotions_.erase({q.promote_at_s, std::get<1>(entry), slot});
@@ -177,7 +218,34 @@ void QueuePolicy::refresh_keys(const SchedulerView& view) {
   }
 }
 
+// Grouped orders: the head is the first job of the group with the smallest (key, first
+// arrival), which is the job with the smallest (key, arrival) overall, as in decide();
+// group keys are always current, so no re-keying pass is needed.
+void QueuePolicy::decide_grouped(const SchedulerView& view, ActionBatch& out) {
+  if (group_heads_.empty()) return;
+  free_.reset(view.cluster_state());
+  node_group_ = view.node_group();
+  preempted_.clear();
+  bool waiting = false;
+  while (!group_heads_.empty()) {
+    const auto [key, seq, g] = *group_heads_.begin();
+    const JobSlot slot = groups_[static_cast<std::size_t>(g)].jobs.begin()->second;
+    const Entry head{key, seq, slot};
+    devices_.clear();
+    if (place(view, view.job(slot).spec, devices_)) {
+      start(view, slot, head, out);
+      continue;
+    }
+    if (options_.preemption && preempt_for(view, head, out, waiting)) continue;
+    break;
+  }
+}
+
 void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
+  if (grouped_) {
+    decide_grouped(view, out);
+    return;
+  }
   promote_due(view);
   if (queue_.empty()) return;
   const bool dynamic = order_->keys_change_while_queued();
@@ -256,8 +324,11 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   // Stopping jobs counted above make the head wait in any case.
   if (coming - victim_devices > free_.count()) free_stop = false;
   for (std::size_t i = 0; i < victims; ++i) {
-    out.preempt(std::get<2>(scratch_[i]));
-    preempted_.push_back(std::get<2>(scratch_[i]));
+    const JobSlot v = std::get<2>(scratch_[i]);
+    out.preempt(v);
+    preempted_.push_back(v);
+    if (stopping_devices_.size() <= static_cast<std::size_t>(v)) stopping_devices_.resize(static_cast<std::size_t>(v) + 1);
+    stopping_devices_[static_cast<std::size_t>(v)] = view.job(v).devices;
   }
   if (free_stop) {
     devices_.clear();

@@ -9,7 +9,9 @@
 // Without extras the head blocks the queue and a decision costs O(jobs started + 1);
 // running jobs are only examined when the head is blocked and an extra is on. Orders whose
 // keys change while queued (QueueOrder::keys_change_while_queued) add one re-keying pass
-// over the queue per decision, O(n log n), and O(log n) per stale head re-inserted.
+// over the queue per decision, O(n log n), and O(log n) per stale head re-inserted, except
+// grouped orders (QueueOrder::grouped, e.g. fair share) without backfilling: one queue per
+// group, O(log groups + log n) per start.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +62,14 @@ class QueuePolicy : public Policy {
   struct Queued {
     double key = 0;
     double promote_at_s = 0;
+    int group = -1;  // grouped orders
+  };
+  // Grouped orders (QueueOrder::grouped()): the queued jobs of one group by arrival.
+  struct Group {
+    std::set<std::pair<std::uint64_t, JobSlot>> jobs;  // (arrival sequence, slot)
+    bool listed = false;  // in group_heads_ with key and head_seq
+    double key = 0;
+    std::uint64_t head_seq = 0;
   };
 
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
@@ -78,6 +88,10 @@ class QueuePolicy : public Policy {
   // (checkpoints are free); sets `waiting` when devices were freed for it later.
   bool preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting);
   void backfill(const SchedulerView& view, ActionBatch& out);
+  bool queue_empty() const { return grouped_ ? group_heads_.empty() : queue_.empty(); }
+  // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
+  void relist(int g);
+  void decide_grouped(const SchedulerView& view, ActionBatch& out);
 
   std::string name_;
   std::unique_ptr<QueueOrder> order_;
@@ -86,11 +100,18 @@ class QueuePolicy : public Policy {
   FreeDevices free_;
   TaskMix mix_;  // the workload's request classes seen so far (fgd placement)
   const std::vector<int>* node_group_ = nullptr;
-  std::set<Entry> queue_;
+  std::set<Entry> queue_;  // every queued job, unless grouped_
+  // grouped_: the order is grouped and there is no backfilling (which walks the queue in
+  // the keyed order); then queued jobs live in groups_, and group_heads_ holds
+  // (group key, arrival sequence of its first job, group) for every non-empty group.
+  bool grouped_ = false;
+  std::vector<Group> groups_;
+  std::set<Entry> group_heads_;
   std::set<std::tuple<double, std::uint64_t, JobSlot>> promotions_;  // (instant s, seq, slot)
   std::vector<Queued> queued_;  // by slot, valid while the job is queued
   std::vector<DeviceId> devices_;
   std::vector<JobSlot> preempted_;
+  std::vector<std::vector<DeviceId>> stopping_devices_;  // by slot: devices of a job this policy preempted, until it is back in the queue
   // Keys of running jobs when they started, for running_keys_only_improve() orders: an
   // upper bound of their keys now. NaN by slot = not running.
   std::multiset<double> running_keys_;

@@ -97,6 +97,13 @@ const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
   return it->second;
 }
 
+double ClusterPhysics::compute_time_s(const WorkloadProfile& profile, const AcceleratorSpec& device, int num_devices) const {
+  const auto key = std::make_tuple(&profile, &device, num_devices);
+  auto it = compute_cache_.find(key);
+  if (it == compute_cache_.end()) it = compute_cache_.emplace(key, iteration_compute_time(profile, device, num_devices).time_s).first;
+  return it->second;
+}
+
 const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const {
   if (!config_.reference_device.empty()) return accelerators_.get(config_.reference_device);
   if (!job.gpu_type.empty()) {
@@ -186,23 +193,24 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
     const int t = cluster_.node(cluster_.node_of(d)).type_index;
     if (t < 64 && (seen_types >> t) & 1) continue;
     if (t < 64) seen_types |= 1 << t;
-    compute_s = std::max(compute_s, iteration_compute_time(*profile, *type_specs_[static_cast<std::size_t>(t)], n).time_s);
+    compute_s = std::max(compute_s, compute_time_s(*profile, *type_specs_[static_cast<std::size_t>(t)], n));
   }
   CommPath path;
   topology_.comm_path(devices, path);
-  // The max-min share never exceeds a link's capacity; uncontended, the slowest shared
-  // link still caps the ring.
-  double bandwidth = std::min(path.private_bandwidth_Bps, shared_bandwidth_Bps);
+  // Uncontended, the slowest shared link still caps the ring.
+  double bandwidth = path.private_bandwidth_Bps;
   for (int link : path.shared_links) bandwidth = std::min(bandwidth, topology_.link(link).capacity_Bps);
-  const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, path.latency_s);
-  return schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
+  const double bytes = gradient_allreduce_bytes(*profile);
+  const double comm_s = ring_allreduce_time_s(n, bytes, bandwidth, path.latency_s);
+  const double alone_s = schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
+  return contended_iteration_s(alone_s, n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0, shared_bandwidth_Bps);
 }
 
 double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_devices) const {
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
   const AcceleratorSpec& ref = reference_type(job);
-  const double compute_s = iteration_compute_time(*profile, ref, num_devices).time_s;
+  const double compute_s = compute_time_s(*profile, ref, num_devices);
   if (num_devices <= 1) return compute_s;
   // Consolidated: inside one NVLink domain when the domain is large enough, else over
   // uncontended node NICs.
@@ -225,6 +233,15 @@ double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_de
   return schedsim::iteration_time_s(compute_s, comm_s, config_.overlap);
 }
 
+// A job whose average all-reduce traffic (wire_bytes per iteration) gets only `share_Bps`
+// on its shared links cannot iterate faster than wire_bytes / share_Bps; with its demand
+// met (share >= wire_bytes / alone_s) it runs as if alone.
+double ClusterPhysics::contended_iteration_s(double alone_s, double wire_bytes, double share_Bps) {
+  if (!(share_Bps < MaxMinFairShare::kUnlimited) || wire_bytes <= 0) return alone_s;
+  if (share_Bps >= wire_bytes / alone_s) return alone_s;
+  return wire_bytes / share_Bps;
+}
+
 bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const {
   for (DeviceId d : devices) {
     for (JobSlot other : node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))]) {
@@ -234,8 +251,8 @@ bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devi
   return false;
 }
 
-void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
-  const WorkloadProfile* profile = profile_of(job);
+void ClusterPhysics::cache_placement(const JobSpec& /*job*/, Placed& p) {
+  const WorkloadProfile* profile = p.profile;
   if (!profile) return;
   const int n = static_cast<int>(p.devices.size());
   p.compute_s = 0.0;
@@ -244,22 +261,23 @@ void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
     const int t = cluster_.node(cluster_.node_of(d)).type_index;
     if (t == last_type) continue;
     last_type = t;
-    p.compute_s = std::max(p.compute_s, iteration_compute_time(*profile, *type_specs_[static_cast<std::size_t>(t)], n).time_s);
+    p.compute_s = std::max(p.compute_s, compute_time_s(*profile, *type_specs_[static_cast<std::size_t>(t)], n));
   }
   topology_.comm_path(p.devices, path_);
   p.fixed_bw_Bps = path_.private_bandwidth_Bps;
   for (int link : path_.shared_links) p.fixed_bw_Bps = std::min(p.fixed_bw_Bps, topology_.link(link).capacity_Bps);
   p.latency_s = path_.latency_s;
+  const double bytes = gradient_allreduce_bytes(*profile);
+  p.wire_bytes = n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
+  p.alone_s = schedsim::iteration_time_s(p.compute_s, ring_allreduce_time_s(n, bytes, p.fixed_bw_Bps, p.latency_s), config_.overlap);
+  p.demand_Bps = p.alone_s > 0 ? p.wire_bytes / p.alone_s : 0.0;
 }
 
 double ClusterPhysics::job_rate(const JobState& j, Placed& p) const {
   double rate = 1.0;
-  if (const WorkloadProfile* profile = profile_of(j.spec)) {
+  if (p.profile) {
     // Same arithmetic as iteration_time_s(), from the cached parts of the placement.
-    const double bandwidth = std::min(p.fixed_bw_Bps, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
-    const int n = static_cast<int>(p.devices.size());
-    const double comm_s = ring_allreduce_time_s(n, gradient_allreduce_bytes(*profile), bandwidth, p.latency_s);
-    const double t_iter = schedsim::iteration_time_s(p.compute_s, comm_s, config_.overlap);
+    const double t_iter = contended_iteration_s(p.alone_s, p.wire_bytes, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
     rate = p.t_ref_s / t_iter;
     p.utilization = t_iter > 0.0 ? std::min(1.0, p.compute_s / t_iter) : 1.0;
   } else if (is_matrix_job(j.spec)) {
@@ -286,12 +304,16 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
   for (JobSlot slot : changed) {
     if (static_cast<std::size_t>(slot) >= placed_.size()) placed_.resize(static_cast<std::size_t>(slot) + 1);
     Placed& p = placed_[static_cast<std::size_t>(slot)];
+    // Jobs per node only serve interference; without it they are not kept.
+    const bool track_nodes = config_.interference_factor < 1.0;
     if (p.placed) {  // forget the old placement
-      for (DeviceId d : p.devices) {
-        auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
-        list.erase(std::remove(list.begin(), list.end(), slot), list.end());
+      if (track_nodes) {
+        for (DeviceId d : p.devices) {
+          auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
+          list.erase(std::remove(list.begin(), list.end(), slot), list.end());
+        }
+        touch_nodes(slot, p.devices);
       }
-      touch_nodes(slot, p.devices);
       if (p.flow >= 0) {
         fair_share_.remove_flow(p.flow);
         flow_slot_[static_cast<std::size_t>(p.flow)] = kNoJob;
@@ -305,21 +327,24 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
     if (j.devices.empty()) continue;
     if (p.arrival_seq != j.arrival_seq || p.t_ref_s == 0.0) {  // a new job in this slot
       p.arrival_seq = j.arrival_seq;
-      p.t_ref_s = profile_of(j.spec) ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
+      p.profile = profile_of(j.spec);  // looked up once per job: a string hash
+      p.t_ref_s = p.profile ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
     }
     p.devices = j.devices;
     p.placed = true;
     std::sort(p.devices.begin(), p.devices.end());
     p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
-    for (DeviceId d : p.devices) {
-      auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
-      if (std::find(list.begin(), list.end(), slot) == list.end()) list.push_back(slot);
+    if (track_nodes) {
+      for (DeviceId d : p.devices) {
+        auto& list = node_jobs_[static_cast<std::size_t>(cluster_.node_of(d))];
+        if (std::find(list.begin(), list.end(), slot) == list.end()) list.push_back(slot);
+      }
+      touch_nodes(slot, p.devices);
     }
-    touch_nodes(slot, p.devices);
-    if (profile_of(j.spec)) {
+    if (p.profile) {
       cache_placement(j.spec, p);  // leaves the comm path in path_
-      if (!path_.shared_links.empty()) {
-        p.flow = fair_share_.add_flow(path_.shared_links);
+      if (!path_.shared_links.empty() && p.demand_Bps > 0) {
+        p.flow = fair_share_.add_flow(path_.shared_links, p.demand_Bps);
         p.share_Bps = -1.0;  // not applied yet
         flow_slot_.resize(std::max(flow_slot_.size(), static_cast<std::size_t>(p.flow) + 1), kNoJob);
         flow_slot_[static_cast<std::size_t>(p.flow)] = slot;

@@ -8,7 +8,9 @@
 // Jobs without a known workload profile run at rate 1 (elastic ones follow Amdahl's law).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <optional>
 #include <set>
 #include <string>
@@ -63,7 +65,8 @@ class ClusterPhysics : public PhysicsModel {
   double compute_utilization(JobSlot slot) const override;
 
   // Iteration time of `job` on `devices` given its max-min share `shared_bandwidth_Bps`
-  // of the links it shares (+infinity = uncontended: capped by the links' capacities).
+  // (average bytes/s) of the links it shares (+infinity = uncontended): the uncontended
+  // time, or the time its all-reduce traffic needs at that share when that is longer.
   double iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const;
   // Iteration time on the job's reference placement.
   double reference_iteration_time_s(const JobSpec& job, int num_devices) const;
@@ -80,14 +83,19 @@ class ClusterPhysics : public PhysicsModel {
     bool placed = false;
     std::vector<DeviceId> devices;
     MaxMinFairShare::FlowId flow = -1;
+    const WorkloadProfile* profile = nullptr;  // of the job in this slot (set with arrival_seq)
     double t_ref_s = 0.0;
     // Cached at placement, so that a change of bandwidth share costs O(1) per job:
     double compute_s = 0.0;        // slowest member's roofline time
     double fixed_bw_Bps = 0.0;     // min(private NVLink, shared links' capacities)
     double latency_s = 0.0;
+    double wire_bytes = 0.0;       // ring all-reduce bytes per iteration through each link, 2(n-1)/n x gradient bytes
+    double alone_s = 0.0;          // iteration time with fixed_bw_Bps (no other job on its links)
+    double demand_Bps = 0.0;       // average traffic uncontended: wire_bytes / alone_s (its max-min cap)
     double share_Bps = 0.0;        // last max-min share applied
     double utilization = 1.0;      // compute / iteration time at the last rate update
   };
+  static double contended_iteration_s(double alone_s, double wire_bytes, double share_Bps);
   // Rate before interference; also records the placement's compute utilization in `p`.
   double job_rate(const JobState& j, Placed& p) const;
   void cache_placement(const JobSpec& job, Placed& p);
@@ -113,6 +121,9 @@ class ClusterPhysics : public PhysicsModel {
   std::vector<char> mark_;              // scratch, by slot
   std::vector<JobSlot> flow_slot_;      // max-min flow id -> job slot
   mutable std::unordered_map<std::string, const WorkloadProfile*> profile_cache_;
+  // Roofline compute time by (profile, device type, device count): a run has few.
+  double compute_time_s(const WorkloadProfile& profile, const AcceleratorSpec& device, int num_devices) const;
+  mutable std::map<std::tuple<const WorkloadProfile*, const AcceleratorSpec*, int>, double> compute_cache_;
 };
 
 }  // namespace schedsim

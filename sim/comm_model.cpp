@@ -47,6 +47,9 @@ MaxMinFairShare::MaxMinFairShare(std::vector<double> link_capacity_Bps) : capaci
   }
   members_.resize(capacity_Bps_.size());
   link_dirty_.resize(capacity_Bps_.size(), 0);
+  demand_sum_Bps_.resize(capacity_Bps_.size(), 0.0);
+  unbounded_.resize(capacity_Bps_.size(), 0);
+  was_contended_.resize(capacity_Bps_.size(), 0);
 }
 
 void MaxMinFairShare::set_capacity_Bps(int link, double capacity_Bps) {
@@ -73,6 +76,9 @@ void MaxMinFairShare::set_flow(Flow& flow, Span<int> links, double cap_Bps) {
     throw InvariantError("MaxMinFairShare: a flow lists link " + std::to_string(l) + " twice");
   }
   flow.cap_Bps = cap_Bps;
+  // Caps summed per link to tell whether the link can ever bind: whole numbers (rounded
+  // up) below 2^52, so the sums stay exact in any order; larger caps count as unbounded.
+  flow.demand_Bps = cap_Bps < 0x1p52 ? std::ceil(cap_Bps) : -1.0;
   flow.rate_Bps = 0;
 }
 
@@ -151,7 +157,7 @@ void MaxMinFairShare::freeze(int flow_id, double rate_Bps, int skip_link) {
   frozen_[static_cast<std::size_t>(flow_id)] = 1;
   flow.rate_Bps = rate_Bps;
   for (int m : flow.links) {
-    if (m == skip_link) continue;
+    if (m == skip_link || !link_seen_[static_cast<std::size_t>(m)]) continue;  // not a constraint in this solve
     const auto mi = static_cast<std::size_t>(m);
     remaining_Bps_[mi] -= rate_Bps;
     --unfrozen_[mi];  // the link's heap entry is now too low; solve() re-checks it
@@ -167,64 +173,105 @@ void MaxMinFairShare::mark_link(int link) {
 }
 
 void MaxMinFairShare::attach(FlowId id) {
-  for (int l : flows_[static_cast<std::size_t>(id)].links) {
-    members_[static_cast<std::size_t>(l)].push_back(id);
+  Flow& f = flows_[static_cast<std::size_t>(id)];
+  f.pos.clear();
+  for (int l : f.links) {
+    const auto lz = static_cast<std::size_t>(l);
+    f.pos.push_back(static_cast<int>(members_[lz].size()));
+    members_[lz].push_back(id);
+    if (f.demand_Bps < 0) {
+      ++unbounded_[lz];
+    } else {
+      demand_sum_Bps_[lz] += f.demand_Bps;
+    }
     mark_link(l);
   }
   dirty_flows_.push_back(id);
 }
 
 void MaxMinFairShare::detach(FlowId id) {
-  for (int l : flows_[static_cast<std::size_t>(id)].links) {
-    auto& m = members_[static_cast<std::size_t>(l)];
-    m.erase(std::find(m.begin(), m.end(), id));
+  const Flow& f = flows_[static_cast<std::size_t>(id)];
+  for (std::size_t i = 0; i < f.links.size(); ++i) {
+    const int l = f.links[i];
+    const auto lz = static_cast<std::size_t>(l);
+    // Swap-remove (a link's member order does not matter: solve() sorts what it visits).
+    auto& m = members_[lz];
+    const int at = f.pos[i];
+    const int last = m.back();
+    m[static_cast<std::size_t>(at)] = last;
+    m.pop_back();
+    if (last != id) {
+      Flow& moved = flows_[static_cast<std::size_t>(last)];
+      const auto k = static_cast<std::size_t>(std::lower_bound(moved.links.begin(), moved.links.end(), l) - moved.links.begin());
+      moved.pos[k] = at;
+    }
+    if (f.demand_Bps < 0) {
+      --unbounded_[lz];
+    } else {
+      demand_sum_Bps_[lz] -= f.demand_Bps;
+    }
     mark_link(l);
   }
 }
 
+bool MaxMinFairShare::contended(int link) const {
+  const auto lz = static_cast<std::size_t>(link);
+  return unbounded_[lz] > 0 || demand_sum_Bps_[lz] > capacity_Bps_[lz];
+}
+
 // Water-filling restricted to the flows and links connected to what changed since the
-// last solve: max-min rates of disjoint components do not depend on each other, so the
-// others keep their rates and the result equals a full solve.
+// last solve. Only contended links (some flow unbounded, or the flows' caps adding up to
+// more than the capacity) can ever freeze a flow below its cap: a link whose flows all
+// fit is full at most when every one of them has reached its cap. So the water-filling
+// runs over contended links only, components are joined through contended links only,
+// and a flow that crosses none gets its cap. Max-min rates of disjoint components do not
+// depend on each other, so the others keep their rates and the result equals a full
+// solve.
 void MaxMinFairShare::solve() {
   const std::size_t num_links_z = capacity_Bps_.size();
   const std::size_t num_flows_z = flows_.size();
   remaining_Bps_.resize(num_links_z, 0.0);
   unfrozen_.resize(num_links_z, 0);
-  load_Bps_.resize(num_links_z, 0.0);
   frozen_.resize(num_flows_z, 1);
   flow_seen_.resize(num_flows_z, 0);
   link_seen_.resize(num_links_z, 0);
   solved_flows_.clear();
   comp_links_.clear();
-  // Breadth-first over link <-> flow adjacency from the changed links and flows.
-  for (int l : dirty_links_) {
-    link_seen_[static_cast<std::size_t>(l)] = 1;
-    comp_links_.push_back(l);
-  }
-  for (int f : dirty_flows_) {
+  auto add_flow_seed = [&](int f) {
     const auto fz = static_cast<std::size_t>(f);
-    if (fz < num_flows_z && flows_[fz].active && !flow_seen_[fz]) {
+    if (!flow_seen_[fz]) {
       flow_seen_[fz] = 1;
       solved_flows_.push_back(f);
     }
+  };
+  auto add_link = [&](int l) {
+    const auto lz = static_cast<std::size_t>(l);
+    if (link_seen_[lz]) return;
+    link_seen_[lz] = 1;
+    comp_links_.push_back(l);
+    for (int f : members_[lz]) add_flow_seed(f);
+  };
+  for (int f : dirty_flows_) {
+    const auto fz = static_cast<std::size_t>(f);
+    if (fz < num_flows_z && flows_[fz].active) add_flow_seed(f);
   }
-  std::size_t li = 0, fi = 0;
-  while (li < comp_links_.size() || fi < solved_flows_.size()) {
-    for (; li < comp_links_.size(); ++li) {
-      for (int f : members_[static_cast<std::size_t>(comp_links_[li])]) {
-        if (!flow_seen_[static_cast<std::size_t>(f)]) {
-          flow_seen_[static_cast<std::size_t>(f)] = 1;
-          solved_flows_.push_back(f);
-        }
-      }
+  // A changed link matters to the flows that remain on it only if it could bind them
+  // before or can now; an uncontended link's flows were, and stay, at their caps.
+  for (int l : dirty_links_) {
+    const auto lz = static_cast<std::size_t>(l);
+    const bool now = contended(l);
+    if (now) {
+      add_link(l);
+    } else if (was_contended_[lz]) {
+      for (int f : members_[lz]) add_flow_seed(f);
     }
-    for (; fi < solved_flows_.size(); ++fi) {
-      for (int l : flows_[static_cast<std::size_t>(solved_flows_[fi])].links) {
-        if (!link_seen_[static_cast<std::size_t>(l)]) {
-          link_seen_[static_cast<std::size_t>(l)] = 1;
-          comp_links_.push_back(l);
-        }
-      }
+    was_contended_[lz] = now;
+    link_dirty_[lz] = 0;
+  }
+  // Breadth-first over flow -> contended link -> flow adjacency.
+  for (std::size_t fi = 0; fi < solved_flows_.size(); ++fi) {
+    for (int l : flows_[static_cast<std::size_t>(solved_flows_[fi])].links) {
+      if (!link_seen_[static_cast<std::size_t>(l)] && contended(l)) add_link(l);
     }
   }
   std::sort(solved_flows_.begin(), solved_flows_.end());
@@ -277,14 +324,7 @@ void MaxMinFairShare::solve() {
     }
   }
 
-  for (int l : comp_links_) {
-    const auto lz = static_cast<std::size_t>(l);
-    double load = 0.0;
-    for (int f : members_[lz]) load += flows_[static_cast<std::size_t>(f)].rate_Bps;
-    load_Bps_[lz] = load;
-    link_seen_[lz] = 0;
-    link_dirty_[lz] = 0;
-  }
+  for (int l : comp_links_) link_seen_[static_cast<std::size_t>(l)] = 0;
   for (int f : solved_flows_) flow_seen_[static_cast<std::size_t>(f)] = 0;
   dirty_links_.clear();
   dirty_flows_.clear();
@@ -304,7 +344,9 @@ double MaxMinFairShare::rate_Bps(FlowId id) const {
 double MaxMinFairShare::link_load_Bps(int link) const {
   if (link < 0 || link >= num_links()) throw InvariantError("MaxMinFairShare: no link " + std::to_string(link) + " (" + std::to_string(num_links()) + " links)");
   check_fresh();
-  return load_Bps_[static_cast<std::size_t>(link)];
+  double load = 0.0;
+  for (int f : members_[static_cast<std::size_t>(link)]) load += flows_[static_cast<std::size_t>(f)].rate_Bps;
+  return load;
 }
 
 std::vector<double> max_min_fair_rates(const std::vector<double>& link_capacity_Bps, const std::vector<std::vector<int>>& flows) {

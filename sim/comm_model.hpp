@@ -28,7 +28,7 @@ double iteration_time_s(double compute_s, double comm_s, double overlap);
 // Max-min fair bandwidth sharing (progressive filling) of flows over shared links.
 //
 // Every flow crosses a set of links and wants as much bandwidth as it can get, up to an
-// optional per-flow cap (e.g. the job's own NVLink bandwidth). All unfinished flows grow
+// optional per-flow cap (its demand, e.g. a job's average traffic). All unfinished flows grow
 // at the same rate; when a link is full, the flows crossing it stop at that rate (their
 // bottleneck), and the others keep growing. The result: no flow can get more without
 // taking from a flow that has no more than it.
@@ -36,8 +36,13 @@ double iteration_time_s(double compute_s, double comm_s, double overlap);
 // Usage: build it once with the link capacities; add a flow when a job starts (its
 // CommPath's shared_links and private_bandwidth_Bps), remove it when the job ends,
 // update it when the job moves; call solve() and read rate_Bps(). Flow ids are small
-// integers, reused after removal (lowest free id first). solve() costs
-// O((F + L + E) log(F + L)) for F flows, L links and E flow-link pairs, and allocates
+// integers, reused after removal (lowest free id first). A link is contended when an
+// unbounded flow crosses it or its flows' caps add up to more than its capacity; only
+// contended links can hold a flow below its cap. solve() re-solves only the flows joined
+// to a change through contended links: a flow whose links all have room gets its cap at
+// once, and its start or end leaves the other flows alone. It costs
+// O((F + L + E) log(F + L)) for the F flows, L contended links and E flow-link pairs of
+// that component, and allocates
 // nothing once its buffers have grown to the largest problem seen. Equal bottlenecks are
 // taken in link-index order, then flow-id order, so results are bit-for-bit deterministic.
 class MaxMinFairShare {
@@ -75,8 +80,10 @@ class MaxMinFairShare {
 
  private:
   struct Flow {
-    std::vector<int> links;
+    std::vector<int> links;  // ascending
+    std::vector<int> pos;    // pos[i]: this flow's index in members_[links[i]]
     double cap_Bps = kUnlimited;
+    double demand_Bps = -1;  // the cap rounded up to a whole number, -1 = unbounded
     double rate_Bps = 0;
     bool active = false;
   };
@@ -101,6 +108,7 @@ class MaxMinFairShare {
   void attach(FlowId id);  // registers the flow on its links and marks them changed
   void detach(FlowId id);
   void mark_link(int link);
+  bool contended(int link) const;  // its flows' caps may not all fit
   void check_fresh() const;
   void freeze(int flow, double rate_Bps, int skip_link);
   void push(const Level& level);
@@ -117,11 +125,15 @@ class MaxMinFairShare {
   std::vector<double> remaining_Bps_;  // per link: capacity minus the frozen flows' rates
   std::vector<char> frozen_;       // per flow
   std::vector<Level> heap_;
-  std::vector<double> load_Bps_;
   // Incremental solving: flows per link, and what changed since the last solve().
   std::vector<std::vector<int>> members_;
   std::vector<int> dirty_links_, dirty_flows_;
   std::vector<char> link_dirty_, link_seen_, flow_seen_;
+  // Per link: the sum of its bounded flows' demand_Bps, the number of unbounded flows, and
+  // whether it was contended at the last solve().
+  std::vector<double> demand_sum_Bps_;
+  std::vector<int> unbounded_;
+  std::vector<char> was_contended_;
   std::vector<int> comp_links_, solved_flows_, member_scratch_;
 };
 

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <memory>
+#include <random>
 
+#include "policies/queue_policy.hpp"
 #include "policies/registry.hpp"
 #include "sim/error.hpp"
 #include "sim/metrics.hpp"
@@ -217,4 +220,115 @@ TEST_CASE("gittins fair-share and themis resolve their options and reject unknow
                     Catch::Contains("unknown key 'by'; valid keys here: name, placement"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: compose, order: {name: fair-share, share: 1}}", "p.yaml")),
                     Catch::Contains("unknown key 'share'; valid keys here: name, by, weights"));
+}
+
+namespace {
+
+// Fair share as it was first written: every decision recounts the GPUs each owner holds
+// from the running jobs and the engine re-keys every queued job (the plain, ungrouped
+// path). The grouped fair-share policy must schedule exactly like it.
+class RecountingFairShare : public QueueOrder {
+ public:
+  RecountingFairShare(bool by_group, std::map<std::string, double> weights) : by_group_(by_group), weights_(std::move(weights)) {}
+  double queued_key(const SchedulerView& view, JobSlot job) override { return share(view, view.job(job).spec); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return share(view, view.job(job).spec); }
+  bool keys_change_while_queued() const override { return true; }
+  void on_decision(const SchedulerView& view) override {
+    held_.clear();
+    for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+      const JobState& r = view.job(s);
+      held_[owner(r.spec)] += static_cast<double>(r.devices.size());
+    }
+  }
+  void on_started(const SchedulerView& view, JobSlot job) override { held_[owner(view.job(job).spec)] += view.job(job).spec.num_gpus; }
+
+ private:
+  const std::string& owner(const JobSpec& spec) const { return by_group_ ? spec.group : spec.user; }
+  double share(const SchedulerView& view, const JobSpec& spec) const {
+    const auto h = held_.find(owner(spec));
+    const auto w = weights_.find(owner(spec));
+    return (h == held_.end() ? 0.0 : h->second) / view.cluster().num_devices() / (w == weights_.end() ? 1.0 : w->second);
+  }
+  bool by_group_;
+  std::map<std::string, double> weights_;
+  std::map<std::string, double> held_;
+};
+
+struct Placed {
+  double start_s, end_s;
+  std::uint32_t preemptions;
+  std::int64_t held_us;
+  bool operator==(const Placed& o) const { return start_s == o.start_s && end_s == o.end_s && preemptions == o.preemptions && held_us == o.held_us; }
+};
+
+class PlacedRecorder : public Observer {
+ public:
+  void on_job_end(const JobState& job) override { runs[job.spec.id] = {job.start.seconds(), job.end.seconds(), job.preemptions, job.held_us}; }
+  std::map<std::string, Placed> runs;
+};
+
+// 600 jobs of 5 users (2 groups) on 2 nodes of 8 GPUs, loaded so that the queue is long.
+std::vector<JobSpec> multi_user_jobs() {
+  std::mt19937 rng(2024);
+  std::vector<JobSpec> jobs;
+  double t = 0;
+  const int sizes[] = {1, 1, 1, 2, 2, 4, 8};
+  for (int i = 0; i < 600; ++i) {
+    t += static_cast<double>(rng() % 200);
+    JobSpec j = make_job("j" + std::to_string(i), t, sizes[rng() % 7], 100.0 + static_cast<double>(rng() % 3000));
+    j.user = "u" + std::to_string(rng() % 5);
+    j.group = j.user < "u2" ? "team-a" : "team-b";
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+std::map<std::string, Placed> run_policy(Policy& policy) {
+  const ClusterSpec cluster({NodeGroup{2, "test", 8}});
+  VectorSource source(multi_user_jobs());
+  Simulator sim(cluster, source, policy);
+  PlacedRecorder rec;
+  sim.add_observer(rec);
+  sim.run();
+  return rec.runs;
+}
+
+}  // namespace
+
+TEST_CASE("grouped fair-share schedules exactly like re-keying every queued job", "[policies][fair-share]") {
+  struct Case {
+    std::string yaml;
+    bool by_group, preemption, backfill;
+    std::map<std::string, double> weights;
+  };
+  const std::vector<Case> cases = {
+      {"{name: fair-share}", false, false, false, {}},
+      {"{name: fair-share, weights: {u1: 3, u3: 0.5}}", false, false, false, {{"u1", 3}, {"u3", 0.5}}},
+      {"{name: fair-share, by: group}", true, false, false, {}},
+      {"{name: fair-share, preemption: true}", false, true, false, {}},
+      {"{name: fair-share, backfill: easy, placement: packed}", false, false, true, {}},
+  };
+  const PolicyRegistry registry = builtin_policies();
+  for (const Case& c : cases) {
+    INFO(c.yaml);
+    PolicyInstance grouped = registry.create(ConfigNode::load_string(c.yaml, "policy.yaml"));
+    QueuePolicyOptions options;
+    options.preemption = c.preemption;
+    if (c.backfill) {
+      options.backfill = Backfill::kEasy;
+      options.placement = Placement::kPacked;
+    }
+    QueuePolicy recounting("fair-share", std::make_unique<RecountingFairShare>(c.by_group, c.weights), options);
+    const auto a = run_policy(*grouped.policy);
+    const auto b = run_policy(recounting);
+    REQUIRE(a.size() == 600);
+    REQUIRE(b.size() == 600);
+    int differ = 0, preempted = 0;
+    for (const auto& [id, r] : a) {
+      differ += !(r == b.at(id));
+      preempted += r.preemptions > 0;
+    }
+    CHECK(differ == 0);
+    if (c.preemption) CHECK(preempted > 0);  // the case exercises preemption
+  }
 }

@@ -3,6 +3,7 @@
 // memory limits and heterogeneity-aware placement.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 
 #include "policies/registry.hpp"
@@ -103,16 +104,29 @@ TEST_CASE("an 8-GPU job in one NVLink node vs split over two nodes costs exactly
 }
 
 TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when the other ends", "[sim][physics]") {
-  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed 4:1:
-  // rack uplink = 2 nodes x 8 NICs x 50 GB/s / 4 = 200 GB/s. Jobs a and b each span
-  // both racks (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks, so
-  // max-min gives each 100 GB/s. When b ends, a has the uplinks to itself: 200 GB/s.
-  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 4, nic_bandwidth_gbps: 400}");
-  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
-  const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 16).time_s;
-  auto t_iter = [&](double bw) { return compute_s + 2.0 * 15 / 16 * p.gradient_bytes / bw + 2 * 15 * 5e-6; };
+  // 4 nodes of 8 H100s, 2 nodes per rack, uplinks oversubscribed k:1:
+  // rack uplink U = 2 nodes x 8 NICs x 50 GB/s / k. Jobs a and b each span both racks
+  // (a on nodes 0 and 2, b on nodes 1 and 3): both cross both uplinks. Alone, a job
+  // iterates in t_alone (its ring at U) and its all-reduce traffic averages
+  // wire / t_alone. k is the smallest whole ratio that makes two jobs ask more than U
+  // (U < wire / (compute + latency)); max-min then gives each U / 2 and an iteration
+  // takes wire / (U / 2). When b ends, a runs alone again.
+  const WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  const AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  const WorkloadProfile& p = profiles.get("GPT-2-1.5B");
+  const double compute_s = iteration_compute_time(p, accelerators.get("H100-SXM"), 16).time_s;
+  const double wire = 2.0 * 15 / 16 * p.gradient_bytes;
+  const double latency_s = 2 * 15 * 5e-6;
+  const int k = static_cast<int>(std::ceil(2 * 8 * 50e9 * (compute_s + latency_s) / wire)) + 1;
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: " + std::to_string(k) + ", nic_bandwidth_gbps: 400}");
+  auto t_iter = [&](double bw) { return compute_s + wire / bw + latency_s; };
+  const double uplink = 2 * 8 * 50e9 / k;
   const double t_ref = t_iter(400e9);  // consolidated reference: 2 nodes, uncontended NICs
-  const double rate_shared = t_ref / t_iter(100e9), rate_alone = t_ref / t_iter(200e9);
+  const double t_alone = t_iter(uplink);
+  const double demand = wire / t_alone;
+  REQUIRE(2 * demand > uplink);  // contended together
+  REQUIRE(demand < uplink);      // alone, it fits
+  const double rate_shared = t_ref / (wire / (uplink / 2)), rate_alone = t_ref / t_alone;
   REQUIRE(rate_shared < rate_alone);
   REQUIRE(rate_alone < 1.0);
 
@@ -127,6 +141,31 @@ TEST_CASE("two jobs crossing one uplink share it and the survivor speeds up when
   const double end_a = end_b + (work_a - work_b) / rate_alone;
   CHECK(ends.end_s.at("b") == Approx(end_b).margin(2e-6));
   CHECK(ends.end_s.at("a") == Approx(end_a).margin(4e-6));
+  // The same through the public formula: the share below the demand sets the pace.
+  std::vector<DeviceId> a_devices = policy.where["a"];
+  CHECK(rig.physics.iteration_time_s(gpt2("a", 0, 16, 1), a_devices, uplink / 2) == Approx(wire / (uplink / 2)).epsilon(1e-12));
+  CHECK(rig.physics.iteration_time_s(gpt2("a", 0, 16, 1), a_devices, demand * 1.5) == Approx(t_alone).epsilon(1e-12));
+}
+
+TEST_CASE("jobs whose average traffic fits a shared uplink run as if alone", "[sim][physics]") {
+  // The same jobs with 2:1 uplinks (400 GB/s): each job alone runs exactly as its
+  // consolidated reference (its ring is bound by its 400 GB/s NIC bundles), rate 1, and its
+  // average traffic wire / t_ref stays at or below half the uplink, so both fit and
+  // neither slows the other.
+  Rig rig({NodeGroup{4, "H100-SXM", 8}}, "{nodes_per_rack: 2, oversubscription: 2, nic_bandwidth_gbps: 400}");
+  const WorkloadProfile& p = rig.profiles.get("GPT-2-1.5B");
+  const double compute_s = iteration_compute_time(p, rig.accelerators.get("H100-SXM"), 16).time_s;
+  const double wire = 2.0 * 15 / 16 * p.gradient_bytes;
+  const double t_ref = compute_s + wire / 400e9 + 2 * 15 * 5e-6;
+  REQUIRE(2 * wire / t_ref <= 400e9);
+  PinnedPolicy policy;
+  policy.where["a"] = range(0, 8);
+  for (DeviceId d = 16; d < 24; ++d) policy.where["a"].push_back(d);
+  policy.where["b"] = range(8, 16);
+  for (DeviceId d = 24; d < 32; ++d) policy.where["b"].push_back(d);
+  const EndTimes ends = simulate(rig.cluster, rig.physics, policy, {gpt2("a", 0, 16, 3000), gpt2("b", 0, 16, 1000)});
+  CHECK(ends.end_s.at("a") == Approx(3000).margin(1e-6));
+  CHECK(ends.end_s.at("b") == Approx(1000).margin(1e-6));
 }
 
 TEST_CASE("a job too large for a device's memory is refused there and placed where it fits", "[sim][physics]") {

@@ -40,6 +40,41 @@ std::vector<double> reference_max_min(const std::vector<double>& capacity, const
   }
 }
 
+// The same with per-flow caps (demands): a flow also freezes when it reaches its cap.
+std::vector<double> reference_max_min_capped(const std::vector<double>& capacity, const std::vector<std::vector<int>>& flows,
+                                             const std::vector<double>& cap) {
+  std::vector<double> rate(flows.size(), 0.0);
+  std::vector<bool> frozen(flows.size(), false);
+  std::vector<double> left = capacity;
+  for (;;) {
+    double step = INFINITY;
+    for (std::size_t l = 0; l < capacity.size(); ++l) {
+      int n = 0;
+      for (std::size_t f = 0; f < flows.size(); ++f) n += !frozen[f] && std::count(flows[f].begin(), flows[f].end(), static_cast<int>(l));
+      if (n > 0) step = std::min(step, left[l] / n);
+    }
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      if (!frozen[f]) step = std::min(step, cap[f] - rate[f]);
+    }
+    if (step == INFINITY) return rate;
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      if (frozen[f]) continue;
+      rate[f] += step;
+      for (int l : flows[f]) left[static_cast<std::size_t>(l)] -= step;
+    }
+    bool any = false;
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      if (frozen[f]) continue;
+      any = true;
+      if (rate[f] >= cap[f] * (1 - 1e-12)) frozen[f] = true;
+      for (int l : flows[f]) {
+        if (left[static_cast<std::size_t>(l)] <= 1e-9 * capacity[static_cast<std::size_t>(l)]) frozen[f] = true;
+      }
+    }
+    if (!any) return rate;
+  }
+}
+
 std::vector<double> capacities_of(const TopologySpec& topo) {
   std::vector<double> out;
   for (const Link& l : topo.links()) out.push_back(l.capacity_Bps);
@@ -113,6 +148,85 @@ TEST_CASE("per-flow caps release bandwidth to the other flows", "[sim][comm][max
   share.solve();
   CHECK(share.rate_Bps(alone) == 7);
   CHECK(std::isinf(share.rate_Bps(free_flow)));
+}
+
+TEST_CASE("flows whose demands fit their links get their demands and leave the others alone", "[sim][comm][maxmin]") {
+  MaxMinFairShare share({10, 100});
+  const auto a = share.add_flow(std::vector<int>{0}, 3);
+  const auto b = share.add_flow(std::vector<int>{0, 1}, 4);
+  share.solve();
+  CHECK(share.rate_Bps(a) == 3);
+  CHECK(share.rate_Bps(b) == 4);
+  // 3 + 4 + 2 <= 10: link 0 cannot bind, so only the new flow is solved.
+  const auto c = share.add_flow(std::vector<int>{0}, 2);
+  share.solve();
+  CHECK(share.last_solved_flows() == std::vector<int>{c});
+  CHECK(share.rate_Bps(c) == 2);
+  CHECK(share.link_load_Bps(0) == 9);
+  // A fourth flow asking 5 overloads link 0 (14 > 10): progressive filling with caps. The
+  // 2-flow stops at its cap, the other three split the remaining 8.
+  const auto d = share.add_flow(std::vector<int>{0}, 5);
+  share.solve();
+  CHECK(share.last_solved_flows() == std::vector<int>{a, b, c, d});
+  CHECK(share.rate_Bps(c) == 2);
+  CHECK(share.rate_Bps(a) == 8.0 / 3);
+  CHECK(share.rate_Bps(b) == 8.0 / 3);
+  CHECK(share.rate_Bps(d) == 8.0 / 3);
+  CHECK(share.link_load_Bps(0) == Approx(10).epsilon(1e-15));
+  // It leaves: link 0 has room again and every flow gets its demand back.
+  share.remove_flow(d);
+  share.solve();
+  CHECK(share.rate_Bps(a) == 3);
+  CHECK(share.rate_Bps(b) == 4);
+  CHECK(share.rate_Bps(c) == 2);
+  // A flow on the roomy link 1 only does not touch link 0's flows.
+  const auto e = share.add_flow(std::vector<int>{1}, 50);
+  share.solve();
+  CHECK(share.last_solved_flows() == std::vector<int>{e});
+  CHECK(share.rate_Bps(e) == 50);
+}
+
+TEST_CASE("max-min fair share with demands matches slow progressive filling on random instances", "[sim][comm][maxmin]") {
+  std::mt19937 rng(777);
+  for (int instance = 0; instance < 200; ++instance) {
+    const int num_links = 1 + static_cast<int>(rng() % 12);
+    const int num_flows = 1 + static_cast<int>(rng() % 30);
+    std::vector<double> capacity;
+    for (int l = 0; l < num_links; ++l) capacity.push_back(static_cast<double>(1 + rng() % 100));
+    std::vector<std::vector<int>> flows(static_cast<std::size_t>(num_flows));
+    std::vector<double> cap;
+    MaxMinFairShare share(capacity);
+    // Built incrementally with a solve after every few changes, so the component logic
+    // (links turning contended and back) is exercised, then compared with a fresh solve.
+    std::vector<MaxMinFairShare::FlowId> ids;
+    for (auto& f : flows) {
+      for (int l = 0; l < num_links; ++l) {
+        if (rng() % 3 == 0) f.push_back(l);
+      }
+      if (f.empty()) f.push_back(static_cast<int>(rng() % static_cast<unsigned>(num_links)));
+      // A third of the flows unbounded, the others asking 0.5 to 40 units.
+      cap.push_back(rng() % 3 == 0 ? INFINITY : 0.5 + static_cast<double>(rng() % 80) / 2);
+      ids.push_back(share.add_flow(f, cap.back()));
+      if (rng() % 4 == 0) share.solve();
+    }
+    // Remove and re-add a few flows (same links and caps) to turn links back and forth.
+    for (int k = 0; k < 3 && num_flows > 1; ++k) {
+      const std::size_t f = rng() % flows.size();
+      share.remove_flow(ids[f]);
+      share.solve();
+      ids[f] = share.add_flow(flows[f], cap[f]);
+    }
+    share.solve();
+    const std::vector<double> slow = reference_max_min_capped(capacity, flows, cap);
+    MaxMinFairShare fresh(capacity);
+    for (std::size_t f = 0; f < flows.size(); ++f) fresh.add_flow(flows[f], cap[f]);
+    fresh.solve();
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      CHECK(share.rate_Bps(ids[f]) == Approx(slow[f]).epsilon(1e-9));
+      CHECK(share.rate_Bps(ids[f]) <= cap[f]);
+      CHECK(fresh.rate_Bps(static_cast<int>(f)) == Approx(slow[f]).epsilon(1e-9));
+    }
+  }
 }
 
 TEST_CASE("two jobs crossing one rack uplink each get half and then all of it", "[sim][comm][topology]") {
