@@ -86,7 +86,8 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
   if (matrix_) {
     for (auto& j : matrix_->job_types()) matrix_jobs_.insert(std::move(j));
   }
-  if (!config_.reference_device.empty()) accelerators.get(config_.reference_device);  // fail early on a typo
+  // Looked up once (fails early on a typo): catalogue lookups normalize names, too slow per rate query.
+  if (!config_.reference_device.empty()) reference_spec_ = &accelerators.get(config_.reference_device);
 }
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
@@ -98,7 +99,7 @@ const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
 }
 
 const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const {
-  if (!config_.reference_device.empty()) return accelerators_.get(config_.reference_device);
+  if (reference_spec_) return *reference_spec_;
   if (!job.gpu_type.empty()) {
     if (const AcceleratorSpec* s = accelerators_.find(job.gpu_type)) return *s;
   }

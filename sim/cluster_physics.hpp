@@ -108,6 +108,7 @@ class ClusterPhysics : public PhysicsModel {
   std::vector<std::string> matrix_types_;  // by cluster type index: the matrix's name for it ("" = none)
   std::set<std::string, std::less<>> matrix_jobs_;  // the matrix's job types
   std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
+  const AcceleratorSpec* reference_spec_ = nullptr;  // config_.reference_device, when set
   MaxMinFairShare fair_share_;
   std::vector<Placed> placed_;          // by job slot
   std::vector<std::vector<JobSlot>> node_jobs_;  // placed jobs per node

@@ -71,15 +71,26 @@ CandidateBuilder::CandidateBuilder(const EnvConfig& config, const ClusterSpec& c
   }
 }
 
-double CandidateBuilder::best_rate(const JobSpec& job) const {
-  if (!physics_) return 1.0;
-  double best = 0.0;
-  for (int t = 0; t < static_cast<int>(cluster_.device_types().size()); ++t) best = std::max(best, physics_->estimated_rate(job, t, job.num_gpus));
-  return best;
+const std::vector<double>& CandidateBuilder::type_rates(JobSlot slot, const JobState& job) {
+  const auto index = static_cast<std::size_t>(slot);
+  if (rates_.size() <= index) rates_.resize(index + 1);
+  Rates& r = rates_[index];
+  if (r.arrival_seq != job.arrival_seq) {  // a new job in this slot
+    r.arrival_seq = job.arrival_seq;
+    const int types = static_cast<int>(cluster_.device_types().size());
+    r.by_type.assign(static_cast<std::size_t>(types), 1.0);
+    r.best = physics_ ? 0.0 : 1.0;
+    for (int t = 0; physics_ && t < types; ++t) {
+      r.by_type[static_cast<std::size_t>(t)] = physics_->estimated_rate(job.spec, t, job.spec.num_gpus);
+      r.best = std::max(r.best, r.by_type[static_cast<std::size_t>(t)]);
+    }
+    r.by_type.push_back(r.best);  // last entry: the best
+  }
+  return r.by_type;
 }
 
-bool CandidateBuilder::place(PlacementOption option, const JobSpec& job, const ClusterState& state, std::vector<DeviceId>& out) {
-  const int n = job.num_gpus;
+bool CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out) {
+  const int n = job.spec.num_gpus;
   free_.reset(state);
   switch (option) {
     case PlacementOption::kPacked: return free_.packed(n, node_rack_, out);
@@ -89,8 +100,9 @@ bool CandidateBuilder::place(PlacementOption option, const JobSpec& job, const C
       if (!typed_options_) return false;  // the same device set as packed
       type_order_.clear();
       const int types = static_cast<int>(cluster_.device_types().size());
+      const std::vector<double>& rates = type_rates(slot, job);
       for (int t = 0; t < types; ++t) {
-        const double r = physics_->estimated_rate(job, t, n);
+        const double r = rates[static_cast<std::size_t>(t)];
         if (r > 0) type_order_.emplace_back(option == PlacementOption::kFastestType ? -r : r, t);
       }
       std::stable_sort(type_order_.begin(), type_order_.end());
@@ -103,12 +115,13 @@ bool CandidateBuilder::place(PlacementOption option, const JobSpec& job, const C
   return false;
 }
 
-void CandidateBuilder::describe(const Simulator& sim, const JobSpec& job, Candidate& c) const {
+void CandidateBuilder::describe(const Simulator& sim, JobSlot slot, const JobState& state_of_job, Candidate& c) {
+  const JobSpec& job = state_of_job.spec;
   const ClusterState& state = sim.cluster_state();
   c.nodes = 0;
   c.racks = 0;
   c.shares_node = false;
-  c.best_rate = best_rate(job);
+  c.best_rate = type_rates(slot, state_of_job).back();
   const WorkloadProfile* profile = physics_ ? physics_->profile_of(job) : nullptr;
   const double need = profile ? profile->memory_per_device_bytes : 0.0;
   if (!c.legal) {
@@ -152,14 +165,15 @@ int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std
   for (const auto& [key, seq, slot] : queue.jobs()) {
     if (rows == k || scanned == config_.max_scan) break;
     const int rank = scanned++;
-    const JobSpec& job = sim.job(slot).spec;
+    const JobState& js = sim.job(slot);
+    const JobSpec& job = js.spec;
     bool any = false;
     seen_.clear();
     if (job.num_gpus <= free_count) {
       for (PlacementOption option : config_.placements) {
         if (rows == k) break;
         scratch_.clear();
-        if (!place(option, job, state, scratch_)) continue;
+        if (!place(option, slot, js, state, scratch_)) continue;
         std::sort(scratch_.begin(), scratch_.end());
         if (std::find(seen_.begin(), seen_.end(), scratch_) != seen_.end()) continue;
         seen_.push_back(scratch_);
@@ -170,7 +184,7 @@ int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std
         c.rank = rank;
         c.option = option;
         c.devices.assign(scratch_.begin(), scratch_.end());
-        describe(sim, job, c);
+        describe(sim, slot, js, c);
         any = true;
       }
     }
@@ -181,7 +195,7 @@ int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std
       c.rank = rank;
       c.option = PlacementOption::kPacked;
       c.devices.clear();
-      describe(sim, job, c);
+      describe(sim, slot, js, c);
       ++blocked;
     }
   }

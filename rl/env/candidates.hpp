@@ -88,9 +88,11 @@ class CandidateBuilder {
   int build(const Simulator& sim, const PendingQueue& queue, std::vector<Candidate>& out);
 
  private:
-  bool place(PlacementOption option, const JobSpec& job, const ClusterState& state, std::vector<DeviceId>& out);
-  void describe(const Simulator& sim, const JobSpec& job, Candidate& c) const;
-  double best_rate(const JobSpec& job) const;
+  bool place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out);
+  void describe(const Simulator& sim, JobSlot slot, const JobState& job, Candidate& c);
+  // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
+  // computed once per job: it does not change while the job waits.
+  const std::vector<double>& type_rates(JobSlot slot, const JobState& job);
 
   const EnvConfig& config_;
   const ClusterSpec& cluster_;
@@ -102,7 +104,12 @@ class CandidateBuilder {
   std::vector<DeviceId> scratch_;
   std::vector<std::vector<DeviceId>> seen_;  // device sets of the current job's rows
   std::vector<std::pair<double, int>> type_order_;
-  std::vector<int> mark_;  // scratch, by node or rack
+  struct Rates {
+    std::uint64_t arrival_seq = ~0ULL;
+    std::vector<double> by_type;
+    double best = 0.0;
+  };
+  std::vector<Rates> rates_;  // by job slot
 };
 
 }  // namespace schedsim::rl

@@ -8,13 +8,15 @@
 // candidate action is applied at once and the agent is asked again at the same instant
 // (several starts per decision point); "wait", or no legal candidate left, lets the
 // simulator run on to the next decision point. The mask marks illegal actions; wait is
-// always legal.
+// legal except while jobs are pending and nothing else can happen (no job running, no
+// arrival left), where it would leave them waiting forever: then at least one candidate
+// is legal (or step() throws a PolicyError naming the job that fits nowhere).
 //
 // Reward: -(jobs in system) x (elapsed simulated time) between two agent steps, in
 // job-hours by default (EnvConfig::reward_scale), so the undiscounted episode return is
 // -total JCT x reward_scale. Other weighted terms come from EnvConfig::reward.
 //
-// Every feature is documented in docs/rl.md (generated from feature_names()).
+// Every feature is documented in docs/rl.md (names from *_feature_names()).
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "experiments/scenario.hpp"
+#include "rl/env/env_bench.hpp"
 #include "rl/env/features.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
@@ -386,6 +387,32 @@ TEST_CASE("Waiting is masked when nothing else can happen", "[rl][env]") {
   const StepResult r = env.step(0);
   CHECK(r.terminated);
   CHECK(r.reward == Approx(-100.0 / 3600.0));
+
+  // The other terms: slowdown (100 s in the system / 100 s of work = 1) and makespan (100 s).
+  EnvConfig weighted;
+  weighted.reward.jobs_in_system = 0.0;
+  weighted.reward.slowdown = 2.0;
+  weighted.reward.makespan = 3.0;
+  weighted.reward_scale = 1.0;
+  SchedulingEnv env2(sc, weighted);
+  env2.reset(1);
+  CHECK(env2.step(0).reward == Approx(-2.0 * 1.0 - 3.0 * 100.0));
+}
+
+TEST_CASE("bench env steps the built-in RL scenario", "[rl][vector][bench]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=30"}, registry);
+  CHECK(sc.name == "rl-default");
+  EnvBenchOptions options;
+  options.steps = 200;
+  options.threads = 2;
+  const EnvBenchResult r = run_env_bench(sc, options);
+  CHECK(r.num_envs == 8);
+  CHECK(r.env_steps == 1600);
+  CHECK(r.episodes >= 8);  // 30-job episodes take far fewer than 200 steps
+  CHECK(r.mean_episode_steps >= 30);
+  CHECK(r.mean_jct_s > 0);
+  CHECK(r.env_steps_per_s > 0);
 }
 
 TEST_CASE("The env map of a scenario is parsed strictly", "[rl][env][config]") {
