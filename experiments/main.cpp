@@ -10,6 +10,7 @@
 
 #include "experiments/bench.hpp"
 #include "rl/env/env_bench.hpp"
+#include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -169,6 +170,7 @@ int main(int argc, char** argv) {
     const PolicyRegistry registry = builtin_policies();
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
+      rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants});
       print_warnings(r.warnings);
       if (!run_args.quiet) {
@@ -177,6 +179,7 @@ int main(int argc, char** argv) {
       }
     } else if (*compare) {
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
+      rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {

@@ -115,9 +115,9 @@ bool CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobStat
   return false;
 }
 
-void CandidateBuilder::describe(const Simulator& sim, JobSlot slot, const JobState& state_of_job, Candidate& c) {
+void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const JobState& state_of_job, Candidate& c) {
   const JobSpec& job = state_of_job.spec;
-  const ClusterState& state = sim.cluster_state();
+  const ClusterState& state = view.cluster_state();
   c.nodes = 0;
   c.racks = 0;
   c.shares_node = false;
@@ -156,16 +156,16 @@ void CandidateBuilder::describe(const Simulator& sim, JobSlot slot, const JobSta
   c.memory_use = need > 0 && least_memory > 0 ? need / least_memory : 0.0;
 }
 
-int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std::vector<Candidate>& out) {
+int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
   const int k = config_.max_candidates;
   if (static_cast<int>(out.size()) != k) out.resize(static_cast<std::size_t>(k));
-  const ClusterState& state = sim.cluster_state();
+  const ClusterState& state = view.cluster_state();
   const int free_count = state.free_devices();
   int rows = 0, blocked = 0, scanned = 0;
   for (const auto& [key, seq, slot] : queue.jobs()) {
     if (rows == k || scanned == config_.max_scan) break;
     const int rank = scanned++;
-    const JobState& js = sim.job(slot);
+    const JobState& js = view.job(slot);
     const JobSpec& job = js.spec;
     bool any = false;
     seen_.clear();
@@ -184,7 +184,7 @@ int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std
         c.rank = rank;
         c.option = option;
         c.devices.assign(scratch_.begin(), scratch_.end());
-        describe(sim, slot, js, c);
+        describe(view, slot, js, c);
         any = true;
       }
     }
@@ -195,7 +195,7 @@ int CandidateBuilder::build(const Simulator& sim, const PendingQueue& queue, std
       c.rank = rank;
       c.option = PlacementOption::kPacked;
       c.devices.clear();
-      describe(sim, slot, js, c);
+      describe(view, slot, js, c);
       ++blocked;
     }
   }

@@ -85,11 +85,11 @@ class CandidateBuilder {
   // jobs in order: each job's startable placement options (duplicate device sets dropped),
   // or one illegal row when it fits nowhere now (at most max_blocked_rows of those).
   // Returns the number of rows filled.
-  int build(const Simulator& sim, const PendingQueue& queue, std::vector<Candidate>& out);
+  int build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out);
 
  private:
   bool place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out);
-  void describe(const Simulator& sim, JobSlot slot, const JobState& job, Candidate& c);
+  void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
   // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
   // computed once per job: it does not change while the job waits.
   const std::vector<double>& type_rates(JobSlot slot, const JobState& job);

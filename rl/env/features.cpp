@@ -37,12 +37,12 @@ std::vector<std::string> global_feature_names() {
           "time_of_day_cos", "price_now",        "carbon_now",     "price_forecast", "carbon_forecast"};
 }
 
-void write_candidate_features(const Simulator& sim, const Candidate& c, int max_candidates, float* row) {
-  const JobState& j = sim.job(c.job);
+void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row) {
+  const JobState& j = view.job(c.job);
   const JobSpec& s = j.spec;
-  const double now_s = sim.now().seconds();
-  const double total_devices = sim.cluster_state().spec().num_devices();
-  const double work_s = estimated_remaining_s(sim.view(), j);
+  const double now_s = view.now().seconds();
+  const double total_devices = view.cluster_state().spec().num_devices();
+  const double work_s = estimated_remaining_s(view, j);
   // Run time on this placement (on the best one for a blocked row).
   const double rate = c.legal ? c.rate : c.best_rate;
   const double runtime_s = rate > 0 ? work_s / rate : work_s;
@@ -71,8 +71,8 @@ void write_candidate_features(const Simulator& sim, const Candidate& c, int max_
   for (int i = 0; i < kCandidateFeatures; ++i) row[i] = static_cast<float>(values[i]);
 }
 
-void write_global_features(const Simulator& sim, const PendingQueue& queue, float* global) {
-  const ClusterState& state = sim.cluster_state();
+void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global) {
+  const ClusterState& state = view.cluster_state();
   const ClusterSpec& spec = state.spec();
   double free_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
   double all_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
@@ -83,20 +83,20 @@ void write_global_features(const Simulator& sim, const PendingQueue& queue, floa
   }
   double remaining_h = 0.0;
   std::size_t running = 0;
-  for (JobSlot r = sim.first_running(); r != kNoJob; r = sim.job(r).next_in_list) {
-    const JobState& j = sim.job(r);
+  for (JobSlot r = view.first_running(); r != kNoJob; r = view.job(r).next_in_list) {
+    const JobState& j = view.job(r);
     const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
-    remaining_h += estimated_remaining_s(sim.view(), j) / rate / kHour_s;
+    remaining_h += estimated_remaining_s(view, j) / rate / kHour_s;
     ++running;
   }
-  const double day_phase = std::fmod(sim.now().seconds(), kDay_s) / kDay_s * kTwoPi;
+  const double day_phase = std::fmod(view.now().seconds(), kDay_s) / kDay_s * kTwoPi;
   const double total = spec.num_devices();
   double* v = nullptr;
   double values[kGlobalFeatures] = {};
   v = values;
   for (int t = 0; t < kMaxDeviceTypes; ++t) v[t] = all_by_type[t] > 0 ? free_by_type[t] / all_by_type[t] : 0.0;
   v[4] = state.free_devices() / total;
-  v[5] = std::log1p(static_cast<double>(sim.num_pending()));
+  v[5] = std::log1p(static_cast<double>(view.num_pending()));
   v[6] = static_cast<double>(queue.queued_gpus()) / total;
   v[7] = std::log1p(std::max(0.0, queue.queued_gpu_s()) / kHour_s);
   v[8] = std::log1p(static_cast<double>(running));

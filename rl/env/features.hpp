@@ -18,9 +18,10 @@ inline constexpr int kMaxDeviceTypes = 4;
 std::vector<std::string> candidate_feature_names();
 std::vector<std::string> global_feature_names();
 
-// Writes one row of kCandidateFeatures values for candidate `c` at the simulator's now.
-void write_candidate_features(const Simulator& sim, const Candidate& c, int max_candidates, float* row);
+// Writes one row of kCandidateFeatures values for candidate `c` at the view's now (a
+// SchedulerView: the same code serves the environment and a policy running an agent).
+void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row);
 // Writes kGlobalFeatures values.
-void write_global_features(const Simulator& sim, const PendingQueue& queue, float* global);
+void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global);
 
 }  // namespace schedsim::rl

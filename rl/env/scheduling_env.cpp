@@ -154,7 +154,7 @@ struct SchedulingEnv::Impl {
   // simulator run on (a "wait" the agent is not asked for).
   void run_until_choice() {
     while (true) {
-      rows = builder->build(*sim, queue, candidates);
+      rows = builder->build(sim->view(), queue, candidates);
       // Waiting is only legal when something will happen: otherwise the pending jobs
       // would be left waiting forever and the episode would end with them unfinished.
       // (Jobs started in this instant get their completion events only when it ends.)
@@ -293,11 +293,11 @@ void SchedulingEnv::write_observation(float* candidates, float* global, std::uin
   if (!m.sim || m.terminated) return;
   for (int i = 0; i < m.rows; ++i) {
     const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
-    write_candidate_features(*m.sim, c, k, candidates + static_cast<std::size_t>(i) * kCandidateFeatures);
+    write_candidate_features(m.sim->view(), c, k, candidates + static_cast<std::size_t>(i) * kCandidateFeatures);
     mask[i] = c.legal ? 1 : 0;
   }
   mask[k] = m.wait_legal ? 1 : 0;
-  write_global_features(*m.sim, m.queue, global);
+  write_global_features(m.sim->view(), m.queue, global);
 }
 
 bool SchedulingEnv::done() const { return impl_->terminated || impl_->truncated; }
