@@ -368,6 +368,25 @@ TEST_CASE("A hand-built case has the expected candidates and features", "[rl][en
   CHECK(col(0, "log_age_h") == Approx(std::log1p(10.0 / 3600.0)));
 }
 
+TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
+  test::TempDir dir;
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s,estimate_s\n"
+                                      "big,0,2,600,\n"
+                                      "long,0,1,9000,\n"
+                                      "short,0,1,100,50\n");
+  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace + "}}\n";
+  auto first_ids = [&](const std::string& order) {
+    auto sc = scenario_from(base + "env: {max_candidates: 3, placements: [first_fit], order: " + order + "}\n");
+    SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
+    env.reset(1);
+    return env.candidate(0).job_id + "," + env.candidate(1).job_id + "," + env.candidate(2).job_id;
+  };
+  CHECK(first_ids("arrival") == "big,long,short");
+  CHECK(first_ids("shortest_estimate") == "short,big,long");  // 50 (estimate), 600, 9000
+  CHECK(first_ids("fewest_gpus") == "long,short,big");        // 1, 1 (arrival breaks the tie), 2
+}
+
 TEST_CASE("Waiting is masked when nothing else can happen", "[rl][env]") {
   test::TempDir dir;
   const std::string trace = dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\nx,0,1,100\n");
