@@ -109,6 +109,7 @@ struct SchedulingEnv::Impl {
   PendingQueue queue;
   SlowdownMeter meter;
   InvariantChecker checker;
+  std::vector<Observer*> observers;  // the caller's, attached to every episode
   std::vector<std::string> warnings;
   // Declared in dependency order: the simulator refers to the setup, the builder to both.
   std::unique_ptr<SimulationSetup> setup;
@@ -222,6 +223,7 @@ void SchedulingEnv::reset(std::uint64_t seed) {
   m.sim = m.setup->make_simulator(m.queue);
   if (m.config.check_invariants) m.sim->add_observer(m.checker);
   m.sim->add_observer(m.meter);
+  for (Observer* o : m.observers) m.sim->add_observer(*o);
   m.seed = seed;
   m.steps = 0;
   m.episode_return = 0.0;
@@ -299,6 +301,8 @@ void SchedulingEnv::write_observation(float* candidates, float* global, std::uin
   mask[k] = m.wait_legal ? 1 : 0;
   write_global_features(m.sim->view(), m.queue, global);
 }
+
+void SchedulingEnv::add_observer(Observer& observer) { impl_->observers.push_back(&observer); }
 
 bool SchedulingEnv::done() const { return impl_->terminated || impl_->truncated; }
 

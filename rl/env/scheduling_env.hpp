@@ -27,6 +27,7 @@
 #include "experiments/scenario.hpp"
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
+#include "sim/observer.hpp"
 
 namespace schedsim {
 class Simulator;
@@ -118,6 +119,10 @@ class SchedulingEnv {
   // Starts a new episode: the scenario's workload drawn with `seed`; runs to the first
   // decision point.
   void reset(std::uint64_t seed);
+  // Attaches `observer` to the simulator of every episode from the next reset() on (e.g.
+  // the runner's metrics, to write results.json for an evaluated agent). It must outlive
+  // the environment's episodes; it sees each episode's events from its first arrival.
+  void add_observer(Observer& observer);
   // Applies `action` (0..K-1 a candidate, K wait). Throws InvalidAction (a PolicyError)
   // for a masked action or an index out of range.
   StepResult step(int action);

@@ -150,9 +150,9 @@ TEST_CASE("The undiscounted return equals minus the total JCT", "[rl][env]") {
     SchedulingEnv env(sc, cfg);
     Obs obs(env.shape());
     Rng rng(7, "test.actions");
-    env.reset(9);
     JctSum jct;
-    const_cast<Simulator&>(env.simulator()).add_observer(jct);
+    env.add_observer(jct);
+    env.reset(9);
     double ret = 0.0;
     while (!env.done()) {
       obs.read(env);
