@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/bench.hpp"
+#include "rl/env/env_bench.hpp"
+#include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -148,11 +150,17 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run (default: kernel)");
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, physics, env (default: kernel and physics)");
   bench->add_option("--jobs", bench_options.jobs, "jobs per run")->capture_default_str();
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
   bench->add_option("--json", bench_json_path, "also write the results as JSON to this file");
+  rl::EnvBenchOptions env_bench_options;
+  std::string env_bench_config;
+  bench->add_option("--env-config", env_bench_config, "env: the scenario (default: the built-in rl_default.yaml)");
+  bench->add_option("--env-steps", env_bench_options.steps, "env: vector steps to take")->capture_default_str();
+  bench->add_option("--env-count", env_bench_options.num_envs, "env: environments in the vector")->capture_default_str();
+  bench->add_option("--threads", env_bench_options.threads, "env: threads stepping them")->capture_default_str();
 
   auto* default_config = app.add_subcommand("default-config", "print the built-in default scenario (YAML)");
 
@@ -162,6 +170,7 @@ int main(int argc, char** argv) {
     const PolicyRegistry registry = builtin_policies();
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
+      rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants});
       print_warnings(r.warnings);
       if (!run_args.quiet) {
@@ -170,6 +179,7 @@ int main(int argc, char** argv) {
       }
     } else if (*compare) {
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
+      rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
@@ -202,6 +212,16 @@ int main(int argc, char** argv) {
       if (bench_cases.empty()) bench_cases = bench_names();
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const auto& name : bench_cases) {
+        if (name == "env") {  // the RL environment: agent steps per second
+          const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
+          const rl::EnvBenchResult r = rl::run_env_bench(scenario, env_bench_options);
+          std::printf("env      envs=%d threads=%d  steps=%llu  episodes=%llu (%.0f steps each)  wall=%.3f s  %.0f env steps/s\n", r.num_envs,
+                      r.threads, static_cast<unsigned long long>(r.env_steps), static_cast<unsigned long long>(r.episodes), r.mean_episode_steps,
+                      r.wall_s, r.env_steps_per_s);
+          std::fflush(stdout);
+          all.push_back(rl::env_bench_json(r));
+          continue;
+        }
         for (const auto& r : run_bench(name, bench_options, registry)) {
           std::printf("%-8s %-6s jobs=%llu gpus=%d  events=%llu  wall=%.3f s  %.2f M events/s  peak RSS %.0f MiB\n", r.name.c_str(),
                       r.policy.c_str(), static_cast<unsigned long long>(r.jobs), r.gpus, static_cast<unsigned long long>(r.events), r.wall_s,

@@ -44,6 +44,10 @@ struct ScenarioConfig {
   std::optional<SignalsConfig> signals;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
+  // The `env:` map as written (RL environment options), parsed strictly by rl/env
+  // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
+  YAML::Node env_yaml;
+  std::string env_source;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

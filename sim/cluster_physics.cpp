@@ -86,7 +86,8 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
   if (matrix_) {
     for (auto& j : matrix_->job_types()) matrix_jobs_.insert(std::move(j));
   }
-  if (!config_.reference_device.empty()) accelerators.get(config_.reference_device);  // fail early on a typo
+  // Looked up once (fails early on a typo): catalogue lookups normalize names, too slow per rate query.
+  if (!config_.reference_device.empty()) reference_spec_ = &accelerators.get(config_.reference_device);
 }
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
@@ -105,7 +106,7 @@ double ClusterPhysics::compute_time_s(const WorkloadProfile& profile, const Acce
 }
 
 const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const {
-  if (!config_.reference_device.empty()) return accelerators_.get(config_.reference_device);
+  if (reference_spec_) return *reference_spec_;
   if (!job.gpu_type.empty()) {
     if (const AcceleratorSpec* s = accelerators_.find(job.gpu_type)) return *s;
   }
@@ -413,6 +414,18 @@ double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int nu
   }
   if (static_cast<int>(devices.size()) < num_devices) return 0.0;
   return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
+}
+
+double ClusterPhysics::uncontended_rate(const JobSpec& job, Span<DeviceId> devices) const {
+  if (devices.empty() || !placement_problem(job, devices).empty()) return 0.0;
+  if (profile_of(job)) {
+    return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
+  }
+  if (is_matrix_job(job)) return matrix_rate(job, std::vector<DeviceId>(devices.begin(), devices.end()));
+  if (!job.is_elastic()) return 1.0;
+  const double s = config_.elastic_serial_fraction;
+  auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
+  return speedup(static_cast<double>(devices.size())) / speedup(job.num_gpus);
 }
 
 double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/) const {

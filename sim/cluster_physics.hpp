@@ -64,6 +64,11 @@ class ClusterPhysics : public PhysicsModel {
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
   double compute_utilization(JobSlot slot) const override;
 
+  // The job's rate (work-seconds per second) on exactly `devices`, uncontended and without
+  // co-location interference: what the placement gives it if nothing else shares its links
+  // or nodes. 0 when the job cannot run there (memory, missing measurement). For the RL
+  // environment's per-placement speed feature.
+  double uncontended_rate(const JobSpec& job, Span<DeviceId> devices) const;
   // Iteration time of `job` on `devices` given its max-min share `shared_bandwidth_Bps`
   // (average bytes/s) of the links it shares (+infinity = uncontended): the uncontended
   // time, or the time its all-reduce traffic needs at that share when that is longer.
@@ -113,6 +118,7 @@ class ClusterPhysics : public PhysicsModel {
   std::vector<std::string> matrix_types_;  // by cluster type index: the matrix's name for it ("" = none)
   std::set<std::string, std::less<>> matrix_jobs_;  // the matrix's job types
   std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
+  const AcceleratorSpec* reference_spec_ = nullptr;  // config_.reference_device, when set
   MaxMinFairShare fair_share_;
   std::vector<Placed> placed_;          // by job slot
   std::vector<std::vector<JobSlot>> node_jobs_;  // placed jobs per node
