@@ -42,7 +42,15 @@ const std::vector<Column>& columns() {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
-  std::vector<std::string> specs = policies.empty() ? registry.names() : policies;
+  // "all" (or nothing) = every registered policy that needs no argument.
+  std::vector<std::string> specs;
+  for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
+    if (p == "all") {
+      for (const auto& n : registry.plain_names()) specs.push_back(n);
+    } else {
+      specs.push_back(p);
+    }
+  }
   std::vector<RunResult> runs;
   for (const auto& spec : specs) {
     // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
@@ -57,8 +65,16 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
       }
       if (!options_text.empty()) label += "(" + options_text + ")";
     }
+    // "rl:dir/agent.pt" is labelled rl:agent.pt; its folder name has no path separator.
+    if (node.is_scalar() && label.find(':') != std::string::npos) {
+      const auto colon = label.find(':');
+      label = label.substr(0, colon + 1) + std::filesystem::path(label.substr(colon + 1)).filename().string();
+    }
+    std::string folder = label;
+    for (auto& c : folder)
+      if (c == '/' || c == '\\' || c == ':') c = '_';
     RunOptions per_run = options;
-    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / label).string();
+    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / folder).string();
     runs.push_back(run_scenario(scenario, registry, per_run, &node.yaml()));
     runs.back().policy_name = label;
   }

@@ -37,6 +37,8 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
+  YAML::Node train_yaml;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.
