@@ -37,6 +37,10 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // The `env:` map as written (RL environment options), parsed strictly by rl/env
+  // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
+  YAML::Node env_yaml;
+  std::string env_source;
   // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
   YAML::Node train_yaml;
 

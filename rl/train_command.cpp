@@ -11,7 +11,6 @@
 #include "experiments/runner.hpp"
 #include "experiments/svg_plot.hpp"
 #include "rl/learner.hpp"
-#include "rl/scenario_env_config.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim::rl {
@@ -105,7 +104,7 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   const auto t0 = std::chrono::steady_clock::now();
   const TrainConfig config = TrainConfig::parse(ConfigNode(scenario_in.train_yaml, scenario_in.source, "train"));
   auto scenario = std::make_shared<const ScenarioConfig>(scenario_in);
-  const EnvConfig env_config = scenario_env_config(*scenario);
+  const EnvConfig env_config = EnvConfig::from_scenario(*scenario);
   BatchEnvFactory make_env = [scenario, env_config, threads = config.env_threads](int n) {
     return make_vector_batch_env(scenario, env_config, n, threads);
   };
