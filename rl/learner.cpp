@@ -139,12 +139,25 @@ torch::serialize::InputArchive open_archive(const std::string& path) {
   return a;
 }
 
-int argmax_legal(const float* logits, const std::uint8_t* mask, int n) {
+// The greedy action over `n` = K + 1 actions, the last one "wait". Greedy in two levels:
+// first start-or-wait by their total probabilities (wait iff its logit >= the logsumexp
+// of the legal candidates' logits), then the most likely candidate. A plain argmax would
+// wait whenever the start probability is split over several rows, although the policy
+// itself would mostly start a job there.
+int greedy_action(const float* logits, const std::uint8_t* mask, int n) {
+  const int wait = n - 1;
   int best = -1;
-  for (int a = 0; a < n; ++a) {
+  for (int a = 0; a < wait; ++a) {
     if (mask[a] && (best < 0 || logits[a] > logits[best])) best = a;
   }
-  return best;
+  if (best < 0) return mask[wait] ? wait : -1;
+  if (!mask[wait]) return best;
+  double sum = 0.0;  // sum of exp(logit - best logit) over the legal candidates
+  for (int a = 0; a < wait; ++a) {
+    if (mask[a]) sum += std::exp(static_cast<double>(logits[a]) - logits[best]);
+  }
+  const double start_logit = logits[best] + std::log(sum);
+  return static_cast<double>(logits[wait]) >= start_logit ? wait : best;
 }
 
 }  // namespace
@@ -429,7 +442,7 @@ struct Learner::Impl {
       auto logits = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).first.cpu().contiguous();
       for (int i = 0; i < n; ++i)
         actions[static_cast<std::size_t>(i)] =
-            done[static_cast<std::size_t>(i)] ? K : argmax_legal(logits[i].data_ptr<float>(), e->masks() + static_cast<std::ptrdiff_t>(i) * (K + 1), K + 1);
+            done[static_cast<std::size_t>(i)] ? K : greedy_action(logits[i].data_ptr<float>(), e->masks() + static_cast<std::ptrdiff_t>(i) * (K + 1), K + 1);
       e->step(actions.data());
       for (const auto& ep : e->take_finished_episodes()) {
         auto k = static_cast<std::size_t>(ep.env);
@@ -566,7 +579,7 @@ int GreedyAgent::act(const float* candidates, const float* global, const std::ui
   auto g = torch::from_blob(const_cast<float*>(global), {1, G}, torch::kFloat32);
   auto m = torch::from_blob(const_cast<std::uint8_t*>(mask), {1, K + 1}, torch::kUInt8).to(torch::kBool);
   auto logits = impl_->net->forward(c, g, m).first.contiguous();
-  return argmax_legal(logits.data_ptr<float>(), mask, K + 1);
+  return greedy_action(logits.data_ptr<float>(), mask, K + 1);
 }
 
 }  // namespace schedsim::rl

@@ -49,7 +49,8 @@ class Learner {
   bool finished() const;
   // Collects one batch of episodes and learns from it.
   UpdateStats update();
-  // Greedy (argmax over the legal actions) episodes on make_env(n) reset with
+  // Greedy episodes (start-or-wait by total probability, then the most likely
+  // candidate; see docs/rl_agents.md) on make_env(n) reset with
   // `seed_start`: one episode per environment.
   EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int episodes) const;
 
@@ -82,7 +83,9 @@ class GreedyAgent {
   // Candidate features F and global features G the network was trained with.
   int candidate_features() const;
   int global_features() const;
-  // The legal action with the largest logit for one observation of `num_candidates` rows.
+  // The greedy action for one observation of `num_candidates` rows: "wait" when its
+  // probability is at least that of all legal candidates together, else the most likely
+  // candidate.
   int act(const float* candidates, const float* global, const std::uint8_t* mask, int num_candidates) const;
 
  private:

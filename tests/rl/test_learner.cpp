@@ -150,7 +150,7 @@ TEST_CASE("A resumed run makes the same next update as an uninterrupted one", "[
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("The greedy agent loaded from a checkpoint acts like the learner's argmax", "[rl][learner][checkpoint]") {
+TEST_CASE("The greedy agent loaded from a checkpoint picks the best legal row", "[rl][learner][checkpoint]") {
   const auto dir = std::filesystem::temp_directory_path() / "schedsim_test_greedy";
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "agent.pt").string();
@@ -170,5 +170,6 @@ TEST_CASE("The greedy agent loaded from a checkpoint acts like the learner's arg
   std::uint8_t mask1[2] = {1, 1};
   const int a = agent.act(probe.cand, probe.glob, mask1, 1);
   CHECK((a == 0 || a == 1));
+
   std::filesystem::remove_all(dir);
 }

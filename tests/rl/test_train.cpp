@@ -127,3 +127,16 @@ TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's deci
   CHECK_THROWS_WITH(reg.create("rl"), Catch::Contains("needs a checkpoint"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("The shipped agent's mean JCT on rl_default.yaml is fixed (golden)", "[rl][train][golden]") {
+  // experiments/agents/default.pt on the held-out workload of seed 1 (see
+  // experiments/agents/README.md: retrain and update this number when the environment's
+  // features change).
+  const PolicyRegistry reg = registry_with_rl();
+  const ScenarioConfig s = load_scenario(kConfigs + "rl_default.yaml", {}, 1, reg);
+  const YAML::Node policy = YAML::Load("{name: rl, path: '" + std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/agents/default.pt'}");
+  const RunResult r = run_scenario(s, reg, RunOptions{}, &policy);
+  REQUIRE(r.summary.mean_jct_s);
+  CHECK(r.summary.jobs_completed == 200);
+  CHECK(*r.summary.mean_jct_s == Approx(1180.3283742349995).epsilon(1e-9));
+}
