@@ -63,7 +63,7 @@ TEST_CASE("rl_train.yaml is rl_default.yaml plus the train map", "[rl][train][co
   eb << b.to_yaml(b.policy);
   CHECK(std::string(ea.c_str()) == std::string(eb.c_str()));
   CHECK(b.train_yaml.IsMap());
-  CHECK_FALSE(a.train_yaml.IsDefined());
+  CHECK(a.train_yaml.IsNull());
 }
 
 TEST_CASE("Single-threaded training writes identical learning curves for a seed", "[rl][train][determinism]") {
