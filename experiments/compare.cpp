@@ -42,10 +42,16 @@ const std::vector<Column>& columns() {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
-  std::vector<std::string> specs = policies;
-  if (specs.empty()) {  // every registered policy the scenario can run
-    for (const auto& info : registry.all()) {
-      if (!info.needs_signals || scenario.signals) specs.push_back(info.name);
+  // "all" (or nothing) = every registered policy that needs no argument and that the
+  // scenario can run (price/carbon shifting needs its `signals:`).
+  std::vector<std::string> specs;
+  for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
+    if (p == "all") {
+      for (const auto& info : registry.all()) {
+        if (info.argument_option.empty() && (!info.needs_signals || scenario.signals)) specs.push_back(info.name);
+      }
+    } else {
+      specs.push_back(p);
     }
   }
   std::vector<RunResult> runs;
@@ -71,8 +77,16 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
       }
       if (!options_text.empty()) label += "(" + options_text + ")";
     }
+    // "rl:dir/agent.pt" is labelled rl:agent.pt; its folder name has no path separator.
+    if (node.is_scalar() && label.find(':') != std::string::npos) {
+      const auto colon = label.find(':');
+      label = label.substr(0, colon + 1) + std::filesystem::path(label.substr(colon + 1)).filename().string();
+    }
+    std::string folder = label;
+    for (auto& c : folder)
+      if (c == '/' || c == '\\' || c == ':') c = '_';
     RunOptions per_run = options;
-    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / label).string();
+    if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / folder).string();
     runs.push_back(run_scenario(scenario, registry, per_run, &node.yaml()));
     runs.back().policy_name = label;
   }

@@ -18,6 +18,9 @@
 #include "sim/error.hpp"
 #include "traces/cluster_inventory.hpp"
 #include "traces/trace_reader.hpp"
+#ifdef SCHEDSIM_HAS_TORCH
+#include "rl/train_command.hpp"
+#endif
 
 using namespace schedsim;
 
@@ -89,6 +92,14 @@ void write_output(const std::string& out_path, const std::function<void(std::ost
 
 void print_warnings(const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
+}
+
+constexpr bool have_torch() {
+#ifdef SCHEDSIM_HAS_TORCH
+  return true;
+#else
+  return false;
+#endif
 }
 
 }  // namespace
@@ -164,10 +175,30 @@ int main(int argc, char** argv) {
 
   auto* default_config = app.add_subcommand("default-config", "print the built-in default scenario (YAML)");
 
+  ScenarioArgs train_args;
+  bool train_resume = false;
+  auto* train = app.add_subcommand("train", "train a learned scheduler (the scenario's train: map) on the scenario's RL environment");
+  add_scenario_args(train, train_args, "results/train");
+  train->add_flag("--resume", train_resume, "continue from OUT/checkpoint.pt");
+
+  ScenarioArgs eval_args;
+  std::string eval_policy;
+  auto* eval = app.add_subcommand("eval", "run one scenario under a given policy, e.g. a trained agent (--policy rl:PATH)");
+  add_scenario_args(eval, eval_args, "results/eval");
+  eval->add_option("--policy", eval_policy, "the policy: rl:CHECKPOINT, a registered name, or a YAML map")->required();
+
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const PolicyRegistry registry = builtin_policies();
+    PolicyRegistry registry = builtin_policies();
+#ifdef SCHEDSIM_HAS_TORCH
+    rl::register_rl_policy(registry);
+#endif
+    if ((*train || *eval) && !have_torch()) {
+      throw InputError(*train ? "schedsim train" : "schedsim eval",
+                       "this build has no LibTorch (configured with SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); "
+                       "install libtorch-dev and rebuild to train or evaluate learned schedulers");
+    }
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
@@ -231,6 +262,28 @@ int main(int argc, char** argv) {
         }
       }
       if (!bench_json_path.empty()) write_file_atomically(bench_json_path, all.dump(2) + "\n");
+    } else if (*eval) {
+      const ScenarioConfig scenario = load_scenario(eval_args.config, eval_args.overrides, eval_args.seed, registry);
+      const ConfigNode policy = ConfigNode::load_string(eval_policy, "--policy");
+      const RunResult r = run_scenario(scenario, registry, RunOptions{eval_args.out, !eval_args.quiet, eval_args.check_invariants}, &policy.yaml());
+      print_warnings(r.warnings);
+      if (!eval_args.quiet) {
+        std::cout << summary_table(r);
+        std::cout << "  results in " << eval_args.out << "/results.json and jobs.csv\n";
+      }
+    } else if (*train) {
+#ifdef SCHEDSIM_HAS_TORCH
+      const ScenarioConfig scenario = load_scenario(train_args.config, train_args.overrides, train_args.seed, registry);
+      if (!scenario.train_yaml.IsDefined() || scenario.train_yaml.IsNull())
+        throw InputError(scenario.source, "the scenario has no train: map (see docs/config.md#train); e.g. experiments/configs/rl_train.yaml");
+      const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet});
+      if (!train_args.quiet) {
+        std::printf("trained %lld steps in %lld updates (%.1f s)", static_cast<long long>(o.steps), static_cast<long long>(o.updates), o.wall_s);
+        if (o.eval_mean_jct_s) std::printf(", held-out mean JCT %.4f h", *o.eval_mean_jct_s / 3600);
+        std::printf("\n  checkpoint %s/checkpoint.pt, TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg}\n",
+                    train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str());
+      }
+#endif
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }

@@ -212,7 +212,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
                        const YAML::Node* policy_override) {
   RunResult result;
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
-                                          PolicyContext{scenario.seed});
+                                          PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml});
   result.policy_name = policy.policy->name();
   SimulationSetup setup(scenario, scenario.seed, result.warnings);
   JobSource* source = &setup.source();

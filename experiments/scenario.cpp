@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -43,6 +43,7 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     s.seed = static_cast<std::uint64_t>(v);
   }
   if (auto name = root.maybe_child("name")) s.name = name->as_string();
+  if (auto train = root.maybe_child("train")) s.train_yaml = train->yaml();  // a handle: keeps line numbers for rl/'s messages
 
   const ConfigNode cluster = root.child("cluster");
   cluster.expect_map({"nodes", "topology"});

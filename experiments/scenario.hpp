@@ -48,6 +48,8 @@ struct ScenarioConfig {
   // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
   YAML::Node env_yaml;
   std::string env_source;
+  // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
+  YAML::Node train_yaml;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

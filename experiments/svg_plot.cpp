@@ -86,4 +86,55 @@ std::string cdf_svg(const std::vector<CdfSeries>& series, const std::string& x_l
   return o.str();
 }
 
+std::string line_svg(const std::vector<LineSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title) {
+  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+  for (const auto& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      xlo = std::min(xlo, x), xhi = std::max(xhi, x), ylo = std::min(ylo, y), yhi = std::max(yhi, y);
+    }
+  }
+  if (!(xhi >= xlo)) xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+  if (xhi == xlo) xhi = xlo + 1;
+  if (yhi == ylo) yhi = ylo + 1;
+  const double pad = 0.05 * (yhi - ylo);
+  ylo -= pad, yhi += pad;
+  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
+  auto px = [&](double v) { return kLeft + (v - xlo) / (xhi - xlo) * plot_w; };
+  auto py = [&](double v) { return kTop + (1 - (v - ylo) / (yhi - ylo)) * plot_h; };
+  auto tick = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  o << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << num(kLeft + plot_w / 2) << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << escape(title) << "</text>\n";
+  for (int i = 0; i <= 4; ++i) {
+    const double xv = xlo + (xhi - xlo) * i / 4.0, yv = ylo + (yhi - ylo) * i / 4.0;
+    o << "<line x1=\"" << num(px(xv)) << "\" y1=\"" << num(kTop) << "\" x2=\"" << num(px(xv)) << "\" y2=\"" << num(kTop + plot_h) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << num(px(xv)) << "\" y=\"" << num(kTop + plot_h + 18) << "\" text-anchor=\"middle\">" << tick(xv) << "</text>\n";
+    o << "<line x1=\"" << num(kLeft) << "\" y1=\"" << num(py(yv)) << "\" x2=\"" << num(kLeft + plot_w) << "\" y2=\"" << num(py(yv)) << "\" stroke=\"#ddd\"/>\n";
+    o << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(py(yv) + 4) << "\" text-anchor=\"end\">" << tick(yv) << "</text>\n";
+  }
+  o << "<rect x=\"" << num(kLeft) << "\" y=\"" << num(kTop) << "\" width=\"" << num(plot_w) << "\" height=\"" << num(plot_h) << "\" fill=\"none\" stroke=\"black\"/>\n";
+  o << "<text x=\"" << num(kLeft + plot_w / 2) << "\" y=\"" << num(kHeight - 15) << "\" text-anchor=\"middle\">" << escape(x_label) << "</text>\n";
+  o << "<text transform=\"translate(18," << num(kTop + plot_h / 2) << ") rotate(-90)\" text-anchor=\"middle\">" << escape(y_label) << "</text>\n";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const char* color = kColors[i % (sizeof kColors / sizeof kColors[0])];
+    o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\" points=\"";
+    for (const auto& [x, y] : series[i].points) {
+      if (std::isfinite(x) && std::isfinite(y)) o << num(px(x)) << ',' << num(py(y)) << ' ';
+    }
+    o << "\"/>\n";
+    const double ly = kTop + 10 + 20.0 * static_cast<double>(i);
+    o << "<line x1=\"" << num(kLeft + plot_w + 15) << "\" y1=\"" << num(ly) << "\" x2=\"" << num(kLeft + plot_w + 40) << "\" y2=\"" << num(ly)
+      << "\" stroke=\"" << color << "\" stroke-width=\"3\"/>\n";
+    o << "<text x=\"" << num(kLeft + plot_w + 46) << "\" y=\"" << num(ly + 4) << "\">" << escape(series[i].label) << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
 }  // namespace schedsim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedsim {
@@ -14,5 +15,13 @@ struct CdfSeries {
 
 // Empirical CDFs on a log-scaled x axis, one line per series, with a legend.
 std::string cdf_svg(const std::vector<CdfSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title);
+
+struct LineSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;  // (x, y), x ascending; non-finite y skipped
+};
+
+// Lines on linear axes, one per series, with a legend (learning curves).
+std::string line_svg(const std::vector<LineSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title);
 
 }  // namespace schedsim

@@ -61,12 +61,27 @@ std::vector<std::string> PolicyRegistry::names() const {
   return out;
 }
 
+std::vector<std::string> PolicyRegistry::plain_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : policies_)
+    if (p.argument_option.empty()) out.push_back(p.name);
+  return out;
+}
+
 PolicyInstance PolicyRegistry::create(const ConfigNode& node, const PolicyContext& context) const {
   std::string name;
   ConfigNode config = node;
   if (node.is_scalar()) {
     name = node.as_string();
     YAML::Node m(YAML::NodeType::Map);
+    const auto colon = name.find(':');
+    if (!find(name) && colon != std::string::npos) {  // "NAME:VALUE" short form
+      const PolicyInfo* info = find(name.substr(0, colon));
+      if (info && !info->argument_option.empty()) {
+        m[info->argument_option] = name.substr(colon + 1);
+        name = info->name;
+      }
+    }
     m["name"] = name;
     config = ConfigNode(m, node.source(), node.path());
   } else if (node.is_map()) {

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "sim/accelerator_catalogue.hpp"
 #include "sim/config_node.hpp"
 #include "sim/policy.hpp"
 
@@ -32,6 +33,11 @@ struct PolicyInstance {
 // placement; each policy derives its own stream from it).
 struct PolicyContext {
   std::uint64_t seed = 0;
+  // The scenario's device catalogue and its `env:` map (RL environment settings), for
+  // policies that observe the cluster as the RL environment does (the `rl` policy).
+  // Null/undefined when the policy is only being validated.
+  const AcceleratorCatalogue* accelerators = nullptr;
+  YAML::Node env_yaml;
 };
 
 struct PolicyInfo {
@@ -44,6 +50,9 @@ struct PolicyInfo {
   // Needs the scenario's `signals:` (price/carbon); `compare` without --policy skips it
   // on scenarios without them.
   bool needs_signals = false;
+  // When set, the short form "NAME:VALUE" means {name: NAME, <argument_option>: VALUE}
+  // (e.g. "rl:agent.pt"), and the policy is left out of "all" (it needs that value).
+  std::string argument_option;
 };
 
 class PolicyRegistry {
@@ -52,6 +61,8 @@ class PolicyRegistry {
   const PolicyInfo* find(const std::string& name) const;
   const std::vector<PolicyInfo>& all() const { return policies_; }
   std::vector<std::string> names() const;
+  // The policies that run without arguments (what "all" means in `schedsim compare`).
+  std::vector<std::string> plain_names() const;
   // `node` is a name ("sjf") or a map ({name: sjf, by: estimate}). Throws InputError
   // for an unknown name (listing the registered ones) or bad options.
   PolicyInstance create(const ConfigNode& node, const PolicyContext& context = {}) const;

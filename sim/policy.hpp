@@ -15,6 +15,8 @@
 
 namespace schedsim {
 
+class Simulator;
+
 class SchedulerView {
  public:
   Tick now() const { return *now_; }
@@ -64,6 +66,14 @@ class Policy {
   // `out`. A job the policy starts is started by the kernel or the run stops with an
   // error, so the policy may drop it from its own queue when it emits the action.
   virtual void decide(const SchedulerView& view, ActionBatch& out) = 0;
+
+  // Two hooks for policies that decide one action at a time against the live simulator,
+  // as the RL environment's agent does (rl/rl_policy.cpp); ordinary policies ignore them.
+  // Called once by the Simulator's constructor.
+  virtual void attach(const Simulator& /*simulator*/) {}
+  // True: after a non-empty batch has been applied, decide() is called again at the same
+  // instant (seeing the batch's effect) until it returns an empty batch.
+  virtual bool decide_again_after_actions() const { return false; }
 };
 
 }  // namespace schedsim

@@ -57,6 +57,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
+  policy_.attach(*this);
 }
 
 std::string Simulator::where(const JobSpec& spec) const {
@@ -594,9 +595,11 @@ bool Simulator::advance() {
 
 void Simulator::run() {
   while (advance()) {
-    batch_.clear();
-    policy_.decide(view_, batch_);
-    apply(batch_);
+    do {
+      batch_.clear();
+      policy_.decide(view_, batch_);
+      apply(batch_);
+    } while (!batch_.empty() && policy_.decide_again_after_actions());
   }
   if (num_pending_ > 0) {
     const JobState& j = jobs_[static_cast<std::size_t>(pending_.head)];

@@ -1,0 +1,585 @@
+// PPO / A2C / REINFORCE on the masked candidate-scoring network (the only LibTorch
+// translation unit of the learners; see learner.hpp).
+#include "rl/learner.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <sstream>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include "sim/error.hpp"
+
+namespace schedsim::rl {
+namespace {
+
+constexpr std::int64_t kCheckpointVersion = 1;
+constexpr double kMaskedLogit = -1e9;  // not -inf: keeps softmax, entropy and gradients finite
+
+// The policy/value network. A shared MLP scores every candidate row concatenated with an
+// embedding of the global features, so the policy is permutation invariant and works for
+// any number of candidates; "wait" and the value are read from the global embedding plus
+// the mean of the legal candidates' embeddings.
+struct PolicyNetImpl : torch::nn::Module {
+  PolicyNetImpl(int candidate_features, int global_features, const std::vector<int>& hidden) {
+    const int h = hidden.back();
+    glob = register_module("glob", torch::nn::Linear(global_features, h));
+    int in = candidate_features + h;
+    for (int width : hidden) {
+      cand->push_back(torch::nn::Linear(in, width));
+      in = width;
+    }
+    register_module("cand", cand);
+    score = register_module("score", torch::nn::Linear(h, 1));
+    wait = register_module("wait", torch::nn::Linear(2 * h, 1));
+    value1 = register_module("value1", torch::nn::Linear(2 * h, h));
+    value2 = register_module("value2", torch::nn::Linear(h, 1));
+    cand_mean = register_buffer("cand_mean", torch::zeros({candidate_features}));
+    cand_std = register_buffer("cand_std", torch::ones({candidate_features}));
+    glob_mean = register_buffer("glob_mean", torch::zeros({global_features}));
+    glob_std = register_buffer("glob_std", torch::ones({global_features}));
+    // Near-uniform initial policy: small output layers.
+    torch::NoGradGuard guard;
+    score->weight.mul_(0.01);
+    wait->weight.mul_(0.01);
+  }
+
+  // candidates [B,K,F], global [B,G], mask [B,K+1] (bool) -> logits [B,K+1], value [B].
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& candidates, const torch::Tensor& global, const torch::Tensor& mask) {
+    const auto B = candidates.size(0), K = candidates.size(1);
+    auto c = (candidates - cand_mean) / cand_std;
+    auto g = torch::tanh(glob->forward((global - glob_mean) / glob_std));
+    auto x = torch::cat({c, g.unsqueeze(1).expand({B, K, g.size(1)})}, 2);
+    for (const auto& layer : *cand) x = torch::tanh(layer->as<torch::nn::Linear>()->forward(x));
+    auto scores = score->forward(x).squeeze(-1);                   // [B,K]
+    auto legal = mask.slice(1, 0, K).to(x.scalar_type()).unsqueeze(-1);  // [B,K,1]
+    auto pooled = (x * legal).sum(1) / legal.sum(1).clamp_min(1.0);     // [B,H]
+    auto z = torch::cat({g, pooled}, 1);
+    auto logits = torch::cat({scores, wait->forward(z)}, 1).masked_fill(mask.logical_not(), kMaskedLogit);
+    auto value = value2->forward(torch::tanh(value1->forward(z))).squeeze(-1);
+    return {logits, value};
+  }
+
+  torch::nn::Linear glob{nullptr}, score{nullptr}, wait{nullptr}, value1{nullptr}, value2{nullptr};
+  torch::nn::ModuleList cand;
+  torch::Tensor cand_mean, cand_std, glob_mean, glob_std;
+};
+TORCH_MODULE(PolicyNet);
+
+// The same forward as TorchScript source, generated for the layer count (LibTorch C++
+// has no tracer; Module::define compiles source without Python).
+std::string torchscript_source(std::size_t cand_layers) {
+  std::ostringstream s;
+  s << "def forward(self, candidates: Tensor, global_features: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:\n"
+       "    legal_mask = mask != 0\n"
+       "    B = candidates.size(0)\n"
+       "    K = candidates.size(1)\n"
+       "    c = (candidates - self.cand_mean) / self.cand_std\n"
+       "    g = torch.tanh(torch.matmul((global_features - self.glob_mean) / self.glob_std, self.glob_weight.t()) + self.glob_bias)\n"
+       "    x = torch.cat([c, g.unsqueeze(1).expand(B, K, g.size(1))], 2)\n";
+  for (std::size_t i = 0; i < cand_layers; ++i)
+    s << "    x = torch.tanh(torch.matmul(x, self.cand_" << i << "_weight.t()) + self.cand_" << i << "_bias)\n";
+  s << "    scores = (torch.matmul(x, self.score_weight.t()) + self.score_bias).squeeze(-1)\n"
+       "    legal = legal_mask[:, :K].type_as(x).unsqueeze(-1)\n"
+       "    pooled = (x * legal).sum(1) / legal.sum(1).clamp_min(1.0)\n"
+       "    z = torch.cat([g, pooled], 1)\n"
+       "    w = torch.matmul(z, self.wait_weight.t()) + self.wait_bias\n"
+       "    logits = torch.cat([scores, w], 1).masked_fill(legal_mask.logical_not(), -1e9)\n"
+       "    v = torch.tanh(torch.matmul(z, self.value1_weight.t()) + self.value1_bias)\n"
+       "    value = (torch.matmul(v, self.value2_weight.t()) + self.value2_bias).squeeze(-1)\n"
+       "    return logits, value\n";
+  return s.str();
+}
+
+torch::Tensor i64(std::initializer_list<std::int64_t> v) { return torch::tensor(std::vector<std::int64_t>(v), torch::kInt64); }
+
+struct Meta {
+  int candidate_features = 0, global_features = 0;
+  std::vector<int> hidden;
+};
+
+void write_meta(torch::serialize::OutputArchive& a, const Meta& m) {
+  a.write("version", i64({kCheckpointVersion}));
+  a.write("shape", i64({m.candidate_features, m.global_features}));
+  std::vector<std::int64_t> h(m.hidden.begin(), m.hidden.end());
+  a.write("hidden", torch::tensor(h, torch::kInt64));
+}
+
+Meta read_meta(torch::serialize::InputArchive& a, const std::string& path) {
+  torch::Tensor version, shape, hidden;
+  try {
+    a.read("version", version);
+    a.read("shape", shape);
+    a.read("hidden", hidden);
+  } catch (const c10::Error&) {
+    throw InputError(path, "not a schedsim agent checkpoint (written by `schedsim train`)");
+  }
+  if (version.item<std::int64_t>() != kCheckpointVersion)
+    throw InputError(path, "checkpoint version " + std::to_string(version.item<std::int64_t>()) + ", this build reads version " +
+                               std::to_string(kCheckpointVersion));
+  Meta m;
+  m.candidate_features = static_cast<int>(shape[0].item<std::int64_t>());
+  m.global_features = static_cast<int>(shape[1].item<std::int64_t>());
+  for (std::int64_t i = 0; i < hidden.numel(); ++i) m.hidden.push_back(static_cast<int>(hidden[i].item<std::int64_t>()));
+  return m;
+}
+
+torch::serialize::InputArchive open_archive(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw InputError(path, "no such checkpoint file");
+  torch::serialize::InputArchive a;
+  try {
+    a.load_from(path);
+  } catch (const c10::Error& e) {
+    throw InputError(path, "cannot read the checkpoint (not a LibTorch archive?)");
+  }
+  return a;
+}
+
+// The greedy action over `n` = K + 1 actions, the last one "wait". Greedy in two levels:
+// first start-or-wait by their total probabilities (wait iff its logit >= the logsumexp
+// of the legal candidates' logits), then the most likely candidate. A plain argmax would
+// wait whenever the start probability is split over several rows, although the policy
+// itself would mostly start a job there.
+int greedy_action(const float* logits, const std::uint8_t* mask, int n) {
+  const int wait = n - 1;
+  int best = -1;
+  for (int a = 0; a < wait; ++a) {
+    if (mask[a] && (best < 0 || logits[a] > logits[best])) best = a;
+  }
+  if (best < 0) return mask[wait] ? wait : -1;
+  if (!mask[wait]) return best;
+  double sum = 0.0;  // sum of exp(logit - best logit) over the legal candidates
+  for (int a = 0; a < wait; ++a) {
+    if (mask[a]) sum += std::exp(static_cast<double>(logits[a]) - logits[best]);
+  }
+  const double start_logit = logits[best] + std::log(sum);
+  return static_cast<double>(logits[wait]) >= start_logit ? wait : best;
+}
+
+}  // namespace
+
+bool cuda_available() { return torch::cuda::is_available(); }
+
+// ---------------------------------------------------------------------------------------
+struct Learner::Impl {
+  TrainConfig config;
+  std::unique_ptr<BatchEnv> env;
+  EnvShape shape;
+  torch::Device device{torch::kCPU};
+  mutable PolicyNet net{nullptr};  // forward() of torch modules is non-const
+  std::unique_ptr<torch::optim::Adam> optimizer;
+  at::Generator gen;
+  std::int64_t steps = 0, updates = 0, episodes = 0;
+  bool obs_normalized = false;
+  // Running statistics of discounted returns; rewards are divided by their std.
+  double ret_count = 0.0, ret_mean = 0.0, ret_m2 = 0.0;
+
+  Impl(const TrainConfig& c, BatchEnvFactory make_env) : config(c), gen(at::detail::createCPUGenerator(c.seed)) {
+    if (c.device == "cuda") {
+      if (!torch::cuda::is_available())
+        throw InputError("train.device", "cuda requested but this LibTorch build has no CUDA or no GPU is visible; use device: cpu");
+      device = torch::Device(torch::kCUDA);
+    }
+    at::set_num_threads(c.threads);
+    torch::manual_seed(c.seed);
+    env = make_env(c.num_envs);
+    shape = env->shape();
+    net = PolicyNet(shape.candidate_features, shape.global_features, c.hidden);
+    net->to(device);
+    optimizer = std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(c.lr).eps(1e-5));
+  }
+
+  Meta meta() const { return Meta{shape.candidate_features, shape.global_features, config.hidden}; }
+
+  struct Obs {
+    torch::Tensor cand, glob, mask;
+  };
+  Obs observe(const BatchEnv& e) const {
+    const auto N = e.num_envs();
+    const auto K = shape.num_candidates, F = shape.candidate_features, G = shape.global_features;
+    return Obs{torch::from_blob(const_cast<float*>(e.candidates()), {N, K, F}, torch::kFloat32).clone(),
+               torch::from_blob(const_cast<float*>(e.global()), {N, G}, torch::kFloat32).clone(),
+               torch::from_blob(const_cast<std::uint8_t*>(e.masks()), {N, K + 1}, torch::kUInt8).to(torch::kBool)};
+  }
+
+  // Observation normalisation from a short uniformly random rollout, fixed afterwards
+  // (stored in the network's buffers, so checkpoints and exports carry it).
+  void fit_observation_statistics() {
+    const int N = env->num_envs(), K = shape.num_candidates;
+    env->reset(config.train_seed_start);
+    std::vector<torch::Tensor> cands, globs;
+    std::vector<std::int32_t> actions(static_cast<std::size_t>(N));
+    for (int t = 0; t < 256; ++t) {
+      Obs o = observe(*env);
+      auto rows = o.cand.reshape({-1, shape.candidate_features});
+      auto legal = o.mask.slice(1, 0, K).reshape({-1});
+      cands.push_back(rows.index({legal}));
+      globs.push_back(o.glob);
+      auto probs = o.mask.to(torch::kFloat32);
+      auto a = torch::multinomial(probs, 1, false, gen).squeeze(1);
+      for (int i = 0; i < N; ++i) actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(a[i].item<std::int64_t>());
+      env->step(actions.data());
+    }
+    env->take_finished_episodes();
+    auto c = torch::cat(cands, 0), g = torch::cat(globs, 0);
+    torch::NoGradGuard guard;
+    if (c.size(0) > 1) {
+      net->cand_mean.copy_(c.mean(0));
+      net->cand_std.copy_(c.std(0).clamp_min(1e-3));
+    }
+    net->glob_mean.copy_(g.mean(0));
+    net->glob_std.copy_(g.std(0).clamp_min(1e-3));
+    obs_normalized = true;
+  }
+
+  double reward_std() const { return ret_count > 1 ? std::sqrt(ret_m2 / ret_count) + 1e-8 : 1.0; }
+
+  UpdateStats update() {
+    if (!obs_normalized) fit_observation_statistics();
+    const int N = env->num_envs(), K = shape.num_candidates;
+    const double progress = static_cast<double>(steps) / static_cast<double>(config.total_steps);
+    const double lr = config.lr_schedule == "linear" ? config.lr * std::max(0.0, 1.0 - progress) : config.lr;
+    for (auto& group : optimizer->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+
+    // --- collect one episode per environment
+    env->reset(config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N));
+    std::vector<Obs> obs;
+    std::vector<torch::Tensor> acts, logps, values;
+    std::vector<std::vector<float>> rewards;
+    std::vector<std::vector<std::uint8_t>> dones, valids;
+    std::vector<std::uint8_t> active(static_cast<std::size_t>(N), 1);
+    std::vector<std::int32_t> actions(static_cast<std::size_t>(N));
+    UpdateStats st;
+    double sum_return = 0.0, sum_jct = 0.0;
+    int finished_eps = 0;
+    for (int t = 0;; ++t) {
+      int n_active = 0;
+      for (auto a : active) n_active += a;
+      if (n_active == 0 || (config.rollout_steps > 0 && t >= config.rollout_steps)) break;
+      Obs o = observe(*env);
+      torch::Tensor a, lp, v;
+      {
+        torch::NoGradGuard guard;
+        auto [logits, value] = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device));
+        auto logp_all = torch::log_softmax(logits, 1).cpu();
+        a = torch::multinomial(logp_all.exp(), 1, false, gen).squeeze(1);
+        lp = logp_all.gather(1, a.unsqueeze(1)).squeeze(1);
+        v = value.cpu();
+      }
+      std::vector<std::uint8_t> valid(active);
+      for (int i = 0; i < N; ++i) actions[static_cast<std::size_t>(i)] = active[static_cast<std::size_t>(i)] ? static_cast<std::int32_t>(a[i].item<std::int64_t>()) : K;
+      env->step(actions.data());
+      std::vector<float> r(static_cast<std::size_t>(N));
+      std::vector<std::uint8_t> d(static_cast<std::size_t>(N));
+      for (int i = 0; i < N; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        r[k] = env->rewards()[i];
+        d[k] = env->terminated()[i] || env->truncated()[i];
+        if (active[k]) {
+          ++st.step;
+          if (d[k]) active[k] = 0;
+        }
+      }
+      for (const auto& e : env->take_finished_episodes()) {
+        if (e.seed >= config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N) + static_cast<std::uint64_t>(N)) continue;  // an auto-reset episode
+        sum_return += e.episode_return;
+        sum_jct += e.mean_jct_s;
+        ++finished_eps;
+      }
+      obs.push_back(std::move(o));
+      acts.push_back(a.clone());
+      logps.push_back(lp.clone());
+      values.push_back(v.clone());
+      rewards.push_back(std::move(r));
+      dones.push_back(std::move(d));
+      valids.push_back(std::move(valid));
+    }
+    const int T = static_cast<int>(obs.size());
+    std::vector<float> bootstrap(static_cast<std::size_t>(N), 0.0f);
+    bool any_active = false;
+    for (auto a : active) any_active = any_active || a;
+    if (any_active) {
+      torch::NoGradGuard guard;
+      Obs o = observe(*env);
+      auto v = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).second.cpu();
+      for (int i = 0; i < N; ++i)
+        if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = v[i].item<float>();
+    }
+
+    // --- reward scale from the discounted returns seen so far (Welford)
+    {
+      std::vector<double> ret(static_cast<std::size_t>(N), 0.0);
+      for (int t = T - 1; t >= 0; --t) {
+        for (int i = 0; i < N; ++i) {
+          const auto k = static_cast<std::size_t>(i);
+          if (!valids[static_cast<std::size_t>(t)][k]) continue;
+          ret[k] = rewards[static_cast<std::size_t>(t)][k] + config.gamma * (dones[static_cast<std::size_t>(t)][k] ? 0.0 : ret[k]);
+          ret_count += 1.0;
+          const double delta = ret[k] - ret_mean;
+          ret_mean += delta / ret_count;
+          ret_m2 += delta * (ret[k] - ret_mean);
+        }
+      }
+    }
+    const double scale = 1.0 / reward_std();
+
+    // --- advantages (GAE; REINFORCE = Monte-Carlo returns, lambda 1) and value targets
+    const double lambda = config.algorithm == Algorithm::kReinforce ? 1.0 : config.gae_lambda;
+    std::vector<std::vector<float>> adv(static_cast<std::size_t>(T), std::vector<float>(static_cast<std::size_t>(N), 0.0f));
+    std::vector<double> next_adv(static_cast<std::size_t>(N), 0.0);
+    for (int t = T - 1; t >= 0; --t) {
+      const auto tt = static_cast<std::size_t>(t);
+      for (int i = 0; i < N; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        if (!valids[tt][k]) continue;
+        const double nonterminal = dones[tt][k] ? 0.0 : 1.0;
+        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? values[tt + 1][i].item<float>() : bootstrap[k];
+        const double v = values[tt][i].item<float>();
+        const bool last = !(t + 1 < T && valids[tt + 1][k]);
+        const double carry = last ? 0.0 : next_adv[k];
+        const double delta = rewards[tt][k] * scale + config.gamma * next_v * nonterminal - v;
+        next_adv[k] = delta + config.gamma * lambda * nonterminal * carry;
+        adv[tt][k] = static_cast<float>(next_adv[k]);
+      }
+    }
+    // Flatten the valid samples.
+    std::vector<std::int64_t> rows;
+    std::vector<float> adv_flat;
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < N; ++i)
+        if (valids[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]) {
+          rows.push_back(static_cast<std::int64_t>(t) * N + i);
+          adv_flat.push_back(adv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
+        }
+    const auto M = static_cast<std::int64_t>(rows.size());
+    std::vector<torch::Tensor> cs, gs, ms;
+    for (auto& o : obs) {
+      cs.push_back(o.cand);
+      gs.push_back(o.glob);
+      ms.push_back(o.mask);
+    }
+    auto idx = torch::tensor(rows, torch::kInt64);
+    auto C = torch::cat(cs, 0).index_select(0, idx).to(device);
+    auto Gl = torch::cat(gs, 0).index_select(0, idx).to(device);
+    auto Ms = torch::cat(ms, 0).index_select(0, idx).to(device);
+    auto A = torch::cat(acts, 0).index_select(0, idx).to(device);
+    auto old_logp = torch::cat(logps, 0).index_select(0, idx).to(device);
+    auto old_v = torch::cat(values, 0).index_select(0, idx).to(device);
+    auto Adv = torch::tensor(adv_flat, torch::kFloat32).to(device);
+    auto Ret = Adv + old_v;
+
+    // --- gradient steps
+    const bool ppo = config.algorithm == Algorithm::kPpo;
+    const int epochs = ppo ? config.epochs : 1;
+    const std::int64_t mb = ppo ? std::min<std::int64_t>(config.minibatch, M) : M;
+    double sum_pl = 0, sum_vl = 0, sum_ent = 0, sum_kl = 0;
+    int n_steps = 0;
+    for (int epoch = 0; epoch < epochs && M > 0; ++epoch) {
+      auto perm = ppo ? torch::randperm(M, gen, torch::kInt64) : torch::arange(M, torch::kInt64);
+      perm = perm.to(device);
+      for (std::int64_t start = 0; start < M; start += mb) {
+        auto b = perm.slice(0, start, std::min(start + mb, M));
+        auto [logits, value] = net->forward(C.index_select(0, b), Gl.index_select(0, b), Ms.index_select(0, b));
+        auto logp_all = torch::log_softmax(logits, 1);
+        auto logp = logp_all.gather(1, A.index_select(0, b).unsqueeze(1)).squeeze(1);
+        auto adv_b = Adv.index_select(0, b);
+        if (adv_b.size(0) > 1) adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8);
+        torch::Tensor policy_loss;
+        auto old_lp = old_logp.index_select(0, b);
+        if (ppo) {
+          auto ratio = torch::exp(logp - old_lp);
+          policy_loss = -torch::min(ratio * adv_b, torch::clamp(ratio, 1.0 - config.clip, 1.0 + config.clip) * adv_b).mean();
+        } else {
+          policy_loss = -(logp * adv_b).mean();
+        }
+        auto value_loss = 0.5 * (value - Ret.index_select(0, b)).pow(2).mean();
+        auto entropy = -(logp_all.exp() * logp_all).sum(1).mean();
+        auto loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
+        optimizer->zero_grad();
+        loss.backward();
+        torch::nn::utils::clip_grad_norm_(net->parameters(), config.max_grad_norm);
+        optimizer->step();
+        sum_pl += policy_loss.item<double>();
+        sum_vl += value_loss.item<double>();
+        sum_ent += entropy.item<double>();
+        sum_kl += (old_lp - logp).mean().item<double>();
+        ++n_steps;
+      }
+    }
+    steps += st.step;
+    ++updates;
+    episodes += finished_eps;
+    st.step = steps;
+    st.update = updates;
+    st.episodes = episodes;
+    st.batch_episodes = finished_eps;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    st.mean_return = finished_eps ? sum_return / finished_eps : nan;
+    st.mean_jct_s = finished_eps ? sum_jct / finished_eps : nan;
+    st.policy_loss = n_steps ? sum_pl / n_steps : nan;
+    st.value_loss = n_steps ? sum_vl / n_steps : nan;
+    st.entropy = n_steps ? sum_ent / n_steps : nan;
+    st.approx_kl = n_steps ? sum_kl / n_steps : nan;
+    st.lr = lr;
+    return st;
+  }
+
+  EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int n) const {
+    auto e = make_env(n);
+    e->reset(seed_start);
+    const int K = e->shape().num_candidates;
+    std::vector<std::uint8_t> done(static_cast<std::size_t>(n), 0);
+    std::vector<std::int32_t> actions(static_cast<std::size_t>(n));
+    EvalStats out;
+    int remaining = n;
+    torch::NoGradGuard guard;
+    while (remaining > 0) {
+      Obs o = observe(*e);
+      auto logits = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).first.cpu().contiguous();
+      for (int i = 0; i < n; ++i)
+        actions[static_cast<std::size_t>(i)] =
+            done[static_cast<std::size_t>(i)] ? K : greedy_action(logits[i].data_ptr<float>(), e->masks() + static_cast<std::ptrdiff_t>(i) * (K + 1), K + 1);
+      e->step(actions.data());
+      for (const auto& ep : e->take_finished_episodes()) {
+        auto k = static_cast<std::size_t>(ep.env);
+        if (done[k]) continue;
+        done[k] = 1;
+        --remaining;
+        out.mean_jct_s += ep.mean_jct_s;
+        out.mean_return += ep.episode_return;
+        ++out.episodes;
+      }
+    }
+    out.mean_jct_s /= n;
+    out.mean_return /= n;
+    return out;
+  }
+
+  void save(const std::string& path) const {
+    torch::serialize::OutputArchive a;
+    write_meta(a, meta());
+    torch::serialize::OutputArchive model, optim;
+    net->save(model);
+    optimizer->save(optim);
+    a.write("model", model);
+    a.write("optimizer", optim);
+    a.write("progress", i64({steps, updates, episodes, obs_normalized ? 1 : 0}));
+    a.write("return_stats", torch::tensor(std::vector<double>{ret_count, ret_mean, ret_m2}, torch::kFloat64));
+    a.write("rng", gen.get_state());
+    const std::string tmp = path + ".tmp";
+    a.save_to(tmp);
+    std::filesystem::rename(tmp, path);
+  }
+
+  void load(const std::string& path) {
+    auto a = open_archive(path);
+    const Meta m = read_meta(a, path);
+    if (m.candidate_features != shape.candidate_features || m.global_features != shape.global_features || m.hidden != config.hidden)
+      throw InputError(path, "the checkpoint's network (F=" + std::to_string(m.candidate_features) + ", G=" + std::to_string(m.global_features) +
+                                 ") does not match this scenario and train.hidden");
+    torch::serialize::InputArchive model, optim;
+    a.read("model", model);
+    net->load(model);
+    a.read("optimizer", optim);
+    optimizer->load(optim);
+    torch::Tensor progress, stats, rng;
+    a.read("progress", progress);
+    a.read("return_stats", stats);
+    a.read("rng", rng);
+    steps = progress[0].item<std::int64_t>();
+    updates = progress[1].item<std::int64_t>();
+    episodes = progress[2].item<std::int64_t>();
+    obs_normalized = progress[3].item<std::int64_t>() != 0;
+    ret_count = stats[0].item<double>();
+    ret_mean = stats[1].item<double>();
+    ret_m2 = stats[2].item<double>();
+    gen.set_state(rng);
+  }
+};
+
+Learner::Learner(const TrainConfig& config, BatchEnvFactory make_env) : impl_(std::make_unique<Impl>(config, std::move(make_env))) {}
+Learner::~Learner() = default;
+bool Learner::finished() const { return impl_->steps >= impl_->config.total_steps; }
+UpdateStats Learner::update() { return impl_->update(); }
+EvalStats Learner::evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int episodes) const {
+  return impl_->evaluate(make_env, seed_start, episodes);
+}
+std::int64_t Learner::steps() const { return impl_->steps; }
+std::int64_t Learner::updates() const { return impl_->updates; }
+void Learner::save_checkpoint(const std::string& path) const { impl_->save(path); }
+void Learner::load_checkpoint(const std::string& path) { impl_->load(path); }
+
+std::vector<float> Learner::flat_parameters() const {
+  std::vector<float> out;
+  for (const auto& p : impl_->net->parameters()) {
+    auto c = p.detach().cpu().contiguous().reshape({-1});
+    out.insert(out.end(), c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
+  return out;
+}
+
+std::vector<float> Learner::action_probabilities(const float* candidates, const float* global, const std::uint8_t* mask) const {
+  const auto& s = impl_->shape;
+  torch::NoGradGuard guard;
+  auto c = torch::from_blob(const_cast<float*>(candidates), {1, s.num_candidates, s.candidate_features}, torch::kFloat32).clone();
+  auto g = torch::from_blob(const_cast<float*>(global), {1, s.global_features}, torch::kFloat32).clone();
+  auto m = torch::from_blob(const_cast<std::uint8_t*>(mask), {1, s.num_candidates + 1}, torch::kUInt8).to(torch::kBool);
+  auto p = torch::softmax(impl_->net->forward(c.to(impl_->device), g.to(impl_->device), m.to(impl_->device)).first, 1).cpu().contiguous();
+  return std::vector<float>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+}
+
+void Learner::export_torchscript(const std::string& path) const {
+  torch::jit::Module m("SchedsimPolicy");
+  std::size_t layers = 0;
+  for (const auto& kv : impl_->net->named_parameters()) {
+    std::string name = kv.key();
+    for (auto& ch : name)
+      if (ch == '.') ch = '_';
+    m.register_parameter(name, kv.value().detach().cpu().clone(), false);
+    if (name.rfind("cand_", 0) == 0 && name.size() > 7 && name.compare(name.size() - 7, 7, "_weight") == 0) ++layers;
+  }
+  for (const auto& kv : impl_->net->named_buffers()) m.register_buffer(kv.key(), kv.value().detach().cpu().clone());
+  m.define(torchscript_source(layers));
+  const std::string tmp = path + ".tmp";
+  m.save(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
+// ---------------------------------------------------------------------------------------
+struct GreedyAgent::Impl {
+  Meta meta;
+  mutable PolicyNet net{nullptr};  // forward() of torch modules is non-const
+};
+
+GreedyAgent::GreedyAgent(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  // One intra-op thread: a tiny network gains nothing from more, and results then never
+  // depend on the machine's core count.
+  at::set_num_threads(1);
+  auto a = open_archive(path);
+  impl_->meta = read_meta(a, path);
+  impl_->net = PolicyNet(impl_->meta.candidate_features, impl_->meta.global_features, impl_->meta.hidden);
+  torch::serialize::InputArchive model;
+  a.read("model", model);
+  impl_->net->load(model);
+  impl_->net->eval();
+}
+GreedyAgent::~GreedyAgent() = default;
+GreedyAgent::GreedyAgent(GreedyAgent&&) noexcept = default;
+int GreedyAgent::candidate_features() const { return impl_->meta.candidate_features; }
+int GreedyAgent::global_features() const { return impl_->meta.global_features; }
+
+int GreedyAgent::act(const float* candidates, const float* global, const std::uint8_t* mask, int K) const {
+  torch::NoGradGuard guard;
+  const int F = impl_->meta.candidate_features, G = impl_->meta.global_features;
+  auto c = torch::from_blob(const_cast<float*>(candidates), {1, K, F}, torch::kFloat32);
+  auto g = torch::from_blob(const_cast<float*>(global), {1, G}, torch::kFloat32);
+  auto m = torch::from_blob(const_cast<std::uint8_t*>(mask), {1, K + 1}, torch::kUInt8).to(torch::kBool);
+  auto logits = impl_->net->forward(c, g, m).first.contiguous();
+  return greedy_action(logits.data_ptr<float>(), mask, K + 1);
+}
+
+}  // namespace schedsim::rl

@@ -1,0 +1,99 @@
+// The learners (PPO with GAE, A2C, REINFORCE with a learned baseline) and the greedy agent
+// that runs a trained network. LibTorch stays behind this header (pimpl): the CLI, the
+// rl policy and the tests include it without paying for <torch/torch.h>.
+//
+// One update = one batch of episodes: environment i of update u starts the workload
+// drawn with seed train_seed_start + u * num_envs + i and runs until its episode ends
+// (or for rollout_steps steps, then bootstraps from the value head). Because every update
+// starts from a reset, a resumed run continues exactly like an uninterrupted one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rl/batch_env.hpp"
+#include "rl/train_config.hpp"
+
+namespace schedsim::rl {
+
+struct UpdateStats {
+  std::int64_t step = 0;     // agent steps trained on so far (all environments)
+  std::int64_t update = 0;   // updates done so far
+  std::int64_t episodes = 0; // training episodes finished so far
+  int batch_episodes = 0;    // episodes finished in this update's batch
+  double mean_return = 0.0;  // over this batch's finished episodes (NaN when none)
+  double mean_jct_s = 0.0;   // idem
+  double policy_loss = 0.0, value_loss = 0.0, entropy = 0.0, approx_kl = 0.0;
+  double lr = 0.0;
+};
+
+struct EvalStats {
+  double mean_jct_s = 0.0;   // mean over the held-out episodes of each episode's mean JCT
+  double mean_return = 0.0;
+  int episodes = 0;
+};
+
+class Learner {
+ public:
+  // Builds the network (initialised from config.seed), the optimizer and the training
+  // environments (make_env(config.num_envs)). Throws InputError for device: cuda
+  // without CUDA.
+  Learner(const TrainConfig& config, BatchEnvFactory make_env);
+  ~Learner();
+  Learner(const Learner&) = delete;
+  Learner& operator=(const Learner&) = delete;
+
+  bool finished() const;
+  // Collects one batch of episodes and learns from it.
+  UpdateStats update();
+  // Greedy episodes (start-or-wait by total probability, then the most likely
+  // candidate; see docs/rl_agents.md) on make_env(n) reset with
+  // `seed_start`: one episode per environment.
+  EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int episodes) const;
+
+  std::int64_t steps() const;
+  std::int64_t updates() const;
+  // Network, optimizer, sampling RNG and progress; written to a temporary file, then
+  // renamed. load_checkpoint() checks that the network shape matches the config.
+  void save_checkpoint(const std::string& path) const;
+  void load_checkpoint(const std::string& path);
+  // A TorchScript module for Python's torch.jit.load: forward(candidates [B,K,F],
+  // global [B,G], mask [B,K+1] uint8/bool) -> (logits [B,K+1] with illegal actions at
+  // -1e9, value [B]).
+  void export_torchscript(const std::string& path) const;
+  // Every parameter, flattened in a fixed order (tests compare runs bitwise).
+  std::vector<float> flat_parameters() const;
+  // Probabilities of the current policy for one observation (tests).
+  std::vector<float> action_probabilities(const float* candidates, const float* global, const std::uint8_t* mask) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A trained network loaded from a checkpoint, acting greedily on CPU.
+class GreedyAgent {
+ public:
+  explicit GreedyAgent(const std::string& checkpoint_path);
+  ~GreedyAgent();
+  GreedyAgent(GreedyAgent&&) noexcept;
+  // Candidate features F and global features G the network was trained with.
+  int candidate_features() const;
+  int global_features() const;
+  // The greedy action for one observation of `num_candidates` rows: "wait" when its
+  // probability is at least that of all legal candidates together, else the most likely
+  // candidate.
+  int act(const float* candidates, const float* global, const std::uint8_t* mask, int num_candidates) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True when this build can use CUDA (LibTorch with CUDA and a device present).
+bool cuda_available();
+
+}  // namespace schedsim::rl

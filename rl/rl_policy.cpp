@@ -1,0 +1,108 @@
+// The `rl` policy: a trained agent (a checkpoint of `schedsim train`) scheduling inside
+// any run, acting greedily. It sees exactly what the agent saw in training: the RL
+// environment's candidate rows and features, built by the same code (rl/env) against
+// the live simulator, one start at a time (the kernel asks again after each start, as
+// the environment does), until the agent picks "wait" or no candidate can start.
+#include <memory>
+
+#include "rl/env/candidates.hpp"
+#include "rl/env/features.hpp"
+#include "rl/learner.hpp"
+#include "rl/train_command.hpp"
+#include "sim/cluster_physics.hpp"
+#include "sim/error.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim::rl {
+namespace {
+
+class RlPolicy final : public Policy {
+ public:
+  RlPolicy(std::shared_ptr<const GreedyAgent> agent, EnvConfig config, AcceleratorCatalogue accelerators)
+      : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order) {}
+
+  std::string name() const override { return "rl"; }
+  void attach(const Simulator& simulator) override {
+    sim_ = &simulator;
+    const auto* physics = dynamic_cast<const ClusterPhysics*>(simulator.view().physics());
+    builder_ = std::make_unique<CandidateBuilder>(config_, simulator.view().cluster(), physics, simulator.view().node_group(), accelerators_);
+  }
+  bool decide_again_after_actions() const override { return true; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.on_job_queued(view, job); }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.on_job_finished(view, job); }
+
+  void decide(const SchedulerView& /*view*/, ActionBatch& out) override {
+    if (!sim_) throw PolicyError("policy 'rl': not attached to a simulator");
+    const int k = config_.max_candidates;
+    const int rows = builder_->build(*sim_, queue_, candidates_);
+    bool any_legal = false;
+    for (int i = 0; i < rows; ++i) any_legal = any_legal || candidates_[static_cast<std::size_t>(i)].legal;
+    if (!any_legal) return;  // the environment lets the simulator run on here, asking nothing
+    cand_.assign(static_cast<std::size_t>(k) * kCandidateFeatures, 0.0f);
+    glob_.assign(kGlobalFeatures, 0.0f);
+    mask_.assign(static_cast<std::size_t>(k) + 1, 0);
+    for (int i = 0; i < rows; ++i) {
+      const Candidate& c = candidates_[static_cast<std::size_t>(i)];
+      write_candidate_features(*sim_, c, k, cand_.data() + static_cast<std::size_t>(i) * kCandidateFeatures);
+      mask_[static_cast<std::size_t>(i)] = c.legal ? 1 : 0;
+    }
+    mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_pending() == 0 ? 1 : 0;
+    write_global_features(*sim_, queue_, glob_.data());
+    const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
+    if (a < 0 || a >= k) return;  // wait
+    const Candidate& c = candidates_[static_cast<std::size_t>(a)];
+    out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
+    queue_.started(c.job);
+  }
+
+ private:
+  std::shared_ptr<const GreedyAgent> agent_;
+  EnvConfig config_;
+  AcceleratorCatalogue accelerators_;
+  PendingQueue queue_;
+  const Simulator* sim_ = nullptr;
+  std::unique_ptr<CandidateBuilder> builder_;
+  std::vector<Candidate> candidates_;
+  std::vector<float> cand_, glob_;
+  std::vector<std::uint8_t> mask_;
+};
+
+}  // namespace
+
+void register_rl_policy(PolicyRegistry& registry) {
+  PolicyInfo info;
+  info.name = "rl";
+  info.description = "a trained agent (checkpoint of `schedsim train`), greedy over the RL environment's candidates; short form rl:PATH";
+  info.options = {{"path", "(required)", "the checkpoint file, e.g. experiments/agents/default.pt"}};
+  info.argument_option = "path";
+  info.make = [](const ConfigNode& config, const PolicyContext& context) {
+    config.expect_map({"name", "path"});
+    if (!config.has("path")) config.fail("the rl policy needs a checkpoint: {name: rl, path: FILE} or rl:FILE");
+    const ConfigNode path_node = config.child("path");
+    const std::string path = path_node.as_path();
+    std::shared_ptr<const GreedyAgent> agent;
+    try {
+      agent = std::make_shared<const GreedyAgent>(path);
+    } catch (const InputError& e) {
+      path_node.fail(e.what());
+    }
+    EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
+                                                                                : EnvConfig{};
+    if (agent->candidate_features() != kCandidateFeatures || agent->global_features() != kGlobalFeatures) {
+      path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +
+                     std::to_string(agent->global_features()) + " global features; this build's environment has " +
+                     std::to_string(kCandidateFeatures) + " and " + std::to_string(kGlobalFeatures) + " (retrain the agent)");
+    }
+    PolicyInstance out;
+    out.policy = std::make_unique<RlPolicy>(std::move(agent), std::move(env),
+                                            context.accelerators ? *context.accelerators : AcceleratorCatalogue::builtin());
+    YAML::Node resolved(YAML::NodeType::Map);
+    resolved["name"] = "rl";
+    resolved["path"] = path_node.as_string();
+    out.resolved = resolved;
+    return out;
+  };
+  registry.add(std::move(info));
+}
+
+}  // namespace schedsim::rl

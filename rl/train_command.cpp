@@ -1,0 +1,188 @@
+#include "rl/train_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "experiments/runner.hpp"
+#include "experiments/svg_plot.hpp"
+#include "rl/learner.hpp"
+#include "sim/error.hpp"
+
+namespace schedsim::rl {
+namespace {
+
+const char* const kCsvHeader = "step,update,episodes,mean_return,mean_jct_s,eval_mean_jct_s,policy_loss,value_loss,entropy,approx_kl,lr";
+
+std::string num(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string json_num(double v) { return std::isfinite(v) ? num(v) : "null"; }
+
+struct CurveRow {
+  UpdateStats s;
+  double eval_mean_jct_s = NAN;
+};
+
+std::string csv_row(const CurveRow& r) {
+  std::ostringstream o;
+  o << r.s.step << ',' << r.s.update << ',' << r.s.episodes << ',' << num(r.s.mean_return) << ',' << num(r.s.mean_jct_s) << ','
+    << num(r.eval_mean_jct_s) << ',' << num(r.s.policy_loss) << ',' << num(r.s.value_loss) << ',' << num(r.s.entropy) << ','
+    << num(r.s.approx_kl) << ',' << num(r.s.lr);
+  return o.str();
+}
+
+std::string jsonl_row(const CurveRow& r) {
+  std::ostringstream o;
+  o << "{\"step\": " << r.s.step << ", \"update\": " << r.s.update << ", \"episodes\": " << r.s.episodes
+    << ", \"mean_return\": " << json_num(r.s.mean_return) << ", \"mean_jct_s\": " << json_num(r.s.mean_jct_s)
+    << ", \"eval_mean_jct_s\": " << json_num(r.eval_mean_jct_s) << ", \"policy_loss\": " << json_num(r.s.policy_loss)
+    << ", \"value_loss\": " << json_num(r.s.value_loss) << ", \"entropy\": " << json_num(r.s.entropy)
+    << ", \"approx_kl\": " << json_num(r.s.approx_kl) << ", \"lr\": " << json_num(r.s.lr) << "}";
+  return o.str();
+}
+
+// Lines of `path` (without the header for CSV) whose update number is <= `updates`:
+// what a resumed run keeps of the curve it continues.
+std::vector<std::string> kept_lines(const std::string& path, std::int64_t updates, bool csv) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    if (csv && first) {
+      first = false;
+      continue;
+    }
+    std::int64_t u = 0;
+    if (csv) {
+      const auto c1 = line.find(',');
+      if (c1 == std::string::npos) continue;
+      u = std::atoll(line.c_str() + c1 + 1);
+    } else {
+      const auto p = line.find("\"update\": ");
+      if (p == std::string::npos) continue;
+      u = std::atoll(line.c_str() + p + 10);
+    }
+    if (u <= updates) out.push_back(line);
+  }
+  return out;
+}
+
+std::string format_duration(double s) {
+  char buf[32];
+  const long t = static_cast<long>(s + 0.5);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  return buf;
+}
+
+void progress_bar(std::int64_t step, std::int64_t total, double elapsed_s, std::int64_t start_step, double eval_jct_s) {
+  const double f = std::min(1.0, static_cast<double>(step) / static_cast<double>(total));
+  const int width = 30, filled = static_cast<int>(f * width);
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.resize(width, '.');
+  const double rate = elapsed_s > 0 ? static_cast<double>(step - start_step) / elapsed_s : 0.0;
+  const std::string eta = rate > 0 ? format_duration(static_cast<double>(total - step) / rate) : "?";
+  std::fprintf(stderr, "\r[%s] %3.0f%%  step %lld/%lld  %.0f steps/s  eval JCT %s h  ETA %s   ", bar.c_str(), 100 * f,
+               static_cast<long long>(step), static_cast<long long>(total), rate,
+               std::isfinite(eval_jct_s) ? num(eval_jct_s / 3600).c_str() : "-", eta.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const TrainConfig config = TrainConfig::parse(ConfigNode(scenario_in.train_yaml, scenario_in.source, "train"));
+  auto scenario = std::make_shared<const ScenarioConfig>(scenario_in);
+  const EnvConfig env_config = EnvConfig::from_scenario(*scenario);
+  BatchEnvFactory make_env = [scenario, env_config, threads = config.env_threads](int n) {
+    return make_vector_batch_env(scenario, env_config, n, threads);
+  };
+
+  namespace fs = std::filesystem;
+  const fs::path out(options.out_dir);
+  const std::string checkpoint = (out / "checkpoint.pt").string();
+  const std::string csv_path = (out / "learning_curve.csv").string(), jsonl_path = (out / "learning_curve.jsonl").string();
+  if (options.resume && !fs::exists(checkpoint))
+    throw InputError("--resume", "no checkpoint to resume from at " + checkpoint + " (train once without --resume first)");
+  fs::create_directories(out);
+
+  Learner learner(config, make_env);
+  std::vector<std::string> csv_lines, jsonl_lines;
+  if (options.resume) {
+    learner.load_checkpoint(checkpoint);
+    csv_lines = kept_lines(csv_path, learner.updates(), true);
+    jsonl_lines = kept_lines(jsonl_path, learner.updates(), false);
+  }
+  std::ofstream csv(csv_path, std::ios::trunc), jsonl(jsonl_path, std::ios::trunc);
+  if (!csv || !jsonl) throw InputError(options.out_dir, "cannot write the learning curve files there");
+  csv << kCsvHeader << '\n';
+  for (const auto& l : csv_lines) csv << l << '\n';
+  for (const auto& l : jsonl_lines) jsonl << l << '\n';
+  csv.flush();
+  jsonl.flush();
+
+  const bool show = options.progress && isatty(fileno(stderr));
+  const std::int64_t start_step = learner.steps();
+  std::int64_t next_eval = config.eval_every > 0 ? (learner.steps() / config.eval_every + 1) * config.eval_every : config.total_steps;
+  std::int64_t next_checkpoint = (learner.steps() / config.checkpoint_every + 1) * config.checkpoint_every;
+  TrainOutcome outcome;
+  double last_eval = NAN;
+  while (!learner.finished()) {
+    CurveRow row{learner.update()};
+    if (learner.steps() >= next_eval || learner.finished()) {
+      row.eval_mean_jct_s = learner.evaluate(make_env, config.eval_seed_start, config.eval_episodes).mean_jct_s;
+      last_eval = row.eval_mean_jct_s;
+      outcome.eval_mean_jct_s = last_eval;
+      while (next_eval <= learner.steps()) next_eval += config.eval_every > 0 ? config.eval_every : config.total_steps;
+    }
+    csv << csv_row(row) << '\n';
+    jsonl << jsonl_row(row) << '\n';
+    csv.flush();
+    jsonl.flush();
+    if (learner.steps() >= next_checkpoint || learner.finished()) {
+      learner.save_checkpoint(checkpoint);
+      while (next_checkpoint <= learner.steps()) next_checkpoint += config.checkpoint_every;
+    }
+    if (show) {
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      progress_bar(learner.steps(), config.total_steps, el, start_step, last_eval);
+    }
+  }
+  if (show) std::fprintf(stderr, "\n");
+  csv.close();
+  jsonl.close();
+  learner.export_torchscript((out / "policy.ts").string());
+
+  // The figure, from the whole curve (resumed runs included).
+  LineSeries train{"training episodes", {}}, held_out{"held-out evaluation (greedy)", {}};
+  for (const auto& line : kept_lines(csv_path, learner.updates(), true)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) f.push_back(cell);
+    while (f.size() < 6) f.emplace_back();
+    const double step = std::atof(f[0].c_str());
+    if (!f[4].empty()) train.points.emplace_back(step, std::atof(f[4].c_str()) / 3600);
+    if (!f[5].empty()) held_out.points.emplace_back(step, std::atof(f[5].c_str()) / 3600);
+  }
+  write_file_atomically((out / "learning_curve.svg").string(),
+                        line_svg({train, held_out}, "agent steps", "mean JCT (h)",
+                                 std::string("Learning curve (") + to_string(config.algorithm) + ")"));
+  outcome.steps = learner.steps();
+  outcome.updates = learner.updates();
+  outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return outcome;
+}
+
+}  // namespace schedsim::rl

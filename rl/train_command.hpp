@@ -1,0 +1,35 @@
+// What the CLI needs from rl/ (no LibTorch in this header): `schedsim train`, and the
+// `rl` policy that runs a trained checkpoint inside any scenario.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "experiments/scenario.hpp"
+#include "policies/registry.hpp"
+
+namespace schedsim::rl {
+
+struct TrainOptions {
+  std::string out_dir = "results/train";
+  bool resume = false;    // continue from out_dir/checkpoint.pt
+  bool progress = true;   // progress bar with ETA on stderr (only when it is a terminal)
+};
+
+struct TrainOutcome {
+  std::int64_t steps = 0;
+  std::int64_t updates = 0;
+  std::optional<double> eval_mean_jct_s;  // last held-out evaluation
+  double wall_s = 0.0;
+};
+
+// Trains the agent described by scenario.train_yaml on the scenario's environment and
+// writes OUT/checkpoint.pt, OUT/policy.ts (TorchScript), OUT/learning_curve.{csv,jsonl,svg}.
+TrainOutcome train_agent(const ScenarioConfig& scenario, const TrainOptions& options);
+
+// Adds the `rl` policy (option `path`: a checkpoint written by `schedsim train`); the
+// registry then also accepts the short form "rl:PATH".
+void register_rl_policy(PolicyRegistry& registry);
+
+}  // namespace schedsim::rl
