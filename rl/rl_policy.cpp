@@ -31,10 +31,10 @@ class RlPolicy final : public Policy {
   void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.on_job_queued(view, job); }
   void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.on_job_finished(view, job); }
 
-  void decide(const SchedulerView& /*view*/, ActionBatch& out) override {
+  void decide(const SchedulerView& view, ActionBatch& out) override {
     if (!sim_) throw PolicyError("policy 'rl': not attached to a simulator");
     const int k = config_.max_candidates;
-    const int rows = builder_->build(*sim_, queue_, candidates_);
+    const int rows = builder_->build(view, queue_, candidates_);
     bool any_legal = false;
     for (int i = 0; i < rows; ++i) any_legal = any_legal || candidates_[static_cast<std::size_t>(i)].legal;
     if (!any_legal) return;  // the environment lets the simulator run on here, asking nothing
@@ -43,11 +43,11 @@ class RlPolicy final : public Policy {
     mask_.assign(static_cast<std::size_t>(k) + 1, 0);
     for (int i = 0; i < rows; ++i) {
       const Candidate& c = candidates_[static_cast<std::size_t>(i)];
-      write_candidate_features(*sim_, c, k, cand_.data() + static_cast<std::size_t>(i) * kCandidateFeatures);
+      write_candidate_features(view, c, k, cand_.data() + static_cast<std::size_t>(i) * kCandidateFeatures);
       mask_[static_cast<std::size_t>(i)] = c.legal ? 1 : 0;
     }
     mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_pending() == 0 ? 1 : 0;
-    write_global_features(*sim_, queue_, glob_.data());
+    write_global_features(view, queue_, glob_.data());
     const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
     if (a < 0 || a >= k) return;  // wait
     const Candidate& c = candidates_[static_cast<std::size_t>(a)];
