@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "env"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -117,6 +117,10 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   registry.create(policy);  // validates name and options now, before anything runs
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
+  if (auto e = root.maybe_child("env")) {  // parsed by rl/env, which this layer does not link
+    s.env_yaml = e->yaml();
+    s.env_source = root.source();
+  }
   return s;
 }
 
@@ -160,6 +164,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (accelerators_yaml.IsDefined() && !accelerators_yaml.IsNull()) n["accelerators"] = accelerators_yaml;
   if (profiles_yaml.IsDefined() && !profiles_yaml.IsNull()) n["workload_profiles"] = profiles_yaml;
   if (physics) n["physics"] = physics->to_yaml();
+  if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
   return n;
 }
 

@@ -37,6 +37,10 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // The `env:` map as written (RL environment options), parsed strictly by rl/env
+  // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
+  YAML::Node env_yaml;
+  std::string env_source;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.

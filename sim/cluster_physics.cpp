@@ -388,6 +388,18 @@ double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int nu
   return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
 }
 
+double ClusterPhysics::uncontended_rate(const JobSpec& job, Span<DeviceId> devices) const {
+  if (devices.empty() || !placement_problem(job, devices).empty()) return 0.0;
+  if (profile_of(job)) {
+    return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
+  }
+  if (is_matrix_job(job)) return matrix_rate(job, std::vector<DeviceId>(devices.begin(), devices.end()));
+  if (!job.is_elastic()) return 1.0;
+  const double s = config_.elastic_serial_fraction;
+  auto speedup = [s](double n) { return 1.0 / (s + (1.0 - s) / n); };
+  return speedup(static_cast<double>(devices.size())) / speedup(job.num_gpus);
+}
+
 double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/) const {
   const WorkloadProfile* profile = profile_of(job);
   const double bytes = profile ? profile->params * config_.checkpoint_bytes_per_param : config_.default_checkpoint_gb * 1e9;

@@ -61,6 +61,11 @@ class ClusterPhysics : public PhysicsModel {
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
 
+  // The job's rate (work-seconds per second) on exactly `devices`, uncontended and without
+  // co-location interference: what the placement gives it if nothing else shares its links
+  // or nodes. 0 when the job cannot run there (memory, missing measurement). For the RL
+  // environment's per-placement speed feature.
+  double uncontended_rate(const JobSpec& job, Span<DeviceId> devices) const;
   // Iteration time of `job` on `devices` given its max-min share `shared_bandwidth_Bps`
   // of the links it shares (+infinity = uncontended: capped by the links' capacities).
   double iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const;

@@ -69,6 +69,9 @@ class Simulator {
   void apply(const ActionBatch& batch);
   bool paused() const { return paused_; }
   bool finished() const { return finished_; }
+  // Whether any event (arrival, completion, end of a checkpoint save/restore) is still
+  // scheduled: while paused, false means nothing will happen unless actions are applied.
+  bool has_future_events() const { return queue_.live_count() > 0; }
   // Integral of (jobs pending + running) over simulated time, in job-seconds, up to now():
   // at the end of a run it equals the sum of all JCTs.
   double job_seconds_in_system() const { return job_seconds_in_system_; }

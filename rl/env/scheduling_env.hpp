@@ -23,6 +23,8 @@
 #include <vector>
 
 #include "experiments/scenario.hpp"
+#include "sim/config_node.hpp"
+#include "sim/error.hpp"
 
 namespace schedsim {
 class Simulator;
@@ -37,11 +39,52 @@ struct RewardWeights {
   double makespan = 0.0;        // x -(dt of the step, seconds x reward_scale) while jobs remain
 };
 
+// The order in which pending jobs are offered as candidates (the first ones fill the K rows).
+enum class CandidateOrder : std::uint8_t {
+  kArrival,           // queue order: arrival (the environment never preempts)
+  kShortestEstimate,  // estimate_s (duration_s when absent), then arrival
+  kFewestGpus,        // num_gpus, then arrival
+};
+
+// Placement options of a candidate row; the row's one-hot columns follow this order.
+enum class PlacementOption : std::uint8_t {
+  kPacked,       // FreeDevices::packed: fewest nodes, inside one rack when possible
+  kFastestType,  // packed on the fastest device type with room (physics, >1 type)
+  kSlowestType,  // packed on the slowest device type that can run the job (physics, >1 type)
+  kFirstFit,     // the lowest-numbered free devices
+};
+inline constexpr int kNumPlacementOptions = 4;
+const char* to_string(PlacementOption o);
+const char* to_string(CandidateOrder o);
+
 struct EnvConfig {
   int max_candidates = 16;             // K: candidate rows per observation (action K = wait)
   double reward_scale = 1.0 / 3600.0;  // seconds -> hours for the time-integral terms
   std::int64_t max_steps = 0;          // truncate an episode after this many agent steps (0 = never)
   RewardWeights reward;
+  CandidateOrder order = CandidateOrder::kArrival;
+  // Which placement options generate rows (duplicates of an earlier option's device set
+  // are dropped). Default: all four.
+  std::vector<PlacementOption> placements = {PlacementOption::kPacked, PlacementOption::kFastestType, PlacementOption::kSlowestType,
+                                             PlacementOption::kFirstFit};
+  // At most this many masked rows show jobs that fit nowhere now (so the agent sees what
+  // a wait may be for); the other rows go to startable candidates.
+  int max_blocked_rows = 2;
+  // Pending jobs examined per observation at most (bounds the work on a long queue).
+  int max_scan = 256;
+  // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
+  bool check_invariants = false;
+
+  // Parses the scenario's `env:` map (docs/config.md); unknown keys are rejected.
+  static EnvConfig parse(const ConfigNode& node);
+  // The scenario's env config: parse(scenario.env_yaml), or the defaults without one.
+  static EnvConfig from_scenario(const ScenarioConfig& scenario);
+};
+
+// A masked or out-of-range action: the message names the action and the mask.
+class InvalidAction : public PolicyError {
+ public:
+  using PolicyError::PolicyError;
 };
 
 // Fixed shapes of one environment's observation.
@@ -83,6 +126,25 @@ class SchedulingEnv {
   bool done() const;
   const Simulator& simulator() const;
   std::uint64_t episode_steps() const;
+
+  // The episode so far: seed, undiscounted return, and (once done) total JCT in seconds
+  // and completed jobs.
+  std::uint64_t episode_seed() const;
+  double episode_return() const;
+  double total_jct_s() const;          // = simulator().job_seconds_in_system()
+  std::uint64_t jobs_completed() const;
+  const EnvConfig& config() const;
+
+  // What candidate row i (0..K-1) stands for now: the job's slot and id, the placement
+  // option and the devices it would start on (empty for padding and blocked rows).
+  struct CandidateInfo {
+    bool legal = false;
+    JobSlot job = kNoJob;
+    std::string job_id;
+    PlacementOption option = PlacementOption::kPacked;
+    std::vector<DeviceId> devices;
+  };
+  CandidateInfo candidate(int i) const;
 
  private:
   struct Impl;

@@ -1,0 +1,108 @@
+// Candidate generation for the scheduling environment: the pending queue in the
+// configured pre-order (kept by a Policy the kernel notifies, whose decide() is never
+// called), and the top-K (job, placement option) rows built from it with the placement
+// helpers of policies/placement.hpp.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "policies/placement.hpp"
+#include "rl/env/scheduling_env.hpp"
+#include "sim/cluster_physics.hpp"
+#include "sim/policy.hpp"
+
+namespace schedsim::rl {
+
+// Tracks the pending jobs in candidate order. The environment starts jobs itself (it
+// calls started() as it applies each start); the kernel tells it about arrivals and ends.
+class PendingQueue : public Policy {
+ public:
+  explicit PendingQueue(CandidateOrder order) : order_(order) {}
+  std::string name() const override { return "rl-env"; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override;
+  void on_job_finished(const SchedulerView& view, JobSlot job) override;
+  // The environment drives the kernel with apply(); run() is never used with this policy.
+  void decide(const SchedulerView& view, ActionBatch& out) override;
+
+  void started(JobSlot job);
+  void clear();
+
+  using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (order key, arrival seq, slot)
+  const std::set<Entry>& jobs() const { return queue_; }
+  // Sums over the queue, kept as jobs enter and leave: GPUs asked, and estimated GPU-seconds.
+  std::int64_t queued_gpus() const { return queued_gpus_; }
+  double queued_gpu_s() const { return queued_gpu_s_; }
+
+ private:
+  struct Queued {
+    double key = 0;
+    std::uint64_t seq = 0;
+    bool in_queue = false;
+    int gpus = 0;
+    double gpu_s = 0;
+  };
+  void remove(JobSlot job);
+
+  CandidateOrder order_;
+  std::set<Entry> queue_;
+  std::vector<Queued> by_slot_;
+  std::int64_t queued_gpus_ = 0;
+  double queued_gpu_s_ = 0;
+};
+
+// The job's estimated total run time at rate 1: its estimate when it has one, else its
+// duration (an oracle: docs/rl.md).
+inline double estimated_total_s(const JobSpec& s) { return s.has_estimate() ? s.estimate_s : s.duration_s; }
+
+// One candidate row.
+struct Candidate {
+  bool legal = false;    // a startable placement (false: the job fits nowhere now)
+  JobSlot job = kNoJob;
+  int rank = 0;          // position of the job in the candidate order (0 = first)
+  PlacementOption option = PlacementOption::kPacked;
+  std::vector<DeviceId> devices;  // sorted; empty when not legal
+  int nodes = 0;         // distinct nodes spanned
+  int racks = 0;         // distinct racks spanned (1 without a topology)
+  bool shares_node = false;  // a node of the placement already runs another job
+  double rate = 0.0;     // uncontended rate on this placement (1 without physics)
+  double best_rate = 0.0;  // the job's best consolidated rate over device types
+  double memory_use = 0.0;  // memory per device / the placement's smallest device memory
+};
+
+// Builds the candidate rows of one observation.
+class CandidateBuilder {
+ public:
+  // `physics` may be null (no physics: every placement at rate 1). `accelerators`
+  // gives device memory for the memory feature.
+  CandidateBuilder(const EnvConfig& config, const ClusterSpec& cluster, const ClusterPhysics* physics, const std::vector<int>* node_rack,
+                   const AcceleratorCatalogue& accelerators);
+
+  // Fills the first rows of `out` (K entries, reused across calls) from the queue's first
+  // jobs in order: each job's startable placement options (duplicate device sets dropped),
+  // or one illegal row when it fits nowhere now (at most max_blocked_rows of those).
+  // Returns the number of rows filled.
+  int build(const Simulator& sim, const PendingQueue& queue, std::vector<Candidate>& out);
+
+ private:
+  bool place(PlacementOption option, const JobSpec& job, const ClusterState& state, std::vector<DeviceId>& out);
+  void describe(const Simulator& sim, const JobSpec& job, Candidate& c) const;
+  double best_rate(const JobSpec& job) const;
+
+  const EnvConfig& config_;
+  const ClusterSpec& cluster_;
+  const ClusterPhysics* physics_;
+  const std::vector<int>* node_rack_;
+  bool typed_options_;  // physics on and more than one device type
+  std::vector<double> type_memory_bytes_;
+  FreeDevices free_;
+  std::vector<DeviceId> scratch_;
+  std::vector<std::vector<DeviceId>> seen_;  // device sets of the current job's rows
+  std::vector<std::pair<double, int>> type_order_;
+  std::vector<int> mark_;  // scratch, by node or rack
+};
+
+}  // namespace schedsim::rl

@@ -1,0 +1,110 @@
+#include "rl/env/features.hpp"
+
+#include <cmath>
+
+#include "policies/queue_order.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim::rl {
+
+namespace {
+
+constexpr double kHour_s = 3600.0;
+constexpr double kDay_s = 86400.0;
+constexpr double kTwoPi = 6.283185307179586;
+
+// ln(1 + x) for x >= 0, and its odd extension for signed values.
+double log1p_signed(double x) { return x >= 0 ? std::log1p(x) : -std::log1p(-x); }
+
+// Estimated seconds of work left for a job, at rate 1: its estimate (duration when it has
+// none) scaled by the fraction of its true work still to do.
+double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
+  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
+  return estimated_total_s(j.spec) * fraction;
+}
+
+}  // namespace
+
+std::vector<std::string> candidate_feature_names() {
+  return {"gpus_frac",       "log_est_work_h", "log_est_gpu_h",  "log_age_h",   "speed_vs_best",    "log_est_runtime_h", "memory_use",
+          "priority",        "has_deadline",   "deadline_slack", "log2_nodes",  "cross_rack",       "shares_node",       "log_rank",
+          "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit"};
+}
+
+std::vector<std::string> global_feature_names() {
+  return {"free_frac_type0", "free_frac_type1", "free_frac_type2", "free_frac_type3", "free_frac",      "log_queue_len",
+          "queued_gpus_frac", "log_queued_gpu_h", "log_running",    "log_running_mean_remaining_h",     "time_of_day_sin",
+          "time_of_day_cos", "price_now",        "carbon_now",     "price_forecast", "carbon_forecast"};
+}
+
+void write_candidate_features(const Simulator& sim, const Candidate& c, int max_candidates, float* row) {
+  const JobState& j = sim.job(c.job);
+  const JobSpec& s = j.spec;
+  const double now_s = sim.now().seconds();
+  const double total_devices = sim.cluster_state().spec().num_devices();
+  const double work_s = estimated_remaining_s(sim.view(), j);
+  // Run time on this placement (on the best one for a blocked row).
+  const double rate = c.legal ? c.rate : c.best_rate;
+  const double runtime_s = rate > 0 ? work_s / rate : work_s;
+  const bool has_deadline = !std::isnan(s.deadline_s);
+  const double values[kCandidateFeatures] = {
+      s.num_gpus / total_devices,
+      std::log1p(work_s / kHour_s),
+      std::log1p(s.num_gpus * work_s / kHour_s),
+      std::log1p(std::max(0.0, now_s - s.submit.seconds()) / kHour_s),
+      c.legal && c.best_rate > 0 ? c.rate / c.best_rate : 0.0,
+      std::log1p(runtime_s / kHour_s),
+      c.memory_use,
+      log1p_signed(s.priority),
+      has_deadline ? 1.0 : 0.0,
+      has_deadline ? log1p_signed((s.deadline_s - now_s - runtime_s) / kHour_s) : 0.0,
+      c.legal ? std::log2(static_cast<double>(c.nodes)) : 0.0,
+      c.legal && c.racks > 1 ? 1.0 : 0.0,
+      c.legal && c.shares_node ? 1.0 : 0.0,
+      std::log1p(static_cast<double>(c.rank)) / std::log1p(static_cast<double>(max_candidates)),
+      c.legal ? 0.0 : 1.0,
+      c.legal && c.option == PlacementOption::kPacked ? 1.0 : 0.0,
+      c.legal && c.option == PlacementOption::kFastestType ? 1.0 : 0.0,
+      c.legal && c.option == PlacementOption::kSlowestType ? 1.0 : 0.0,
+      c.legal && c.option == PlacementOption::kFirstFit ? 1.0 : 0.0,
+  };
+  for (int i = 0; i < kCandidateFeatures; ++i) row[i] = static_cast<float>(values[i]);
+}
+
+void write_global_features(const Simulator& sim, const PendingQueue& queue, float* global) {
+  const ClusterState& state = sim.cluster_state();
+  const ClusterSpec& spec = state.spec();
+  double free_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
+  double all_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
+  for (int n = 0; n < spec.num_nodes(); ++n) {
+    const NodeSpec& node = spec.node(n);
+    free_by_type[node.type_index] += state.free_on_node(n);
+    all_by_type[node.type_index] += node.num_devices;
+  }
+  double remaining_h = 0.0;
+  std::size_t running = 0;
+  for (JobSlot r = sim.first_running(); r != kNoJob; r = sim.job(r).next_in_list) {
+    const JobState& j = sim.job(r);
+    const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
+    remaining_h += estimated_remaining_s(sim.view(), j) / rate / kHour_s;
+    ++running;
+  }
+  const double day_phase = std::fmod(sim.now().seconds(), kDay_s) / kDay_s * kTwoPi;
+  const double total = spec.num_devices();
+  double* v = nullptr;
+  double values[kGlobalFeatures] = {};
+  v = values;
+  for (int t = 0; t < kMaxDeviceTypes; ++t) v[t] = all_by_type[t] > 0 ? free_by_type[t] / all_by_type[t] : 0.0;
+  v[4] = state.free_devices() / total;
+  v[5] = std::log1p(static_cast<double>(sim.num_pending()));
+  v[6] = static_cast<double>(queue.queued_gpus()) / total;
+  v[7] = std::log1p(std::max(0.0, queue.queued_gpu_s()) / kHour_s);
+  v[8] = std::log1p(static_cast<double>(running));
+  v[9] = running > 0 ? std::log1p(remaining_h / static_cast<double>(running)) : 0.0;
+  v[10] = std::sin(day_phase);
+  v[11] = std::cos(day_phase);
+  // v[12..15]: price and carbon intensity now and forecast, 0 until the energy model exists.
+  for (int i = 0; i < kGlobalFeatures; ++i) global[i] = static_cast<float>(v[i]);
+}
+
+}  // namespace schedsim::rl

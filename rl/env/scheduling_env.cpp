@@ -1,0 +1,333 @@
+#include "rl/env/scheduling_env.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "experiments/simulation_setup.hpp"
+#include "rl/env/candidates.hpp"
+#include "rl/env/features.hpp"
+#include "sim/invariant_checker.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim::rl {
+
+const char* to_string(PlacementOption o) {
+  switch (o) {
+    case PlacementOption::kPacked: return "packed";
+    case PlacementOption::kFastestType: return "fastest_type";
+    case PlacementOption::kSlowestType: return "slowest_type";
+    case PlacementOption::kFirstFit: return "first_fit";
+  }
+  return "packed";
+}
+
+const char* to_string(CandidateOrder o) {
+  switch (o) {
+    case CandidateOrder::kArrival: return "arrival";
+    case CandidateOrder::kShortestEstimate: return "shortest_estimate";
+    case CandidateOrder::kFewestGpus: return "fewest_gpus";
+  }
+  return "arrival";
+}
+
+EnvConfig EnvConfig::parse(const ConfigNode& node) {
+  EnvConfig c;
+  if (node.is_null()) return c;
+  node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
+                   "check_invariants"});
+  if (auto k = node.maybe_child("max_candidates")) {
+    const std::int64_t v = k->as_positive_int();
+    if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
+    c.max_candidates = static_cast<int>(v);
+  }
+  if (auto s = node.maybe_child("reward_scale")) c.reward_scale = s->as_positive_double();
+  if (auto m = node.maybe_child("max_steps")) {
+    const std::int64_t v = m->as_int();
+    if (v < 0) m->fail("must be a non-negative number of agent steps (0 = no limit), got " + std::to_string(v));
+    c.max_steps = v;
+  }
+  if (auto r = node.maybe_child("reward")) {
+    r->expect_map({"jobs_in_system", "slowdown", "makespan"});
+    if (auto w = r->maybe_child("jobs_in_system")) c.reward.jobs_in_system = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("slowdown")) c.reward.slowdown = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("makespan")) c.reward.makespan = w->as_nonnegative_double();
+  }
+  if (auto o = node.maybe_child("order")) {
+    const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus"});
+    c.order = v == "arrival" ? CandidateOrder::kArrival : v == "shortest_estimate" ? CandidateOrder::kShortestEstimate : CandidateOrder::kFewestGpus;
+  }
+  if (auto p = node.maybe_child("placements")) {
+    if (!p->is_sequence() || p->size() == 0) p->fail("must be a non-empty list of: packed, fastest_type, slowest_type, first_fit");
+    c.placements.clear();
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const ConfigNode item = p->at(i);
+      const std::string v = item.as_choice({"packed", "fastest_type", "slowest_type", "first_fit"});
+      const PlacementOption opt = v == "packed" ? PlacementOption::kPacked
+                                  : v == "fastest_type" ? PlacementOption::kFastestType
+                                  : v == "slowest_type" ? PlacementOption::kSlowestType
+                                                        : PlacementOption::kFirstFit;
+      for (PlacementOption seen : c.placements) {
+        if (seen == opt) item.fail("'" + v + "' is listed twice");
+      }
+      c.placements.push_back(opt);
+    }
+  }
+  if (auto b = node.maybe_child("max_blocked_rows")) {
+    const std::int64_t v = b->as_int();
+    if (v < 0) b->fail("must be a non-negative number of rows, got " + std::to_string(v));
+    c.max_blocked_rows = static_cast<int>(std::min<std::int64_t>(v, 1 << 20));
+  }
+  if (auto m = node.maybe_child("max_scan")) c.max_scan = static_cast<int>(std::min<std::int64_t>(m->as_positive_int(), 1 << 30));
+  if (auto ci = node.maybe_child("check_invariants")) c.check_invariants = ci->as_bool();
+  return c;
+}
+
+EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
+  if (!scenario.env_yaml.IsDefined() || scenario.env_yaml.IsNull()) return EnvConfig{};
+  return parse(ConfigNode(scenario.env_yaml, scenario.env_source, "env"));
+}
+
+namespace {
+
+// Sums the slowdowns of the jobs that end, for the slowdown reward term.
+class SlowdownMeter : public Observer {
+ public:
+  void on_job_end(const JobState& j) override {
+    sum += (j.end - j.spec.submit).seconds() / j.spec.duration_s;
+    ++jobs;
+  }
+  double sum = 0.0;
+  std::uint64_t jobs = 0;
+};
+
+}  // namespace
+
+struct SchedulingEnv::Impl {
+  std::shared_ptr<const ScenarioConfig> scenario;
+  EnvConfig config;
+  EnvShape shape;
+  PendingQueue queue;
+  SlowdownMeter meter;
+  InvariantChecker checker;
+  std::vector<std::string> warnings;
+  // Declared in dependency order: the simulator refers to the setup, the builder to both.
+  std::unique_ptr<SimulationSetup> setup;
+  std::unique_ptr<CandidateBuilder> builder;
+  std::unique_ptr<Simulator> sim;
+  std::vector<Candidate> candidates;
+  int rows = 0;
+  bool wait_legal = true;
+  ActionBatch batch;
+  std::uint64_t seed = 0;
+  std::uint64_t steps = 0;
+  double episode_return = 0.0;
+  double carry = 0.0;  // reward accrued while reset() ran to the first choice
+  bool terminated = false;
+  bool truncated = false;
+
+  Impl(std::shared_ptr<const ScenarioConfig> s, EnvConfig c) : scenario(std::move(s)), config(std::move(c)), queue(config.order) {}
+
+  bool legal(int action) const {
+    if (action == config.max_candidates) return wait_legal;
+    return action >= 0 && action < rows && candidates[static_cast<std::size_t>(action)].legal;
+  }
+
+  std::string mask_string() const {
+    std::string m;
+    for (int a = 0; a <= config.max_candidates; ++a) {
+      if (a == config.max_candidates) m += ' ';
+      m += legal(a) ? '1' : '0';
+    }
+    return m;
+  }
+
+  void finish() {
+    rows = 0;
+    wait_legal = true;
+    terminated = true;
+    if (sim->num_pending() > 0 || sim->num_running() > 0) {
+      throw InvariantError("the simulation ended with " + std::to_string(sim->num_pending() + sim->num_running()) + " jobs left in the system");
+    }
+  }
+
+  // Builds the candidates at the current decision point; while none is legal, lets the
+  // simulator run on (a "wait" the agent is not asked for).
+  void run_until_choice() {
+    while (true) {
+      rows = builder->build(*sim, queue, candidates);
+      // Waiting is only legal when something will happen: otherwise the pending jobs
+      // would be left waiting forever and the episode would end with them unfinished.
+      // (Jobs started in this instant get their completion events only when it ends.)
+      wait_legal = sim->has_future_events() || sim->num_running() > 0 || sim->num_pending() == 0;
+      for (int i = 0; i < rows; ++i) {
+        if (candidates[static_cast<std::size_t>(i)].legal) return;
+      }
+      if (!wait_legal) {
+        const JobState& j = sim->job(std::get<2>(*queue.jobs().begin()));
+        throw PolicyError("RL environment at t=" + format_seconds(sim->now()) + " s: " + std::to_string(sim->num_pending()) +
+                          " jobs are pending, none of the first " + std::to_string(config.max_scan) +
+                          " can start on any placement option and nothing else will happen (first: job '" + j.spec.id + "' asking for " +
+                          std::to_string(j.spec.num_gpus) + " GPUs); check the job's memory against the device types");
+      }
+      if (!sim->advance()) {
+        finish();
+        return;
+      }
+    }
+  }
+
+  // The time-integral terms accrue inside advance(); the step's reward is their change.
+  double reward_since(double integral_before_s, Tick time_before, double slowdown_before) const {
+    const RewardWeights& w = config.reward;
+    const double jobs_s = sim->job_seconds_in_system() - integral_before_s;
+    const double dt_s = (sim->now() - time_before).seconds();
+    return -(w.jobs_in_system * jobs_s + w.makespan * dt_s) * config.reward_scale - w.slowdown * (meter.sum - slowdown_before);
+  }
+};
+
+SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig config)
+    : impl_(std::make_unique<Impl>(std::move(scenario), std::move(config))) {
+  Impl& m = *impl_;
+  if (!m.scenario) throw InputError("RL environment", "no scenario given");
+  if (m.config.max_candidates < 1) throw InputError(m.scenario->source, "env.max_candidates must be at least 1");
+  if (m.config.placements.empty()) throw InputError(m.scenario->source, "env.placements must name at least one placement option");
+  const ClusterSpec cluster(m.scenario->cluster);
+  if (static_cast<int>(cluster.device_types().size()) > kMaxDeviceTypes) {
+    throw InputError(m.scenario->source, "the RL environment's observation covers at most " + std::to_string(kMaxDeviceTypes) +
+                                             " device types; the cluster has " + std::to_string(cluster.device_types().size()));
+  }
+  m.shape.num_candidates = m.config.max_candidates;
+  m.shape.candidate_features = kCandidateFeatures;
+  m.shape.global_features = kGlobalFeatures;
+}
+
+SchedulingEnv::~SchedulingEnv() = default;
+
+const EnvShape& SchedulingEnv::shape() const { return impl_->shape; }
+std::vector<std::string> SchedulingEnv::candidate_feature_names() { return rl::candidate_feature_names(); }
+std::vector<std::string> SchedulingEnv::global_feature_names() { return rl::global_feature_names(); }
+
+void SchedulingEnv::reset(std::uint64_t seed) {
+  Impl& m = *impl_;
+  m.sim.reset();
+  m.builder.reset();
+  m.setup.reset();
+  m.queue.clear();
+  m.warnings.clear();
+  m.meter = SlowdownMeter{};
+  m.checker = InvariantChecker{};
+  m.setup = std::make_unique<SimulationSetup>(*m.scenario, seed, m.warnings);
+  m.builder = std::make_unique<CandidateBuilder>(m.config, m.setup->cluster(), m.setup->physics(), m.setup->simulator_options().node_group,
+                                                 m.scenario->accelerators);
+  m.sim = m.setup->make_simulator(m.queue);
+  if (m.config.check_invariants) m.sim->add_observer(m.checker);
+  m.sim->add_observer(m.meter);
+  m.seed = seed;
+  m.steps = 0;
+  m.episode_return = 0.0;
+  m.terminated = false;
+  m.truncated = false;
+  m.rows = 0;
+  m.wait_legal = true;
+  if (!m.sim->advance()) {
+    m.finish();
+  } else {
+    m.run_until_choice();
+  }
+  // Jobs may be in the system before the first choice (when none could start at once):
+  // their share of the reward goes to the first step, so the return still sums to
+  // -total JCT. The makespan term counts from the first choice.
+  m.carry = -m.config.reward.jobs_in_system * m.sim->job_seconds_in_system() * m.config.reward_scale - m.config.reward.slowdown * m.meter.sum;
+}
+
+StepResult SchedulingEnv::step(int action) {
+  Impl& m = *impl_;
+  if (!m.sim) throw InvalidAction("SchedulingEnv::step called before reset()");
+  if (m.terminated || m.truncated) throw InvalidAction("SchedulingEnv::step called after the episode ended; call reset()");
+  const int k = m.config.max_candidates;
+  if (action < 0 || action > k) {
+    throw InvalidAction("action " + std::to_string(action) + " is out of range: 0.." + std::to_string(k - 1) + " start a candidate, " +
+                        std::to_string(k) + " waits (mask " + m.mask_string() + ")");
+  }
+  if (!m.legal(action)) {
+    const std::string what = action == k ? "wait (illegal while jobs are pending and nothing else can happen)"
+                             : action < m.rows ? "candidate " + std::to_string(action) + " (its job cannot start now)"
+                                               : "candidate " + std::to_string(action) + " (a padding row)";
+    throw InvalidAction("action " + std::to_string(action) + " is masked: " + what + "; mask over actions 0.." + std::to_string(k) +
+                        ", the last one wait: " + m.mask_string());
+  }
+  const double integral_before = m.sim->job_seconds_in_system();
+  const Tick time_before = m.sim->now();
+  const double slowdown_before = m.meter.sum;
+  if (action < k) {
+    const Candidate& c = m.candidates[static_cast<std::size_t>(action)];
+    m.batch.clear();
+    m.batch.start(c.job, c.devices);
+    const JobSlot job = c.job;
+    m.sim->apply(m.batch);
+    m.queue.started(job);
+    m.run_until_choice();
+  } else if (!m.sim->advance()) {
+    m.finish();
+  } else {
+    m.run_until_choice();
+  }
+  StepResult r;
+  r.reward = m.reward_since(integral_before, time_before, slowdown_before) + m.carry;
+  m.carry = 0.0;
+  ++m.steps;
+  m.episode_return += r.reward;
+  r.terminated = m.terminated;
+  if (!r.terminated && m.config.max_steps > 0 && m.steps >= static_cast<std::uint64_t>(m.config.max_steps)) m.truncated = true;
+  r.truncated = m.truncated;
+  return r;
+}
+
+void SchedulingEnv::write_observation(float* candidates, float* global, std::uint8_t* mask) const {
+  const Impl& m = *impl_;
+  const int k = m.config.max_candidates;
+  std::memset(candidates, 0, sizeof(float) * static_cast<std::size_t>(k) * kCandidateFeatures);
+  std::memset(global, 0, sizeof(float) * kGlobalFeatures);
+  std::memset(mask, 0, static_cast<std::size_t>(k) + 1);
+  mask[k] = 1;
+  if (!m.sim || m.terminated) return;
+  for (int i = 0; i < m.rows; ++i) {
+    const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
+    write_candidate_features(*m.sim, c, k, candidates + static_cast<std::size_t>(i) * kCandidateFeatures);
+    mask[i] = c.legal ? 1 : 0;
+  }
+  mask[k] = m.wait_legal ? 1 : 0;
+  write_global_features(*m.sim, m.queue, global);
+}
+
+bool SchedulingEnv::done() const { return impl_->terminated || impl_->truncated; }
+
+const Simulator& SchedulingEnv::simulator() const {
+  if (!impl_->sim) throw InvalidAction("SchedulingEnv::simulator called before reset()");
+  return *impl_->sim;
+}
+
+std::uint64_t SchedulingEnv::episode_steps() const { return impl_->steps; }
+std::uint64_t SchedulingEnv::episode_seed() const { return impl_->seed; }
+double SchedulingEnv::episode_return() const { return impl_->episode_return; }
+double SchedulingEnv::total_jct_s() const { return impl_->sim ? impl_->sim->job_seconds_in_system() : 0.0; }
+std::uint64_t SchedulingEnv::jobs_completed() const { return impl_->sim ? impl_->sim->stats().jobs_completed : 0; }
+const EnvConfig& SchedulingEnv::config() const { return impl_->config; }
+
+SchedulingEnv::CandidateInfo SchedulingEnv::candidate(int i) const {
+  const Impl& m = *impl_;
+  if (i < 0 || i >= m.config.max_candidates) {
+    throw InvalidAction("candidate " + std::to_string(i) + " is out of range 0.." + std::to_string(m.config.max_candidates - 1));
+  }
+  CandidateInfo info;
+  if (!m.sim || m.terminated || i >= m.rows) return info;
+  const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
+  info.legal = c.legal;
+  info.job = c.job;
+  info.job_id = m.sim->job(c.job).spec.id;
+  info.option = c.option;
+  info.devices = c.devices;
+  return info;
+}
+
+}  // namespace schedsim::rl

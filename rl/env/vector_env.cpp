@@ -1,0 +1,217 @@
+#include "rl/env/vector_env.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "sim/error.hpp"
+
+namespace schedsim::rl {
+
+namespace {
+
+// Persistent workers that run fn(0..n-1) together with the calling thread. Which thread
+// runs which index varies; each index writes only its own outputs, so the results do not.
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads) {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void run(int n, const std::function<void(int)>& fn) {
+    if (workers_.empty()) {
+      for (int i = 0; i < n; ++i) fn(i);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      fn_ = &fn;
+      n_ = n;
+      next_.store(0);
+      busy_ = static_cast<int>(workers_.size());
+      ++generation_;
+    }
+    wake_.notify_all();
+    claim();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return busy_ == 0; });
+    fn_ = nullptr;
+  }
+
+ private:
+  void claim() {
+    for (int i = next_.fetch_add(1); i < n_; i = next_.fetch_add(1)) (*fn_)(i);
+  }
+  void work() {
+    std::uint64_t seen = 0;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      claim();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int)>* fn_ = nullptr;
+  int n_ = 0;
+  std::atomic<int> next_{0};
+  int busy_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+struct VectorEnv::Impl {
+  int n = 0;
+  EnvShape shape;
+  std::vector<std::unique_ptr<SchedulingEnv>> envs;
+  std::vector<float> candidates, global, rewards;
+  std::vector<std::uint8_t> masks, terminated, truncated;
+  std::uint64_t base_seed = 0;
+  std::vector<std::uint64_t> episode;  // episodes begun by env i since reset
+  std::vector<std::vector<EpisodeRecord>> finished;
+  std::vector<std::exception_ptr> errors;
+  const std::int32_t* actions = nullptr;
+  WorkerPool pool;
+
+  Impl(int num_envs, int threads) : n(num_envs), pool(threads) {}
+
+  void write(int i) {
+    const std::size_t k = static_cast<std::size_t>(shape.num_candidates);
+    envs[static_cast<std::size_t>(i)]->write_observation(candidates.data() + static_cast<std::size_t>(i) * k * shape.candidate_features,
+                                                          global.data() + static_cast<std::size_t>(i) * shape.global_features,
+                                                          masks.data() + static_cast<std::size_t>(i) * (k + 1));
+  }
+
+  void reset_env(int i) {
+    const auto u = static_cast<std::size_t>(i);
+    envs[u]->reset(base_seed + static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(n) * episode[u]);
+  }
+
+  void step_env(int i) {
+    const auto u = static_cast<std::size_t>(i);
+    SchedulingEnv& env = *envs[u];
+    const StepResult r = env.step(actions[i]);
+    rewards[u] = static_cast<float>(r.reward);
+    terminated[u] = r.terminated ? 1 : 0;
+    truncated[u] = r.truncated ? 1 : 0;
+    if (r.terminated || r.truncated) {
+      EpisodeRecord rec;
+      rec.env = i;
+      rec.seed = env.episode_seed();
+      rec.episode_return = env.episode_return();
+      rec.jobs = env.jobs_completed();
+      rec.mean_jct_s = rec.jobs > 0 ? env.total_jct_s() / static_cast<double>(rec.jobs) : 0.0;
+      rec.steps = env.episode_steps();
+      finished[u].push_back(rec);
+      ++episode[u];
+      reset_env(i);
+    }
+    write(i);
+  }
+
+  void run(const std::function<void(int)>& fn) {
+    for (auto& e : errors) e = nullptr;
+    pool.run(n, [&](int i) {
+      try {
+        fn(i);
+      } catch (...) {
+        errors[static_cast<std::size_t>(i)] = std::current_exception();
+      }
+    });
+    for (auto& e : errors) {  // the lowest env's error, whatever the thread timing
+      if (e) std::rethrow_exception(e);
+    }
+  }
+};
+
+VectorEnv::VectorEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig config, int num_envs, int num_threads) {
+  if (num_envs < 1) throw InputError("VectorEnv", "num_envs must be at least 1, got " + std::to_string(num_envs));
+  if (num_threads < 1) throw InputError("VectorEnv", "num_threads must be at least 1, got " + std::to_string(num_threads));
+  impl_ = std::make_unique<Impl>(num_envs, std::min(num_threads, num_envs));
+  Impl& m = *impl_;
+  for (int i = 0; i < num_envs; ++i) m.envs.push_back(std::make_unique<SchedulingEnv>(scenario, config));
+  m.shape = m.envs[0]->shape();
+  const auto n = static_cast<std::size_t>(num_envs);
+  const auto k = static_cast<std::size_t>(m.shape.num_candidates);
+  m.candidates.assign(n * k * static_cast<std::size_t>(m.shape.candidate_features), 0.0f);
+  m.global.assign(n * static_cast<std::size_t>(m.shape.global_features), 0.0f);
+  m.masks.assign(n * (k + 1), 0);
+  m.rewards.assign(n, 0.0f);
+  m.terminated.assign(n, 0);
+  m.truncated.assign(n, 0);
+  m.episode.assign(n, 0);
+  m.finished.resize(n);
+  m.errors.resize(n);
+}
+
+VectorEnv::~VectorEnv() = default;
+
+int VectorEnv::num_envs() const { return impl_->n; }
+const EnvShape& VectorEnv::shape() const { return impl_->shape; }
+
+void VectorEnv::reset(std::uint64_t seed) {
+  Impl& m = *impl_;
+  m.base_seed = seed;
+  for (auto& e : m.episode) e = 0;
+  for (auto& f : m.finished) f.clear();
+  std::fill(m.rewards.begin(), m.rewards.end(), 0.0f);
+  std::fill(m.terminated.begin(), m.terminated.end(), 0);
+  std::fill(m.truncated.begin(), m.truncated.end(), 0);
+  m.run([&m](int i) {
+    m.reset_env(i);
+    m.write(i);
+  });
+}
+
+void VectorEnv::step(const std::int32_t* actions) {
+  Impl& m = *impl_;
+  m.actions = actions;
+  m.run([&m](int i) { m.step_env(i); });
+  m.actions = nullptr;
+}
+
+const float* VectorEnv::candidates() const { return impl_->candidates.data(); }
+const float* VectorEnv::global() const { return impl_->global.data(); }
+const std::uint8_t* VectorEnv::masks() const { return impl_->masks.data(); }
+const float* VectorEnv::rewards() const { return impl_->rewards.data(); }
+const std::uint8_t* VectorEnv::terminated() const { return impl_->terminated.data(); }
+const std::uint8_t* VectorEnv::truncated() const { return impl_->truncated.data(); }
+
+std::vector<VectorEnv::EpisodeRecord> VectorEnv::take_finished_episodes() {
+  std::vector<EpisodeRecord> out;
+  for (auto& f : impl_->finished) {
+    out.insert(out.end(), f.begin(), f.end());
+    f.clear();
+  }
+  return out;
+}
+
+SchedulingEnv& VectorEnv::env(int i) {
+  if (i < 0 || i >= impl_->n) throw InputError("VectorEnv", "env index " + std::to_string(i) + " out of range 0.." + std::to_string(impl_->n - 1));
+  return *impl_->envs[static_cast<std::size_t>(i)];
+}
+
+}  // namespace schedsim::rl

@@ -1,0 +1,420 @@
+// The RL environment: masks, the return identity, determinism, autoreset, thread-count
+// independence, and one hand-built case with known candidates and features.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "experiments/scenario.hpp"
+#include "rl/env/features.hpp"
+#include "rl/env/scheduling_env.hpp"
+#include "rl/env/vector_env.hpp"
+#include "sim/error.hpp"
+#include "sim/rng.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+
+namespace schedsim::rl {
+namespace {
+
+std::shared_ptr<const ScenarioConfig> scenario_from(const std::string& yaml) {
+  const PolicyRegistry registry = builtin_policies();
+  return std::make_shared<const ScenarioConfig>(ScenarioConfig::parse(ConfigNode::load_string(yaml, "test scenario"), registry));
+}
+
+// Heterogeneous, physics on, 2 racks: every placement option can differ.
+const char* kHetero = R"(
+seed: 3
+cluster:
+  nodes:
+    - {count: 2, type: H100-SXM, devices_per_node: 4}
+    - {count: 2, type: V100, devices_per_node: 4}
+  topology: {nodes_per_rack: 2, oversubscription: 2.0}
+workload:
+  synthetic:
+    num_jobs: 60
+    arrival: {process: poisson, mean_interarrival_s: 200}
+    duration_s: {dist: lognormal, median: 1200, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1}
+    estimate_error_sigma: 0.5
+    models: {ResNet-50: 0.4, BERT-large: 0.3, GPT-2-1.5B: 0.3}
+physics: {reference_device: V100, interference_factor: 0.9}
+)";
+
+// Plain queueing model (no physics), for the identity on an unrelated world.
+const char* kPlain = R"(
+seed: 5
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 4}
+workload:
+  synthetic:
+    num_jobs: 80
+    arrival: {process: poisson, mean_interarrival_s: 60}
+    duration_s: {dist: lognormal, median: 600, sigma: 1.2}
+    gpus: {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.1}
+)";
+
+struct Obs {
+  std::vector<float> cand, global;
+  std::vector<std::uint8_t> mask;
+  explicit Obs(const EnvShape& s)
+      : cand(static_cast<std::size_t>(s.num_candidates * s.candidate_features)), global(static_cast<std::size_t>(s.global_features)),
+        mask(static_cast<std::size_t>(s.num_actions())) {}
+  void read(const SchedulingEnv& env) { env.write_observation(cand.data(), global.data(), mask.data()); }
+};
+
+// A uniformly random legal action.
+int random_legal(const std::vector<std::uint8_t>& mask, Rng& rng) {
+  std::vector<int> legal;
+  for (std::size_t a = 0; a < mask.size(); ++a) {
+    if (mask[a]) legal.push_back(static_cast<int>(a));
+  }
+  REQUIRE(!legal.empty());
+  return legal[rng.below(legal.size())];
+}
+
+// Sum over all jobs of end - submit, recorded independently of the kernel's integral.
+class JctSum : public Observer {
+ public:
+  void on_job_end(const JobState& j) override { total_s += (j.end - j.spec.submit).seconds(); }
+  double total_s = 0.0;
+};
+
+}  // namespace
+
+TEST_CASE("Random legal actions never reach the kernel illegally and masked actions throw", "[rl][env]") {
+  auto sc = scenario_from(kHetero);
+  EnvConfig cfg;
+  cfg.check_invariants = true;
+  cfg.max_candidates = 8;
+  SchedulingEnv env(sc, cfg);
+  const EnvShape& shape = env.shape();
+  CHECK(shape.candidate_features == static_cast<int>(SchedulingEnv::candidate_feature_names().size()));
+  CHECK(shape.global_features == static_cast<int>(SchedulingEnv::global_feature_names().size()));
+  Obs obs(shape);
+  Rng rng(11, "test.actions");
+  std::uint64_t steps = 0, masked_checked = 0, episodes = 0, starts = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    env.reset(seed);
+    while (!env.done()) {
+      obs.read(env);
+      // Padding rows are zero and masked; at least one action is legal.
+      for (int i = 0; i < shape.num_candidates; ++i) {
+        const SchedulingEnv::CandidateInfo info = env.candidate(i);
+        CHECK(static_cast<bool>(obs.mask[static_cast<std::size_t>(i)]) == info.legal);
+        if (info.job == kNoJob) {
+          for (int f = 0; f < shape.candidate_features; ++f) CHECK(obs.cand[static_cast<std::size_t>(i * shape.candidate_features + f)] == 0.0f);
+        }
+        if (info.legal) CHECK(static_cast<int>(info.devices.size()) == env.simulator().job(info.job).spec.num_gpus);
+      }
+      // Every masked action throws InvalidAction and leaves the env unchanged.
+      for (int a = 0; a < shape.num_actions() && masked_checked < 2000; ++a) {
+        if (obs.mask[static_cast<std::size_t>(a)]) continue;
+        CHECK_THROWS_AS(env.step(a), InvalidAction);
+        ++masked_checked;
+      }
+      const int a = random_legal(obs.mask, rng);
+      starts += a < shape.num_candidates ? 1 : 0;
+      env.step(a);
+      ++steps;
+    }
+    ++episodes;
+    CHECK(env.simulator().num_pending() == 0);
+    CHECK(env.jobs_completed() == 60);
+  }
+  CHECK(steps > 300);
+  CHECK(starts == 4 * 60);  // every job started exactly once, by the agent
+  CHECK(masked_checked > 100);
+  CHECK_THROWS_AS(env.step(0), InvalidAction);  // after the end
+  env.reset(1);
+  try {
+    env.step(shape.num_actions());
+    FAIL("an out-of-range action was accepted");
+  } catch (const InvalidAction& e) {
+    CHECK(std::string(e.what()).find("action 9 is out of range") != std::string::npos);
+    CHECK(std::string(e.what()).find("mask") != std::string::npos);
+  }
+  CHECK_THROWS_AS(env.step(-1), PolicyError);
+}
+
+TEST_CASE("The undiscounted return equals minus the total JCT", "[rl][env]") {
+  for (const char* yaml : {kHetero, kPlain}) {
+    auto sc = scenario_from(yaml);
+    EnvConfig cfg;
+    cfg.reward_scale = 1.0;
+    SchedulingEnv env(sc, cfg);
+    Obs obs(env.shape());
+    Rng rng(7, "test.actions");
+    env.reset(9);
+    JctSum jct;
+    const_cast<Simulator&>(env.simulator()).add_observer(jct);
+    double ret = 0.0;
+    while (!env.done()) {
+      obs.read(env);
+      ret += env.step(random_legal(obs.mask, rng)).reward;
+    }
+    REQUIRE(jct.total_s > 0);
+    CHECK(ret == Approx(-jct.total_s).epsilon(1e-9));
+    CHECK(env.episode_return() == Approx(ret).epsilon(1e-12));
+    CHECK(env.total_jct_s() == Approx(jct.total_s).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("Same seed same trajectory and another seed differs", "[rl][env]") {
+  auto sc = scenario_from(kHetero);
+  auto trajectory = [&](std::uint64_t seed) {
+    SchedulingEnv env(sc, EnvConfig{});
+    Obs obs(env.shape());
+    Rng rng(3, "test.actions");
+    std::vector<float> trace;
+    env.reset(seed);
+    while (!env.done()) {
+      obs.read(env);
+      trace.insert(trace.end(), obs.cand.begin(), obs.cand.end());
+      trace.insert(trace.end(), obs.global.begin(), obs.global.end());
+      trace.push_back(static_cast<float>(env.step(random_legal(obs.mask, rng)).reward));
+    }
+    return trace;
+  };
+  const auto a = trajectory(21), b = trajectory(21), c = trajectory(22);
+  CHECK(a.size() > 1000);
+  CHECK(a == b);
+  CHECK(a != c);
+}
+
+TEST_CASE("VectorEnv autoresets in the same step with the next seed of its sequence", "[rl][vector]") {
+  auto sc = scenario_from(kPlain);
+  EnvConfig cfg;
+  cfg.max_steps = 25;  // truncation ends episodes quickly
+  cfg.max_candidates = 4;
+  VectorEnv venv(sc, cfg, 2, 1);
+  venv.reset(100);
+  CHECK(venv.env(0).episode_seed() == 100);
+  CHECK(venv.env(1).episode_seed() == 101);
+  const EnvShape& s = venv.shape();
+  const int wait = s.num_candidates;
+  std::vector<std::int32_t> actions(2, wait);
+  for (int t = 1; t <= 25; ++t) {
+    for (int i = 0; i < 2; ++i) {  // start candidate 0 when legal, else wait
+      const std::uint8_t* m = venv.masks() + i * s.num_actions();
+      actions[static_cast<std::size_t>(i)] = m[0] ? 0 : wait;
+    }
+    venv.step(actions.data());
+    if (t < 25) {
+      CHECK(venv.truncated()[0] == 0);
+      CHECK(venv.env(0).episode_steps() == static_cast<std::uint64_t>(t));
+    }
+  }
+  // Step 25 truncated both; the arrays already hold the first observation of episode 2.
+  CHECK(venv.truncated()[0] == 1);
+  CHECK(venv.truncated()[1] == 1);
+  CHECK(venv.terminated()[0] == 0);
+  CHECK(venv.env(0).episode_steps() == 0);
+  CHECK(venv.env(0).episode_seed() == 102);  // seed + i + N x episode
+  CHECK(venv.env(1).episode_seed() == 103);
+  SchedulingEnv fresh(sc, cfg);
+  fresh.reset(102);
+  Obs obs(fresh.shape());
+  obs.read(fresh);
+  CHECK(std::memcmp(obs.cand.data(), venv.candidates(), obs.cand.size() * sizeof(float)) == 0);
+  CHECK(std::memcmp(obs.mask.data(), venv.masks(), obs.mask.size()) == 0);
+  const auto records = venv.take_finished_episodes();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].env == 0);
+  CHECK(records[0].seed == 100);
+  CHECK(records[0].steps == 25);
+  CHECK(records[1].seed == 101);
+  CHECK(venv.take_finished_episodes().empty());
+}
+
+TEST_CASE("VectorEnv results do not depend on the thread count", "[rl][vector]") {
+  auto sc = scenario_from(kHetero);
+  EnvConfig cfg;
+  cfg.max_candidates = 8;
+  auto run = [&](int threads) {
+    VectorEnv venv(sc, cfg, 5, threads);
+    const EnvShape& s = venv.shape();
+    const int n = venv.num_envs();
+    Rng rng(5, "test.actions");
+    venv.reset(40);
+    std::vector<float> out;
+    std::vector<std::int32_t> actions(static_cast<std::size_t>(n));
+    for (int t = 0; t < 600; ++t) {
+      for (int i = 0; i < n; ++i) {
+        std::vector<std::uint8_t> m(venv.masks() + i * s.num_actions(), venv.masks() + (i + 1) * s.num_actions());
+        actions[static_cast<std::size_t>(i)] = random_legal(m, rng);
+      }
+      venv.step(actions.data());
+      out.insert(out.end(), venv.candidates(), venv.candidates() + n * s.num_candidates * s.candidate_features);
+      out.insert(out.end(), venv.global(), venv.global() + n * s.global_features);
+      out.insert(out.end(), venv.rewards(), venv.rewards() + n);
+      for (int i = 0; i < n; ++i) out.push_back(venv.terminated()[i] + 2.0f * venv.truncated()[i] + 4.0f * venv.masks()[i * s.num_actions()]);
+    }
+    const auto records = venv.take_finished_episodes();
+    for (const auto& r : records) out.push_back(static_cast<float>(r.mean_jct_s));
+    return std::make_pair(out, records.size());
+  };
+  const auto [one, episodes_one] = run(1);
+  const auto [three, episodes_three] = run(3);
+  CHECK(episodes_one > 0);  // autoresets happened during the run
+  CHECK(episodes_one == episodes_three);
+  REQUIRE(one.size() == three.size());
+  CHECK(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("A hand-built case has the expected candidates and features", "[rl][env]") {
+  test::TempDir dir;
+  // Job a (2 GPUs) at t=0 and job b (1 GPU, estimate 7200 s) at t=0 on two 2-GPU nodes.
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s,estimate_s\n"
+                                      "a,0,2,3600,\n"
+                                      "b,0,1,1800,7200\n"
+                                      "c,10,4,100,\n");
+  auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 2, type: V100, devices_per_node: 2}\nworkload: {trace: {path: " + trace +
+                          "}}\nenv: {max_candidates: 4, placements: [packed, first_fit], max_blocked_rows: 1}\n");
+  const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+  REQUIRE(cfg.max_candidates == 4);
+  REQUIRE(cfg.placements.size() == 2);
+  SchedulingEnv env(sc, cfg);
+  REQUIRE(env.shape().candidate_features == kCandidateFeatures);
+  Obs obs(env.shape());
+  env.reset(1);
+  obs.read(env);
+  // At t=0: a packed = node 0 {0,1} (best fit of an empty cluster: the first node),
+  // first_fit = {0,1} too: deduplicated. b packed = {0}, first fit {0}: one row. c not arrived.
+  CHECK(env.simulator().now().seconds() == 0.0);
+  auto info0 = env.candidate(0), info1 = env.candidate(1), info2 = env.candidate(2);
+  CHECK(info0.job_id == "a");
+  CHECK(info0.devices == std::vector<DeviceId>{0, 1});
+  CHECK(info0.option == PlacementOption::kPacked);
+  CHECK(info1.job_id == "b");
+  CHECK(info1.devices == std::vector<DeviceId>{0});
+  CHECK(info2.job == kNoJob);
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
+  const auto names = SchedulingEnv::candidate_feature_names();
+  auto col = [&](int row, const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return obs.cand[static_cast<std::size_t>(row * kCandidateFeatures + (it - names.begin()))];
+  };
+  CHECK(col(0, "gpus_frac") == Approx(0.5));
+  CHECK(col(0, "log_est_work_h") == Approx(std::log1p(1.0)));       // no estimate: duration 1 h
+  CHECK(col(1, "log_est_work_h") == Approx(std::log1p(2.0)));       // the estimate, 2 h
+  CHECK(col(1, "log_est_gpu_h") == Approx(std::log1p(2.0)));
+  CHECK(col(0, "log_est_gpu_h") == Approx(std::log1p(2.0)));        // 2 GPUs x 1 h
+  CHECK(col(0, "speed_vs_best") == Approx(1.0));
+  CHECK(col(0, "log2_nodes") == Approx(0.0));
+  CHECK(col(0, "opt_packed") == 1.0f);
+  CHECK(col(0, "opt_first_fit") == 0.0f);
+  CHECK(col(1, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
+  CHECK(col(0, "blocked") == 0.0f);
+  const auto gnames = SchedulingEnv::global_feature_names();
+  auto g = [&](const std::string& name) {
+    const auto it = std::find(gnames.begin(), gnames.end(), name);
+    REQUIRE(it != gnames.end());
+    return obs.global[static_cast<std::size_t>(it - gnames.begin())];
+  };
+  CHECK(g("free_frac_type0") == 1.0f);
+  CHECK(g("free_frac_type1") == 0.0f);
+  CHECK(g("free_frac") == 1.0f);
+  CHECK(g("log_queue_len") == Approx(std::log1p(2.0)));
+  CHECK(g("queued_gpus_frac") == Approx(0.75));
+  CHECK(g("log_queued_gpu_h") == Approx(std::log1p(2.0 + 2.0)));
+  CHECK(g("time_of_day_cos") == Approx(1.0));
+  CHECK(g("price_now") == 0.0f);
+
+  // Start b on {0}: at the same instant, a packed goes to node 1 ({2,3}), a first fit
+  // takes {1,2} across both nodes, next to b.
+  StepResult r = env.step(1);
+  CHECK(r.reward == 0.0);  // no time passed
+  obs.read(env);
+  CHECK(env.simulator().now().seconds() == 0.0);
+  info0 = env.candidate(0);
+  info1 = env.candidate(1);
+  CHECK(info0.job_id == "a");
+  CHECK(info0.devices == std::vector<DeviceId>{2, 3});
+  CHECK(info1.job_id == "a");
+  CHECK(info1.option == PlacementOption::kFirstFit);
+  CHECK(info1.devices == std::vector<DeviceId>{1, 2});
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
+  CHECK(col(0, "shares_node") == 0.0f);
+  CHECK(col(1, "shares_node") == 1.0f);
+  CHECK(col(0, "log2_nodes") == 0.0f);
+  CHECK(col(1, "log2_nodes") == 1.0f);
+  CHECK(col(1, "opt_first_fit") == 1.0f);
+  CHECK(col(1, "log_rank") == 0.0f);  // a is first in the queue now
+  CHECK(g("free_frac") == Approx(0.75));
+  CHECK(g("log_running") == Approx(std::log1p(1.0)));
+  CHECK(g("log_running_mean_remaining_h") == Approx(std::log1p(2.0)));  // b: its 2 h estimate, untouched
+
+  // Wait: the next decision point is c's arrival at t=10; a is still pending, c (4 GPUs) is
+  // blocked and shown as one masked row.
+  r = env.step(4);
+  CHECK(env.simulator().now().seconds() == 10.0);
+  CHECK(r.reward == Approx(-2.0 * 10.0 / 3600.0));  // a and b in the system for 10 s, in hours
+  obs.read(env);
+  CHECK(env.candidate(0).job_id == "a");
+  CHECK(env.candidate(2).job_id == "c");
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
+  CHECK(col(2, "blocked") == 1.0f);
+  CHECK(col(2, "opt_packed") == 0.0f);
+  CHECK(col(2, "gpus_frac") == 1.0f);
+  CHECK(col(2, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
+  CHECK(col(0, "log_age_h") == Approx(std::log1p(10.0 / 3600.0)));
+}
+
+TEST_CASE("Waiting is masked when nothing else can happen", "[rl][env]") {
+  test::TempDir dir;
+  const std::string trace = dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\nx,0,1,100\n");
+  auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 2}\nworkload: {trace: {path: " + trace + "}}\n");
+  SchedulingEnv env(sc, EnvConfig{});
+  Obs obs(env.shape());
+  env.reset(1);
+  obs.read(env);
+  // One job, no running job, no later arrival: wait would leave it waiting forever.
+  CHECK(obs.mask[static_cast<std::size_t>(env.shape().num_candidates)] == 0);
+  try {
+    env.step(env.shape().num_candidates);
+    FAIL("wait was accepted");
+  } catch (const InvalidAction& e) {
+    CHECK(std::string(e.what()).find("wait (illegal while jobs are pending and nothing else can happen)") != std::string::npos);
+  }
+  const StepResult r = env.step(0);
+  CHECK(r.terminated);
+  CHECK(r.reward == Approx(-100.0 / 3600.0));
+}
+
+TEST_CASE("The env map of a scenario is parsed strictly", "[rl][env][config]") {
+  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 2}\nworkload: {synthetic: {num_jobs: 5}}\n";
+  auto cfg = EnvConfig::from_scenario(*scenario_from(base + "env: {max_candidates: 8, order: shortest_estimate, reward: {slowdown: 0.5}}\n"));
+  CHECK(cfg.max_candidates == 8);
+  CHECK(cfg.order == CandidateOrder::kShortestEstimate);
+  CHECK(cfg.reward.slowdown == 0.5);
+  CHECK(cfg.reward.jobs_in_system == 1.0);
+  CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {max_candidate: 8}\n")),
+                    Catch::Contains("unknown key 'max_candidate'") && Catch::Contains("max_candidates"));
+  CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {placements: [packed, packed]}\n")), Catch::Contains("listed twice"));
+  CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {order: random}\n")), Catch::Contains("env.order"));
+}
+
+TEST_CASE("The default RL scenario loads and an episode runs", "[rl][env]") {
+  const PolicyRegistry registry = builtin_policies();
+  auto sc = std::make_shared<const ScenarioConfig>(load_scenario(SCHEDSIM_SOURCE_DIR "/experiments/configs/rl_default.yaml", {}, std::nullopt, registry));
+  SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
+  Obs obs(env.shape());
+  Rng rng(1, "test.actions");
+  env.reset(1);
+  while (!env.done()) {
+    obs.read(env);
+    env.step(random_legal(obs.mask, rng));
+  }
+  CHECK(env.jobs_completed() == 200);
+  CHECK(env.episode_steps() >= 200);
+  CHECK(env.episode_steps() <= 1000);
+}
+
+}  // namespace schedsim::rl
