@@ -172,7 +172,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   return run_scenario(scenario, *policy.policy, policy.resolved, options);
 }
 
-RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options) {
+RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options,
+                       const std::vector<Observer*>& observers) {
   RunResult result;
   result.policy_name = policy.name();
   SimulationSetup setup(scenario, scenario.seed, result.warnings);
@@ -204,7 +205,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   InvariantChecker checker;
   if (options.check_invariants) sim.add_observer(checker);
-  for (Observer* o : options.observers) sim.add_observer(*o);
+  for (Observer* o : observers) sim.add_observer(*o);
   std::unique_ptr<ProgressLine> progress;
   if (options.progress && ::isatty(STDERR_FILENO)) {
     progress = std::make_unique<ProgressLine>(source->expected_jobs());

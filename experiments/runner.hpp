@@ -22,9 +22,6 @@ struct RunOptions {
   std::string out_dir;        // "" = write no files
   bool progress = false;      // progress line on stderr (only when it is a terminal)
   bool check_invariants = false;  // verify the kernel's invariants after every event (slow)
-  // Further observers of the run (e.g. the Python bindings' per-job records); they must
-  // outlive the call.
-  std::vector<Observer*> observers;
 };
 
 struct RunResult {
@@ -41,8 +38,10 @@ struct RunResult {
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override = nullptr);
 // Runs with a policy built elsewhere (e.g. one written in Python); `resolved_policy` is
-// what results.json records as the policy's configuration.
-RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options);
+// what results.json records as the policy's configuration. `observers` also watch the
+// run (e.g. the Python bindings' per-job records).
+RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options,
+                       const std::vector<Observer*>& observers = {});
 
 // The results.json document (ordered keys, no wall-clock values).
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);

@@ -30,12 +30,20 @@ def _reward_weights(reward):
 
 
 def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
+    """Arguments given (None = the scenario's `env:` map, or its default)."""
+    out = {}
     for name, v in (("max_candidates", max_candidates), ("max_steps", max_steps)):
+        if v is None:
+            continue
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"{name}: expected an int, got {type(v).__name__} {v!r}")
-    if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
-        raise TypeError(f"reward_scale: expected a number, got {type(reward_scale).__name__} {reward_scale!r}")
-    return dict(max_candidates=int(max_candidates), reward_scale=float(reward_scale), max_steps=int(max_steps), **_reward_weights(reward))
+        out[name] = int(v)
+    if reward_scale is not None:
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
+            raise TypeError(f"reward_scale: expected a number, got {type(reward_scale).__name__} {reward_scale!r}")
+        out["reward_scale"] = float(reward_scale)
+    out.update(_reward_weights(reward))
+    return out
 
 
 def _spaces(shape):
@@ -94,10 +102,11 @@ def render_rgb(state, cell=8):
 class SchedsimEnv(gymnasium.Env):
     """One scheduling environment.
 
-    config: anything schedsim.load_config accepts (its policy is ignored).
-    max_candidates: K candidate rows per observation (action K = wait).
-    reward_scale: seconds -> reward units of the time-integral terms (default hours).
-    max_steps: truncate an episode after this many steps (0 = never).
+    config: anything schedsim.load_config accepts (its policy is ignored; its `env:`
+        map, docs/config.md, gives the defaults of the next four arguments).
+    max_candidates: K candidate rows per observation (action K = wait; default 16).
+    reward_scale: seconds -> reward units of the time-integral terms (default 1/3600: hours).
+    max_steps: truncate an episode after this many steps (0 = never, the default).
     reward: weights {"jobs_in_system": 1.0, "slowdown": 0.0, "makespan": 0.0}.
     invalid_action: "raise" (default: a masked action raises schedsim.PolicyError) or
         "wait" (a masked action is taken as wait and info["invalid_action"] is True; for
@@ -110,7 +119,7 @@ class SchedsimEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, config=None, *, max_candidates=16, reward_scale=1.0 / 3600.0, max_steps=0, reward=None,
+    def __init__(self, config=None, *, max_candidates=None, reward_scale=None, max_steps=None, reward=None,
                  invalid_action="raise", render_mode=None, overrides=None):
         if invalid_action not in ("raise", "wait"):
             raise ValueError(f"invalid_action: expected 'raise' or 'wait', got {invalid_action!r}")
@@ -198,7 +207,7 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
     metadata = {"autoreset_mode": _AUTORESET} if _AUTORESET is not None else {}
 
-    def __init__(self, config=None, num_envs=8, *, num_threads=1, max_candidates=16, reward_scale=1.0 / 3600.0, max_steps=0,
+    def __init__(self, config=None, num_envs=8, *, num_threads=1, max_candidates=None, reward_scale=None, max_steps=None,
                  reward=None, overrides=None):
         for name, v in (("num_envs", num_envs), ("num_threads", num_threads)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
@@ -253,11 +262,11 @@ class VectorEnv(gymnasium.vector.VectorEnv):
 
 
 # Scenarios registered with gymnasium: schedsim/<name>-v0.
-_REGISTERED = {"default": None, "placement-topology": "placement_topology"}
+_REGISTERED = {"default": None, "placement-topology": "placement_topology", "rl-default": "rl_default"}
 
 
 def register_envs():
-    """Registers schedsim/default-v0 and schedsim/placement-topology-v0 with gymnasium (idempotent)."""
+    """Registers schedsim/default-v0, schedsim/placement-topology-v0 and schedsim/rl-default-v0 with gymnasium (idempotent)."""
     for env_name, scenario in _REGISTERED.items():
         env_id = f"schedsim/{env_name}-v0"
         if env_id in gymnasium.registry:

@@ -2,6 +2,9 @@
 // the C++ VectorEnv and hands its output arrays to numpy without copying (the arrays
 // keep the VectorEnv alive and are overwritten by its next step or reset). Stepping and
 // resetting release the GIL.
+#include <cmath>
+#include <optional>
+
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -22,17 +25,26 @@ std::uint64_t seed_of(std::int64_t seed) {
   return static_cast<std::uint64_t>(seed);
 }
 
-EnvConfig env_config(int max_candidates, double reward_scale, std::int64_t max_steps, double w_jobs, double w_slowdown, double w_makespan) {
-  if (max_candidates < 1) throw py::value_error("max_candidates: expected an int >= 1, got " + std::to_string(max_candidates));
-  if (!(reward_scale > 0)) throw py::value_error("reward_scale: expected a number > 0, got " + std::to_string(reward_scale));
-  if (max_steps < 0) throw py::value_error("max_steps: expected an int >= 0 (0 = no limit), got " + std::to_string(max_steps));
-  EnvConfig c;
-  c.max_candidates = max_candidates;
-  c.reward_scale = reward_scale;
-  c.max_steps = max_steps;
-  c.reward.jobs_in_system = w_jobs;
-  c.reward.slowdown = w_slowdown;
-  c.reward.makespan = w_makespan;
+// The scenario's `env:` map (or the defaults), with the arguments given in Python on top.
+using Opt = std::optional<double>;
+EnvConfig env_config(const Scenario& s, std::optional<int> max_candidates, Opt reward_scale, std::optional<std::int64_t> max_steps, Opt w_jobs,
+                     Opt w_slowdown, Opt w_makespan) {
+  EnvConfig c = EnvConfig::from_scenario(*s.config);
+  if (max_candidates) {
+    if (*max_candidates < 1) throw py::value_error("max_candidates: expected an int >= 1, got " + std::to_string(*max_candidates));
+    c.max_candidates = *max_candidates;
+  }
+  if (reward_scale) {
+    if (!(*reward_scale > 0) || !std::isfinite(*reward_scale)) throw py::value_error("reward_scale: expected a finite number > 0, got " + std::to_string(*reward_scale));
+    c.reward_scale = *reward_scale;
+  }
+  if (max_steps) {
+    if (*max_steps < 0) throw py::value_error("max_steps: expected an int >= 0 (0 = no limit), got " + std::to_string(*max_steps));
+    c.max_steps = *max_steps;
+  }
+  if (w_jobs) c.reward.jobs_in_system = *w_jobs;
+  if (w_slowdown) c.reward.slowdown = *w_slowdown;
+  if (w_makespan) c.reward.makespan = *w_makespan;
   return c;
 }
 
@@ -92,11 +104,11 @@ void bind_env(py::module_& m) {
   m.def("global_feature_names", &SchedulingEnv::global_feature_names);
 
   py::class_<Env>(m, "Env", "One scheduling environment (use schedsim.make).")
-      .def(py::init([](const Scenario& s, int k, double scale, std::int64_t max_steps, double wj, double ws, double wm) {
-             return new Env(s, env_config(k, scale, max_steps, wj, ws, wm));
+      .def(py::init([](const Scenario& s, std::optional<int> k, Opt scale, std::optional<std::int64_t> max_steps, Opt wj, Opt ws, Opt wm) {
+             return new Env(s, env_config(s, k, scale, max_steps, wj, ws, wm));
            }),
-           py::arg("scenario"), py::arg("max_candidates") = 16, py::arg("reward_scale") = 1.0 / 3600.0, py::arg("max_steps") = 0,
-           py::arg("jobs_in_system") = 1.0, py::arg("slowdown") = 0.0, py::arg("makespan") = 0.0)
+           py::arg("scenario"), py::arg("max_candidates") = py::none(), py::arg("reward_scale") = py::none(), py::arg("max_steps") = py::none(),
+           py::arg("jobs_in_system") = py::none(), py::arg("slowdown") = py::none(), py::arg("makespan") = py::none())
       .def_property_readonly("shape", [](Env& e) { return shape_dict(e.env().shape()); })
       .def("reset", [](Env& e, std::int64_t seed) {
         const std::uint64_t s = seed_of(seed);
@@ -142,15 +154,15 @@ void bind_env(py::module_& m) {
       });
 
   py::class_<rl::VectorEnv>(m, "VectorEnv", "N environments stepped together in C++ (use schedsim.VectorEnv).")
-      .def(py::init([](const Scenario& s, int num_envs, int num_threads, int k, double scale, std::int64_t max_steps, double wj, double ws,
-                       double wm) {
+      .def(py::init([](const Scenario& s, int num_envs, int num_threads, std::optional<int> k, Opt scale, std::optional<std::int64_t> max_steps,
+                       Opt wj, Opt ws, Opt wm) {
              if (num_envs < 1) throw py::value_error("num_envs: expected an int >= 1, got " + std::to_string(num_envs));
              if (num_threads < 1) throw py::value_error("num_threads: expected an int >= 1, got " + std::to_string(num_threads));
-             return new rl::VectorEnv(s.config, env_config(k, scale, max_steps, wj, ws, wm), num_envs, num_threads);
+             return new rl::VectorEnv(s.config, env_config(s, k, scale, max_steps, wj, ws, wm), num_envs, num_threads);
            }),
-           py::arg("scenario"), py::arg("num_envs"), py::arg("num_threads") = 1, py::arg("max_candidates") = 16,
-           py::arg("reward_scale") = 1.0 / 3600.0, py::arg("max_steps") = 0, py::arg("jobs_in_system") = 1.0, py::arg("slowdown") = 0.0,
-           py::arg("makespan") = 0.0)
+           py::arg("scenario"), py::arg("num_envs"), py::arg("num_threads") = 1, py::arg("max_candidates") = py::none(),
+           py::arg("reward_scale") = py::none(), py::arg("max_steps") = py::none(), py::arg("jobs_in_system") = py::none(),
+           py::arg("slowdown") = py::none(), py::arg("makespan") = py::none())
       .def_property_readonly("num_envs", &rl::VectorEnv::num_envs)
       .def_property_readonly("shape", [](rl::VectorEnv& v) { return shape_dict(v.shape()); })
       .def("reset", [](rl::VectorEnv& v, std::int64_t seed) {

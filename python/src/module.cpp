@@ -78,7 +78,7 @@ void register_errors(py::module_& m) {
   // InputError is also a ValueError: a bad config is a bad argument value.
   g_input_error = PyErr_NewExceptionWithDoc("schedsim.InputError",
                                             "Bad input: a config key, a trace row, a missing file (the message names where).",
-                                            nullptr, input_bases.ptr());
+                                            input_bases.ptr(), nullptr);
   g_policy_error = PyErr_NewExceptionWithDoc("schedsim.PolicyError",
                                              "A policy asked for something the simulator cannot do (the message names the policy, "
                                              "the time and the action).",
@@ -129,7 +129,8 @@ PYBIND11_MODULE(_schedsim, m) {
 
   m.def("policies", [] {
     py::list out;
-    for (const PolicyInfo& info : builtin_policies().all()) {
+    const PolicyRegistry registry = builtin_policies();
+    for (const PolicyInfo& info : registry.all()) {
       py::list options;
       for (const auto& o : info.options) options.append(py::dict(py::arg("name") = o.name, py::arg("default") = o.default_value, py::arg("description") = o.description));
       out.append(py::dict(py::arg("name") = info.name, py::arg("description") = info.description, py::arg("options") = options));

@@ -63,7 +63,7 @@ void bind_simulate(py::module_& m) {
         JobRecorder recorder;
         RunOptions options;
         options.check_invariants = check_invariants;
-        options.observers.push_back(&recorder);
+        const std::vector<Observer*> observers = {&recorder};
         RunResult result;
         const PolicyRegistry registry = builtin_policies();
         if (policy.is_none() || py::isinstance<py::str>(policy) || py::isinstance<py::dict>(policy)) {
@@ -72,7 +72,7 @@ void bind_simulate(py::module_& m) {
                                                    : ConfigNode(to_yaml(policy, "policy"), "simulate(policy=...)", "policy");
           PolicyInstance instance = registry.create(node, PolicyContext{config.seed});
           py::gil_scoped_release release;
-          result = run_scenario(config, *instance.policy, instance.resolved, options);
+          result = run_scenario(config, *instance.policy, instance.resolved, options, observers);
         } else {
           PythonPolicy bridge(policy);
           YAML::Node resolved(YAML::NodeType::Map);
@@ -81,7 +81,7 @@ void bind_simulate(py::module_& m) {
                                      py::str(py::type::handle_of(policy).attr("__qualname__")).cast<std::string>();
           {
             py::gil_scoped_release release;
-            result = run_scenario(config, bridge, resolved, options);
+            result = run_scenario(config, bridge, resolved, options, observers);
           }
         }
         py::dict out;
