@@ -210,10 +210,15 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
 
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override) {
-  RunResult result;
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
                                           PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml});
-  result.policy_name = policy.policy->name();
+  return run_scenario(scenario, *policy.policy, policy.resolved, options);
+}
+
+RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options,
+                       const std::vector<Observer*>& observers) {
+  RunResult result;
+  result.policy_name = policy.name();
   SimulationSetup setup(scenario, scenario.seed, result.warnings);
   JobSource* source = &setup.source();
   result.trace_rows_skipped = source->rows_skipped();
@@ -232,7 +237,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
     if (!jobs_out) throw InputError(jobs_path, "cannot write the file (is the folder writable?)");
   }
 
-  std::unique_ptr<Simulator> simulator = setup.make_simulator(*policy.policy);
+  std::unique_ptr<Simulator> simulator = setup.make_simulator(policy);
   Simulator& sim = *simulator;
   MetricsCollector metrics(setup.cluster().num_devices());
   sim.add_observer(metrics);
@@ -248,6 +253,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   }
   InvariantChecker checker;
   if (options.check_invariants) sim.add_observer(checker);
+  for (Observer* o : observers) sim.add_observer(*o);
   std::unique_ptr<ProgressLine> progress;
   if (options.progress && ::isatty(STDERR_FILENO)) {
     progress = std::make_unique<ProgressLine>(source->expected_jobs());
@@ -260,7 +266,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& reg
   result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
   if (energy) result.energy = energy->totals();
-  result.resolved_config = scenario.to_yaml(policy.resolved);
+  result.resolved_config = scenario.to_yaml(resolved_policy);
 
   if (!options.out_dir.empty()) {
     jobs_out.flush();

@@ -39,6 +39,11 @@ struct RunResult {
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override = nullptr);
+// Runs with a policy built elsewhere (e.g. one written in Python); `resolved_policy` is
+// what results.json records as the policy's configuration. `observers` also watch the
+// run (e.g. the Python bindings' per-job records).
+RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAML::Node& resolved_policy, const RunOptions& options,
+                       const std::vector<Observer*>& observers = {});
 
 // The results.json document (ordered keys, no wall-clock values).
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);

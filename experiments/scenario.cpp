@@ -188,7 +188,12 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
 
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
                              const PolicyRegistry& registry) {
-  ConfigNode root = path.empty() ? ConfigNode::load_string(default_scenario_yaml(), "built-in default scenario") : ConfigNode::load_file(path);
+  return load_scenario(path.empty() ? ConfigNode::load_string(default_scenario_yaml(), "built-in default scenario") : ConfigNode::load_file(path),
+                       overrides, seed, registry);
+}
+
+ScenarioConfig load_scenario(const ConfigNode& root, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
+                             const PolicyRegistry& registry) {
   YAML::Node doc = root.yaml();
   if (!doc.IsMap()) root.fail("the scenario must be a YAML map with keys seed, cluster, workload, policy");
   for (const auto& o : overrides) apply_override(doc, o);

@@ -66,5 +66,9 @@ const char* default_scenario_yaml();
 // order and, when given, the seed.
 ScenarioConfig load_scenario(const std::string& path, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
                              const PolicyRegistry& registry);
+// The same from a document already read (YAML text, or a tree built by the Python
+// bindings from a dict).
+ScenarioConfig load_scenario(const ConfigNode& root, const std::vector<std::string>& overrides, std::optional<std::uint64_t> seed,
+                             const PolicyRegistry& registry);
 
 }  // namespace schedsim

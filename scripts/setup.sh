@@ -24,3 +24,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+
+# Python side (the extension's tests and the gymnasium layer): from PyPI with the pip of
+# the python3 on PATH, only when something is missing. Use a virtual environment when
+# that python3 is the system's (Debian refuses pip installs into it); without these the
+# Python tests are not registered and everything else still builds and tests.
+if command -v python3 >/dev/null 2>&1; then
+  if ! python3 -c "import numpy, gymnasium, pytest, pandas, pybind11" >/dev/null 2>&1; then
+    echo "schedsim setup: pip installing numpy gymnasium pytest pandas pybind11 for $(command -v python3)" >&2
+    python3 -m pip install --quiet numpy gymnasium pytest pandas pybind11 >&2 ||
+      echo "schedsim setup: pip install failed; the Python tests will be skipped (see docs/python.md)" >&2
+  fi
+fi

@@ -1,0 +1,278 @@
+"""gymnasium environments over the C++ scheduling MDP (rl/env; features in docs/rl.md).
+
+Observation: {"candidates": float32 [K, F], "global": float32 [G]}; action: Discrete(K+1),
+0..K-1 start that candidate (job, placement) now, K wait (always legal). The legal
+actions are in info["action_mask"] and env.action_masks() (the maskable-PPO convention).
+"""
+import math
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import _schedsim
+from .config import load_config, scenario_path
+
+_REWARD_KEYS = ("jobs_in_system", "slowdown", "makespan")
+
+
+def _reward_weights(reward):
+    if reward is None:
+        return {}
+    if not isinstance(reward, dict):
+        raise TypeError(f"reward: expected a dict of weights with keys {', '.join(_REWARD_KEYS)}, got {type(reward).__name__}")
+    for k, v in reward.items():
+        if k not in _REWARD_KEYS:
+            raise ValueError(f"reward: expected keys {', '.join(_REWARD_KEYS)}, got {k!r}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise TypeError(f"reward.{k}: expected a finite number, got {v!r}")
+    return {k: float(v) for k, v in reward.items()}
+
+
+def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
+    """Arguments given (None = the scenario's `env:` map, or its default)."""
+    out = {}
+    for name, v in (("max_candidates", max_candidates), ("max_steps", max_steps)):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{name}: expected an int, got {type(v).__name__} {v!r}")
+        out[name] = int(v)
+    if reward_scale is not None:
+        if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
+            raise TypeError(f"reward_scale: expected a number, got {type(reward_scale).__name__} {reward_scale!r}")
+        out["reward_scale"] = float(reward_scale)
+    out.update(_reward_weights(reward))
+    return out
+
+
+def _spaces(shape):
+    k, f, g = shape["num_candidates"], shape["candidate_features"], shape["global_features"]
+    obs = spaces.Dict(
+        {
+            "candidates": spaces.Box(-np.inf, np.inf, (k, f), np.float32),
+            "global": spaces.Box(-np.inf, np.inf, (g,), np.float32),
+        }
+    )
+    return obs, spaces.Discrete(k + 1)
+
+
+def _check_options(options):
+    if options is not None and (not isinstance(options, dict) or options):
+        raise ValueError(f"options: this environment takes no reset options (expected None or {{}}), got {options!r}")
+
+
+def _draw_seed(np_random):
+    return int(np_random.integers(0, 2**62))
+
+
+# Colours of the RGB view: free devices grey, busy ones by job (a fixed palette).
+_FREE = np.array([200, 200, 200], np.uint8)
+_PALETTE = np.array(
+    [[31, 119, 180], [255, 127, 14], [44, 160, 44], [214, 39, 40], [148, 103, 189], [140, 86, 75], [227, 119, 194],
+     [127, 127, 127], [188, 189, 34], [23, 190, 207]],
+    np.uint8,
+)
+
+
+def render_text(state):
+    """A text view of the cluster: one line per node, '.' free, a letter per job."""
+    lines = [f"t={state['time_s']:.1f} s  pending {state['pending']}  running {state['running']}  done {state['jobs_completed']}"]
+    owners = state["owners"]
+    for n, (dtype, first, count) in enumerate(state["nodes"]):
+        cells = "".join("." if o < 0 else chr(ord("A") + int(o) % 26) for o in owners[first:first + count])
+        lines.append(f"node {n:3d} {dtype:>8}  {cells}")
+    return "\n".join(lines) + "\n"
+
+
+def render_rgb(state, cell=8):
+    """An RGB image (uint8 [H, W, 3]) of the cluster: a row of cells per node, grey free,
+    a colour per job; 1-pixel gaps between cells."""
+    nodes = state["nodes"]
+    owners = state["owners"]
+    width = max(count for _, _, count in nodes)
+    img = np.full((len(nodes) * cell, width * cell, 3), 255, np.uint8)
+    for n, (_, first, count) in enumerate(nodes):
+        for i in range(count):
+            o = owners[first + i]
+            img[n * cell:(n + 1) * cell - 1, i * cell:(i + 1) * cell - 1] = _FREE if o < 0 else _PALETTE[int(o) % len(_PALETTE)]
+    return img
+
+
+class SchedsimEnv(gymnasium.Env):
+    """One scheduling environment.
+
+    config: anything schedsim.load_config accepts (its policy is ignored; its `env:`
+        map, docs/config.md, gives the defaults of the next four arguments).
+    max_candidates: K candidate rows per observation (action K = wait; default 16).
+    reward_scale: seconds -> reward units of the time-integral terms (default 1/3600: hours).
+    max_steps: truncate an episode after this many steps (0 = never, the default).
+    reward: weights {"jobs_in_system": 1.0, "slowdown": 0.0, "makespan": 0.0}.
+    invalid_action: "raise" (default: a masked action raises schedsim.PolicyError) or
+        "wait" (a masked action is taken as wait and info["invalid_action"] is True; for
+        learners that ignore the mask).
+    render_mode: "ansi" (text) or "rgb_array".
+
+    reset(seed=None): seed None on the first reset uses the scenario's seed, later ones a
+    seed drawn from the env's generator, so a seeded first reset fixes the whole sequence.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, config=None, *, max_candidates=None, reward_scale=None, max_steps=None, reward=None,
+                 invalid_action="raise", render_mode=None, overrides=None):
+        if invalid_action not in ("raise", "wait"):
+            raise ValueError(f"invalid_action: expected 'raise' or 'wait', got {invalid_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode: expected None, 'ansi' or 'rgb_array', got {render_mode!r}")
+        self.config = load_config(config, overrides=overrides)
+        self._env = _schedsim.Env(self.config._scenario, **_env_kwargs(max_candidates, reward_scale, max_steps, reward))
+        self.observation_space, self.action_space = _spaces(self._env.shape)
+        self.invalid_action = invalid_action
+        self.render_mode = render_mode
+        self._mask = None
+        self._seeded = False
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        _check_options(options)
+        if seed is None:
+            seed = _draw_seed(self.np_random) if self._seeded else self.config.seed
+        self._seeded = True
+        cand, glob, self._mask = self._env.reset(seed)
+        return {"candidates": cand, "global": glob}, {"action_mask": self._mask.copy(), "seed": seed}
+
+    def step(self, action):
+        if self._mask is None:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"action: expected an int in 0..{self.action_space.n - 1}, got {type(action).__name__} {action!r}")
+        action = int(action)
+        if not 0 <= action < self.action_space.n:
+            raise ValueError(f"action: expected an int in 0..{self.action_space.n - 1}, got {action}")
+        info = {}
+        if not self._mask[action] and self.invalid_action == "wait":
+            info["invalid_action"] = True
+            action = self.action_space.n - 1
+        (cand, glob, self._mask), reward, terminated, truncated = self._env.step(action)
+        info["action_mask"] = self._mask.copy()
+        return {"candidates": cand, "global": glob}, float(reward), bool(terminated), bool(truncated), info
+
+    def action_masks(self):
+        """The legal actions now (bool [K+1]); wait (the last) is always legal."""
+        if self._mask is None:
+            raise gymnasium.error.ResetNeeded("call reset() before action_masks()")
+        return self._mask.copy()
+
+    def render(self):
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() without a render_mode: pass render_mode='ansi' or 'rgb_array' to make()")
+            return None
+        if self._mask is None:
+            raise gymnasium.error.ResetNeeded("call reset() before render()")
+        state = self._env.state()
+        return render_text(state) if self.render_mode == "ansi" else render_rgb(state)
+
+    @property
+    def candidate_feature_names(self):
+        return _schedsim.candidate_feature_names()
+
+    @property
+    def global_feature_names(self):
+        return _schedsim.global_feature_names()
+
+
+def make(config=None, **kwargs):
+    """A SchedsimEnv (a gymnasium.Env) over `config`; keyword arguments as SchedsimEnv."""
+    return SchedsimEnv(config, **kwargs)
+
+
+_AUTORESET = getattr(getattr(gymnasium.vector, "AutoresetMode", None), "SAME_STEP", None)
+
+
+class VectorEnv(gymnasium.vector.VectorEnv):
+    """num_envs environments stepped together in C++ with the GIL released.
+
+    Environment i is reset with seed + i and, when an episode ends, auto-resets at once
+    with seed + i + num_envs x (episodes it finished) (gymnasium's SAME_STEP autoreset:
+    the returned observation is the new episode's first, reward/terminated/truncated
+    belong to the step that ended the old one; no final observation is kept).
+    The returned arrays are views of the C++ buffers, without copies: they are
+    overwritten by the next step or reset (copy what you keep).
+    Other arguments as SchedsimEnv; num_threads > 1 steps environments in parallel
+    (results do not depend on it).
+    """
+
+    metadata = {"autoreset_mode": _AUTORESET} if _AUTORESET is not None else {}
+
+    def __init__(self, config=None, num_envs=8, *, num_threads=1, max_candidates=None, reward_scale=None, max_steps=None,
+                 reward=None, overrides=None):
+        for name, v in (("num_envs", num_envs), ("num_threads", num_threads)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name}: expected an int >= 1, got {type(v).__name__} {v!r}")
+            if v < 1:
+                raise ValueError(f"{name}: expected an int >= 1, got {v}")
+        self.config = load_config(config, overrides=overrides)
+        self._venv = _schedsim.VectorEnv(self.config._scenario, int(num_envs), int(num_threads),
+                                         **_env_kwargs(max_candidates, reward_scale, max_steps, reward))
+        self.num_envs = int(num_envs)
+        self.single_observation_space, self.single_action_space = _spaces(self._venv.shape)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.single_action_space.n))
+        self._np_random = None
+        self._seeded = False
+        self._reset_done = False
+
+    def reset(self, *, seed=None, options=None):
+        _check_options(options)
+        if seed is not None:
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+                raise TypeError(f"seed: expected an int (env i gets seed + i) or None, got {type(seed).__name__} {seed!r}")
+            if seed < 0:
+                raise ValueError(f"seed: expected a non-negative int, got {seed}")
+            self._np_random, _ = gymnasium.utils.seeding.np_random(int(seed))
+            self.action_space.seed(int(seed))
+        elif self._np_random is None:
+            self._np_random, _ = gymnasium.utils.seeding.np_random(self.config.seed)
+        if seed is None:
+            seed = _draw_seed(self._np_random) if self._seeded else self.config.seed
+        self._seeded = True
+        self._venv.reset(int(seed))
+        self._reset_done = True
+        cand, glob, mask, _, _, _ = self._venv.arrays()
+        return {"candidates": cand, "global": glob}, {"action_mask": mask}
+
+    def step(self, actions):
+        if not self._reset_done:
+            raise gymnasium.error.ResetNeeded("call reset() before step()")
+        actions = np.asarray(actions)
+        self._venv.step(actions)
+        cand, glob, mask, rewards, terminated, truncated = self._venv.arrays()
+        return {"candidates": cand, "global": glob}, rewards, terminated, truncated, {"action_mask": mask}
+
+    def action_masks(self):
+        """Legal actions of every environment now (bool [num_envs, K+1], a view)."""
+        return self._venv.arrays()[2]
+
+    def finished_episodes(self):
+        """Episodes finished since the last call: env, seed, return, mean JCT (s), jobs, steps."""
+        return self._venv.take_finished_episodes()
+
+
+# Scenarios registered with gymnasium: schedsim/<name>-v0.
+_REGISTERED = {"default": None, "placement-topology": "placement_topology", "rl-default": "rl_default"}
+
+
+def register_envs():
+    """Registers schedsim/default-v0, schedsim/placement-topology-v0 and schedsim/rl-default-v0 with gymnasium (idempotent)."""
+    for env_name, scenario in _REGISTERED.items():
+        env_id = f"schedsim/{env_name}-v0"
+        if env_id in gymnasium.registry:
+            continue
+        try:
+            config = None if scenario is None else scenario_path(scenario)
+        except ValueError:
+            continue  # not shipped in this installation
+        gymnasium.register(id=env_id, entry_point="schedsim.env:SchedsimEnv", kwargs={"config": config})

@@ -1,0 +1,34 @@
+// Shared pieces of the _schedsim extension: scenario handles, Python -> YAML conversion
+// and the exception types.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <pybind11/pybind11.h>
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/scenario.hpp"
+
+namespace schedsim::python {
+
+namespace py = pybind11;
+
+// A parsed scenario. Immutable once built, so environments and runs share it.
+struct Scenario {
+  std::shared_ptr<const ScenarioConfig> config;
+};
+
+// A dict/list/str/number/bool/None tree as a YAML node (what the CLI would have read
+// from the equivalent YAML). Throws TypeError naming the key path for anything else.
+YAML::Node to_yaml(py::handle value, const std::string& path);
+
+// Registers SimError (and InputError, PolicyError) and the translator of the C++
+// error types to them.
+void register_errors(py::module_& m);
+
+void bind_policy_bridge(py::module_& m);
+void bind_simulate(py::module_& m);
+void bind_env(py::module_& m);
+
+}  // namespace schedsim::python

@@ -1,0 +1,212 @@
+// The RL environments (rl/env) for Python. Env wraps one SchedulingEnv; VectorEnv wraps
+// the C++ VectorEnv and hands its output arrays to numpy without copying (the arrays
+// keep the VectorEnv alive and are overwritten by its next step or reset). Stepping and
+// resetting release the GIL.
+#include <cmath>
+#include <optional>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "common.hpp"
+#include "rl/env/scheduling_env.hpp"
+#include "rl/env/vector_env.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim::python {
+
+namespace {
+
+using rl::EnvConfig;
+using rl::SchedulingEnv;
+
+std::uint64_t seed_of(std::int64_t seed) {
+  if (seed < 0) throw py::value_error("seed: expected a non-negative int, got " + std::to_string(seed));
+  return static_cast<std::uint64_t>(seed);
+}
+
+// The scenario's `env:` map (or the defaults), with the arguments given in Python on top.
+using Opt = std::optional<double>;
+EnvConfig env_config(const Scenario& s, std::optional<int> max_candidates, Opt reward_scale, std::optional<std::int64_t> max_steps, Opt w_jobs,
+                     Opt w_slowdown, Opt w_makespan) {
+  EnvConfig c = EnvConfig::from_scenario(*s.config);
+  if (max_candidates) {
+    if (*max_candidates < 1) throw py::value_error("max_candidates: expected an int >= 1, got " + std::to_string(*max_candidates));
+    c.max_candidates = *max_candidates;
+  }
+  if (reward_scale) {
+    if (!(*reward_scale > 0) || !std::isfinite(*reward_scale)) throw py::value_error("reward_scale: expected a finite number > 0, got " + std::to_string(*reward_scale));
+    c.reward_scale = *reward_scale;
+  }
+  if (max_steps) {
+    if (*max_steps < 0) throw py::value_error("max_steps: expected an int >= 0 (0 = no limit), got " + std::to_string(*max_steps));
+    c.max_steps = *max_steps;
+  }
+  if (w_jobs) c.reward.jobs_in_system = *w_jobs;
+  if (w_slowdown) c.reward.slowdown = *w_slowdown;
+  if (w_makespan) c.reward.makespan = *w_makespan;
+  return c;
+}
+
+// A numpy view of `data` (no copy) that keeps `owner` alive.
+template <typename T>
+py::array view_of(const T* data, std::vector<py::ssize_t> shape, py::handle owner) {
+  py::array_t<T> a(shape, data, owner);
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return std::move(a);
+}
+
+// One environment with its own observation buffers.
+class Env {
+ public:
+  Env(const Scenario& s, const EnvConfig& c) : scenario_(s.config), env_(s.config, c) {
+    const rl::EnvShape& sh = env_.shape();
+    candidates_.resize(static_cast<std::size_t>(sh.num_candidates) * sh.candidate_features);
+    global_.resize(static_cast<std::size_t>(sh.global_features));
+    mask_.resize(static_cast<std::size_t>(sh.num_actions()));
+  }
+  SchedulingEnv& env() { return env_; }
+  void observe() { env_.write_observation(candidates_.data(), global_.data(), mask_.data()); }
+  // Fresh arrays (copies): a single env's observations may be kept across steps.
+  py::tuple observation() const {
+    const rl::EnvShape& sh = env_.shape();
+    py::array_t<float> c({sh.num_candidates, sh.candidate_features});
+    std::copy(candidates_.begin(), candidates_.end(), c.mutable_data());
+    py::array_t<float> g(static_cast<py::ssize_t>(global_.size()));
+    std::copy(global_.begin(), global_.end(), g.mutable_data());
+    py::array_t<bool> m(static_cast<py::ssize_t>(mask_.size()));
+    for (std::size_t i = 0; i < mask_.size(); ++i) m.mutable_data()[i] = mask_[i] != 0;
+    return py::make_tuple(c, g, m);
+  }
+  bool legal(int action) const { return action >= 0 && static_cast<std::size_t>(action) < mask_.size() && mask_[static_cast<std::size_t>(action)]; }
+
+ private:
+  std::shared_ptr<const ScenarioConfig> scenario_;  // outlives env_
+  SchedulingEnv env_;
+  std::vector<float> candidates_, global_;
+  std::vector<std::uint8_t> mask_;
+};
+
+py::dict shape_dict(const rl::EnvShape& sh) {
+  py::dict d;
+  d["num_candidates"] = sh.num_candidates;
+  d["candidate_features"] = sh.candidate_features;
+  d["global_features"] = sh.global_features;
+  d["num_actions"] = sh.num_actions();
+  return d;
+}
+
+}  // namespace
+
+void bind_env(py::module_& m) {
+  m.attr("HAS_ENV") = true;
+  m.def("candidate_feature_names", &SchedulingEnv::candidate_feature_names);
+  m.def("global_feature_names", &SchedulingEnv::global_feature_names);
+
+  py::class_<Env>(m, "Env", "One scheduling environment (use schedsim.make).")
+      .def(py::init([](const Scenario& s, std::optional<int> k, Opt scale, std::optional<std::int64_t> max_steps, Opt wj, Opt ws, Opt wm) {
+             return new Env(s, env_config(s, k, scale, max_steps, wj, ws, wm));
+           }),
+           py::arg("scenario"), py::arg("max_candidates") = py::none(), py::arg("reward_scale") = py::none(), py::arg("max_steps") = py::none(),
+           py::arg("jobs_in_system") = py::none(), py::arg("slowdown") = py::none(), py::arg("makespan") = py::none())
+      .def_property_readonly("shape", [](Env& e) { return shape_dict(e.env().shape()); })
+      .def("reset", [](Env& e, std::int64_t seed) {
+        const std::uint64_t s = seed_of(seed);
+        {
+          py::gil_scoped_release release;
+          e.env().reset(s);
+          e.observe();
+        }
+        return e.observation();
+      }, py::arg("seed"))
+      .def("step", [](Env& e, int action) {
+        rl::StepResult r;
+        {
+          py::gil_scoped_release release;
+          r = e.env().step(action);
+          e.observe();
+        }
+        return py::make_tuple(e.observation(), r.reward, r.terminated, r.truncated);
+      }, py::arg("action"))
+      .def("legal", &Env::legal, py::arg("action"))
+      .def_property_readonly("done", [](Env& e) { return e.env().done(); })
+      .def_property_readonly("episode_steps", [](Env& e) { return e.env().episode_steps(); })
+      .def("state", [](Env& e) {
+        // What render() draws: time, queue, and the owner (job slot, -1 free) of each device.
+        const Simulator& sim = e.env().simulator();
+        const ClusterState& cs = sim.cluster_state();
+        const ClusterSpec& spec = cs.spec();
+        py::array_t<std::int64_t> owners(spec.num_devices());
+        for (int d = 0; d < spec.num_devices(); ++d) owners.mutable_data()[d] = cs.owner(d);
+        py::list nodes;
+        for (int n = 0; n < spec.num_nodes(); ++n) {
+          const NodeSpec& node = spec.node(n);
+          nodes.append(py::make_tuple(spec.device_types()[static_cast<std::size_t>(node.type_index)], node.first_device, node.num_devices));
+        }
+        py::dict d;
+        d["time_s"] = sim.now().seconds();
+        d["pending"] = sim.num_pending();
+        d["running"] = sim.num_running();
+        d["jobs_completed"] = sim.stats().jobs_completed;
+        d["owners"] = owners;
+        d["nodes"] = nodes;
+        return d;
+      });
+
+  py::class_<rl::VectorEnv>(m, "VectorEnv", "N environments stepped together in C++ (use schedsim.VectorEnv).")
+      .def(py::init([](const Scenario& s, int num_envs, int num_threads, std::optional<int> k, Opt scale, std::optional<std::int64_t> max_steps,
+                       Opt wj, Opt ws, Opt wm) {
+             if (num_envs < 1) throw py::value_error("num_envs: expected an int >= 1, got " + std::to_string(num_envs));
+             if (num_threads < 1) throw py::value_error("num_threads: expected an int >= 1, got " + std::to_string(num_threads));
+             return new rl::VectorEnv(s.config, env_config(s, k, scale, max_steps, wj, ws, wm), num_envs, num_threads);
+           }),
+           py::arg("scenario"), py::arg("num_envs"), py::arg("num_threads") = 1, py::arg("max_candidates") = py::none(),
+           py::arg("reward_scale") = py::none(), py::arg("max_steps") = py::none(), py::arg("jobs_in_system") = py::none(),
+           py::arg("slowdown") = py::none(), py::arg("makespan") = py::none())
+      .def_property_readonly("num_envs", &rl::VectorEnv::num_envs)
+      .def_property_readonly("shape", [](rl::VectorEnv& v) { return shape_dict(v.shape()); })
+      .def("reset", [](rl::VectorEnv& v, std::int64_t seed) {
+        const std::uint64_t s = seed_of(seed);
+        py::gil_scoped_release release;
+        v.reset(s);
+      }, py::arg("seed"))
+      .def("step", [](rl::VectorEnv& v, const py::array& actions) {
+        // Shapes and types are checked with the GIL held; the stepping runs without it.
+        if (actions.ndim() != 1 || actions.shape(0) != v.num_envs())
+          throw py::value_error("actions: expected shape (" + std::to_string(v.num_envs()) + ",), got " + py::str(py::getattr(actions, "shape")).cast<std::string>());
+        if (!py::isinstance<py::array_t<std::int32_t>>(actions) && actions.dtype().kind() != 'i' && actions.dtype().kind() != 'u')
+          throw py::type_error("actions: expected an integer array, got dtype " + py::str(actions.dtype()).cast<std::string>());
+        auto a = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>::ensure(actions);
+        const std::int32_t* data = a.data();
+        py::gil_scoped_release release;
+        v.step(data);
+      }, py::arg("actions"))
+      .def("arrays", [](py::object self) {
+        // [N,K,F] candidates, [N,G] global, [N,K+1] masks, [N] rewards, terminated, truncated.
+        auto& v = self.cast<rl::VectorEnv&>();
+        const rl::EnvShape& sh = v.shape();
+        const py::ssize_t n = v.num_envs();
+        return py::make_tuple(view_of(v.candidates(), {n, sh.num_candidates, sh.candidate_features}, self),
+                              view_of(v.global(), {n, sh.global_features}, self),
+                              view_of(reinterpret_cast<const bool*>(v.masks()), {n, sh.num_actions()}, self),
+                              view_of(v.rewards(), {n}, self),
+                              view_of(reinterpret_cast<const bool*>(v.terminated()), {n}, self),
+                              view_of(reinterpret_cast<const bool*>(v.truncated()), {n}, self));
+      })
+      .def("take_finished_episodes", [](rl::VectorEnv& v) {
+        py::list out;
+        for (const auto& e : v.take_finished_episodes()) {
+          py::dict d;
+          d["env"] = e.env;
+          d["seed"] = e.seed;
+          d["episode_return"] = e.episode_return;
+          d["mean_jct_s"] = e.mean_jct_s;
+          d["jobs"] = e.jobs;
+          d["steps"] = e.steps;
+          out.append(d);
+        }
+        return out;
+      });
+}
+
+}  // namespace schedsim::python

@@ -1,0 +1,73 @@
+// Policies written in Python, run inside the C++ simulator. At each decision point the
+// kernel calls PythonPolicy::decide with the GIL released everywhere else; the bridge
+// takes the GIL, hands the Python object a read-only View (valid only during the call)
+// and turns the actions it returns (Start, Preempt, Move) into an ActionBatch, which the
+// kernel validates like any other policy's.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "sim/policy.hpp"
+
+namespace schedsim::python {
+
+// One job as the Python policy sees it: a copy, safe to keep after decide() returns.
+struct JobInfo {
+  JobSlot slot = kNoJob;
+  std::string id;
+  double submit_s = 0, duration_s = 0, estimate_s = 0, remaining_work_s = 0, deadline_s = 0, priority = 0, start_s = 0;
+  int num_gpus = 0, min_gpus = 0, max_gpus = 0;
+  std::string user, group, model, gpu_type, status;
+  std::uint64_t arrival_seq = 0;
+  std::uint32_t preemptions = 0;
+  std::vector<DeviceId> devices;
+};
+
+struct StartAction {
+  JobSlot job = kNoJob;
+  std::vector<DeviceId> devices;
+};
+struct PreemptAction {
+  JobSlot job = kNoJob;
+};
+struct MoveAction {
+  JobSlot job = kNoJob;
+  std::vector<DeviceId> devices;
+};
+
+// The decision point as Python sees it. Reads through to the kernel's view, so it is
+// invalid (every access raises) once decide() has returned.
+class PolicyView {
+ public:
+  explicit PolicyView(const SchedulerView* view) : view_(view) {}
+  void invalidate() { view_ = nullptr; }
+  const SchedulerView& get() const;
+
+ private:
+  const SchedulerView* view_;
+};
+
+class PythonPolicy : public Policy {
+ public:
+  // `object` has a decide(view) method; on_job_queued(view, job) and
+  // on_job_finished(view, job) are called only when it defines them.
+  explicit PythonPolicy(py::object object);
+  ~PythonPolicy() override;
+  std::string name() const override { return name_; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override;
+  void on_job_finished(const SchedulerView& view, JobSlot job) override;
+  void decide(const SchedulerView& view, ActionBatch& out) override;
+
+ private:
+  void call(const char* what, const py::object& method, const SchedulerView& view, const py::object* job, py::object* result);
+  py::object object_, decide_, on_queued_, on_finished_;
+  std::string name_;
+  std::vector<DeviceId> devices_;
+};
+
+JobInfo job_info(const SchedulerView& view, JobSlot slot);
+
+}  // namespace schedsim::python
