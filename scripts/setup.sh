@@ -24,3 +24,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
+
+# `schedsim report` draws with matplotlib and pandas from PyPI (never Debian python3-*).
+if command -v python3 >/dev/null && ! python3 -c "import matplotlib, pandas" 2>/dev/null; then
+  echo "schedsim setup: pip install matplotlib pandas (for schedsim report)" >&2
+  python3 -m pip install -q matplotlib pandas >&2 || echo "schedsim setup: warning: pip install matplotlib pandas failed; schedsim report will not work" >&2
+fi
