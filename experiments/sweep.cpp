@@ -188,7 +188,7 @@ SweepGrid SweepGrid::load_file(const std::string& path) {
       for (const auto& key : params->keys()) {
         const ConfigNode values = params->child(key);
         if (!values.is_sequence() || values.size() == 0) values.fail("expected a non-empty list of values");
-        SweepParameter p{key, {}};
+        SweepParameter p{key, {}, values.where()};
         for (std::size_t i = 0; i < values.size(); ++i) p.values.push_back(flow_text(values.at(i)));
         g.parameters.push_back(p);
       }
@@ -200,11 +200,15 @@ SweepGrid SweepGrid::load_file(const std::string& path) {
       const ConfigNode p = policies->at(i);
       if (!p.is_scalar() && !(p.is_map() && p.has("name"))) p.fail("expected a policy name or a map with a name key");
       g.policies.push_back(flow_text(p));
+      g.policy_where.push_back(p.where());
     }
   }
   if (g.policies.empty()) {  // the base scenario's own policy, so that the tables name it
     const ConfigNode base = scenario.is_map() ? scenario : ConfigNode::load_file(g.scenario_path);
-    if (base.is_map() && base.has("policy")) g.policies.push_back(flow_text(base.child("policy")));
+    if (base.is_map() && base.has("policy")) {
+      g.policies.push_back(flow_text(base.child("policy")));
+      g.policy_where.push_back(base.child("policy").where());
+    }
   }
   const ConfigNode seeds = root.child("seeds");
   if (seeds.is_scalar()) {
@@ -269,20 +273,21 @@ std::vector<std::string> run_overrides(const SweepGrid& grid, const SweepRun& ru
 // Applies each parameter value and each policy once to the base scenario and parses it,
 // so a bad key path or value stops the sweep before any run starts.
 void validate(const SweepGrid& grid, const std::string& base, const PolicyRegistry& registry) {
-  auto check = [&](const std::string& assignment, const std::string& what) {
+  // `where` is "grid.yaml:LINE: key.path"; InputError adds its own ": " after the source.
+  auto check = [&](const std::string& assignment, const std::string& where, const std::string& what) {
     try {
       load_scenario(base, {assignment}, std::nullopt, registry);
     } catch (const InputError& e) {
-      throw InputError(grid.source, what + " does not apply to the base scenario: " + e.what());
+      throw InputError(where, what + " does not apply to the base scenario: " + e.what());
     } catch (const PolicyError& e) {
-      throw InputError(grid.source, what + " does not apply to the base scenario: " + e.what());
+      throw InputError(where, what + " does not apply to the base scenario: " + e.what());
     }
   };
   load_scenario(base, {}, std::nullopt, registry);
   for (const auto& p : grid.parameters) {
-    for (const auto& v : p.values) check(p.path + "=" + v, "parameters: " + p.path + ": value " + v);
+    for (const auto& v : p.values) check(p.path + "=" + v, p.where, "value " + v);
   }
-  for (const auto& spec : grid.policies) check("policy=" + spec, "policies: " + spec);
+  for (std::size_t i = 0; i < grid.policies.size(); ++i) check("policy=" + grid.policies[i], grid.policy_where[i], "policy " + grid.policies[i]);
 }
 
 pid_t spawn_run(const SweepGrid& grid, const SweepRun& run, const std::string& base, const SweepOptions& options) {

@@ -18,6 +18,7 @@ namespace schedsim {
 struct SweepParameter {
   std::string path;                 // a --set key path, e.g. workload.arrival.rate_per_s
   std::vector<std::string> values;  // each a YAML value as text, e.g. "0.5"
+  std::string where;                // "grid.yaml:3: parameters...", for messages
 };
 
 struct SweepRun {
@@ -34,6 +35,7 @@ struct SweepGrid {
   std::string inline_scenario; // the inline `scenario:` map as YAML text, when given inline
   std::vector<SweepParameter> parameters;
   std::vector<std::string> policies;  // YAML text: a name or a map; empty = the scenario's own policy
+  std::vector<std::string> policy_where;  // where each policy is written, for messages
   std::vector<std::uint64_t> seeds;
 
   // Parses strictly: unknown keys, wrong types and empty lists are InputErrors naming

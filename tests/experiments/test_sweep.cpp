@@ -176,12 +176,13 @@ TEST_CASE("sweep grid errors name the file line and key before any run starts", 
   SECTION("bad parameter path") {
     const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\nparameters:\n  workload.synthetic.num_job: [5]\nseeds: 2\n");
     CHECK_THROWS_WITH(run_sweep(SweepGrid::load_file(grid), registry, options(dir.path("out"), 1)),
-                      Catch::Contains("workload.synthetic.num_job") && Catch::Contains("did you mean 'num_jobs'"));
+                      Catch::Contains("grid.yaml:3") && Catch::Contains("did you mean 'num_jobs'"));
     CHECK_FALSE(fs::exists(dir.path("out/runs")));
   }
   SECTION("unknown policy") {
     const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\npolicies: [fifo, fife]\nseeds: [1, 2]\n");
-    CHECK_THROWS_WITH(run_sweep(SweepGrid::load_file(grid), registry, options(dir.path("out"), 1)), Catch::Contains("fife"));
+    CHECK_THROWS_WITH(run_sweep(SweepGrid::load_file(grid), registry, options(dir.path("out"), 1)),
+                      Catch::Contains("grid.yaml:2") && Catch::Contains("fife"));
     CHECK_FALSE(fs::exists(dir.path("out/runs")));
   }
   SECTION("empty value list") {
