@@ -40,6 +40,30 @@ const std::vector<Column>& columns() {
 
 }  // namespace
 
+std::string policy_label(const ConfigNode& node) {
+  // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
+  // labelled by its name and the options it sets: "fifo(placement=packed)".
+  std::string label = node.is_map() ? node.child("name").as_string() : node.as_string();
+  if (node.is_map()) {
+    std::string options_text;
+    for (const auto& key : node.keys()) {
+      if (key == "name") continue;
+      const ConfigNode value = node.child(key);
+      std::string text;
+      if (value.is_scalar()) {
+        text = value.as_string();
+      } else {  // a nested map or list (e.g. a shifting policy's base), in flow style
+        YAML::Emitter e;
+        e << YAML::Flow << value.yaml();
+        text = e.c_str();
+      }
+      options_text += (options_text.empty() ? "" : ",") + key + "=" + text;
+    }
+    if (!options_text.empty()) label += "(" + options_text + ")";
+  }
+  return label;
+}
+
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
   // "all" (or nothing) = every registered policy that needs no argument and that the
@@ -56,27 +80,8 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   }
   std::vector<RunResult> runs;
   for (const auto& spec : specs) {
-    // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
-    // labelled by its name and the options it sets: "fifo(placement=packed)".
     const ConfigNode node = ConfigNode::load_string(spec, "--policy " + spec);
-    std::string label = node.is_map() ? node.child("name").as_string() : node.as_string();
-    if (node.is_map()) {
-      std::string options_text;
-      for (const auto& key : node.keys()) {
-        if (key == "name") continue;
-        const ConfigNode value = node.child(key);
-        std::string text;
-        if (value.is_scalar()) {
-          text = value.as_string();
-        } else {  // a nested map or list (e.g. a shifting policy's base), in flow style
-          YAML::Emitter e;
-          e << YAML::Flow << value.yaml();
-          text = e.c_str();
-        }
-        options_text += (options_text.empty() ? "" : ",") + key + "=" + text;
-      }
-      if (!options_text.empty()) label += "(" + options_text + ")";
-    }
+    std::string label = policy_label(node);
     // "rl:dir/agent.pt" is labelled rl:agent.pt; its folder name has no path separator.
     if (node.is_scalar() && label.find(':') != std::string::npos) {
       const auto colon = label.find(':');

@@ -16,6 +16,9 @@ namespace schedsim {
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options);
 
+// "fifo(placement=packed)": a policy spec's name and the options it sets (compare's folder names).
+std::string policy_label(const ConfigNode& policy);
+
 // A fixed-width text table, one row per run (used for stdout and comparison.md).
 std::string comparison_table(const std::vector<RunResult>& runs, bool markdown);
 std::string comparison_csv(const std::vector<RunResult>& runs);

@@ -1,6 +1,7 @@
 // The `schedsim` command line. Every command reads the same YAML scenarios and exits
 // non-zero with one clear message on bad input, leaving no partial result files.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -12,8 +13,10 @@
 #include "rl/env/env_bench.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
+#include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
+#include "experiments/sweep.hpp"
 #include "experiments/trace_inspect.hpp"
 #include "sim/error.hpp"
 #include "traces/cluster_inventory.hpp"
@@ -33,6 +36,7 @@ struct ScenarioArgs {
   std::string out;
   bool quiet = false;
   bool check_invariants = false;
+  bool timeline = false;
 };
 
 void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& default_out) {
@@ -42,6 +46,7 @@ void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& defaul
   cmd->add_option("--seed", a.seed, "random seed (overrides the config's seed)");
   cmd->add_option("--out", a.out, "output folder")->capture_default_str();
   cmd->add_flag("--quiet,-q", a.quiet, "no progress line and no table");
+  cmd->add_flag("--timeline", a.timeline, "also write timeline.csv (queue length, busy devices over time) and allocations.csv (which job ran on which devices)");
   cmd->add_flag("--check-invariants", a.check_invariants, "verify the kernel's invariants after every event (slow; for debugging)");
 }
 
@@ -173,6 +178,18 @@ int main(int argc, char** argv) {
   bench->add_option("--env-count", env_bench_options.num_envs, "env: environments in the vector")->capture_default_str();
   bench->add_option("--threads", env_bench_options.threads, "env: threads stepping them")->capture_default_str();
 
+  std::string sweep_grid;
+  SweepOptions sweep_options;
+  auto* sweep = app.add_subcommand("sweep", "run a grid of parameter values x policies x seeds on worker processes (resumable); see docs/experiments.md");
+  sweep->add_option("grid", sweep_grid, "sweep grid YAML file")->required();
+  sweep->add_option("--out", sweep_options.out_dir, "output folder")->capture_default_str();
+  sweep->add_option("--jobs,-j", sweep_options.workers, "worker processes (default: number of cores)")->check(CLI::NonNegativeNumber);
+
+  std::string report_dir, report_out;
+  auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
+  report->add_option("dir", report_dir, "results folder")->required();
+  report->add_option("--out", report_out, "output folder (default: DIR/report)");
+
   auto* default_config = app.add_subcommand("default-config", "print the built-in default scenario (YAML)");
 
   ScenarioArgs train_args;
@@ -202,7 +219,7 @@ int main(int argc, char** argv) {
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
-      const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants});
+      const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants, run_args.timeline});
       print_warnings(r.warnings);
       if (!run_args.quiet) {
         std::cout << summary_table(r);
@@ -211,7 +228,7 @@ int main(int argc, char** argv) {
     } else if (*compare) {
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
-      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants});
+      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants, cmp_args.timeline});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
         std::cout << "scenario: " << (scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "
@@ -284,6 +301,13 @@ int main(int argc, char** argv) {
                     train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str());
       }
 #endif
+    } else if (*sweep) {
+      sweep_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+      const SweepOutcome o = run_sweep(SweepGrid::load_file(sweep_grid), registry, sweep_options);
+      std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done); tables in "
+                << sweep_options.out_dir << "/sweep.csv and summary.csv\n";
+    } else if (*report) {
+      return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }

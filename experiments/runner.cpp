@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
@@ -54,6 +55,81 @@ class JobsCsvWriter : public Observer {
   }
   std::ostream& out_;
   const EnergyMeter* energy_;
+};
+
+// `--timeline`: the system's state as an exact step function (one row per instant at
+// which it changed, after all events of that instant) and every placement of every job.
+class TimelineWriter : public Observer {
+ public:
+  TimelineWriter(std::ostream& timeline, std::ostream& allocations, int num_devices)
+      : timeline_(timeline), allocations_(allocations), num_devices_(num_devices) {
+    timeline_ << "time_s,queue_length,running_jobs,busy_devices\n";
+    allocations_ << "job_id,start_s,end_s,devices\n";
+  }
+  void after_event(const Simulator& sim) override {
+    if (sim.now() != pending_.time) flush();
+    pending_ = Row{sim.now(), sim.num_pending(), sim.num_running(), num_devices_ - sim.cluster_state().free_devices()};
+    // A placement ends when its job ends, is preempted or moves (new device set).
+    ++epoch_;
+    for (JobSlot slot = sim.first_running(); slot != kNoJob; slot = sim.job(slot).next_in_list) {
+      const JobState& j = sim.job(slot);
+      auto it = open_.find(slot);
+      if (it != open_.end() && (it->second.job_id != j.spec.id || it->second.devices != j.devices)) {
+        close(it->second, sim.now());
+        open_.erase(it);
+        it = open_.end();
+      }
+      if (it == open_.end()) it = open_.emplace(slot, Segment{j.spec.id, sim.now(), j.devices, 0}).first;
+      it->second.epoch = epoch_;
+    }
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (it->second.epoch != epoch_) {
+        close(it->second, sim.now());
+        it = open_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  // Writes the last instant's row and closes what is still open (nothing, after a full run).
+  void finish(Tick now) {
+    flush();
+    for (auto& [slot, seg] : open_) close(seg, now);
+    open_.clear();
+  }
+
+ private:
+  struct Row {
+    Tick time;
+    std::size_t queue = 0, running = 0;
+    int busy = 0;
+    bool same_state(const Row& o) const { return queue == o.queue && running == o.running && busy == o.busy; }
+  };
+  struct Segment {
+    std::string job_id;
+    Tick start;
+    std::vector<DeviceId> devices;
+    std::uint64_t epoch;
+  };
+  void flush() {
+    if (pending_.time < Tick() || (written_any_ && pending_.same_state(last_))) return;
+    timeline_ << format_seconds(pending_.time) << ',' << pending_.queue << ',' << pending_.running << ',' << pending_.busy << '\n';
+    last_ = pending_;
+    written_any_ = true;
+  }
+  void close(const Segment& seg, Tick end) {
+    write_csv_field(allocations_, seg.job_id);
+    allocations_ << ',' << format_seconds(seg.start) << ',' << format_seconds(end) << ',';
+    for (std::size_t i = 0; i < seg.devices.size(); ++i) allocations_ << (i ? " " : "") << seg.devices[i];
+    allocations_ << '\n';
+  }
+  std::ostream& timeline_;
+  std::ostream& allocations_;
+  int num_devices_;
+  Row pending_{Tick::from_us(-1)}, last_;
+  bool written_any_ = false;
+  std::map<JobSlot, Segment> open_;
+  std::uint64_t epoch_ = 0;
 };
 
 // "jobs 1200/5000  t=3.2 d  12.4 M events/s", at most twice a second, after the first second.
@@ -226,6 +302,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   TempFiles temps;
   std::ofstream jobs_out;
   std::string jobs_path, results_path;
+  std::ofstream timeline_out, allocations_out;
+  std::vector<std::string> timeline_paths;
   if (!options.out_dir.empty()) {
     std::error_code ec;
     fs::create_directories(options.out_dir, ec);
@@ -235,6 +313,14 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     temps.paths = {temp_name(jobs_path), temp_name(results_path)};
     jobs_out.open(temps.paths[0], std::ios::binary | std::ios::trunc);
     if (!jobs_out) throw InputError(jobs_path, "cannot write the file (is the folder writable?)");
+    if (options.timeline) {
+      timeline_paths = {(fs::path(options.out_dir) / "timeline.csv").string(), (fs::path(options.out_dir) / "allocations.csv").string()};
+      temps.paths.push_back(temp_name(timeline_paths[0]));
+      temps.paths.push_back(temp_name(timeline_paths[1]));
+      timeline_out.open(temps.paths[2], std::ios::binary | std::ios::trunc);
+      allocations_out.open(temps.paths[3], std::ios::binary | std::ios::trunc);
+      if (!timeline_out || !allocations_out) throw InputError(timeline_paths[0], "cannot write the file (is the folder writable?)");
+    }
   }
 
   std::unique_ptr<Simulator> simulator = setup.make_simulator(policy);
@@ -251,6 +337,11 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out, energy.get());
     sim.add_observer(*jobs_writer);
   }
+  std::unique_ptr<TimelineWriter> timeline;
+  if (timeline_out.is_open()) {
+    timeline = std::make_unique<TimelineWriter>(timeline_out, allocations_out, setup.cluster().num_devices());
+    sim.add_observer(*timeline);
+  }
   InvariantChecker checker;
   if (options.check_invariants) sim.add_observer(checker);
   for (Observer* o : observers) sim.add_observer(*o);
@@ -261,6 +352,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   sim.run();
   progress.reset();
+  if (timeline) timeline->finish(sim.now());
 
   result.summary = metrics.summarize();
   result.sorted_jct_s = metrics.sorted_jct_s();
@@ -277,9 +369,15 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       out << results_json(result, scenario.seed).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       if (!out.flush()) throw InputError(results_path, "write failed (disk full?)");
     }
-    // jobs.csv first: a results.json in place means the whole run finished.
+    // jobs.csv (and the timeline) first: a results.json in place means the whole run finished.
     std::error_code ec;
-    fs::rename(temps.paths[0], jobs_path, ec);
+    for (std::size_t i = 0; i < timeline_paths.size() && !ec; ++i) {
+      std::ofstream& out = i == 0 ? timeline_out : allocations_out;
+      if (!out.flush()) throw InputError(timeline_paths[i], "write failed (disk full?)");
+      out.close();
+      fs::rename(temps.paths[2 + i], timeline_paths[i], ec);
+    }
+    if (!ec) fs::rename(temps.paths[0], jobs_path, ec);
     if (!ec) fs::rename(temps.paths[1], results_path, ec);
     if (ec) throw InputError(options.out_dir, "cannot move the finished results into place: " + ec.message());
     temps.keep = true;

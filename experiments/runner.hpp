@@ -1,6 +1,7 @@
 // Runs one scenario under one policy and writes its outputs:
 //   DIR/results.json  summary, seed, version, warnings and the fully resolved config
 //   DIR/jobs.csv      one row per finished job, in completion order
+//   DIR/timeline.csv, DIR/allocations.csv   only with RunOptions::timeline
 // Both are written under temporary names and renamed at the very end, so a failed run
 // never leaves a file that looks complete (and leaves no new file at all).
 #pragma once
@@ -23,6 +24,9 @@ struct RunOptions {
   std::string out_dir;        // "" = write no files
   bool progress = false;      // progress line on stderr (only when it is a terminal)
   bool check_invariants = false;  // verify the kernel's invariants after every event (slow)
+  // Also write DIR/timeline.csv (queue length, running jobs and busy devices as a step
+  // function) and DIR/allocations.csv (every placement: job, start, end, devices).
+  bool timeline = false;
 };
 
 struct RunResult {

@@ -36,3 +36,8 @@ if command -v python3 >/dev/null 2>&1; then
       echo "schedsim setup: pip install failed; the Python tests will be skipped (see docs/python.md)" >&2
   fi
 fi
+# `schedsim report` draws with matplotlib and pandas from PyPI (never Debian python3-*).
+if command -v python3 >/dev/null && ! python3 -c "import matplotlib, pandas" 2>/dev/null; then
+  echo "schedsim setup: pip install matplotlib pandas (for schedsim report)" >&2
+  python3 -m pip install -q matplotlib pandas >&2 || echo "schedsim setup: warning: pip install matplotlib pandas failed; schedsim report will not work" >&2
+fi

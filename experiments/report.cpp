@@ -1,0 +1,54 @@
+#include "experiments/report.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "sim/error.hpp"
+
+extern char** environ;
+
+namespace schedsim {
+namespace fs = std::filesystem;
+
+std::string find_report_script(const std::string& executable) {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("SCHEDSIM_REPORT_SCRIPT")) candidates.emplace_back(env);
+  const fs::path exe_dir = fs::path(executable).parent_path();
+  candidates.push_back(exe_dir / "report.py");
+  candidates.push_back(exe_dir / ".." / "experiments" / "report.py");
+  candidates.push_back(fs::path(SCHEDSIM_REPORT_SCRIPT));
+  std::string tried;
+  for (const auto& c : candidates) {
+    if (fs::is_regular_file(c)) return c.lexically_normal().string();
+    tried += "\n  " + c.string();
+  }
+  throw InputError("report", "cannot find report.py; tried:" + tried + "\nset SCHEDSIM_REPORT_SCRIPT to its path");
+}
+
+int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable) {
+  if (!fs::is_directory(results_dir)) throw InputError(results_dir, "not a folder: give the output folder of schedsim run, compare or sweep");
+  std::vector<std::string> args{"python3", find_report_script(executable), results_dir};
+  if (!out_dir.empty()) args.insert(args.end(), {"--out", out_dir});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "python3", nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) {
+    throw InputError("report", std::string("cannot start python3 (") + std::strerror(rc) +
+                                   "): install Python 3, then: pip install matplotlib pandas");
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw InputError("report", std::string("waiting for python3 failed: ") + std::strerror(errno));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace schedsim

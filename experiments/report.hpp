@@ -1,0 +1,18 @@
+// `schedsim report DIR`: figures and a Markdown summary, drawn by experiments/report.py
+// (matplotlib + pandas), which this finds and runs with python3.
+#pragma once
+
+#include <string>
+
+namespace schedsim {
+
+// Where report.py is: $SCHEDSIM_REPORT_SCRIPT, else beside the executable, else
+// ../experiments/ above it, else the source tree the binary was built from. Throws
+// InputError naming the places tried.
+std::string find_report_script(const std::string& executable);
+
+// Runs `python3 report.py DIR [--out OUT]` and returns its exit status. Throws InputError
+// when python3 cannot be started.
+int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable);
+
+}  // namespace schedsim

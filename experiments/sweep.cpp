@@ -1,0 +1,437 @@
+#include "experiments/sweep.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "experiments/compare.hpp"
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
+#include "sim/config_node.hpp"
+#include "sim/error.hpp"
+#include "traces/csv.hpp"
+
+extern char** environ;
+
+namespace schedsim {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A YAML value as one line of text (scalars as written, maps and lists in flow style).
+std::string flow_text(const ConfigNode& node) {
+  if (node.is_scalar()) return node.yaml().Scalar();
+  YAML::Emitter e;
+  e << YAML::Flow << node.yaml();
+  return e.c_str();
+}
+
+// FNV-1a, 64 bit: a run id that depends only on the parameter values, never on order.
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-') ? c : '_';
+  return out;
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return buf;
+}
+
+// Regularized incomplete beta I_x(a, b) by its continued fraction (Numerical Recipes 6.4).
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  auto cf = [](double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (std::fabs(d) < tiny) d = tiny;
+    d = 1 / d;
+    double h = d;
+    for (int m = 1; m <= 300; ++m) {
+      const double m2 = 2.0 * m;
+      double aa = m * (b - m) * x / ((a - 1 + m2) * (a + m2));
+      d = 1 + aa * d;
+      if (std::fabs(d) < tiny) d = tiny;
+      c = 1 + aa / c;
+      if (std::fabs(c) < tiny) c = tiny;
+      d = 1 / d;
+      h *= d * c;
+      aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + 1 + m2));
+      d = 1 + aa * d;
+      if (std::fabs(d) < tiny) d = tiny;
+      c = 1 + aa / c;
+      if (std::fabs(c) < tiny) c = tiny;
+      d = 1 / d;
+      const double del = d * c;
+      h *= del;
+      if (std::fabs(del - 1) < 1e-15) break;
+    }
+    return h;
+  };
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log(1 - x));
+  if (x < (a + 1) / (a + b + 2)) return front * cf(a, b, x) / a;
+  return 1 - front * cf(b, a, 1 - x) / b;
+}
+
+double student_t_cdf(double t, int df) {
+  const double tail = 0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t));
+  return t >= 0 ? 1 - tail : tail;
+}
+
+// The metrics tabulated per run: the numeric entries of results.json's summary, in its order.
+std::vector<std::string> metric_names(const nlohmann::ordered_json& summary) {
+  std::vector<std::string> names;
+  for (const auto& [k, v] : summary.items()) names.push_back(k);
+  return names;
+}
+
+nlohmann::ordered_json read_results(const std::string& out_dir, const SweepRun& run) {
+  const fs::path path = fs::path(out_dir) / "runs" / run.id / "results.json";
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string(), "missing: run the sweep (it resumes) to produce it");
+  try {
+    return nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string(), std::string("not valid JSON: ") + e.what());
+  }
+}
+
+void header_params(std::ostream& out, const SweepGrid& grid) {
+  for (const auto& p : grid.parameters) {
+    write_csv_field(out, p.path);
+    out << ',';
+  }
+  out << "policy";
+}
+
+void row_params(std::ostream& out, const SweepRun& run) {
+  for (const auto& v : run.values) {
+    write_csv_field(out, v);
+    out << ',';
+  }
+  write_csv_field(out, run.policy);
+}
+
+std::string base_scenario_path(const SweepGrid& grid, const std::string& out_dir) {
+  if (!grid.scenario_path.empty()) return grid.scenario_path;
+  return (fs::path(out_dir) / "base_scenario.yaml").string();
+}
+
+}  // namespace
+
+double student_t_quantile(double p, int df) {
+  if (!(p > 0.5 && p < 1) || df < 1) throw std::invalid_argument("student_t_quantile: needs 0.5 < p < 1 and df >= 1");
+  double lo = 0, hi = 1;
+  while (student_t_cdf(hi, df) < p) hi *= 2;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (student_t_cdf(mid, df) < p ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double ci95_half_width(const std::vector<double>& x) {
+  const std::size_t n = x.size();
+  if (n < 2) return std::nan("");
+  double mean = 0;
+  for (double v : x) mean += v;
+  mean /= n;
+  double ss = 0;
+  for (double v : x) ss += (v - mean) * (v - mean);
+  const double sd = std::sqrt(ss / (n - 1));
+  return student_t_quantile(0.975, static_cast<int>(n - 1)) * sd / std::sqrt(static_cast<double>(n));
+}
+
+SweepGrid SweepGrid::load_file(const std::string& path) {
+  const ConfigNode root = ConfigNode::load_file(path);
+  if (!root.is_map()) root.fail("a sweep grid must be a YAML map with keys scenario, parameters, policies, seeds");
+  root.expect_map({"scenario", "parameters", "policies", "seeds"});
+  SweepGrid g;
+  g.source = path;
+  const ConfigNode scenario = root.child("scenario");
+  if (scenario.is_map()) {
+    YAML::Emitter e;
+    e << scenario.yaml();
+    g.inline_scenario = std::string(e.c_str()) + "\n";
+  } else if (scenario.is_scalar()) {
+    g.scenario_path = scenario.as_path();
+  } else {
+    scenario.fail("expected a scenario file path or an inline scenario map");
+  }
+  if (auto params = root.maybe_child("parameters")) {
+    if (!params->is_null()) {
+      if (!params->is_map()) params->fail("expected a map from --set key paths to lists of values");
+      for (const auto& key : params->keys()) {
+        const ConfigNode values = params->child(key);
+        if (!values.is_sequence() || values.size() == 0) values.fail("expected a non-empty list of values");
+        SweepParameter p{key, {}, values.where()};
+        for (std::size_t i = 0; i < values.size(); ++i) p.values.push_back(flow_text(values.at(i)));
+        g.parameters.push_back(p);
+      }
+    }
+  }
+  if (auto policies = root.maybe_child("policies")) {
+    if (!policies->is_sequence() || policies->size() == 0) policies->fail("expected a non-empty list of policies (names or maps such as {name: fifo, placement: packed})");
+    for (std::size_t i = 0; i < policies->size(); ++i) {
+      const ConfigNode p = policies->at(i);
+      if (!p.is_scalar() && !(p.is_map() && p.has("name"))) p.fail("expected a policy name or a map with a name key");
+      g.policies.push_back(flow_text(p));
+      g.policy_where.push_back(p.where());
+    }
+  }
+  if (g.policies.empty()) {  // the base scenario's own policy, so that the tables name it
+    const ConfigNode base = scenario.is_map() ? scenario : ConfigNode::load_file(g.scenario_path);
+    if (base.is_map() && base.has("policy")) {
+      g.policies.push_back(flow_text(base.child("policy")));
+      g.policy_where.push_back(base.child("policy").where());
+    }
+  }
+  const ConfigNode seeds = root.child("seeds");
+  if (seeds.is_scalar()) {
+    const std::int64_t n = seeds.as_positive_int();
+    for (std::int64_t s = 1; s <= n; ++s) g.seeds.push_back(static_cast<std::uint64_t>(s));
+  } else if (seeds.is_sequence() && seeds.size() > 0) {
+    for (std::size_t i = 0; i < seeds.size(); ++i) {
+      const std::int64_t s = seeds.at(i).as_int();
+      if (s < 0) seeds.at(i).fail("expected a non-negative seed");
+      g.seeds.push_back(static_cast<std::uint64_t>(s));
+    }
+  } else {
+    seeds.fail("expected a count (seeds 1..N) or a non-empty list of seeds");
+  }
+  return g;
+}
+
+std::vector<SweepRun> SweepGrid::runs() const {
+  std::vector<std::vector<std::string>> combos{{}};
+  for (const auto& p : parameters) {
+    std::vector<std::vector<std::string>> next;
+    for (const auto& c : combos) {
+      for (const auto& v : p.values) {
+        next.push_back(c);
+        next.back().push_back(v);
+      }
+    }
+    combos = std::move(next);
+  }
+  const std::vector<std::string> policy_specs = policies.empty() ? std::vector<std::string>{""} : policies;
+  std::vector<SweepRun> out;
+  for (const auto& c : combos) {
+    std::string key;
+    for (std::size_t i = 0; i < parameters.size(); ++i) key += parameters[i].path + "=" + c[i] + "\n";
+    char hash[20];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(key)));
+    for (const auto& spec : policy_specs) {
+      const std::string label = spec.empty() ? "scenario-policy" : policy_label(ConfigNode::load_string(spec, source + ": policies"));
+      for (std::uint64_t seed : seeds) {
+        SweepRun r;
+        r.values = c;
+        r.policy = label;
+        r.policy_yaml = spec;
+        r.seed = seed;
+        r.id = safe_name(label) + "-seed" + std::to_string(seed) + "-" + std::string(hash, 12);
+        out.push_back(r);
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> run_overrides(const SweepGrid& grid, const SweepRun& run) {
+  std::vector<std::string> o;
+  for (std::size_t i = 0; i < grid.parameters.size(); ++i) o.push_back(grid.parameters[i].path + "=" + run.values[i]);
+  if (!run.policy_yaml.empty()) o.push_back("policy=" + run.policy_yaml);
+  return o;
+}
+
+// Applies each parameter value and each policy once to the base scenario and parses it,
+// so a bad key path or value stops the sweep before any run starts.
+void validate(const SweepGrid& grid, const std::string& base, const PolicyRegistry& registry) {
+  // `where` is "grid.yaml:LINE: key.path"; InputError adds its own ": " after the source.
+  auto check = [&](const std::string& assignment, const std::string& where, const std::string& what) {
+    try {
+      load_scenario(base, {assignment}, std::nullopt, registry);
+    } catch (const InputError& e) {
+      throw InputError(where, what + " does not apply to the base scenario: " + e.what());
+    } catch (const PolicyError& e) {
+      throw InputError(where, what + " does not apply to the base scenario: " + e.what());
+    }
+  };
+  load_scenario(base, {}, std::nullopt, registry);
+  for (const auto& p : grid.parameters) {
+    for (const auto& v : p.values) check(p.path + "=" + v, p.where, "value " + v);
+  }
+  for (std::size_t i = 0; i < grid.policies.size(); ++i) check("policy=" + grid.policies[i], grid.policy_where[i], "policy " + grid.policies[i]);
+}
+
+pid_t spawn_run(const SweepGrid& grid, const SweepRun& run, const std::string& base, const SweepOptions& options) {
+  const fs::path out = fs::path(options.out_dir) / "runs" / run.id;
+  const std::string log = (fs::path(options.out_dir) / "logs" / (run.id + ".stderr")).string();
+  std::vector<std::string> args{options.executable, "run", base};
+  for (const auto& o : run_overrides(grid, run)) {
+    args.push_back("--set");
+    args.push_back(o);
+  }
+  args.insert(args.end(), {"--seed", std::to_string(run.seed), "--out", out.string(), "--quiet"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, options.executable.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw InputError(options.executable, std::string("cannot start a run process: ") + std::strerror(rc));
+  return pid;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, const SweepOptions& options) {
+  if (options.executable.empty()) throw InputError("sweep", "no schedsim executable to run");
+  if (!grid.inline_scenario.empty()) {
+    fs::create_directories(options.out_dir);
+    write_file_atomically(base_scenario_path(grid, options.out_dir), grid.inline_scenario);
+  }
+  const std::string base = base_scenario_path(grid, options.out_dir);
+  validate(grid, base, registry);
+  fs::create_directories(fs::path(options.out_dir) / "runs");
+  fs::create_directories(fs::path(options.out_dir) / "logs");
+
+  const std::vector<SweepRun> runs = grid.runs();
+  SweepOutcome outcome;
+  outcome.runs_total = runs.size();
+  std::vector<const SweepRun*> todo;
+  for (const auto& r : runs) {
+    if (fs::exists(fs::path(options.out_dir) / "runs" / r.id / "results.json")) ++outcome.runs_skipped;
+    else todo.push_back(&r);
+  }
+  int workers = options.workers > 0 ? options.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (options.progress) {
+    std::fprintf(stderr, "sweep: %zu runs, %zu already done, %zu to run on %d worker process(es)\n", outcome.runs_total, outcome.runs_skipped,
+                 todo.size(), workers);
+  }
+  std::map<pid_t, const SweepRun*> running;
+  std::vector<std::string> failed;
+  std::size_t next = 0, done = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < workers) {
+      running[spawn_run(grid, *todo[next], base, options)] = todo[next];
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw InputError("sweep", std::string("waiting for runs failed: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    const SweepRun* run = it->second;
+    running.erase(it);
+    ++done;
+    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok) ++outcome.runs_executed;
+    else failed.push_back(run->id);
+    if (options.progress) std::fprintf(stderr, "  [%zu/%zu] %s %s\n", done, todo.size(), run->id.c_str(), ok ? "done" : "FAILED");
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const auto& f : failed) list += "\n  " + (fs::path(options.out_dir) / "logs" / (f + ".stderr")).string();
+    throw InputError(grid.source, std::to_string(failed.size()) + " run(s) failed; their messages are in:" + list +
+                                      "\n(finished runs are kept: run the sweep again to resume)");
+  }
+  write_file_atomically((fs::path(options.out_dir) / "sweep.csv").string(), sweep_csv(grid, options.out_dir));
+  write_file_atomically((fs::path(options.out_dir) / "summary.csv").string(), sweep_summary_csv(grid, options.out_dir));
+  return outcome;
+}
+
+std::string sweep_csv(const SweepGrid& grid, const std::string& out_dir) {
+  std::ostringstream out;
+  std::vector<std::string> metrics;
+  for (const auto& run : grid.runs()) {
+    const auto results = read_results(out_dir, run);
+    if (metrics.empty()) {
+      metrics = metric_names(results.at("summary"));
+      out << "run_id,";
+      header_params(out, grid);
+      out << ",seed";
+      for (const auto& m : metrics) out << ',' << m;
+      out << '\n';
+    }
+    write_csv_field(out, run.id);
+    out << ',';
+    row_params(out, run);
+    out << ',' << run.seed;
+    for (const auto& m : metrics) {
+      const auto& v = results.at("summary").at(m);
+      out << ',' << (v.is_number() ? number(v.get<double>()) : "");
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir) {
+  std::ostringstream out;
+  std::vector<std::string> metrics;
+  const auto runs = grid.runs();
+  // Runs of one group (parameters x policy) are consecutive: seed is the innermost loop.
+  for (std::size_t start = 0; start < runs.size(); start += grid.seeds.size()) {
+    std::vector<std::vector<double>> values;
+    for (std::size_t k = start; k < start + grid.seeds.size(); ++k) {
+      const auto results = read_results(out_dir, runs[k]);
+      if (metrics.empty()) {
+        metrics = metric_names(results.at("summary"));
+        header_params(out, grid);
+        out << ",seeds";
+        for (const auto& m : metrics) out << ',' << m << "_mean," << m << "_ci95";
+        out << '\n';
+      }
+      values.resize(metrics.size());
+      for (std::size_t m = 0; m < metrics.size(); ++m) {
+        const auto& v = results.at("summary").at(metrics[m]);
+        if (v.is_number()) values[m].push_back(v.get<double>());
+      }
+    }
+    row_params(out, runs[start]);
+    out << ',' << grid.seeds.size();
+    for (const auto& x : values) {
+      double mean = 0;
+      for (double v : x) mean += v;
+      out << ',' << (x.empty() ? "" : number(mean / x.size())) << ',' << (x.size() < 2 ? "" : number(ci95_half_width(x)));
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace schedsim

@@ -1,0 +1,206 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <filesystem>
+#include <sstream>
+
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
+#include "experiments/sweep.hpp"
+#include "sim/error.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::read_file;
+using schedsim::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBase = R"(
+seed: 7
+cluster:
+  nodes:
+    - {count: 1, type: V100, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 30
+    arrival: {process: poisson, mean_interarrival_s: 60}
+    duration_s: {dist: exponential, mean: 600}
+    gpus: {1: 0.6, 2: 0.2, 4: 0.2}
+policy: fifo
+)";
+
+// 2 values x 2 policies x 3 seeds = 12 runs.
+const std::string kGrid = R"(
+scenario: base.yaml
+parameters:
+  workload.synthetic.arrival.mean_interarrival_s: [30, 90]
+policies: [fifo, sjf]
+seeds: 3
+)";
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    rows.emplace_back();
+    std::string cell;
+    std::istringstream l(line);
+    while (std::getline(l, cell, ',')) rows.back().push_back(cell);
+    if (!line.empty() && line.back() == ',') rows.back().push_back("");
+  }
+  return rows;
+}
+
+std::size_t column(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  REQUIRE(it != header.end());
+  return static_cast<std::size_t>(it - header.begin());
+}
+
+SweepOptions options(const std::string& out, int workers) {
+  SweepOptions o;
+  o.out_dir = out;
+  o.workers = workers;
+  o.executable = SCHEDSIM_EXE;
+  o.progress = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("student t quantiles match closed forms for df 1 and 2", "[experiments][sweep]") {
+  const double p = 0.975;
+  CHECK(student_t_quantile(p, 1) == Approx(std::tan(M_PI * (p - 0.5))).epsilon(1e-10));          // Cauchy: 12.7062
+  CHECK(student_t_quantile(p, 2) == Approx((2 * p - 1) / std::sqrt(2 * p * (1 - p))).epsilon(1e-10));  // 4.30265
+  CHECK(student_t_quantile(p, 30) == Approx(2.042272456).epsilon(1e-8));  // tables
+  // Mean of {1, 2, 6}: sd = sqrt(7), half-width = t(0.975, 2) * sqrt(7) / sqrt(3).
+  CHECK(ci95_half_width({1, 2, 6}) == Approx(4.302652729911275 * std::sqrt(7.0) / std::sqrt(3.0)).epsilon(1e-10));
+}
+
+TEST_CASE("sweep tables equal individual runs and are identical for 1 and 2 workers and after a resume", "[experiments][sweep]") {
+  TempDir dir;
+  dir.write("base.yaml", kBase);
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", kGrid));
+  REQUIRE(grid.runs().size() == 12);
+  const PolicyRegistry registry = builtin_policies();
+
+  const SweepOutcome one = run_sweep(grid, registry, options(dir.path("w1"), 1));
+  CHECK(one.runs_executed == 12);
+  CHECK(one.runs_skipped == 0);
+  const SweepOutcome two = run_sweep(grid, registry, options(dir.path("w2"), 2));
+  CHECK(two.runs_executed == 12);
+  for (const char* table : {"sweep.csv", "summary.csv"}) {
+    INFO(table);
+    CHECK(read_file(dir.path("w1/") + table) == read_file(dir.path("w2/") + table));
+  }
+  for (const auto& run : grid.runs()) {
+    const std::string rel = "/runs/" + run.id + "/results.json";
+    CHECK(read_file(dir.path("w1") + rel) == read_file(dir.path("w2") + rel));
+  }
+
+  // Every row equals a run_scenario call with the same overrides, policy and seed.
+  const auto rows = csv_rows(read_file(dir.path("w1/sweep.csv")));
+  REQUIRE(rows.size() == 13);
+  const auto& h = rows[0];
+  CHECK(h[1] == "workload.synthetic.arrival.mean_interarrival_s");
+  CHECK(h[2] == "policy");
+  CHECK(h[3] == "seed");
+  std::map<std::string, std::vector<double>> mean_jct_by_group;
+  const std::vector<std::string> gaps{"30", "90"}, policies{"fifo", "sjf"};
+  std::size_t r = 1;
+  for (const auto& gap : gaps) {
+    for (const auto& policy : policies) {
+      for (std::uint64_t seed = 1; seed <= 3; ++seed, ++r) {
+        INFO("row " << r);
+        CHECK(rows[r][1] == gap);
+        CHECK(rows[r][2] == policy);
+        CHECK(rows[r][3] == std::to_string(seed));
+        const ScenarioConfig s = load_scenario(dir.path("base.yaml"),
+                                               {"workload.synthetic.arrival.mean_interarrival_s=" + gap, "policy=" + policy}, seed, registry);
+        const RunResult direct = run_scenario(s, registry, RunOptions{});
+        CHECK(std::stod(rows[r][column(h, "jobs_completed")]) == 30);
+        CHECK(std::stod(rows[r][column(h, "mean_jct_s")]) == Approx(*direct.summary.mean_jct_s).epsilon(1e-11));
+        CHECK(std::stod(rows[r][column(h, "p95_jct_s")]) == Approx(*direct.summary.p95_jct_s).epsilon(1e-11));
+        CHECK(std::stod(rows[r][column(h, "gpu_utilization")]) == Approx(*direct.summary.gpu_utilization).epsilon(1e-11));
+        CHECK(std::stod(rows[r][column(h, "makespan_s")]) == Approx(direct.summary.makespan_s).epsilon(1e-11));
+        mean_jct_by_group[gap + "/" + policy].push_back(*direct.summary.mean_jct_s);
+      }
+    }
+  }
+  // Seeds give different workloads, so the CI is not trivially zero.
+  CHECK(mean_jct_by_group["30/fifo"][0] != mean_jct_by_group["30/fifo"][1]);
+
+  // summary.csv: per group the mean and the Student t 95% half-width, computed by hand.
+  const auto sum = csv_rows(read_file(dir.path("w1/summary.csv")));
+  REQUIRE(sum.size() == 5);
+  const double t2 = 4.302652729911275;  // t(0.975, df = 2): (2p-1)/sqrt(2p(1-p))
+  std::size_t g = 1;
+  for (const auto& gap : gaps) {
+    for (const auto& policy : policies) {
+      INFO(gap << " " << policy);
+      const auto& x = mean_jct_by_group[gap + "/" + policy];
+      const double mean = (x[0] + x[1] + x[2]) / 3;
+      const double var = ((x[0] - mean) * (x[0] - mean) + (x[1] - mean) * (x[1] - mean) + (x[2] - mean) * (x[2] - mean)) / 2;
+      CHECK(sum[g][0] == gap);
+      CHECK(sum[g][1] == policy);
+      CHECK(sum[g][column(sum[0], "seeds")] == "3");
+      CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_mean")]) == Approx(mean).epsilon(1e-11));
+      CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_ci95")]) == Approx(t2 * std::sqrt(var / 3)).epsilon(1e-10));
+      ++g;
+    }
+  }
+
+  // Resume: only the run whose results.json is gone is redone, and the tables do not change.
+  const std::string before = read_file(dir.path("w1/sweep.csv"));
+  const SweepRun victim = grid.runs()[4];
+  fs::remove(dir.path("w1/runs/" + victim.id + "/results.json"));
+  const SweepOutcome again = run_sweep(grid, registry, options(dir.path("w1"), 2));
+  CHECK(again.runs_executed == 1);
+  CHECK(again.runs_skipped == 11);
+  CHECK(fs::exists(dir.path("w1/runs/" + victim.id + "/results.json")));
+  CHECK(read_file(dir.path("w1/sweep.csv")) == before);
+}
+
+TEST_CASE("sweep grid errors name the file line and key before any run starts", "[experiments][sweep][bad_input]") {
+  TempDir dir;
+  dir.write("base.yaml", kBase);
+  const PolicyRegistry registry = builtin_policies();
+  SECTION("unknown grid key") {
+    const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\npolices: [fifo]\nseeds: 2\n");
+    CHECK_THROWS_WITH(SweepGrid::load_file(grid), Catch::Contains("grid.yaml:2") && Catch::Contains("did you mean 'policies'"));
+  }
+  SECTION("bad parameter path") {
+    const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\nparameters:\n  workload.synthetic.num_job: [5]\nseeds: 2\n");
+    CHECK_THROWS_WITH(run_sweep(SweepGrid::load_file(grid), registry, options(dir.path("out"), 1)),
+                      Catch::Contains("grid.yaml:3") && Catch::Contains("did you mean 'num_jobs'"));
+    CHECK_FALSE(fs::exists(dir.path("out/runs")));
+  }
+  SECTION("unknown policy") {
+    const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\npolicies: [fifo, fife]\nseeds: [1, 2]\n");
+    CHECK_THROWS_WITH(run_sweep(SweepGrid::load_file(grid), registry, options(dir.path("out"), 1)),
+                      Catch::Contains("grid.yaml:2") && Catch::Contains("fife"));
+    CHECK_FALSE(fs::exists(dir.path("out/runs")));
+  }
+  SECTION("empty value list") {
+    const std::string grid = dir.write("grid.yaml", "scenario: base.yaml\nparameters:\n  seed: []\nseeds: 2\n");
+    CHECK_THROWS_WITH(SweepGrid::load_file(grid), Catch::Contains("grid.yaml:3") && Catch::Contains("non-empty list"));
+  }
+}
+
+TEST_CASE("sweep accepts an inline base scenario", "[experiments][sweep]") {
+  TempDir dir;
+  std::string inline_base = kBase;
+  std::string indented;
+  std::istringstream in(inline_base);
+  for (std::string line; std::getline(in, line);) indented += "  " + line + "\n";
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario:\n" + indented + "seeds: [5]\n"));
+  const SweepOutcome o = run_sweep(grid, builtin_policies(), options(dir.path("out"), 1));
+  CHECK(o.runs_executed == 1);
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1][1] == "fifo");  // the scenario's own policy, by its resolved name
+}
