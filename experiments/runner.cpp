@@ -333,8 +333,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     sim.add_observer(*energy);
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
-  if (jobs_out.is_open()) {
-    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out, energy.get());
+  if (jobs_out.is_open() || options.jobs_csv) {
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get());
     sim.add_observer(*jobs_writer);
   }
   std::unique_ptr<TimelineWriter> timeline;

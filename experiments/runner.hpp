@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct RunOptions {
   // Also write DIR/timeline.csv (queue length, running jobs and busy devices as a step
   // function) and DIR/allocations.csv (every placement: job, start, end, devices).
   bool timeline = false;
+  // When set (and out_dir is empty), the jobs.csv text is written here instead of a file:
+  // how Python's simulate() gets exactly the CLI's per-job records.
+  std::ostream* jobs_csv = nullptr;
 };
 
 struct RunResult {

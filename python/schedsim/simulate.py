@@ -37,12 +37,31 @@ class SimulationResult:
         return self.results["warnings"]
 
 
-def _jobs_frame(columns):
+def _jobs_frame(text):
+    """jobs.csv text -> a DataFrame (as pandas.read_csv reads the CLI's file), or without
+    pandas a dict of columns: job_id and status as lists of str, the rest float64 arrays
+    (empty cells, e.g. energy columns without `energy:`, are NaN)."""
     try:
         import pandas
     except ImportError:
-        return columns
-    return pandas.DataFrame(columns)
+        import csv
+        import io
+
+        import numpy
+
+        rows = list(csv.reader(io.StringIO(text)))
+        header, body = rows[0], rows[1:]
+        out = {}
+        for i, name in enumerate(header):
+            values = [r[i] for r in body]
+            if name in ("job_id", "status"):
+                out[name] = values
+            else:
+                out[name] = numpy.array([float(v) if v != "" else numpy.nan for v in values], dtype=numpy.float64)
+        return out
+    import io
+
+    return pandas.read_csv(io.StringIO(text), dtype={"job_id": str})
 
 
 def simulate(config=None, policy=None, *, seed=None, overrides=None, check_invariants=False):
@@ -65,7 +84,7 @@ def simulate(config=None, policy=None, *, seed=None, overrides=None, check_invar
     results = json.loads(out["results_json"])
     return SimulationResult(
         summary=results["summary"],
-        jobs=_jobs_frame(out["jobs"]),
+        jobs=_jobs_frame(out["jobs_csv"]),
         results=results,
         results_json=out["results_json"],
         stats=out["stats"],

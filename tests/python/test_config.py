@@ -18,6 +18,12 @@ GOLDEN_DICT = {
             "gpus": {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1},
         }
     },
+    "energy": {"pue": 1.2},
+    "signals": {
+        "origin_utc": "2023-03-01T06:00:00Z",
+        "price": {"diurnal": {"mean": 90, "amplitude": 40, "peak_hour_utc": 18}},
+        "carbon": {"diurnal": {"mean": 350, "amplitude": 150, "peak_hour_utc": 19}},
+    },
     "policy": "fifo",
 }
 
