@@ -329,22 +329,22 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   const std::vector<SweepRun> runs = grid.runs();
   SweepOutcome outcome;
   outcome.runs_total = runs.size();
-  std::vector<const SweepRun*> todo;
+  std::vector<const SweepRun*> pending_runs;
   for (const auto& r : runs) {
     if (fs::exists(fs::path(options.out_dir) / "runs" / r.id / "results.json")) ++outcome.runs_skipped;
-    else todo.push_back(&r);
+    else pending_runs.push_back(&r);
   }
   int workers = options.workers > 0 ? options.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.progress) {
     std::fprintf(stderr, "sweep: %zu runs, %zu already done, %zu to run on %d worker process(es)\n", outcome.runs_total, outcome.runs_skipped,
-                 todo.size(), workers);
+                 pending_runs.size(), workers);
   }
   std::map<pid_t, const SweepRun*> running;
   std::vector<std::string> failed;
   std::size_t next = 0, done = 0;
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < workers) {
-      running[spawn_run(grid, *todo[next], base, options)] = todo[next];
+  while (next < pending_runs.size() || !running.empty()) {
+    while (next < pending_runs.size() && static_cast<int>(running.size()) < workers) {
+      running[spawn_run(grid, *pending_runs[next], base, options)] = pending_runs[next];
       ++next;
     }
     int status = 0;
@@ -361,7 +361,7 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) ++outcome.runs_executed;
     else failed.push_back(run->id);
-    if (options.progress) std::fprintf(stderr, "  [%zu/%zu] %s %s\n", done, todo.size(), run->id.c_str(), ok ? "done" : "FAILED");
+    if (options.progress) std::fprintf(stderr, "  [%zu/%zu] %s %s\n", done, pending_runs.size(), run->id.c_str(), ok ? "done" : "FAILED");
   }
   if (!failed.empty()) {
     std::string list;

@@ -291,15 +291,16 @@ void Simulator::handle_stall_end(const Event& e) {
   }
 }
 
-void Simulator::finish_stop(JobSlot slot) {
+void Simulator::unplace(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   account_devices(j);
   release_devices(slot, j.devices);
   j.devices.clear();
   j.physics_rate = 0.0;
-  j.has_checkpoint = true;
-  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
-  j.status = JobStatus::kPending;
+}
+
+void Simulator::requeue(JobSlot slot) {
+  jobs_[static_cast<std::size_t>(slot)].status = JobStatus::kPending;
   list_remove(running_, slot);
   --num_running_;
   list_push(pending_, slot);
@@ -307,6 +308,14 @@ void Simulator::finish_stop(JobSlot slot) {
   placement_changed(slot);
   dirty_ = true;
   policy_.on_job_queued(view_, slot);
+}
+
+void Simulator::finish_stop(JobSlot slot) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  unplace(slot);
+  j.has_checkpoint = true;
+  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
+  requeue(slot);
 }
 
 void Simulator::handle_completion(const Event& e) {

@@ -136,6 +136,10 @@ class Simulator {
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
   void finish_stop(JobSlot slot);
+  // A running job gives up its devices (device time accounted) and goes back to the
+  // queue: the two halves of a preemption's end and of a failure's requeue.
+  void unplace(JobSlot slot);
+  void requeue(JobSlot slot);
   [[noreturn]] void reject(std::size_t index, const Action& a, const std::string& why) const;
   void advance(JobState& j);
   void account_devices(JobState& j);

@@ -204,21 +204,11 @@ void Simulator::requeue_after_failure(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (j.completion_event != 0) queue_.cancel(j.completion_event);
   j.completion_event = 0;
-  account_devices(j);
-  release_devices(slot, j.devices);
-  j.devices.clear();
-  j.physics_rate = 0.0;
+  unplace(slot);
   j.has_checkpoint = false;  // the restart overhead replaces the restore
   j.needs_restart = true;
   j.stall_end = Tick();
-  j.status = JobStatus::kPending;
-  list_remove(running_, slot);
-  --num_running_;
-  list_push(pending_, slot);
-  ++num_pending_;
-  placement_changed(slot);
-  dirty_ = true;
-  policy_.on_job_queued(view_, slot);
+  requeue(slot);
 }
 
 }  // namespace schedsim
