@@ -112,12 +112,27 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
   if (auto p = node.maybe_child("preset")) c = from_preset(p->as_string(), p->where());
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
   if (auto a = node.maybe_child("arrival")) {
-    a->expect_map({"process", "mean_interarrival_s", "interarrival_s"});
-    c.arrival_process = a->has("process") ? a->child("process").as_choice({"poisson", "fixed"}) : "poisson";
-    const char* gap_key = c.arrival_process == "poisson" ? "mean_interarrival_s" : "interarrival_s";
-    const char* other = c.arrival_process == "poisson" ? "interarrival_s" : "mean_interarrival_s";
+    a->expect_map({"process", "mean_interarrival_s", "interarrival_s", "burst_factor", "mean_calm_s", "mean_burst_s"});
+    c.arrival_process = a->has("process") ? a->child("process").as_choice({"poisson", "fixed", "bursty"}) : "poisson";
+    const bool fixed = c.arrival_process == "fixed";
+    const char* gap_key = fixed ? "interarrival_s" : "mean_interarrival_s";
+    const char* other = fixed ? "mean_interarrival_s" : "interarrival_s";
     if (a->has(other)) a->child(other).fail(std::string("does not apply to process: ") + c.arrival_process + "; use " + gap_key);
     if (auto g = a->maybe_child(gap_key)) c.mean_interarrival_s = g->as_positive_double();
+    const char* burst_keys[] = {"burst_factor", "mean_calm_s", "mean_burst_s"};
+    if (c.arrival_process == "bursty") {
+      for (const char* k : burst_keys) {
+        if (!a->has(k)) a->fail(std::string("process: bursty needs '") + k + "' (burst_factor, mean_calm_s, mean_burst_s)");
+      }
+      c.burst_factor = a->child("burst_factor").as_positive_double();
+      if (c.burst_factor < 1.0) a->child("burst_factor").fail("must be >= 1 (the burst state's rate / the calm state's rate)");
+      c.mean_calm_s = a->child("mean_calm_s").as_positive_double();
+      c.mean_burst_s = a->child("mean_burst_s").as_positive_double();
+    } else {
+      for (const char* k : burst_keys) {
+        if (a->has(k)) a->child(k).fail(std::string("only applies to process: bursty, not ") + c.arrival_process);
+      }
+    }
   }
   if (auto s = node.maybe_child("start_s")) c.start_s = s->as_nonnegative_double();
   if (auto d = node.maybe_child("duration_s")) c.duration_s = Distribution::parse(*d);
@@ -198,7 +213,12 @@ YAML::Node SyntheticConfig::to_yaml() const {
   n["num_jobs"] = num_jobs;
   YAML::Node a(YAML::NodeType::Map);
   a["process"] = arrival_process;
-  a[arrival_process == "poisson" ? "mean_interarrival_s" : "interarrival_s"] = mean_interarrival_s;
+  a[arrival_process == "fixed" ? "interarrival_s" : "mean_interarrival_s"] = mean_interarrival_s;
+  if (arrival_process == "bursty") {
+    a["burst_factor"] = burst_factor;
+    a["mean_calm_s"] = mean_calm_s;
+    a["mean_burst_s"] = mean_burst_s;
+  }
   n["arrival"] = a;
   n["start_s"] = start_s;
   n["duration_s"] = duration_s.to_yaml();
@@ -228,6 +248,13 @@ YAML::Node SyntheticConfig::to_yaml() const {
   return n;
 }
 
+double SyntheticConfig::long_run_interarrival_s() const {
+  if (arrival_process != "bursty") return mean_interarrival_s;
+  // Time-average rate over the alternating states: (calm x r + burst x f r) / (calm + burst).
+  const double rate = (mean_calm_s + mean_burst_s * burst_factor) / (mean_calm_s + mean_burst_s) / mean_interarrival_s;
+  return 1.0 / rate;
+}
+
 int SyntheticConfig::max_gpus() const {
   int m = 0;
   for (const auto& [count, p] : gpus) m = std::max(m, count);
@@ -249,16 +276,34 @@ SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint6
       statuses_(seed, "synthetic.statuses"),
       models_(seed, "synthetic.models"),
       elastic_(seed, "synthetic.elastic"),
+      bursts_(seed, "synthetic.bursts"),
       t_s_(config.start_s) {
+  if (config.arrival_process == "bursty") state_end_s_ = t_s_ + bursts_.exponential(config.mean_calm_s);
   double cum = 0;
   for (const auto& [count, p] : config.gpus) gpu_cdf_.push_back(cum += p);
   cum = 0;
   for (const auto& [name, p] : config.models) model_cdf_.push_back(cum += p);
 }
 
+double SyntheticJobSource::next_arrival_s() {
+  if (config_.arrival_process == "fixed") return t_s_ + config_.mean_interarrival_s;
+  if (config_.arrival_process == "poisson") return t_s_ + arrivals_.exponential(config_.mean_interarrival_s);
+  // Bursty: exponential gaps at the current state's rate. A gap that would cross the end
+  // of the state is cut there (memorylessness makes the redraw exact) and the state flips.
+  double t = t_s_;
+  for (;;) {
+    const double mean_gap_s = in_burst_ ? config_.mean_interarrival_s / config_.burst_factor : config_.mean_interarrival_s;
+    const double candidate_s = t + arrivals_.exponential(mean_gap_s);
+    if (candidate_s < state_end_s_) return candidate_s;
+    t = state_end_s_;
+    in_burst_ = !in_burst_;
+    state_end_s_ = t + bursts_.exponential(in_burst_ ? config_.mean_burst_s : config_.mean_calm_s);
+  }
+}
+
 bool SyntheticJobSource::next(JobSpec& out) {
   if (generated_ >= config_.num_jobs) return false;
-  t_s_ += config_.arrival_process == "poisson" ? arrivals_.exponential(config_.mean_interarrival_s) : config_.mean_interarrival_s;
+  t_s_ = next_arrival_s();
   out.id = std::to_string(generated_);
   out.submit = Tick::from_seconds(t_s_);
   out.duration_s = config_.duration_s.sample(durations_);

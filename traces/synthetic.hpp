@@ -20,9 +20,16 @@ namespace schedsim {
 
 struct SyntheticConfig {
   std::uint64_t num_jobs = 1000;
-  // Arrivals: "poisson" (exponential gaps with the given mean) or "fixed" (constant gaps).
+  // Arrivals: "poisson" (exponential gaps with the given mean), "fixed" (constant gaps)
+  // or "bursty": a two-state Markov-modulated Poisson process whose calm state has mean
+  // gap mean_interarrival_s and whose burst state arrives burst_factor times faster;
+  // the states last exponential times with means mean_calm_s and mean_burst_s.
   std::string arrival_process = "poisson";
   double mean_interarrival_s = 60.0;
+  double burst_factor = 1.0;
+  double mean_calm_s = 0.0, mean_burst_s = 0.0;
+  // Long-run mean gap of the process (= mean_interarrival_s unless bursty).
+  double long_run_interarrival_s() const;
   double start_s = 0.0;  // the first gap is measured from here
   Distribution duration_s = Distribution::exponential(3600.0);
   // (GPU count, probability), probabilities summing to 1.
@@ -66,11 +73,16 @@ class SyntheticJobSource : public JobSource {
   std::uint64_t expected_jobs() const override { return config_.num_jobs; }
 
  private:
+  double next_arrival_s();
+
   const SyntheticConfig& config_;
-  Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_, elastic_;
+  Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_, elastic_, bursts_;
   std::vector<double> gpu_cdf_, model_cdf_;
   std::uint64_t generated_ = 0;
   double t_s_;
+  // Bursty arrivals: whether the process is in its burst state, and when that ends.
+  bool in_burst_ = false;
+  double state_end_s_ = 0.0;
 };
 
 }  // namespace schedsim

@@ -78,7 +78,47 @@ TEST_CASE("estimates carry a lognormal error when asked for", "[traces][syntheti
   CHECK(zero[0].estimate_s == zero[0].duration_s);
 }
 
+TEST_CASE("bursty arrivals: long-run rate of the two-state MMPP and over-dispersed counts", "[traces][synthetic]") {
+  // Calm: one job per 100 s; bursts 10x faster; calm 3000 s, bursts 1000 s on average.
+  // Long-run rate = (3000 x 0.01 + 1000 x 0.1) / 4000 = 0.0325 /s, mean gap 30.77 s.
+  const SyntheticConfig c = parse("{num_jobs: 200000, arrival: {process: bursty, mean_interarrival_s: 100, burst_factor: 10, "
+                                  "mean_calm_s: 3000, mean_burst_s: 1000}}");
+  CHECK(c.long_run_interarrival_s() == Approx(4000.0 / 130.0));
+  const auto jobs = generate(c, 5);
+  const double span_s = jobs.back().submit.seconds() - jobs.front().submit.seconds();
+  CHECK(span_s / (jobs.size() - 1) == Approx(c.long_run_interarrival_s()).epsilon(0.03));
+  // Counts per 600 s window: a Poisson process has variance = mean; the modulated one is
+  // far above (its index of dispersion grows with the window; > 3 here with margin).
+  std::map<long, int> per_window;
+  for (const auto& j : jobs) ++per_window[static_cast<long>(j.submit.seconds() / 600.0)];
+  const long windows = static_cast<long>(span_s / 600.0);
+  double sum = 0, sum_sq = 0;
+  for (long w = 0; w < windows; ++w) {
+    const double n = per_window.count(w) ? per_window[w] : 0;
+    sum += n;
+    sum_sq += n * n;
+  }
+  const double mean = sum / windows, var = sum_sq / windows - mean * mean;
+  CHECK(var / mean > 3.0);
+  // Same seed, same process; the stream of durations is untouched by the modulation.
+  const auto again = generate(c, 5);
+  CHECK(again[1234].submit == jobs[1234].submit);
+  const auto poisson = generate(parse("{num_jobs: 200000, arrival: {process: poisson, mean_interarrival_s: 100}}"), 5);
+  CHECK(poisson[77].duration_s == jobs[77].duration_s);
+  // It round-trips through the resolved config.
+  const SyntheticConfig back = parse(YAML::Dump(c.to_yaml()));
+  CHECK(back.arrival_process == "bursty");
+  CHECK(back.burst_factor == 10);
+  CHECK(back.mean_burst_s == 1000);
+}
+
 TEST_CASE("synthetic config errors name the key", "[traces][synthetic][bad-input]") {
+  CHECK_THROWS_WITH(parse("{arrival: {process: bursty, mean_interarrival_s: 5}}"),
+                    "w.yaml:1: arrival: process: bursty needs 'burst_factor' (burst_factor, mean_calm_s, mean_burst_s)");
+  CHECK_THROWS_WITH(parse("{arrival: {process: bursty, mean_interarrival_s: 5, burst_factor: 0.5, mean_calm_s: 1, mean_burst_s: 1}}"),
+                    "w.yaml:1: arrival.burst_factor: must be >= 1 (the burst state's rate / the calm state's rate)");
+  CHECK_THROWS_WITH(parse("{arrival: {process: poisson, burst_factor: 3}}"),
+                    "w.yaml:1: arrival.burst_factor: only applies to process: bursty, not poisson");
   CHECK_THROWS_WITH(parse("{gpus: {1: 0.5, 2: 0.4}}"), "w.yaml:1: gpus: probabilities must sum to 1, they sum to 0.900000");
   CHECK_THROWS_WITH(parse("{gpus: {one: 1}}"), "w.yaml:1: gpus.one: GPU counts must be positive integers, got 'one'");
   CHECK_THROWS_WITH(parse("{num_jobs: -4}"), "w.yaml:1: num_jobs: must be a positive integer, got '-4'");
