@@ -271,7 +271,13 @@ struct Learner::Impl {
         v = value.cpu();
       }
       std::vector<std::uint8_t> valid(active);
-      for (int i = 0; i < N; ++i) actions[static_cast<std::size_t>(i)] = active[static_cast<std::size_t>(i)] ? static_cast<std::int32_t>(a[i].item<std::int64_t>()) : K;
+      // A finished environment has auto-reset into an episode this update ignores: it
+      // waits, or takes its sampled (legal) action where waiting is illegal.
+      for (int i = 0; i < N; ++i) {
+        const bool may_wait = env->masks()[static_cast<std::ptrdiff_t>(i) * (K + 1) + K] != 0;
+        actions[static_cast<std::size_t>(i)] =
+            active[static_cast<std::size_t>(i)] || !may_wait ? static_cast<std::int32_t>(a[i].item<std::int64_t>()) : K;
+      }
       env->step(actions.data());
       std::vector<float> r(static_cast<std::size_t>(N));
       std::vector<std::uint8_t> d(static_cast<std::size_t>(N));
@@ -440,9 +446,14 @@ struct Learner::Impl {
     while (remaining > 0) {
       Obs o = observe(*e);
       auto logits = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).first.cpu().contiguous();
-      for (int i = 0; i < n; ++i)
+      for (int i = 0; i < n; ++i) {
+        // An environment whose evaluation episode is done has auto-reset into an episode
+        // nobody reads: let it wait, unless waiting is illegal there (jobs pending and
+        // nothing else can happen), where only a start is allowed.
+        const std::uint8_t* mask = e->masks() + static_cast<std::ptrdiff_t>(i) * (K + 1);
         actions[static_cast<std::size_t>(i)] =
-            done[static_cast<std::size_t>(i)] ? K : greedy_action(logits[i].data_ptr<float>(), e->masks() + static_cast<std::ptrdiff_t>(i) * (K + 1), K + 1);
+            done[static_cast<std::size_t>(i)] && mask[K] ? K : greedy_action(logits[i].data_ptr<float>(), mask, K + 1);
+      }
       e->step(actions.data());
       for (const auto& ep : e->take_finished_episodes()) {
         auto k = static_cast<std::size_t>(ep.env);

@@ -97,6 +97,37 @@ TEST_CASE("Masked actions are never sampled", "[rl][learner][mask]") {
   CHECK(env->action_counts[3] > 0);
 }
 
+TEST_CASE("Environments that finished early never get an illegal wait", "[rl][learner][mask]") {
+  // Episodes of 1-3 steps with "wait" always illegal: during an update and during the
+  // held-out evaluation, environments whose episode ended keep stepping in an auto-reset
+  // episode; giving them "wait" there would be an illegal action.
+  TrainConfig c = bandit_config(Algorithm::kPpo);
+  c.num_envs = 8;
+  c.total_steps = 8 * 3 * 5;
+  ToyBandit* env = nullptr;
+  Learner learner(c, [&](int n) {
+    auto e = std::make_unique<ToyBandit>(n, false, /*uneven_no_wait=*/true);
+    env = e.get();
+    return e;
+  });
+  while (!learner.finished()) learner.update();
+  REQUIRE(env != nullptr);
+  CHECK(env->violations == 0);
+  CHECK(env->action_counts[ToyBandit::K] == 0);
+  int eval_violations = 0, eval_envs = 0;
+  const EvalStats eval = learner.evaluate(
+      [&](int n) {
+        auto e = std::make_unique<ToyBandit>(n, false, true);
+        e->violations_out = &eval_violations;
+        ++eval_envs;
+        return e;
+      },
+      1, 6);
+  CHECK(eval.episodes == 6);
+  CHECK(eval_envs == 1);
+  CHECK(eval_violations == 0);
+}
+
 TEST_CASE("Training is deterministic for a seed and differs for another", "[rl][learner][determinism]") {
   auto run = [](std::uint64_t seed) {
     TrainConfig c = bandit_config(Algorithm::kPpo);

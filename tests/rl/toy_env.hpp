@@ -3,6 +3,10 @@
 // one global feature; candidate 2 is masked in every other episode, and row 1 is
 // masked whenever `always_mask_row1` is set. Choosing candidate i pays x0 of row i;
 // "wait" pays 0. The optimal policy picks the legal row with the largest x0.
+// With `uneven_no_wait`, an episode lasts 1 + (seed mod 3) steps and "wait" is never
+// legal: environments finish at different steps, and one that finished has auto-reset
+// into an episode where waiting is illegal (how a scheduling episode starts when every
+// job arrives at once).
 // Any masked action counts as a violation (the tests assert none ever arrives).
 #pragma once
 
@@ -17,16 +21,19 @@ namespace schedsim::rl::test {
 class ToyBandit final : public BatchEnv {
  public:
   static constexpr int K = 3, F = 2, G = 1;
-  ToyBandit(int n, bool always_mask_row1 = false)
-      : n_(n), mask_row1_(always_mask_row1), cand_(static_cast<std::size_t>(n * K * F)), glob_(static_cast<std::size_t>(n * G)),
+  ToyBandit(int n, bool always_mask_row1 = false, bool uneven_no_wait = false)
+      : n_(n), mask_row1_(always_mask_row1), uneven_no_wait_(uneven_no_wait), cand_(static_cast<std::size_t>(n * K * F)), glob_(static_cast<std::size_t>(n * G)),
         mask_(static_cast<std::size_t>(n * (K + 1))), rew_(static_cast<std::size_t>(n)), term_(static_cast<std::size_t>(n)),
-        trunc_(static_cast<std::size_t>(n), 0), episode_(static_cast<std::size_t>(n), 0), seed_(static_cast<std::size_t>(n), 0) {}
+        trunc_(static_cast<std::size_t>(n), 0), episode_(static_cast<std::size_t>(n), 0), seed_(static_cast<std::size_t>(n), 0),
+        step_in_episode_(static_cast<std::size_t>(n), 0), return_(static_cast<std::size_t>(n), 0.0f) {}
   int num_envs() const override { return n_; }
   EnvShape shape() const override { return EnvShape{K, F, G}; }
   void reset(std::uint64_t seed) override {
     base_ = seed;
     for (int i = 0; i < n_; ++i) {
       episode_[static_cast<std::size_t>(i)] = 0;
+      step_in_episode_[static_cast<std::size_t>(i)] = 0;
+      return_[static_cast<std::size_t>(i)] = 0.0f;
       draw(i);
     }
   }
@@ -37,9 +44,15 @@ class ToyBandit final : public BatchEnv {
       if (a < 0 || a > K || !mask_[k * (K + 1) + static_cast<std::size_t>(a)]) ++violations;
       ++action_counts[static_cast<std::size_t>(std::max(0, std::min(a, K)))];
       rew_[k] = a < K ? cand_[(k * K + static_cast<std::size_t>(a)) * F] : 0.0f;
-      term_[k] = 1;
-      finished_.push_back(EpisodeStats{i, seed_[k], rew_[k], 0.0, 1});
-      ++episode_[k];
+      return_[k] += rew_[k];
+      const int length = uneven_no_wait_ ? 1 + static_cast<int>(seed_[k] % 3) : 1;
+      term_[k] = ++step_in_episode_[k] >= length;
+      if (term_[k]) {
+        finished_.push_back(EpisodeStats{i, seed_[k], return_[k], 0.0, static_cast<std::uint64_t>(step_in_episode_[k])});
+        ++episode_[k];
+        step_in_episode_[k] = 0;
+        return_[k] = 0.0f;
+      }
       draw(i);
     }
   }
@@ -55,7 +68,14 @@ class ToyBandit final : public BatchEnv {
     return out;
   }
 
+  ~ToyBandit() override {
+    if (violations_out) *violations_out += violations;
+  }
+
   int violations = 0;
+  // When set, the violations are added here when the environment is destroyed (for
+  // environments the learner creates and destroys itself, as in evaluate()).
+  int* violations_out = nullptr;
   std::vector<long> action_counts = std::vector<long>(K + 1, 0);
 
  private:
@@ -73,15 +93,18 @@ class ToyBandit final : public BatchEnv {
     for (int a = 0; a <= K; ++a) mask_[k * (K + 1) + static_cast<std::size_t>(a)] = 1;
     if (seed_[k] % 2 == 1) mask_[k * (K + 1) + 2] = 0;
     if (mask_row1_) mask_[k * (K + 1) + 1] = 0;
+    if (uneven_no_wait_) mask_[k * (K + 1) + K] = 0;
   }
 
   int n_;
-  bool mask_row1_;
+  bool mask_row1_, uneven_no_wait_;
   std::vector<float> cand_, glob_;
   std::vector<std::uint8_t> mask_;
   std::vector<float> rew_;
   std::vector<std::uint8_t> term_, trunc_;
   std::vector<std::uint64_t> episode_, seed_;
+  std::vector<int> step_in_episode_;
+  std::vector<float> return_;
   std::uint64_t base_ = 0;
   std::vector<EpisodeStats> finished_;
 };
