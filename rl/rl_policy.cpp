@@ -1,8 +1,8 @@
 // The `rl` policy: a trained agent (a checkpoint of `schedsim train`) scheduling inside
 // any run, acting greedily. It sees exactly what the agent saw in training: the RL
 // environment's candidate rows and features, built by the same code (rl/env) against
-// the live simulator, one start at a time (the kernel asks again after each start, as
-// the environment does), until the agent picks "wait" or no candidate can start.
+// the live simulator, one action at a time (the kernel asks again after each start or
+// preemption, as the environment does), until the agent picks "wait" or no row is legal.
 #include <memory>
 
 #include "rl/env/candidates.hpp"
@@ -38,21 +38,22 @@ class RlPolicy final : public Policy {
     bool any_legal = false;
     for (int i = 0; i < rows; ++i) any_legal = any_legal || candidates_[static_cast<std::size_t>(i)].legal;
     if (!any_legal) return;  // the environment lets the simulator run on here, asking nothing
-    cand_.assign(static_cast<std::size_t>(k) * kCandidateFeatures, 0.0f);
-    glob_.assign(kGlobalFeatures, 0.0f);
-    mask_.assign(static_cast<std::size_t>(k) + 1, 0);
-    for (int i = 0; i < rows; ++i) {
-      const Candidate& c = candidates_[static_cast<std::size_t>(i)];
-      write_candidate_features(view, c, k, cand_.data() + static_cast<std::size_t>(i) * kCandidateFeatures);
-      mask_[static_cast<std::size_t>(i)] = c.legal ? 1 : 0;
-    }
-    mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_pending() == 0 ? 1 : 0;
+    cand_.resize(static_cast<std::size_t>(k) * kCandidateFeatures);
+    glob_.resize(kGlobalFeatures);
+    mask_.resize(static_cast<std::size_t>(k) + 1);
+    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data());
+    // As the environment: wait is illegal while jobs pending could otherwise wait forever.
+    mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_running() > 0 || sim_->num_pending() == 0 ? 1 : 0;
     write_global_features(view, queue_, glob_.data());
     const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
     if (a < 0 || a >= k) return;  // wait
     const Candidate& c = candidates_[static_cast<std::size_t>(a)];
-    out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
-    queue_.started(c.job);
+    if (c.preempt) {
+      out.preempt(c.job);  // back in this policy's queue through on_job_queued after its save
+    } else {
+      out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
+      queue_.started(c.job);
+    }
   }
 
  private:

@@ -260,8 +260,9 @@ std::int64_t& Simulator::stall_account(JobState& j, StallKind kind) {
 void Simulator::stall(JobSlot slot, double seconds, StallKind kind) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   advance(j);
-  // A failures-model stall cut short books only the part that elapsed.
-  if (j.stall_kind == StallKind::kCheckpoint || j.stall_kind == StallKind::kRestart) cut_stall(j);
+  // A stall cut short (a preemption during a restore, a failure during a save...) books
+  // only the part that elapsed.
+  if (j.stall_kind != StallKind::kNone) cut_stall(j);
   if (j.stall_event != 0) queue_.cancel(j.stall_event);
   j.stall_event = 0;
   const Tick duration = Tick::from_seconds(seconds);

@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "policies/queue_order.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::rl {
+
+double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
+  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
+  return estimated_total_s(j.spec) * fraction;
+}
 
 void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
   const JobState& j = view.job(job);
@@ -134,13 +140,18 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
   int last_node = -1;
   int racks_seen[8];
   double least_memory = 0.0;
-  for (DeviceId d : c.devices) {  // sorted, and a node's devices are contiguous
-    const int node = cluster_.node_of(d);
+  for (std::size_t i = 0; i < c.devices.size(); ++i) {  // sorted, and a node's devices are contiguous
+    const int node = cluster_.node_of(c.devices[i]);
     if (node == last_node) continue;
     last_node = node;
     ++c.nodes;
     const NodeSpec& ns = cluster_.node(node);
-    if (state.free_on_node(node) < ns.num_devices) c.shares_node = true;
+    // Devices busy on the node besides the row's own (a running job holds its devices).
+    int own = 0;
+    if (c.preempt) {
+      for (std::size_t k = i; k < c.devices.size() && cluster_.node_of(c.devices[k]) == node; ++k) ++own;
+    }
+    if (state.free_on_node(node) + own < ns.num_devices) c.shares_node = true;
     const double mem = type_memory_bytes_[static_cast<std::size_t>(ns.type_index)];
     if (least_memory == 0.0 || mem < least_memory) least_memory = mem;
     const int rack = node_rack_ ? (*node_rack_)[static_cast<std::size_t>(node)] : 0;
@@ -151,14 +162,48 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
       ++c.racks;
     }
   }
-  c.rate = physics_ ? physics_->uncontended_rate(job, c.devices) : 1.0;
+  // A running job's rate is the one it gets now (contention included); 1 without physics.
+  c.rate = c.preempt ? (state_of_job.physics_rate > 0 ? state_of_job.physics_rate : 1.0)
+                     : physics_ ? physics_->uncontended_rate(job, c.devices) : 1.0;
   c.best_rate = std::max(c.best_rate, c.rate);
   c.memory_use = need > 0 && least_memory > 0 ? need / least_memory : 0.0;
 }
 
-int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
+int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows) {
+  victims_.clear();
+  for (JobSlot r = view.first_running(); r != kNoJob; r = view.next_running(r)) {
+    const JobState& j = view.job(r);
+    if (j.status != JobStatus::kRunning) continue;  // already stopping
+    const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
+    victims_.emplace_back(-estimated_remaining_s(view, j) / rate, j.arrival_seq, r);
+  }
   const int k = config_.max_candidates;
-  if (static_cast<int>(out.size()) != k) out.resize(static_cast<std::size_t>(k));
+  const int take = std::min<int>(std::min(config_.preempt_rows, k - rows), static_cast<int>(victims_.size()));
+  std::partial_sort(victims_.begin(), victims_.begin() + take, victims_.end());
+  for (int i = 0; i < take; ++i) {
+    const JobSlot slot = std::get<2>(victims_[static_cast<std::size_t>(i)]);
+    const JobState& js = view.job(slot);
+    Candidate& c = out[static_cast<std::size_t>(rows++)];
+    c.legal = true;
+    c.preempt = true;
+    c.job = slot;
+    c.rank = i;
+    c.option = PlacementOption::kPacked;
+    c.devices.assign(js.devices.begin(), js.devices.end());
+    std::sort(c.devices.begin(), c.devices.end());
+    describe(view, slot, js, c);
+  }
+  return rows;
+}
+
+int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
+  const int k_all = config_.max_candidates;
+  if (static_cast<int>(out.size()) != k_all) out.resize(static_cast<std::size_t>(k_all));
+  const int rows = build_starts(view, queue, out, k_all - config_.preempt_rows);
+  return config_.preempt_rows > 0 ? add_preempt_rows(view, out, rows) : rows;
+}
+
+int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k) {
   const ClusterState& state = view.cluster_state();
   const int free_count = state.free_devices();
   int rows = 0, blocked = 0, scanned = 0;
@@ -180,6 +225,7 @@ int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue
         if (physics_ && !physics_->placement_problem(job, scratch_).empty()) continue;
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;
+        c.preempt = false;
         c.job = slot;
         c.rank = rank;
         c.option = option;
@@ -191,6 +237,7 @@ int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue
     if (!any && blocked < config_.max_blocked_rows && rows < k) {
       Candidate& c = out[static_cast<std::size_t>(rows++)];
       c.legal = false;
+      c.preempt = false;
       c.job = slot;
       c.rank = rank;
       c.option = PlacementOption::kPacked;

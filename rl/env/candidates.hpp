@@ -57,17 +57,22 @@ class PendingQueue : public Policy {
 // The job's estimated total run time at rate 1: its estimate when it has one, else its
 // duration (an oracle: docs/rl.md).
 inline double estimated_total_s(const JobSpec& s) { return s.has_estimate() ? s.estimate_s : s.duration_s; }
+// Estimated seconds of work left at rate 1: the estimate (duration when it has none)
+// scaled by the fraction of the job's true work still to do.
+double estimated_remaining_s(const SchedulerView& view, const JobState& j);
 
-// One candidate row.
+// One candidate row: a start of a pending job on a placement or, with the preemption
+// action family (EnvConfig::preempt_rows), the preemption of a running job.
 struct Candidate {
-  bool legal = false;    // a startable placement (false: the job fits nowhere now)
+  bool legal = false;    // a startable placement (false: the job fits nowhere now); a preemptible job
+  bool preempt = false;  // a preemption row: `devices` are the job's current ones, `rate` its rate now
   JobSlot job = kNoJob;
   int rank = 0;          // position of the job in the candidate order (0 = first)
   PlacementOption option = PlacementOption::kPacked;
   std::vector<DeviceId> devices;  // sorted; empty when not legal
   int nodes = 0;         // distinct nodes spanned
   int racks = 0;         // distinct racks spanned (1 without a topology)
-  bool shares_node = false;  // a node of the placement already runs another job
+  bool shares_node = false;  // a node of the placement (already) runs another job
   double rate = 0.0;     // uncontended rate on this placement (1 without physics)
   double best_rate = 0.0;  // the job's best consolidated rate over device types
   double memory_use = 0.0;  // memory per device / the placement's smallest device memory
@@ -83,11 +88,15 @@ class CandidateBuilder {
 
   // Fills the first rows of `out` (K entries, reused across calls) from the queue's first
   // jobs in order: each job's startable placement options (duplicate device sets dropped),
-  // or one illegal row when it fits nowhere now (at most max_blocked_rows of those).
-  // Returns the number of rows filled.
+  // or one illegal row when it fits nowhere now (at most max_blocked_rows of those). With
+  // preempt_rows = P > 0, start rows stop at K - P and up to P preemption rows follow: the
+  // running jobs with the longest estimated remaining run time first (ties: earlier
+  // arrival). Returns the number of rows filled.
   int build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out);
 
  private:
+  int build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k);
+  int add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   bool place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out);
   void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
   // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
@@ -110,6 +119,7 @@ class CandidateBuilder {
     double best = 0.0;
   };
   std::vector<Rates> rates_;  // by job slot
+  std::vector<std::tuple<double, std::uint64_t, JobSlot>> victims_;  // (-remaining run time, arrival seq, slot)
 };
 
 }  // namespace schedsim::rl

@@ -1,8 +1,11 @@
 #include "rl/env/features.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "policies/queue_order.hpp"
+#include "sim/signals.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::rl {
@@ -16,19 +19,12 @@ constexpr double kTwoPi = 6.283185307179586;
 // ln(1 + x) for x >= 0, and its odd extension for signed values.
 double log1p_signed(double x) { return x >= 0 ? std::log1p(x) : -std::log1p(-x); }
 
-// Estimated seconds of work left for a job, at rate 1: its estimate (duration when it has
-// none) scaled by the fraction of its true work still to do.
-double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
-  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
-  return estimated_total_s(j.spec) * fraction;
-}
-
 }  // namespace
 
 std::vector<std::string> candidate_feature_names() {
   return {"gpus_frac",       "log_est_work_h", "log_est_gpu_h",  "log_age_h",   "speed_vs_best",    "log_est_runtime_h", "memory_use",
           "priority",        "has_deadline",   "deadline_slack", "log2_nodes",  "cross_rack",       "shares_node",       "log_rank",
-          "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit"};
+          "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit",    "preempt"};
 }
 
 std::vector<std::string> global_feature_names() {
@@ -43,8 +39,10 @@ void write_candidate_features(const SchedulerView& view, const Candidate& c, int
   const double now_s = view.now().seconds();
   const double total_devices = view.cluster_state().spec().num_devices();
   const double work_s = estimated_remaining_s(view, j);
-  // Run time on this placement (on the best one for a blocked row).
+  // Run time on this placement (on the best one for a blocked row; the rest of the run at
+  // its current rate for a preemption row).
   const double rate = c.legal ? c.rate : c.best_rate;
+  const bool start = c.legal && !c.preempt;
   const double runtime_s = rate > 0 ? work_s / rate : work_s;
   const bool has_deadline = !std::isnan(s.deadline_s);
   const double values[kCandidateFeatures] = {
@@ -63,13 +61,42 @@ void write_candidate_features(const SchedulerView& view, const Candidate& c, int
       c.legal && c.shares_node ? 1.0 : 0.0,
       std::log1p(static_cast<double>(c.rank)) / std::log1p(static_cast<double>(max_candidates)),
       c.legal ? 0.0 : 1.0,
-      c.legal && c.option == PlacementOption::kPacked ? 1.0 : 0.0,
-      c.legal && c.option == PlacementOption::kFastestType ? 1.0 : 0.0,
-      c.legal && c.option == PlacementOption::kSlowestType ? 1.0 : 0.0,
-      c.legal && c.option == PlacementOption::kFirstFit ? 1.0 : 0.0,
+      start && c.option == PlacementOption::kPacked ? 1.0 : 0.0,
+      start && c.option == PlacementOption::kFastestType ? 1.0 : 0.0,
+      start && c.option == PlacementOption::kSlowestType ? 1.0 : 0.0,
+      start && c.option == PlacementOption::kFirstFit ? 1.0 : 0.0,
+      c.preempt ? 1.0 : 0.0,
   };
   for (int i = 0; i < kCandidateFeatures; ++i) row[i] = static_cast<float>(values[i]);
 }
+
+void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
+                          std::uint8_t* mask) {
+  std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * kCandidateFeatures);
+  std::memset(mask, 0, static_cast<std::size_t>(max_candidates));
+  for (int i = 0; i < rows; ++i) {
+    const Candidate& c = candidates[static_cast<std::size_t>(i)];
+    write_candidate_features(view, c, max_candidates, out + static_cast<std::size_t>(i) * kCandidateFeatures);
+    mask[i] = c.legal ? 1 : 0;
+  }
+}
+
+namespace {
+
+// Time-weighted mean of a forecast's step points over [now, now + window).
+double forecast_mean(const GridSignals& signals, SignalKind kind, Tick now, std::vector<std::pair<Tick, double>>& points) {
+  const Tick end = now + Tick::from_seconds(kForecastWindow_s);
+  signals.forecast(kind, now, end - now, points);
+  double sum = 0.0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Tick a = points[i].first;
+    const Tick b = i + 1 < points.size() ? std::min(points[i + 1].first, end) : end;
+    if (b > a) sum += points[i].second * (b - a).seconds();
+  }
+  return sum / kForecastWindow_s;
+}
+
+}  // namespace
 
 void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global) {
   const ClusterState& state = view.cluster_state();
@@ -103,7 +130,19 @@ void write_global_features(const SchedulerView& view, const PendingQueue& queue,
   v[9] = running > 0 ? std::log1p(remaining_h / static_cast<double>(running)) : 0.0;
   v[10] = std::sin(day_phase);
   v[11] = std::cos(day_phase);
-  // v[12..15]: price and carbon intensity now and forecast, 0 until the energy model exists.
+  // v[12..15]: electricity price and carbon intensity now and their forecast mean over the
+  // next kForecastWindow_s, when the scenario has those signals (0 otherwise).
+  if (const GridSignals* signals = view.signals()) {
+    std::vector<std::pair<Tick, double>> points;
+    if (signals->has(SignalKind::kPrice)) {
+      v[12] = signals->now(SignalKind::kPrice, view.now()) / kPriceScale_usd_per_mwh;
+      v[14] = forecast_mean(*signals, SignalKind::kPrice, view.now(), points) / kPriceScale_usd_per_mwh;
+    }
+    if (signals->has(SignalKind::kCarbon)) {
+      v[13] = signals->now(SignalKind::kCarbon, view.now()) / kCarbonScale_g_per_kwh;
+      v[15] = forecast_mean(*signals, SignalKind::kCarbon, view.now(), points) / kCarbonScale_g_per_kwh;
+    }
+  }
   for (int i = 0; i < kGlobalFeatures; ++i) global[i] = static_cast<float>(v[i]);
 }
 

@@ -2,6 +2,7 @@
 // normalization); the names here are the contract with the agents and Python.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -9,8 +10,12 @@
 
 namespace schedsim::rl {
 
-inline constexpr int kCandidateFeatures = 19;
+inline constexpr int kCandidateFeatures = 20;
 inline constexpr int kGlobalFeatures = 16;
+// Price and carbon global features: value / scale; forecasts average this window ahead.
+inline constexpr double kPriceScale_usd_per_mwh = 100.0;
+inline constexpr double kCarbonScale_g_per_kwh = 500.0;
+inline constexpr double kForecastWindow_s = 6 * 3600.0;
 // Free-device fractions are reported for this many device types (ClusterSpec order); a
 // scenario with more types is rejected when the environment is built.
 inline constexpr int kMaxDeviceTypes = 4;
@@ -21,6 +26,10 @@ std::vector<std::string> global_feature_names();
 // Writes one row of kCandidateFeatures values for candidate `c` at the view's now (a
 // SchedulerView: the same code serves the environment and a policy running an agent).
 void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row);
+// Writes the K x F candidate block (rows beyond `rows` zero) and the first K mask entries
+// (1 = legal); the wait entry is the caller's.
+void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
+                          std::uint8_t* mask);
 // Writes kGlobalFeatures values.
 void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global);
 

@@ -34,7 +34,7 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
   EnvConfig c;
   if (node.is_null()) return c;
   node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
-                   "check_invariants"});
+                   "preempt_rows", "check_invariants"});
   if (auto k = node.maybe_child("max_candidates")) {
     const std::int64_t v = k->as_positive_int();
     if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
@@ -79,6 +79,14 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
   }
   if (auto m = node.maybe_child("max_scan")) c.max_scan = static_cast<int>(std::min<std::int64_t>(m->as_positive_int(), 1 << 30));
   if (auto ci = node.maybe_child("check_invariants")) c.check_invariants = ci->as_bool();
+  if (auto p = node.maybe_child("preempt_rows")) {
+    const std::int64_t v = p->as_int();
+    if (v < 0 || v >= c.max_candidates) {
+      p->fail("must be in 0.." + std::to_string(c.max_candidates - 1) + " (fewer than max_candidates, so that rows remain for starts), got " +
+              std::to_string(v));
+    }
+    c.preempt_rows = static_cast<int>(v);
+  }
   return c;
 }
 
@@ -264,10 +272,15 @@ StepResult SchedulingEnv::step(int action) {
   if (action < k) {
     const Candidate& c = m.candidates[static_cast<std::size_t>(action)];
     m.batch.clear();
-    m.batch.start(c.job, c.devices);
     const JobSlot job = c.job;
-    m.sim->apply(m.batch);
-    m.queue.started(job);
+    if (c.preempt) {
+      m.batch.preempt(job);  // the kernel queues it again (on_job_queued) once its save ends
+      m.sim->apply(m.batch);
+    } else {
+      m.batch.start(job, c.devices);
+      m.sim->apply(m.batch);
+      m.queue.started(job);
+    }
     m.run_until_choice();
   } else if (!m.sim->advance()) {
     m.finish();
@@ -293,11 +306,7 @@ void SchedulingEnv::write_observation(float* candidates, float* global, std::uin
   std::memset(mask, 0, static_cast<std::size_t>(k) + 1);
   mask[k] = 1;
   if (!m.sim || m.terminated) return;
-  for (int i = 0; i < m.rows; ++i) {
-    const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
-    write_candidate_features(m.sim->view(), c, k, candidates + static_cast<std::size_t>(i) * kCandidateFeatures);
-    mask[i] = c.legal ? 1 : 0;
-  }
+  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask);
   mask[k] = m.wait_legal ? 1 : 0;
   write_global_features(m.sim->view(), m.queue, global);
 }

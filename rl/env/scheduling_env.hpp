@@ -4,8 +4,9 @@
 // Decision points are the kernel's own (an arrival, completion, failure or signal
 // change after which a choice exists), not fixed ticks. At a decision point the agent
 // sees up to K candidate (job, placement option) pairs as feature rows plus a global
-// feature vector, and picks one candidate (action 0..K-1) or "wait" (action K). A
-// candidate action is applied at once and the agent is asked again at the same instant
+// feature vector, and picks one candidate (action 0..K-1) or "wait" (action K). With the
+// preemption family on (EnvConfig::preempt_rows), some rows offer running jobs to
+// preempt instead. A candidate action is applied at once and the agent is asked again at the same instant
 // (several starts per decision point); "wait", or no legal candidate left, lets the
 // simulator run on to the next decision point. The mask marks illegal actions; wait is
 // legal except while jobs are pending and nothing else can happen (no job running, no
@@ -75,6 +76,9 @@ struct EnvConfig {
   int max_blocked_rows = 2;
   // Pending jobs examined per observation at most (bounds the work on a long queue).
   int max_scan = 256;
+  // The preemption action family: up to this many of the K rows offer running jobs for
+  // preemption (checkpoint save, then back to the queue); 0 = start rows only.
+  int preempt_rows = 0;
   // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
   bool check_invariants = false;
 

@@ -368,6 +368,136 @@ TEST_CASE("A hand-built case has the expected candidates and features", "[rl][en
   CHECK(col(0, "log_age_h") == Approx(std::log1p(10.0 / 3600.0)));
 }
 
+TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and preempt through the kernel", "[rl][env][preempt]") {
+  test::TempDir dir;
+  // One 4-GPU node, no physics (free checkpoints): long (2 GPUs, 3 h) and mid (2 GPUs, 1 h,
+  // estimate 2 h) start at t=0; small (1 GPU, 60 s) arrives at t=100 and cannot start.
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s,estimate_s\n"
+                                      "long,0,2,10800,\n"
+                                      "mid,0,2,3600,7200\n"
+                                      "small,100,1,60,\n");
+  auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace +
+                          "}}\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2}\n");
+  const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+  REQUIRE(cfg.preempt_rows == 2);
+  SchedulingEnv env(sc, cfg);
+  Obs obs(env.shape());
+  JctSum jct;
+  env.add_observer(jct);
+  env.reset(1);
+  const auto names = SchedulingEnv::candidate_feature_names();
+  auto col = [&](int row, const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return obs.cand[static_cast<std::size_t>(row * kCandidateFeatures + (it - names.begin()))];
+  };
+  double ret = env.step(0).reward;  // start long on {0,1}
+  ret += env.step(0).reward;        // start mid on {2,3}
+  obs.read(env);
+  // Both running, nothing pending: the two preemption rows, longest estimated remaining
+  // run first (long: 3 h; mid: its 2 h estimate), then wait.
+  CHECK(env.candidate(0).job_id == "long");
+  CHECK(env.candidate(0).devices == std::vector<DeviceId>{0, 1});
+  CHECK(env.candidate(1).job_id == "mid");
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
+  CHECK(col(0, "preempt") == 1.0f);
+  CHECK(col(0, "opt_first_fit") == 0.0f);
+  CHECK(col(0, "log_est_runtime_h") == Approx(std::log1p(3.0)));
+  CHECK(col(1, "log_est_runtime_h") == Approx(std::log1p(2.0)));
+  CHECK(col(0, "shares_node") == 1.0f);  // mid runs on the same node
+  CHECK(col(0, "speed_vs_best") == Approx(1.0));
+  CHECK(col(1, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
+  // Wait until small arrives: start rows hold small's blocked row; preemption rows follow.
+  ret += env.step(4).reward;
+  CHECK(env.simulator().now().seconds() == 100.0);
+  obs.read(env);
+  CHECK(env.candidate(0).job_id == "small");
+  CHECK(obs.mask[0] == 0);  // blocked
+  CHECK(env.candidate(1).job_id == "long");
+  CHECK(env.candidate(2).job_id == "mid");
+  CHECK(col(1, "log_est_runtime_h") == Approx(std::log1p((10800.0 - 100.0) / 3600.0)));
+  // Preempt mid: free checkpoint, so it is back in the queue at once and small can start
+  // on mid's devices; mid is offered again (start rows) with its progress kept.
+  ret += env.step(2).reward;
+  CHECK(env.simulator().now().seconds() == 100.0);
+  CHECK(env.simulator().stats().preemptions == 1);
+  obs.read(env);
+  CHECK(env.candidate(0).job_id == "mid");
+  CHECK(env.candidate(0).option == PlacementOption::kFirstFit);
+  CHECK(col(0, "preempt") == 0.0f);
+  CHECK(col(0, "log_est_work_h") == Approx(std::log1p(2.0 * (3600.0 - 100.0) / 3600.0)));  // estimate x fraction left
+  CHECK(env.candidate(1).job_id == "small");
+  CHECK(env.candidate(2).job_id == "long");  // preemption rows: only long is running
+  CHECK(env.candidate(3).job == kNoJob);
+  ret += env.step(1).reward;  // small on {2}
+  obs.read(env);
+  // mid (2 GPUs) no longer fits the one free device: a masked row; long and small can be
+  // preempted, long first.
+  CHECK(env.candidate(0).job_id == "mid");
+  CHECK(obs.mask[0] == 0);
+  CHECK(env.candidate(1).job_id == "long");
+  CHECK(env.candidate(2).job_id == "small");
+  CHECK(obs.mask == std::vector<std::uint8_t>{0, 1, 1, 0, 1});
+  // Wait: small ends at t=160, then mid restarts on {2,3}; run to the end.
+  ret += env.step(4).reward;
+  CHECK(env.simulator().now().seconds() == 160.0);
+  while (!env.done()) {
+    obs.read(env);
+    int a = 4;  // wait, unless a start row is legal
+    for (int i = 0; i < 4; ++i) {
+      if (obs.mask[static_cast<std::size_t>(i)] && col(i, "preempt") == 0.0f) a = i;
+    }
+    ret += env.step(a).reward;
+  }
+  CHECK(env.simulator().stats().preemptions == 1);
+  // mid: 100 s before, 3500 s after its restart at 160 s: ends at 3660 s.
+  CHECK(jct.total_s == Approx(10800.0 + 3660.0 + 60.0));
+  CHECK(ret == Approx(-jct.total_s / 3600.0).epsilon(1e-12));
+}
+
+TEST_CASE("Random actions with preemption rows keep every invariant", "[rl][env][preempt]") {
+  auto sc = scenario_from(kHetero);
+  EnvConfig cfg;
+  cfg.check_invariants = true;
+  cfg.max_candidates = 8;
+  cfg.preempt_rows = 3;
+  SchedulingEnv env(sc, cfg);
+  Obs obs(env.shape());
+  Rng rng(5, "test.actions");
+  JctSum jct;
+  env.add_observer(jct);
+  std::uint64_t preempt_steps = 0;
+  const auto names = SchedulingEnv::candidate_feature_names();
+  const auto preempt_col = static_cast<std::size_t>(std::find(names.begin(), names.end(), "preempt") - names.begin());
+  env.reset(2);
+  double ret = 0.0;
+  while (!env.done()) {
+    obs.read(env);
+    int preempt_rows_seen = 0;
+    for (int i = 0; i < cfg.max_candidates; ++i) {
+      const SchedulingEnv::CandidateInfo info = env.candidate(i);
+      if (obs.cand[static_cast<std::size_t>(i) * kCandidateFeatures + preempt_col] == 1.0f) {
+        // A preemption row shows a running job on the devices it holds.
+        const JobState& j = env.simulator().job(info.job);
+        CHECK(j.status == JobStatus::kRunning);
+        CHECK(info.devices.size() == j.devices.size());
+        ++preempt_rows_seen;
+      } else if (info.job != kNoJob) {
+        CHECK(preempt_rows_seen == 0);  // start rows come first
+      }
+    }
+    CHECK(preempt_rows_seen <= cfg.preempt_rows);
+    const int a = random_legal(obs.mask, rng);
+    if (a < cfg.max_candidates && obs.cand[static_cast<std::size_t>(a) * kCandidateFeatures + preempt_col] == 1.0f) ++preempt_steps;
+    ret += env.step(a).reward;
+  }
+  CHECK(env.jobs_completed() == 60);
+  CHECK(preempt_steps > 20);
+  CHECK(env.simulator().stats().preemptions == preempt_steps);
+  CHECK(ret == Approx(-jct.total_s / 3600.0).epsilon(1e-9));
+}
+
 TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
   test::TempDir dir;
   const std::string trace = dir.write("jobs.csv",
