@@ -174,6 +174,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
   for (JobSlot r = view.first_running(); r != kNoJob; r = view.next_running(r)) {
     const JobState& j = view.job(r);
     if (j.status != JobStatus::kRunning) continue;  // already stopping
+    if ((view.now() - j.placed_since).seconds() < config_.preempt_min_run_s) continue;
     const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
     victims_.emplace_back(-estimated_remaining_s(view, j) / rate, j.arrival_seq, r);
   }

@@ -90,8 +90,8 @@ class CandidateBuilder {
   // jobs in order: each job's startable placement options (duplicate device sets dropped),
   // or one illegal row when it fits nowhere now (at most max_blocked_rows of those). With
   // preempt_rows = P > 0, start rows stop at K - P and up to P preemption rows follow: the
-  // running jobs with the longest estimated remaining run time first (ties: earlier
-  // arrival). Returns the number of rows filled.
+  // running jobs on their devices for at least preempt_min_run_s, the longest estimated
+  // remaining run time first (ties: earlier arrival). Returns the number of rows filled.
   int build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out);
 
  private:

@@ -34,7 +34,7 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
   EnvConfig c;
   if (node.is_null()) return c;
   node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
-                   "preempt_rows", "check_invariants"});
+                   "preempt_rows", "preempt_min_run_s", "check_invariants"});
   if (auto k = node.maybe_child("max_candidates")) {
     const std::int64_t v = k->as_positive_int();
     if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
@@ -87,6 +87,7 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     }
     c.preempt_rows = static_cast<int>(v);
   }
+  if (auto m = node.maybe_child("preempt_min_run_s")) c.preempt_min_run_s = m->as_nonnegative_double();
   return c;
 }
 

@@ -79,6 +79,10 @@ struct EnvConfig {
   // The preemption action family: up to this many of the K rows offer running jobs for
   // preemption (checkpoint save, then back to the queue); 0 = start rows only.
   int preempt_rows = 0;
+  // Only jobs that have held their current devices at least this long are offered for
+  // preemption (a minimum run quantum, as cluster schedulers have: it bounds the
+  // save/restore churn an untrained agent can cause).
+  double preempt_min_run_s = 600.0;
   // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
   bool check_invariants = false;
 

@@ -378,7 +378,7 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
                                       "mid,0,2,3600,7200\n"
                                       "small,100,1,60,\n");
   auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace +
-                          "}}\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2}\n");
+                          "}}\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2, preempt_min_run_s: 50}\n");
   const EnvConfig cfg = EnvConfig::from_scenario(*sc);
   REQUIRE(cfg.preempt_rows == 2);
   SchedulingEnv env(sc, cfg);
@@ -394,29 +394,25 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
   };
   double ret = env.step(0).reward;  // start long on {0,1}
   ret += env.step(0).reward;        // start mid on {2,3}
-  obs.read(env);
-  // Both running, nothing pending: the two preemption rows, longest estimated remaining
-  // run first (long: 3 h; mid: its 2 h estimate), then wait.
-  CHECK(env.candidate(0).job_id == "long");
-  CHECK(env.candidate(0).devices == std::vector<DeviceId>{0, 1});
-  CHECK(env.candidate(1).job_id == "mid");
-  CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
-  CHECK(col(0, "preempt") == 1.0f);
-  CHECK(col(0, "opt_first_fit") == 0.0f);
-  CHECK(col(0, "log_est_runtime_h") == Approx(std::log1p(3.0)));
-  CHECK(col(1, "log_est_runtime_h") == Approx(std::log1p(2.0)));
-  CHECK(col(0, "shares_node") == 1.0f);  // mid runs on the same node
-  CHECK(col(0, "speed_vs_best") == Approx(1.0));
-  CHECK(col(1, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
-  // Wait until small arrives: start rows hold small's blocked row; preemption rows follow.
-  ret += env.step(4).reward;
+  // Both just started and are not preemptible before preempt_min_run_s (50 s): no legal
+  // row, so the environment runs on by itself to the next decision point, small's arrival.
   CHECK(env.simulator().now().seconds() == 100.0);
   obs.read(env);
+  // small cannot start (masked row); then the preemption rows, the longest estimated
+  // remaining run first: long (3 h - 100 s), mid (its 2 h estimate x 3500/3600 left).
   CHECK(env.candidate(0).job_id == "small");
-  CHECK(obs.mask[0] == 0);  // blocked
   CHECK(env.candidate(1).job_id == "long");
+  CHECK(env.candidate(1).devices == std::vector<DeviceId>{0, 1});
   CHECK(env.candidate(2).job_id == "mid");
+  CHECK(obs.mask == std::vector<std::uint8_t>{0, 1, 1, 0, 1});
+  CHECK(col(1, "preempt") == 1.0f);
+  CHECK(col(0, "preempt") == 0.0f);
+  CHECK(col(1, "opt_first_fit") == 0.0f);
   CHECK(col(1, "log_est_runtime_h") == Approx(std::log1p((10800.0 - 100.0) / 3600.0)));
+  CHECK(col(2, "log_est_runtime_h") == Approx(std::log1p(2.0 * 3500.0 / 3600.0)));
+  CHECK(col(1, "shares_node") == 1.0f);  // mid runs on the same node
+  CHECK(col(1, "speed_vs_best") == Approx(1.0));
+  CHECK(col(2, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
   // Preempt mid: free checkpoint, so it is back in the queue at once and small can start
   // on mid's devices; mid is offered again (start rows) with its progress kept.
   ret += env.step(2).reward;
@@ -432,13 +428,12 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
   CHECK(env.candidate(3).job == kNoJob);
   ret += env.step(1).reward;  // small on {2}
   obs.read(env);
-  // mid (2 GPUs) no longer fits the one free device: a masked row; long and small can be
-  // preempted, long first.
+  // mid (2 GPUs) no longer fits the one free device: a masked row; long can be preempted,
+  // small (just started) not yet.
   CHECK(env.candidate(0).job_id == "mid");
-  CHECK(obs.mask[0] == 0);
   CHECK(env.candidate(1).job_id == "long");
-  CHECK(env.candidate(2).job_id == "small");
-  CHECK(obs.mask == std::vector<std::uint8_t>{0, 1, 1, 0, 1});
+  CHECK(env.candidate(2).job == kNoJob);
+  CHECK(obs.mask == std::vector<std::uint8_t>{0, 1, 0, 0, 1});
   // Wait: small ends at t=160, then mid restarts on {2,3}; run to the end.
   ret += env.step(4).reward;
   CHECK(env.simulator().now().seconds() == 160.0);
