@@ -493,6 +493,36 @@ TEST_CASE("Random actions with preemption rows keep every invariant", "[rl][env]
   CHECK(ret == Approx(-jct.total_s / 3600.0).epsilon(1e-9));
 }
 
+TEST_CASE("Price and carbon global features read the scenario's signals", "[rl][env]") {
+  auto sc = scenario_from(std::string(kPlain) + R"(
+signals:
+  origin_utc: 2023-03-01T00:00:00Z
+  price: 80
+  carbon: {diurnal: {mean: 400, amplitude: 100, peak_hour_utc: 0}}
+)");
+  SchedulingEnv env(sc, EnvConfig{});
+  Obs obs(env.shape());
+  env.reset(1);
+  obs.read(env);
+  const double now_s = env.simulator().now().seconds();
+  REQUIRE(now_s < 1800.0);  // the first arrival: within hour 0 (UTC)
+  const auto gnames = SchedulingEnv::global_feature_names();
+  auto g = [&](const std::string& name) {
+    const auto it = std::find(gnames.begin(), gnames.end(), name);
+    REQUIRE(it != gnames.end());
+    return static_cast<double>(obs.global[static_cast<std::size_t>(it - gnames.begin())]);
+  };
+  const double pi = std::acos(-1.0);
+  auto carbon = [&](int h) { return 400.0 + 100.0 * std::cos(2 * pi * (h + 0.5) / 24.0); };
+  CHECK(g("price_now") == Approx(80.0 / 100.0));
+  CHECK(g("price_forecast") == Approx(80.0 / 100.0));
+  CHECK(g("carbon_now") == Approx(carbon(0) / 500.0));
+  // The 6 h window [now, now + 6 h): the rest of hour 0, hours 1-5, then the start of hour 6.
+  double sum = carbon(0) * (3600.0 - now_s) + carbon(6) * now_s;
+  for (int h = 1; h <= 5; ++h) sum += carbon(h) * 3600.0;
+  CHECK(g("carbon_forecast") == Approx(sum / (6 * 3600.0) / 500.0).epsilon(1e-5));
+}
+
 TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
   test::TempDir dir;
   const std::string trace = dir.write("jobs.csv",
