@@ -294,11 +294,20 @@ int main(int argc, char** argv) {
       if (!scenario.train_yaml.IsDefined() || scenario.train_yaml.IsNull())
         throw InputError(scenario.source, "the scenario has no train: map (see docs/config.md#train); e.g. experiments/configs/rl_train.yaml");
       const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet});
+      // The PNG learning curve is drawn by report.py (matplotlib); without Python the CSV,
+      // JSONL and SVG curves are still there, so a failure here is only a warning.
+      bool png = false;
+      try {
+        png = run_report(train_args.out, train_args.out, std::filesystem::read_symlink("/proc/self/exe").string()) == 0;
+      } catch (const InputError& e) {
+        std::fprintf(stderr, "schedsim train: warning: no learning_curve.png: %s\n", e.what());
+      }
+      if (!png) std::fprintf(stderr, "schedsim train: warning: learning_curve.png not drawn (needs python3 with matplotlib and pandas)\n");
       if (!train_args.quiet) {
         std::printf("trained %lld steps in %lld updates (%.1f s)", static_cast<long long>(o.steps), static_cast<long long>(o.updates), o.wall_s);
         if (o.eval_mean_jct_s) std::printf(", held-out mean JCT %.4f h", *o.eval_mean_jct_s / 3600);
-        std::printf("\n  checkpoint %s/checkpoint.pt, TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg}\n",
-                    train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str());
+        std::printf("\n  checkpoint %s/checkpoint.pt, TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg%s}\n",
+                    train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), png ? ",png" : "");
       }
 #endif
     } else if (*sweep) {

@@ -9,7 +9,8 @@ DIR is the output of `schedsim run`, `schedsim compare` or `schedsim sweep`. OUT
   timeline.png         queue length and GPU utilization over time (runs made with --timeline)
   gantt_<label>.png    which job ran on which devices (runs made with --timeline)
   energy.png           cumulative energy and CO2 over time (runs with an energy: map)
-  learning_curve.png   every learning_curve.csv found under DIR
+  learning_curve.png   every learning_curve.csv found under DIR (for a `schedsim train`
+                       folder, the only figure, written into DIR itself)
   sweep_<metric>.png   sweep folders: metric mean and 95% CI against the first parameter
 """
 import argparse
@@ -190,19 +191,32 @@ def energy(runs, results, out_dir, images):
 def learning_curves(root, out_dir, images):
     found = []
     for dirpath, _, files in os.walk(root):
-        if "learning_curve.csv" in files and not os.path.abspath(dirpath).startswith(os.path.abspath(out_dir)):
+        # Skip the report's own output folder, unless the report is written into DIR itself.
+        inside_out = os.path.abspath(out_dir) != os.path.abspath(root) and os.path.abspath(dirpath).startswith(os.path.abspath(out_dir))
+        if "learning_curve.csv" in files and not inside_out:
             found.append(os.path.join(dirpath, "learning_curve.csv"))
     if not found:
         return
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for path in sorted(found):
         c = pd.read_csv(path)
+        name = os.path.relpath(os.path.dirname(path), root)
+        if name == ".":
+            name = os.path.basename(os.path.abspath(root))
+        if {"step", "mean_jct_s", "eval_mean_jct_s"} <= set(c.columns):
+            # schedsim train: mean JCT of the training episodes and of the held-out evaluations.
+            ax.plot(c["step"], c["mean_jct_s"] / 3600, alpha=0.6, label=f"{name}: training episodes")
+            ev = c.dropna(subset=["eval_mean_jct_s"])
+            ax.plot(ev["step"], ev["eval_mean_jct_s"] / 3600, marker="o", label=f"{name}: held-out (greedy)")
+            ax.set_xlabel("agent steps")
+            ax.set_ylabel("mean JCT (h)")
+            continue
         numeric = [k for k in c.columns if pd.api.types.is_numeric_dtype(c[k])]
         if len(numeric) < 2:
             continue
         x = numeric[0]
         for y in numeric[1:]:
-            ax.plot(c[x], c[y], label=f"{os.path.relpath(os.path.dirname(path), root)}: {y}")
+            ax.plot(c[x], c[y], label=f"{name}: {y}")
         ax.set_xlabel(x)
     ax.set_title("Learning curves")
     ax.grid(True, alpha=0.3)
@@ -246,6 +260,14 @@ def main():
     root = args.dir
     out_dir = args.out or os.path.join(root, "report")
     runs = find_runs(root)
+    if not runs and os.path.isfile(os.path.join(root, "learning_curve.csv")):
+        # A `schedsim train` folder: its learning curve only.
+        out_dir = args.out or root
+        os.makedirs(out_dir, exist_ok=True)
+        images = []
+        learning_curves(root, out_dir, images)
+        print(f"report: {', '.join(images)} in {out_dir}")
+        return 0
     if not runs:
         sys.stderr.write(f"schedsim report: error: {root}: no results.json found (expected a run, compare or sweep folder)\n")
         return 1
