@@ -1,6 +1,8 @@
 #include "experiments/compare.hpp"
 
 #include "experiments/svg_plot.hpp"
+#include "traces/csv.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -147,7 +149,8 @@ std::string comparison_csv(const std::vector<RunResult>& runs) {
   out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s\n";
   for (const auto& r : runs) {
     const Summary& s = r.summary;
-    out << r.policy_name << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
+    write_csv_field(out, r.policy_name);  // labels such as compose(order=las,placement=packed) hold commas
+    out << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
         << fmt(s.p95_jct_s, "%.17g") << ',' << fmt(s.p99_jct_s, "%.17g") << ',' << fmt(s.mean_queue_delay_s, "%.17g") << ','
         << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << '\n';
   }

@@ -127,6 +127,11 @@ TEST_CASE("SJF beats FIFO on the default scenario, and compare writes its table"
   const std::string table = read_file(dir.path("cmp/comparison.csv"));
   CHECK(std::count(table.begin(), table.end(), '\n') == 3);
   CHECK(table.find("\nfifo,2000,") != std::string::npos);
+  // A label with commas is one quoted CSV field.
+  RunResult labelled = runs[0];
+  labelled.policy_name = "compose(order=las,placement=packed)";
+  const std::string csv = comparison_csv({labelled});
+  CHECK(csv.find("\n\"compose(order=las,placement=packed)\",2000,") != std::string::npos);
 }
 
 TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experiments][shared-data]") {
