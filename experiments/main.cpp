@@ -119,11 +119,11 @@ int main(int argc, char** argv) {
   add_scenario_args(run, run_args, "results");
 
   ScenarioArgs cmp_args;
-  std::vector<std::string> cmp_policies;
+  std::vector<std::string> cmp_policies, cmp_policy_maps;  // --policies, then --policy
   auto* compare = app.add_subcommand("compare", "run one scenario under every registered policy and print a comparison table");
   add_scenario_args(compare, cmp_args, "results/compare");
   compare->add_option("--policies", cmp_policies, "policy names to compare, comma-separated (default: all registered)")->delimiter(',');
-  compare->add_option("--policy", cmp_policies, "one policy to compare, a name or a YAML map such as '{name: fifo, placement: packed}' (repeatable)");
+  compare->add_option("--policy", cmp_policy_maps, "one policy to compare, a name or a YAML map such as '{name: fifo, placement: packed}' (repeatable; added after --policies)");
 
   auto* policies = app.add_subcommand("policies", "list the registered policies with their options");
 
@@ -228,6 +228,8 @@ int main(int argc, char** argv) {
     } else if (*compare) {
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
+      // Both options may be given: the --policies list first, then each --policy.
+      cmp_policies.insert(cmp_policies.end(), cmp_policy_maps.begin(), cmp_policy_maps.end());
       const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants, cmp_args.timeline});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
