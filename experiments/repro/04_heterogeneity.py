@@ -9,7 +9,7 @@ experiments/configs/heterogeneity_gavel.yaml (48 GPUs: 16 each of K80, P100 and 
 Gavel's job types and measured throughputs from ../shared/data/gavel) with
 `schedsim sweep` over three arrival rates x {FIFO + first fit (agnostic), FIFO + fastest
 type (aware), gavel (Gavel's round-based max-min fairness on throughput-normalised
-shares)} x 3 seeds. Without ../shared/data the script stops, and --quick exits as
+shares)} x 5 seeds. Without ../shared/data the script stops, and --quick exits as
 skipped (77). --quick: 300 jobs, one rate, two policies, 2 seeds; checks that the aware
 placement's mean JCT is at least 1.5x better and utilization lies in (0, 1].
 """
@@ -39,7 +39,7 @@ def main():
     policies = [AGNOSTIC, AWARE] if args.quick else [AGNOSTIC, AWARE, GAVEL]
     grid = {"scenario": CONFIG, "policies": [p for _, p in policies], "labels": [l for l, _ in policies],
             "parameters": {RATE_KEY: [HEADLINE_IA] if args.quick else [600, HEADLINE_IA, 300]},
-            "seeds": 2 if args.quick else 3}
+            "seeds": 2 if args.quick else 5}
     if args.quick:
         grid["parameters"]["workload.synthetic.num_jobs"] = [300]
     runs, summary = common.sweep(args.cli, grid, args.out, args.jobs)

@@ -143,7 +143,7 @@ def fmt(v, digits=3):
 
 
 def pct(v):
-    return "-" if v is None else f"{100 * v:.1f}%"
+    return "-" if v is None else f"{100 * v + 0.0:.1f}%"  # + 0.0: no "-0.0%"
 
 
 def write_tables(args, title, claims, detail_header, detail_rows, notes=""):
