@@ -43,7 +43,7 @@ def main():
             "parameters": {"workload.synthetic.arrival.mean_interarrival_s": list(interarrival.values())},
             "policies": [p for _, p in policies], "labels": [l for l, _ in policies],
             "seeds": 2 if quick else 5}
-    runs, summary = common.sweep(args.cli, grid, args.out, args.jobs)
+    runs, summary = common.sweep(args, grid, args.out)
     for r in summary:
         r["load"] = by_ia[r["workload.synthetic.arrival.mean_interarrival_s"]]
 

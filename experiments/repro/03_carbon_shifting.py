@@ -43,7 +43,7 @@ def main():
             "seeds": 1 if args.quick else 3}
     if args.quick:
         grid["parameters"] = {"workload.synthetic.num_jobs": [300]}
-    runs, _ = common.sweep(args.cli, grid, args.out, args.jobs)
+    runs, _ = common.sweep(args, grid, args.out)
     stats = []
     for label, _ in policies:
         rs = [r for r in runs if r["label"] == label]

@@ -42,7 +42,7 @@ def main():
             "seeds": 2 if args.quick else 5}
     if args.quick:
         grid["parameters"]["workload.synthetic.num_jobs"] = [300]
-    runs, summary = common.sweep(args.cli, grid, args.out, args.jobs)
+    runs, summary = common.sweep(args, grid, args.out)
 
     def cell(label, ia, metric):
         return next(r for r in summary if r["label"] == label and r[RATE_KEY] == ia)[metric]

@@ -70,7 +70,7 @@ def main():
     if args.quick:
         parameters["workload.synthetic.num_jobs"] = [80]
         sets = ["--set", "workload.synthetic.num_jobs=80"]
-    rows, _ = common.sweep(args.cli, {"scenario": CONFIG, "parameters": parameters, "seeds": [1]}, os.path.join(args.out, "fixed"), args.jobs)
+    rows, _ = common.sweep(args, {"scenario": CONFIG, "parameters": parameters, "seeds": [1]}, os.path.join(args.out, "fixed"))
     for r, h in zip(rows, hours):  # rows are in grid order
         r["interval_s"] = round(h * 3600)
     yd_dir = os.path.join(args.out, "young_daly")

@@ -96,8 +96,8 @@ def main():
                                                "duration_s": service, "gpus": 1}},
                     "policy": "fifo"}
         out = os.path.join(args.out, case.split()[0].replace("/", ""))
-        runs, summary = common.sweep(args.cli, {"scenario": scenario, "policies": [p for _, p, _, _ in policies],
-                                                "labels": [l for l, _, _, _ in policies], "seeds": seeds}, out, args.jobs)
+        runs, summary = common.sweep(args, {"scenario": scenario, "policies": [p for _, p, _, _ in policies],
+                                          "labels": [l for l, _, _, _ in policies], "seeds": seeds}, out)
         checks.expect(all(r["jobs_completed"] == jobs for r in runs), f"{case}: every job must complete")
         for (label, _, theory, tol), s in zip(policies, summary):
             measured, ci = s["mean_jct_s_mean"], s["mean_jct_s_ci95"]

@@ -10,6 +10,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +50,8 @@ def parse_args(doc, name, extra=None):
                     help="folder for the table and figures (default docs/figures/repro for a full run, OUT for --quick)")
     ap.add_argument("--quick", action="store_true", help="a small version that checks its numbers (the ctest test)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel runs of schedsim sweep (default 2)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the finished runs of an interrupted run in OUT (schedsim sweep resumes); by default they are redone")
     if extra:
         extra(ap)
     args = ap.parse_args()
@@ -98,17 +101,22 @@ def number(cell):
         return cell
 
 
-def sweep(cli, grid, out_dir, jobs):
+def sweep(args, grid, out_dir):
     """Runs `schedsim sweep` on `grid` (a dict, written as YAML's JSON subset to
-    OUT/grid.yaml; a `scenario` path should be absolute). Returns (sweep rows, summary
-    rows), each cell of a metric as a float (None when empty), and each row's `label`:
-    the name of its policy in `grid["policies"]` order when `labels` is given."""
+    OUT/grid.yaml; a `scenario` path should be absolute) with `args.jobs` workers. Returns
+    (sweep rows, summary rows), each cell of a metric as a float (None when empty), and each
+    row's `label`: the name of its policy in `grid["policies"]` order when `labels` is given.
+    Unless `args.resume`, earlier runs in OUT are removed first: the sweep would otherwise
+    reuse them, even when they came from another binary or scenario."""
     labels = grid.pop("labels", None)
+    if not args.resume:
+        for folder in ("runs", "logs"):
+            shutil.rmtree(os.path.join(out_dir, folder), ignore_errors=True)
     os.makedirs(out_dir, exist_ok=True)
     path = os.path.join(out_dir, "grid.yaml")
     with open(path, "w") as f:
         json.dump(grid, f, indent=1)
-    run_cli(cli, "sweep", path, "--out", out_dir, "--jobs", str(jobs))
+    run_cli(args.cli, "sweep", path, "--out", out_dir, "--jobs", str(args.jobs))
     tables = []
     for name in ("sweep.csv", "summary.csv"):
         rows = read_csv(os.path.join(out_dir, name))
