@@ -13,8 +13,14 @@ cd "$root"
 bin="${SCHEDSIM_BUILD_DIR:-$root/build}/schedsim"
 "$bin" compare --out results/default "$@"
 # The learned scheduler: the shipped PPO agent against every heuristic on the RL scenario
-# (heterogeneous GPUs, physics on; held-out workload seed 1). Needs a build with LibTorch.
+# (heterogeneous GPUs, physics, bursty arrivals, loss spikes; held-out workload seed 1),
+# including the heterogeneity-aware variants (fastest-type placement) and a figure.
+# Needs a build with LibTorch.
 if "$bin" policies | grep -qx rl; then
   echo
-  "$bin" compare experiments/configs/rl_default.yaml --policies all,rl:experiments/agents/default.pt --out results/rl_default
+  variants=()
+  for p in sjf srtf slurm-easy; do variants+=(--policy "{name: $p, placement: fastest_type}"); done
+  "$bin" compare experiments/configs/rl_default.yaml --policies all,rl:experiments/agents/default.pt "${variants[@]}" --out results/rl_default
+  "$bin" report results/rl_default > /dev/null && echo "figures: results/rl_default/report/ (jct_cdf.png, report.md)" ||
+    echo "(no PNG figures: schedsim report needs python3 with matplotlib and pandas; jct_cdf.svg is there)"
 fi

@@ -23,7 +23,9 @@ from common import plt
 NAME = "02_learned_vs_heuristics"
 # Heuristics with each policy's default placement, then heterogeneity-aware ones.
 HEURISTICS = ["fifo", "sjf", "srtf", "las", "gittins", "slurm-easy", "tiresias", "volcano-binpack",
-              {"name": "sjf", "placement": "fastest_type"}, {"name": "slurm-easy", "placement": "fastest_type"}, "gavel"]
+              {"name": "sjf", "placement": "fastest_type"}, {"name": "slurm-easy", "placement": "fastest_type"},
+              {"name": "srtf", "placement": "fastest_type"}, {"name": "gittins", "placement": "fastest_type"},
+              {"name": "tiresias", "placement": "fastest_type"}, "gavel"]
 QUICK_HEURISTICS = ["fifo", "tiresias", {"name": "sjf", "placement": "fastest_type"}]
 HETERO_AWARE = ("fastest_type", "gavel")
 

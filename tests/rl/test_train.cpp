@@ -138,5 +138,5 @@ TEST_CASE("The shipped agent's mean JCT on rl_default.yaml is fixed (golden)", "
   const RunResult r = run_scenario(s, reg, RunOptions{}, &policy);
   REQUIRE(r.summary.mean_jct_s);
   CHECK(r.summary.jobs_completed == 200);
-  CHECK(*r.summary.mean_jct_s == Approx(1180.3283742349995).epsilon(1e-9));
+  CHECK(*r.summary.mean_jct_s == Approx(2956.0968157300008).epsilon(1e-9));
 }
