@@ -201,6 +201,11 @@ SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, Env
   if (!m.scenario) throw InputError("RL environment", "no scenario given");
   if (m.config.max_candidates < 1) throw InputError(m.scenario->source, "env.max_candidates must be at least 1");
   if (m.config.placements.empty()) throw InputError(m.scenario->source, "env.placements must name at least one placement option");
+  if (m.config.preempt_rows < 0 || m.config.preempt_rows >= m.config.max_candidates) {
+    throw InputError(m.scenario->source, "env.preempt_rows must be in 0.." + std::to_string(m.config.max_candidates - 1) +
+                                             " (fewer than max_candidates = " + std::to_string(m.config.max_candidates) + "), got " +
+                                             std::to_string(m.config.preempt_rows));
+  }
   const ClusterSpec cluster(m.scenario->cluster);
   if (static_cast<int>(cluster.device_types().size()) > kMaxDeviceTypes) {
     throw InputError(m.scenario->source, "the RL environment's observation covers at most " + std::to_string(kMaxDeviceTypes) +

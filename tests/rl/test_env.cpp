@@ -381,6 +381,9 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
                           "}}\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2, preempt_min_run_s: 50}\n");
   const EnvConfig cfg = EnvConfig::from_scenario(*sc);
   REQUIRE(cfg.preempt_rows == 2);
+  EnvConfig too_many = cfg;
+  too_many.max_candidates = 2;  // e.g. a smaller K given from Python
+  CHECK_THROWS_WITH(SchedulingEnv(sc, too_many), Catch::Contains("env.preempt_rows must be in 0..1 (fewer than max_candidates = 2), got 2"));
   SchedulingEnv env(sc, cfg);
   Obs obs(env.shape());
   JctSum jct;
@@ -600,6 +603,9 @@ TEST_CASE("The env map of a scenario is parsed strictly", "[rl][env][config]") {
                     Catch::Contains("unknown key 'max_candidate'") && Catch::Contains("max_candidates"));
   CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {placements: [packed, packed]}\n")), Catch::Contains("listed twice"));
   CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {order: random}\n")), Catch::Contains("env.order"));
+  CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {max_candidates: 4, preempt_rows: 4}\n")),
+                    Catch::Contains("env.preempt_rows: must be in 0..3 (fewer than max_candidates, so that rows remain for starts), got 4"));
+  CHECK_THROWS_WITH(EnvConfig::from_scenario(*scenario_from(base + "env: {preempt_min_run_s: -1}\n")), Catch::Contains("env.preempt_min_run_s"));
 }
 
 TEST_CASE("The default RL scenario loads and an episode runs", "[rl][env]") {
