@@ -284,18 +284,20 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         return self._venv.take_finished_episodes()
 
 
-# Scenarios registered with gymnasium: schedsim/<name>-v0.
-_REGISTERED = {"default": None, "placement-topology": "placement_topology", "rl-default": "rl_default"}
+def _env_id(scenario):
+    return "schedsim/" + scenario.replace("_", "-") + "-v0"
 
 
 def register_envs():
-    """Registers schedsim/default-v0, schedsim/placement-topology-v0 and schedsim/rl-default-v0 with gymnasium (idempotent)."""
-    for env_name, scenario in _REGISTERED.items():
-        env_id = f"schedsim/{env_name}-v0"
+    """Registers schedsim/<scenario>-v0 with gymnasium for every shipped scenario
+    (schedsim.scenarios(), "_" written "-": schedsim/placement-topology-v0, ...;
+    schedsim/default-v0 is the built-in default). Idempotent; loads nothing until
+    gymnasium.make is called."""
+    from .config import scenarios
+
+    for scenario in scenarios():
+        env_id = _env_id(scenario)
         if env_id in gymnasium.registry:
             continue
-        try:
-            config = None if scenario is None else scenario_path(scenario)
-        except ValueError:
-            continue  # not shipped in this installation
+        config = None if scenario == "default" else scenario_path(scenario)
         gymnasium.register(id=env_id, entry_point="schedsim.env:SchedsimEnv", kwargs={"config": config})
