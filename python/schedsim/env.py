@@ -1,8 +1,9 @@
 """gymnasium environments over the C++ scheduling MDP (rl/env; features in docs/rl.md).
 
 Observation: {"candidates": float32 [K, F], "global": float32 [G]}; action: Discrete(K+1),
-0..K-1 start that candidate (job, placement) now, K wait (always legal). The legal
-actions are in info["action_mask"] and env.action_masks() (the maskable-PPO convention).
+0..K-1 start that candidate (job, placement) now, K wait (masked only when nothing else
+could ever happen; docs/rl.md). The legal actions are in info["action_mask"] and
+env.action_masks() (the maskable-PPO convention).
 """
 import math
 
@@ -161,7 +162,7 @@ class SchedsimEnv(gymnasium.Env):
         return {"candidates": cand, "global": glob}, float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self):
-        """The legal actions now (bool [K+1]); wait (the last) is always legal."""
+        """The legal actions now (bool [K+1]; the last is wait). At least one is legal."""
         if self._mask is None:
             raise gymnasium.error.ResetNeeded("call reset() before action_masks()")
         return self._mask.copy()

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
+#include "sim/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::python {
@@ -200,6 +201,21 @@ void bind_env(py::module_& m) {
             narrowed.push_back(static_cast<std::int32_t>(x));
           }
           data = narrowed.data();
+        }
+        // Every action checked before any environment steps: a bad one leaves the batch as
+        // it was (the C++ VectorEnv would have stepped the other environments).
+        const int num_actions = v.shape().num_actions();
+        const std::uint8_t* masks = v.masks();
+        for (py::ssize_t i = 0; i < n; ++i) {
+          const std::int32_t x = data[i];
+          if (x < 0 || x >= num_actions)
+            throw py::value_error("actions: expected values in 0.." + std::to_string(num_actions - 1) + ", got " + std::to_string(x) + " for env " + std::to_string(i));
+          if (!masks[i * num_actions + x]) {
+            std::string mask;
+            for (int b = 0; b < num_actions; ++b) mask += masks[i * num_actions + b] ? '1' : '0';
+            throw PolicyError("actions: env " + std::to_string(i) + ": action " + std::to_string(x) + " is masked (mask over actions 0.." +
+                              std::to_string(num_actions - 1) + ", the last one wait: " + mask + ")");
+          }
         }
         int ended = 0;
         {

@@ -25,7 +25,7 @@ SMALL = {
 
 
 def random_legal(rng, mask):
-    """A uniformly random legal action for each row of `mask` (wait is always legal)."""
+    """A uniformly random legal action for each row of `mask` (at least one is legal in every row)."""
     mask = np.atleast_2d(mask)
     return (rng.random(mask.shape) * mask).argmax(axis=1)
 
@@ -278,3 +278,24 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
     kept = info["final_obs"][0]["global"].copy()
     ours.step(np.full(n, 4, np.int32))
     assert (info["final_obs"][0]["global"] == kept).all()
+
+
+def test_vector_env_bad_action_leaves_every_env_as_it_was():
+    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4)
+    obs, info = venv.reset(seed=4)
+    before = obs["global"].copy()
+    mask = info["action_mask"]
+    assert not mask[2].all()  # env 2 has a masked action to try
+    actions = random_legal(np.random.default_rng(0), mask).astype(np.int32)
+    actions[2] = int(np.flatnonzero(~mask[2])[0])
+    with pytest.raises(schedsim.PolicyError, match=rf"actions: env 2: action {actions[2]} is masked"):
+        venv.step(actions)
+    with pytest.raises(ValueError, match=r"actions: expected values in 0\.\.4, got 7 for env 1"):
+        venv.step(np.array([4, 7, 4], np.int32))
+    assert (obs["global"] == before).all()  # nothing stepped
+    single = schedsim.make(SMALL, max_candidates=4)
+    s_obs, _ = single.reset(seed=4)
+    actions[2] = 4
+    obs, *_ = venv.step(actions)
+    s_obs, *_ = single.step(int(actions[0]))
+    assert (obs["global"][0] == s_obs["global"]).all()  # env 0 took one step, not two
