@@ -103,7 +103,9 @@ def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, 
 
 def test_editable_install_uses_the_source_tree(cli, golden_yaml, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    # pip, numpy, scikit-build-core... come from this Python's site-packages (no ensurepip,
+    # no download); the editable install goes into the venv.
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     pip_install(python, "-e", str(ROOT))
     got = run_check(python, golden_yaml, tmp_path)
