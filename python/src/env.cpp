@@ -178,6 +178,10 @@ void bind_env(py::module_& m) {
         using Actions = py::array_t<std::int32_t, py::array::c_style>;
         const py::ssize_t n = v.num_envs();
         const std::int32_t* data = nullptr;
+        const int num_actions = v.shape().num_actions();
+        const auto out_of_range = [&](py::ssize_t i, const std::string& value) {
+          return py::value_error("actions: expected values in 0.." + std::to_string(num_actions - 1) + ", got " + value + " for env " + std::to_string(i));
+        };
         py::array a;
         std::vector<std::int32_t> narrowed;
         if (Actions::check_(actions) && py::reinterpret_borrow<py::array>(actions).ndim() == 1 && py::reinterpret_borrow<py::array>(actions).shape(0) == n) {
@@ -192,24 +196,19 @@ void bind_env(py::module_& m) {
             throw py::value_error("actions: expected shape (" + std::to_string(n) + ",), got " + py::str(py::getattr(a, "shape")).cast<std::string>());
           // Other integer types through int64, checked, never wrapped around.
           auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-          const std::int64_t limit = v.shape().num_actions();
           for (py::ssize_t i = 0; i < n; ++i) {
             const std::int64_t x = wide.at(i);
-            if (x < 0 || x >= limit)  // a uint64 above int64's range reads negative here
-              throw py::value_error("actions: expected values in 0.." + std::to_string(limit - 1) + ", got " + py::str(a.attr("__getitem__")(i)).cast<std::string>() +
-                                    " for env " + std::to_string(i));
+            if (x < 0 || x >= num_actions) throw out_of_range(i, py::str(a.attr("__getitem__")(i)));  // a uint64 above int64's range reads negative
             narrowed.push_back(static_cast<std::int32_t>(x));
           }
           data = narrowed.data();
         }
         // Every action checked before any environment steps: a bad one leaves the batch as
         // it was (the C++ VectorEnv would have stepped the other environments).
-        const int num_actions = v.shape().num_actions();
         const std::uint8_t* masks = v.masks();
         for (py::ssize_t i = 0; i < n; ++i) {
           const std::int32_t x = data[i];
-          if (x < 0 || x >= num_actions)
-            throw py::value_error("actions: expected values in 0.." + std::to_string(num_actions - 1) + ", got " + std::to_string(x) + " for env " + std::to_string(i));
+          if (x < 0 || x >= num_actions) throw out_of_range(i, std::to_string(x));
           if (!masks[i * num_actions + x]) {
             std::string mask;
             for (int b = 0; b < num_actions; ++b) mask += masks[i * num_actions + b] ? '1' : '0';
