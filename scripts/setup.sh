@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config ccache   # ccache: the pip-install test reuses the build's objects
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev pybind11-dev zlib1g-dev
   libtorch-dev libopenblas0   # without OpenBLAS, LibTorch falls back to reference BLAS (~10x slower)
 )
@@ -30,9 +30,9 @@ fi
 # that python3 is the system's (Debian refuses pip installs into it); without these the
 # Python tests are not registered and everything else still builds and tests.
 if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c "import numpy, gymnasium, pytest, pandas, pybind11" >/dev/null 2>&1; then
-    echo "schedsim setup: pip installing numpy gymnasium pytest pandas pybind11 for $(command -v python3)" >&2
-    python3 -m pip install --quiet numpy gymnasium pytest pandas pybind11 >&2 ||
+  if ! python3 -c "import numpy, gymnasium, pytest, pandas, pybind11, scikit_build_core" >/dev/null 2>&1; then
+    echo "schedsim setup: pip installing numpy gymnasium pytest pandas pybind11 scikit-build-core for $(command -v python3)" >&2
+    python3 -m pip install --quiet numpy gymnasium pytest pandas pybind11 scikit-build-core >&2 ||
       echo "schedsim setup: pip install failed; the Python tests will be skipped (see docs/python.md)" >&2
   fi
 fi

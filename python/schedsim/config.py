@@ -3,11 +3,6 @@ import os
 
 from . import _schedsim
 
-# Scenarios shipped with the package (experiments/configs/*.yaml); "default" is also
-# compiled into the extension.
-_SHIPPED = ("default", "placement_topology", "heterogeneity_gavel")
-
-
 class Config:
     """A parsed, validated scenario (immutable). Build it with load_config()."""
 
@@ -103,9 +98,18 @@ def load_config(config=None, *, overrides=None, seed=None):
 
 
 def _scenario_dirs():
+    """Where the shipped scenarios are: a checkout's experiments/configs first (run from
+    the source tree or an editable install: their relative data paths, e.g.
+    ../../../shared/data, then resolve as in the CLI), then the package's copies."""
     from . import __path__ as package_path
 
-    return [os.path.join(p, "scenarios") for p in package_path if os.path.isdir(os.path.join(p, "scenarios"))]
+    dirs = [os.path.normpath(os.path.join(p, os.pardir, os.pardir, "experiments", "configs")) for p in package_path]
+    dirs += [os.path.join(p, "scenarios") for p in package_path]
+    out = []
+    for d in dirs:
+        if os.path.isdir(d) and d not in out:
+            out.append(d)
+    return out
 
 
 def scenarios():

@@ -1,8 +1,9 @@
 """gymnasium environments over the C++ scheduling MDP (rl/env; features in docs/rl.md).
 
 Observation: {"candidates": float32 [K, F], "global": float32 [G]}; action: Discrete(K+1),
-0..K-1 start that candidate (job, placement) now, K wait (always legal). The legal
-actions are in info["action_mask"] and env.action_masks() (the maskable-PPO convention).
+0..K-1 start that candidate (job, placement) now, K wait (masked only when nothing else
+could ever happen; docs/rl.md). The legal actions are in info["action_mask"] and
+env.action_masks() (the maskable-PPO convention).
 """
 import math
 
@@ -161,7 +162,7 @@ class SchedsimEnv(gymnasium.Env):
         return {"candidates": cand, "global": glob}, float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self):
-        """The legal actions now (bool [K+1]); wait (the last) is always legal."""
+        """The legal actions now (bool [K+1]; the last is wait). At least one is legal."""
         if self._mask is None:
             raise gymnasium.error.ResetNeeded("call reset() before action_masks()")
         return self._mask.copy()
@@ -198,7 +199,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
     Environment i is reset with seed + i and, when an episode ends, auto-resets at once
     with seed + i + num_envs x (episodes it finished) (gymnasium's SAME_STEP autoreset:
     the returned observation is the new episode's first, reward/terminated/truncated
-    belong to the step that ended the old one; no final observation is kept).
+    belong to the step that ended the old one, info["final_obs"] the old one's last
+    observation).
     The returned arrays are views of the C++ buffers, without copies: they are
     overwritten by the next step or reset (copy what you keep).
     Other arguments as SchedsimEnv; num_threads > 1 steps environments in parallel
@@ -224,6 +226,13 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._np_random = None
         self._seeded = False
         self._reset_done = False
+        # Views over the C++ buffers, made once: the buffers never move, and step() only
+        # hands these back (its fixed cost is per call, and counts at small batches).
+        cand, glob, self._mask, self._rewards, self._terminated, self._truncated = self._venv.arrays()
+        self._obs = {"candidates": cand, "global": glob}
+        self._final = self._venv.final_arrays()
+        self._every_env = np.ones(self.num_envs, bool)
+        self._every_env.flags.writeable = False
 
     def reset(self, *, seed=None, options=None):
         _check_options(options)
@@ -241,38 +250,55 @@ class VectorEnv(gymnasium.vector.VectorEnv):
         self._seeded = True
         self._venv.reset(int(seed))
         self._reset_done = True
-        cand, glob, mask, _, _, _ = self._venv.arrays()
-        return {"candidates": cand, "global": glob}, {"action_mask": mask}
+        return self._obs, {"action_mask": self._mask, "_action_mask": self._every_env}
 
     def step(self, actions):
+        """actions: int [num_envs] (int32 avoids a conversion). Returns the views of the
+        C++ buffers; when env i ended an episode, info["final_obs"][i] and
+        info["final_info"] hold its last observation and mask (copies), as gymnasium's
+        SAME_STEP autoreset does."""
         if not self._reset_done:
             raise gymnasium.error.ResetNeeded("call reset() before step()")
-        actions = np.asarray(actions)
-        self._venv.step(actions)
-        cand, glob, mask, rewards, terminated, truncated = self._venv.arrays()
-        return {"candidates": cand, "global": glob}, rewards, terminated, truncated, {"action_mask": mask}
+        ended = self._venv.step(actions)
+        info = {"action_mask": self._mask, "_action_mask": self._every_env}
+        if ended:
+            self._add_final(info)
+        return self._obs, self._rewards, self._terminated, self._truncated, info
+
+    def _add_final(self, info):
+        done = self._terminated | self._truncated
+        cand, glob, mask = self._final
+        final_obs = np.full(self.num_envs, None, dtype=object)
+        for i in np.flatnonzero(done):
+            final_obs[i] = {"candidates": cand[i].copy(), "global": glob[i].copy()}
+        final_mask = np.zeros_like(mask)
+        final_mask[done] = mask[done]
+        info["final_obs"], info["_final_obs"] = final_obs, done
+        info["final_info"], info["_final_info"] = {"action_mask": final_mask, "_action_mask": done.copy()}, done.copy()
 
     def action_masks(self):
         """Legal actions of every environment now (bool [num_envs, K+1], a view)."""
-        return self._venv.arrays()[2]
+        return self._mask
 
     def finished_episodes(self):
         """Episodes finished since the last call: env, seed, return, mean JCT (s), jobs, steps."""
         return self._venv.take_finished_episodes()
 
 
-# Scenarios registered with gymnasium: schedsim/<name>-v0.
-_REGISTERED = {"default": None, "placement-topology": "placement_topology", "rl-default": "rl_default"}
+def _env_id(scenario):
+    return "schedsim/" + scenario.replace("_", "-") + "-v0"
 
 
 def register_envs():
-    """Registers schedsim/default-v0, schedsim/placement-topology-v0 and schedsim/rl-default-v0 with gymnasium (idempotent)."""
-    for env_name, scenario in _REGISTERED.items():
-        env_id = f"schedsim/{env_name}-v0"
+    """Registers schedsim/<scenario>-v0 with gymnasium for every shipped scenario
+    (schedsim.scenarios(), "_" written "-": schedsim/placement-topology-v0, ...;
+    schedsim/default-v0 is the built-in default). Idempotent; loads nothing until
+    gymnasium.make is called."""
+    from .config import scenarios
+
+    for scenario in scenarios():
+        env_id = _env_id(scenario)
         if env_id in gymnasium.registry:
             continue
-        try:
-            config = None if scenario is None else scenario_path(scenario)
-        except ValueError:
-            continue  # not shipped in this installation
+        config = None if scenario == "default" else scenario_path(scenario)
         gymnasium.register(id=env_id, entry_point="schedsim.env:SchedsimEnv", kwargs={"config": config})

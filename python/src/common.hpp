@@ -19,6 +19,9 @@ struct Scenario {
   std::shared_ptr<const ScenarioConfig> config;
 };
 
+// The name of a value's Python type, for "expected ..., got <type>" messages.
+std::string python_type_name(py::handle value);
+
 // A dict/list/str/number/bool/None tree as a YAML node (what the CLI would have read
 // from the equivalent YAML). Throws TypeError naming the key path for anything else.
 YAML::Node to_yaml(py::handle value, const std::string& path);

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
+#include "sim/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::python {
@@ -170,19 +171,62 @@ void bind_env(py::module_& m) {
         py::gil_scoped_release release;
         v.reset(s);
       }, py::arg("seed"))
-      .def("step", [](rl::VectorEnv& v, const py::array& actions) {
+      .def("step", [](rl::VectorEnv& v, py::handle actions) {
         // Shapes and types are checked with the GIL held; the stepping runs without it.
-        if (actions.ndim() != 1 || actions.shape(0) != v.num_envs())
-          throw py::value_error("actions: expected shape (" + std::to_string(v.num_envs()) + ",), got " + py::str(py::getattr(actions, "shape")).cast<std::string>());
-        if (!py::isinstance<py::array_t<std::int32_t>>(actions) && actions.dtype().kind() != 'i' && actions.dtype().kind() != 'u')
-          throw py::type_error("actions: expected an integer array, got dtype " + py::str(actions.dtype()).cast<std::string>());
-        auto a = py::array_t<std::int32_t, py::array::c_style | py::array::forcecast>::ensure(actions);
-        const std::int32_t* data = a.data();
-        py::gil_scoped_release release;
-        v.step(data);
-      }, py::arg("actions"))
+        // An int32 C-contiguous array (what a policy usually hands over) goes through
+        // without a conversion: this call is on every step, its fixed cost counts.
+        using Actions = py::array_t<std::int32_t, py::array::c_style>;
+        const py::ssize_t n = v.num_envs();
+        const std::int32_t* data = nullptr;
+        const int num_actions = v.shape().num_actions();
+        const auto out_of_range = [&](py::ssize_t i, const std::string& value) {
+          return py::value_error("actions: expected values in 0.." + std::to_string(num_actions - 1) + ", got " + value + " for env " + std::to_string(i));
+        };
+        py::array a;
+        std::vector<std::int32_t> narrowed;
+        if (Actions::check_(actions) && py::reinterpret_borrow<py::array>(actions).ndim() == 1 && py::reinterpret_borrow<py::array>(actions).shape(0) == n) {
+          a = py::reinterpret_borrow<py::array>(actions);
+          data = static_cast<const std::int32_t*>(a.data());
+        } else {
+          a = py::array::ensure(actions);
+          const char kind = a ? a.dtype().kind() : 'O';
+          if (kind != 'i' && kind != 'u')
+            throw py::type_error("actions: expected an integer array, got " + (a ? "dtype " + py::str(a.dtype()).cast<std::string>() : python_type_name(actions)));
+          if (a.ndim() != 1 || a.shape(0) != n)
+            throw py::value_error("actions: expected shape (" + std::to_string(n) + ",), got " + py::str(py::getattr(a, "shape")).cast<std::string>());
+          // Other integer types through int64, checked, never wrapped around.
+          auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+          for (py::ssize_t i = 0; i < n; ++i) {
+            const std::int64_t x = wide.at(i);
+            if (x < 0 || x >= num_actions) throw out_of_range(i, py::str(a.attr("__getitem__")(i)));  // a uint64 above int64's range reads negative
+            narrowed.push_back(static_cast<std::int32_t>(x));
+          }
+          data = narrowed.data();
+        }
+        // Every action checked before any environment steps: a bad one leaves the batch as
+        // it was (the C++ VectorEnv would have stepped the other environments).
+        const std::uint8_t* masks = v.masks();
+        for (py::ssize_t i = 0; i < n; ++i) {
+          const std::int32_t x = data[i];
+          if (x < 0 || x >= num_actions) throw out_of_range(i, std::to_string(x));
+          if (!masks[i * num_actions + x]) {
+            std::string mask;
+            for (int b = 0; b < num_actions; ++b) mask += masks[i * num_actions + b] ? '1' : '0';
+            throw PolicyError("actions: env " + std::to_string(i) + ": action " + std::to_string(x) + " is masked (mask over actions 0.." +
+                              std::to_string(num_actions - 1) + ", the last one wait: " + mask + ")");
+          }
+        }
+        int ended = 0;
+        {
+          py::gil_scoped_release release;
+          v.step(data);
+          for (int i = 0; i < v.num_envs(); ++i) ended += (v.terminated()[i] | v.truncated()[i]) ? 1 : 0;
+        }
+        return ended;
+      }, py::arg("actions"), "Steps every environment; returns how many ended an episode (and auto-reset).")
       .def("arrays", [](py::object self) {
         // [N,K,F] candidates, [N,G] global, [N,K+1] masks, [N] rewards, terminated, truncated.
+        // The buffers never move, so the Python side makes these views once.
         auto& v = self.cast<rl::VectorEnv&>();
         const rl::EnvShape& sh = v.shape();
         const py::ssize_t n = v.num_envs();
@@ -192,6 +236,15 @@ void bind_env(py::module_& m) {
                               view_of(v.rewards(), {n}, self),
                               view_of(reinterpret_cast<const bool*>(v.terminated()), {n}, self),
                               view_of(reinterpret_cast<const bool*>(v.truncated()), {n}, self));
+      })
+      .def("final_arrays", [](py::object self) {
+        // The last observation of the episodes that ended in the last step: [N,K,F], [N,G], [N,K+1].
+        auto& v = self.cast<rl::VectorEnv&>();
+        const rl::EnvShape& sh = v.shape();
+        const py::ssize_t n = v.num_envs();
+        return py::make_tuple(view_of(v.final_candidates(), {n, sh.num_candidates, sh.candidate_features}, self),
+                              view_of(v.final_global(), {n, sh.global_features}, self),
+                              view_of(reinterpret_cast<const bool*>(v.final_masks()), {n, sh.num_actions()}, self));
       })
       .def("take_finished_episodes", [](rl::VectorEnv& v) {
         py::list out;

@@ -21,13 +21,13 @@ PyObject* g_sim_error = nullptr;
 PyObject* g_input_error = nullptr;
 PyObject* g_policy_error = nullptr;
 
-std::string python_type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
-
 // Python's repr of a float is the shortest text that reads back to the same double, so
 // a dict value and the same number written in YAML give the same configuration.
 std::string float_text(double v) { return py::str(py::repr(py::float_(v))); }
 
 }  // namespace
+
+std::string python_type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
 YAML::Node to_yaml(py::handle value, const std::string& path) {
   const std::string where = path.empty() ? "the config" : path;
@@ -158,7 +158,7 @@ PYBIND11_MODULE(_schedsim, m) {
       .def("resolved", [](const Scenario& s) {
         // The resolved config as results.json records it (policy built with its defaults).
         const PolicyRegistry registry = builtin_policies();
-        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), PolicyContext{s.config->seed});
+        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), PolicyContext{s.config->seed, &s.config->accelerators, s.config->env_yaml});
         return json_to_python(yaml_to_json(s.config->to_yaml(p.resolved)));
       }, "The fully resolved configuration (every default filled in) as a dict.")
       .def("with_seed", [](const Scenario& s, std::int64_t seed) {

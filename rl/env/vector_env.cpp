@@ -89,6 +89,8 @@ struct VectorEnv::Impl {
   std::vector<std::unique_ptr<SchedulingEnv>> envs;
   std::vector<float> candidates, global, rewards;
   std::vector<std::uint8_t> masks, terminated, truncated;
+  std::vector<float> final_candidates, final_global;
+  std::vector<std::uint8_t> final_masks;
   std::uint64_t base_seed = 0;
   std::vector<std::uint64_t> episode;  // episodes begun by env i since reset
   std::vector<std::vector<EpisodeRecord>> finished;
@@ -98,11 +100,12 @@ struct VectorEnv::Impl {
 
   Impl(int num_envs, int threads) : n(num_envs), pool(threads) {}
 
-  void write(int i) {
+  void write(int i) { write_to(i, candidates, global, masks); }
+  void write_to(int i, std::vector<float>& c, std::vector<float>& g, std::vector<std::uint8_t>& m) {
     const std::size_t k = static_cast<std::size_t>(shape.num_candidates);
-    envs[static_cast<std::size_t>(i)]->write_observation(candidates.data() + static_cast<std::size_t>(i) * k * shape.candidate_features,
-                                                          global.data() + static_cast<std::size_t>(i) * shape.global_features,
-                                                          masks.data() + static_cast<std::size_t>(i) * (k + 1));
+    envs[static_cast<std::size_t>(i)]->write_observation(c.data() + static_cast<std::size_t>(i) * k * shape.candidate_features,
+                                                          g.data() + static_cast<std::size_t>(i) * shape.global_features,
+                                                          m.data() + static_cast<std::size_t>(i) * (k + 1));
   }
 
   void reset_env(int i) {
@@ -126,6 +129,7 @@ struct VectorEnv::Impl {
       rec.mean_jct_s = rec.jobs > 0 ? env.total_jct_s() / static_cast<double>(rec.jobs) : 0.0;
       rec.steps = env.episode_steps();
       finished[u].push_back(rec);
+      write_to(i, final_candidates, final_global, final_masks);
       ++episode[u];
       reset_env(i);
     }
@@ -159,6 +163,9 @@ VectorEnv::VectorEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig c
   m.candidates.assign(n * k * static_cast<std::size_t>(m.shape.candidate_features), 0.0f);
   m.global.assign(n * static_cast<std::size_t>(m.shape.global_features), 0.0f);
   m.masks.assign(n * (k + 1), 0);
+  m.final_candidates.assign(m.candidates.size(), 0.0f);
+  m.final_global.assign(m.global.size(), 0.0f);
+  m.final_masks.assign(m.masks.size(), 0);
   m.rewards.assign(n, 0.0f);
   m.terminated.assign(n, 0);
   m.truncated.assign(n, 0);
@@ -199,6 +206,9 @@ const std::uint8_t* VectorEnv::masks() const { return impl_->masks.data(); }
 const float* VectorEnv::rewards() const { return impl_->rewards.data(); }
 const std::uint8_t* VectorEnv::terminated() const { return impl_->terminated.data(); }
 const std::uint8_t* VectorEnv::truncated() const { return impl_->truncated.data(); }
+const float* VectorEnv::final_candidates() const { return impl_->final_candidates.data(); }
+const float* VectorEnv::final_global() const { return impl_->final_global.data(); }
+const std::uint8_t* VectorEnv::final_masks() const { return impl_->final_masks.data(); }
 
 std::vector<VectorEnv::EpisodeRecord> VectorEnv::take_finished_episodes() {
   std::vector<EpisodeRecord> out;

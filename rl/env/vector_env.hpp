@@ -36,6 +36,12 @@ class VectorEnv {
   const float* rewards() const;
   const std::uint8_t* terminated() const;
   const std::uint8_t* truncated() const;
+  // The last observation of each episode that ended in the last step (before its
+  // autoreset), same layout as above; only the rows of envs with terminated or truncated
+  // set are meaningful (gymnasium's final_obs; what bootstrapping a truncation needs).
+  const float* final_candidates() const;
+  const float* final_global() const;
+  const std::uint8_t* final_masks() const;
   // Per finished episode of env i since the last call: (return, total JCT s, jobs) etc.
   struct EpisodeRecord {
     int env = 0;

@@ -103,3 +103,20 @@ def test_bad_argument_types():
         schedsim.load_config(GOLDEN_DICT, overrides="policy=sjf")
     with pytest.raises(TypeError, match=r"cluster\.nodes\[0\]: expected a dict, list, str"):
         schedsim.load_config({**GOLDEN_DICT, "cluster": {"nodes": [object()]}})
+
+
+@pytest.mark.parametrize("text", [
+    "seed: 1\npolcy: fifo\n",  # unknown key
+    "seed: -3\n",  # wrong value
+    "seed: 1\ncluster: {nodes: [{count: 2, type: V100, devices_per_node: eight}]}\n",  # wrong type
+])
+def test_errors_are_the_clis_messages(cli, tmp_path, text):
+    import subprocess
+
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    r = subprocess.run([cli, "run", str(p), "--out", str(tmp_path / "out"), "--quiet"], capture_output=True, text=True)
+    assert r.returncode != 0
+    with pytest.raises(schedsim.InputError) as e:
+        schedsim.load_config(str(p))
+    assert r.stderr.strip() == f"schedsim: error: {e.value}"

@@ -34,3 +34,19 @@ def test_simulate_releases_the_gil():
     assert seconds > 0.05
     # With the GIL held there would be none; released, the ticker runs about every ms.
     assert len(inside) >= 10, (len(inside), seconds)
+
+
+def test_vector_env_step_releases_the_gil():
+    if not schedsim.HAS_ENV:
+        import pytest
+
+        pytest.skip("the extension was built without rl/env")
+    import numpy as np
+
+    # Many environments make one step call long (tens of ms); its work is all C++.
+    venv = schedsim.VectorEnv(None, num_envs=8000)
+    inside, seconds = ticks_during(lambda: venv.reset(seed=0))
+    assert seconds > 0.01 and len(inside) >= 3, (len(inside), seconds)
+    wait = np.full(venv.num_envs, venv.single_action_space.n - 1, np.int32)
+    inside, seconds = ticks_during(lambda: venv.step(wait))
+    assert seconds > 0.01 and len(inside) >= 3, (len(inside), seconds)

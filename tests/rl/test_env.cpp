@@ -232,6 +232,33 @@ TEST_CASE("VectorEnv autoresets in the same step with the next seed of its seque
   CHECK(venv.take_finished_episodes().empty());
 }
 
+TEST_CASE("VectorEnv keeps the last observation of an episode that ended (gymnasium's final_obs)", "[rl][vector]") {
+  auto sc = scenario_from(kPlain);
+  EnvConfig cfg;
+  cfg.max_steps = 25;
+  cfg.max_candidates = 4;
+  VectorEnv venv(sc, cfg, 2, 1);
+  SchedulingEnv single(sc, cfg);  // env 1's first episode, stepped alone
+  venv.reset(100);
+  single.reset(101);
+  const EnvShape& s = venv.shape();
+  Obs obs(s);
+  std::vector<std::int32_t> actions(2, s.num_candidates);
+  for (int t = 1; t <= 25; ++t) {
+    obs.read(single);
+    actions[1] = obs.mask[0] ? 0 : s.num_candidates;
+    venv.step(actions.data());
+    single.step(actions[1]);
+  }
+  REQUIRE(venv.truncated()[1] == 1);
+  obs.read(single);  // the truncated episode's last state, which the autoreset replaced
+  const std::size_t cand = obs.cand.size(), glob = obs.global.size(), mask = obs.mask.size();
+  CHECK(std::memcmp(obs.cand.data(), venv.final_candidates() + cand, cand * sizeof(float)) == 0);
+  CHECK(std::memcmp(obs.global.data(), venv.final_global() + glob, glob * sizeof(float)) == 0);
+  CHECK(std::memcmp(obs.mask.data(), venv.final_masks() + mask, mask) == 0);
+  CHECK(std::memcmp(obs.global.data(), venv.global() + glob, glob * sizeof(float)) != 0);  // the live row moved on
+}
+
 TEST_CASE("VectorEnv results do not depend on the thread count", "[rl][vector]") {
   auto sc = scenario_from(kHetero);
   EnvConfig cfg;
