@@ -110,6 +110,7 @@ TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's deci
   Learner learner(tc, [&](int n) { return make_vector_batch_env(scenario, env, n, 1); });
   learner.load_checkpoint(ckpt);
   const PolicyRegistry reg = registry_with_rl();
+  std::uint64_t preemptions = 0;
   for (std::uint64_t seed : {3u, 4u}) {
     const EvalStats greedy = learner.evaluate([&](int n) { return make_vector_batch_env(scenario, env, n, 1); }, seed, 1);
     ScenarioConfig run = s;
@@ -120,7 +121,10 @@ TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's deci
     REQUIRE(r.summary.mean_jct_s);
     CHECK(r.summary.jobs_completed == 30);
     CHECK(*r.summary.mean_jct_s == Approx(greedy.mean_jct_s).epsilon(1e-12));
+    preemptions += r.summary.preemptions;
   }
+  // rl_train.yaml offers preemption rows: the equivalence covers the agent's preemptions.
+  CHECK(preemptions > 0);
   // The short form and a bad path.
   CHECK(reg.create("rl:" + ckpt).policy->name() == "rl");
   CHECK_THROWS_WITH(reg.create("rl:/nonexistent.pt"), Catch::Contains("no such checkpoint file"));
