@@ -1,5 +1,5 @@
-// Synthetic workloads: a renewal arrival process, a duration distribution and a
-// distribution of GPU counts, each drawn from its own random stream so that changing
+// Synthetic workloads: an arrival process (Poisson, fixed gaps or bursty MMPP), a duration
+// distribution and a distribution of GPU counts, each drawn from its own random stream so that changing
 // one does not shift the others. Jobs are generated lazily, one per pull.
 #pragma once
 
