@@ -46,7 +46,10 @@ class RlPolicy final : public Policy {
     mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_running() > 0 || sim_->num_pending() == 0 ? 1 : 0;
     write_global_features(view, queue_, glob_.data());
     const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
-    if (a < 0 || a >= k) return;  // wait
+    if (a < 0 || a >= k) {  // wait: until the next event, or the next signal change (as the environment)
+      out.wake_at(signal_wake(view));
+      return;
+    }
     const Candidate& c = candidates_[static_cast<std::size_t>(a)];
     if (c.preempt) {
       out.preempt(c.job);  // back in this policy's queue through on_job_queued after its save

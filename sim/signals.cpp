@@ -174,6 +174,15 @@ double GridSignals::now(SignalKind k, Tick t) const { return need(k).value_at(ut
 
 double GridSignals::integral(SignalKind k, Tick a, Tick b) const { return need(k).integral(utc_us(a), utc_us(b)); }
 
+Tick GridSignals::next_change(Tick t) const {
+  std::int64_t next = std::numeric_limits<std::int64_t>::max();
+  for (const auto* s : {price_ ? &*price_ : nullptr, carbon_ ? &*carbon_ : nullptr}) {
+    if (s) next = std::min(next, s->next_change_us(utc_us(t)));
+  }
+  if (next == std::numeric_limits<std::int64_t>::max()) return Tick::max();
+  return Tick::from_us(next - origin_utc_us_);
+}
+
 void GridSignals::forecast(SignalKind k, Tick t, Tick horizon, std::vector<std::pair<Tick, double>>& out) const {
   out.clear();
   const StepSeries& s = need(k);

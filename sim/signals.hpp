@@ -95,6 +95,9 @@ class GridSignals {
   // configured noise. Beyond the data's end the last value is assumed to persist.
   void forecast(SignalKind k, Tick t, Tick horizon, std::vector<std::pair<Tick, double>>& out) const;
   const ForecastConfig& forecast_config() const { return forecast_; }
+  // The first instant after `t` at which a present signal changes value (Tick::max() when
+  // none does): where a scheduler waiting for a cheaper or cleaner period looks again.
+  Tick next_change(Tick t) const;
 
  private:
   const StepSeries& need(SignalKind k) const;

@@ -7,6 +7,7 @@
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
 #include "sim/invariant_checker.hpp"
+#include "sim/signals.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::rl {
@@ -94,6 +95,12 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
 EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
   if (!scenario.env_yaml.IsDefined() || scenario.env_yaml.IsNull()) return EnvConfig{};
   return parse(ConfigNode(scenario.env_yaml, scenario.env_source, "env"));
+}
+
+Tick signal_wake(const SchedulerView& view) {
+  const GridSignals* signals = view.signals();
+  if (!signals || view.num_pending() == 0) return Tick::max();
+  return signals->next_change(view.now());
 }
 
 namespace {
@@ -288,10 +295,20 @@ StepResult SchedulingEnv::step(int action) {
       m.queue.started(job);
     }
     m.run_until_choice();
-  } else if (!m.sim->advance()) {
-    m.finish();
   } else {
-    m.run_until_choice();
+    // Waiting with jobs pending under price/carbon signals: the next signal change is a
+    // decision point too, so an agent can defer work to a cheaper or cleaner period.
+    const Tick wake = signal_wake(m.sim->view());
+    if (wake != Tick::max()) {
+      m.batch.clear();
+      m.batch.wake_at(wake);
+      m.sim->apply(m.batch);
+    }
+    if (!m.sim->advance()) {
+      m.finish();
+    } else {
+      m.run_until_choice();
+    }
   }
   StepResult r;
   r.reward = m.reward_since(integral_before, time_before, slowdown_before) + m.carry;

@@ -1,8 +1,8 @@
 // Scheduling as a Markov decision process on the full simulator (no LibTorch here: the
 // Python extension links this library too).
 //
-// Decision points are the kernel's own (an arrival, completion, failure or signal
-// change after which a choice exists), not fixed ticks. At a decision point the agent
+// Decision points are the kernel's own (an arrival, completion, failure, or a signal
+// change while the agent waits, after which a choice exists), not fixed ticks. At a decision point the agent
 // sees up to K candidate (job, placement option) pairs as feature rows plus a global
 // feature vector, and picks one candidate (action 0..K-1) or "wait" (action K). With the
 // preemption family on (EnvConfig::preempt_rows), some rows offer running jobs to
@@ -29,6 +29,7 @@
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
 #include "sim/observer.hpp"
+#include "sim/policy.hpp"
 
 namespace schedsim {
 class Simulator;
@@ -91,6 +92,11 @@ struct EnvConfig {
   // The scenario's env config: parse(scenario.env_yaml), or the defaults without one.
   static EnvConfig from_scenario(const ScenarioConfig& scenario);
 };
+
+// When the agent waits with jobs pending and the scenario has price or carbon signals,
+// the next signal change is a decision point as well (the env and the rl policy ask the
+// kernel for a wake-up there); Tick::max() when there is none.
+Tick signal_wake(const SchedulerView& view);
 
 // A masked or out-of-range action: the message names the action and the mask.
 class InvalidAction : public PolicyError {

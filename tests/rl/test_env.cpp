@@ -553,6 +553,41 @@ signals:
   CHECK(g("carbon_forecast") == Approx(sum / (6 * 3600.0) / 500.0).epsilon(1e-5));
 }
 
+TEST_CASE("Waiting under price/carbon signals stops at the next signal change", "[rl][env]") {
+  // Hourly carbon steps from t=0 (00:00 UTC). Whenever the agent waits with jobs pending,
+  // the next decision point is the next event or the next hour boundary, whichever comes
+  // first; Poisson arrivals and completions never fall on a boundary by themselves.
+  auto sc = scenario_from(std::string(kPlain) + R"(
+signals:
+  origin_utc: 2023-03-01T00:00:00Z
+  carbon: {diurnal: {mean: 400, amplitude: 100, peak_hour_utc: 0}}
+)");
+  SchedulingEnv env(sc, EnvConfig{});
+  Obs obs(env.shape());
+  Rng rng(3, "test.actions");
+  env.reset(1);
+  const int wait = env.shape().num_candidates;
+  int waits = 0, at_boundary = 0;
+  while (!env.done()) {
+    obs.read(env);
+    const double t0 = env.simulator().now().seconds();
+    const bool pending = env.simulator().num_pending() > 0;
+    if (obs.mask[static_cast<std::size_t>(wait)] && pending && waits < 50) {
+      const double boundary = (std::floor(t0 / 3600.0) + 1.0) * 3600.0;
+      env.step(wait);
+      ++waits;
+      if (env.done()) break;
+      CHECK(env.simulator().now().seconds() <= boundary);
+      at_boundary += env.simulator().now().seconds() == boundary ? 1 : 0;
+    } else {
+      env.step(random_legal(obs.mask, rng));
+    }
+  }
+  CHECK(waits == 50);
+  CHECK(at_boundary > 0);
+  CHECK(env.jobs_completed() == 80);
+}
+
 TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
   test::TempDir dir;
   const std::string trace = dir.write("jobs.csv",
