@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
 #ifdef SCHEDSIM_HAS_TORCH
   rl::PpoBenchOptions ppo_bench_options;
   bench->add_option("--ppo-steps", ppo_bench_options.steps, "ppo: agent steps to train for")->capture_default_str();
-  bench->add_option("--ppo-threads", ppo_bench_options.threads, "ppo: LibTorch and environment threads")->capture_default_str();
+  bench->add_option("--ppo-threads", ppo_bench_options.threads, "ppo: LibTorch intra-op threads")->capture_default_str();
+  bench->add_option("--ppo-env-threads", ppo_bench_options.env_threads, "ppo: threads stepping the environments")->capture_default_str();
 #endif
 
   std::string sweep_grid;
@@ -281,8 +282,8 @@ int main(int argc, char** argv) {
 #ifdef SCHEDSIM_HAS_TORCH
           const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
           const auto j = run_in_child([&] { return rl::ppo_bench_json(rl::run_ppo_bench(scenario, ppo_bench_options)); });
-          std::printf("ppo      envs=%d threads=%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
-                      j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
+          std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
+                      j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
                       j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
           std::fflush(stdout);
           all.push_back(j);

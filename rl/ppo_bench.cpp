@@ -14,7 +14,7 @@ std::string ppo_bench_train_yaml(const PpoBenchOptions& o) {
          ", epochs: 4, minibatch: 256, lr: 0.001, lr_schedule: linear, gamma: 0.995, gae_lambda: 0.95, clip: 0.2,"
          " entropy_coef: 0.01, value_coef: 0.5, max_grad_norm: 0.5, hidden: [64, 64], seed: 1, eval_every: 0,"
          " train_seed_start: 1000, threads: " +
-         std::to_string(o.threads) + ", env_threads: " + std::to_string(o.threads) + "}";
+         std::to_string(o.threads) + ", env_threads: " + std::to_string(o.env_threads) + "}";
 }
 
 PpoBenchResult run_ppo_bench(const ScenarioConfig& scenario, const PpoBenchOptions& options) {
@@ -28,6 +28,7 @@ PpoBenchResult run_ppo_bench(const ScenarioConfig& scenario, const PpoBenchOptio
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.num_envs = config.num_envs;
   r.threads = options.threads;
+  r.env_threads = options.env_threads;
   r.env_steps = learner.steps();
   r.updates = learner.updates();
   r.env_steps_per_s = r.wall_s > 0 ? static_cast<double>(r.env_steps) / r.wall_s : 0.0;
@@ -39,6 +40,7 @@ nlohmann::ordered_json ppo_bench_json(const PpoBenchResult& r) {
   j["name"] = "ppo";
   j["num_envs"] = r.num_envs;
   j["threads"] = r.threads;
+  j["env_threads"] = r.env_threads;
   j["env_steps"] = r.env_steps;
   j["updates"] = r.updates;
   j["wall_s"] = r.wall_s;

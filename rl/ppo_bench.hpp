@@ -14,13 +14,15 @@ namespace schedsim::rl {
 
 struct PpoBenchOptions {
   std::int64_t steps = 20'000;  // agent steps to train for (whole updates: a little more)
-  int threads = 2;              // LibTorch intra-op threads and environment threads
+  int threads = 1;              // LibTorch intra-op threads (2 spin-wait on a busy 2-core machine: docs/benchmarks.md)
+  int env_threads = 2;          // threads stepping the environments
   int num_envs = 8;
 };
 
 struct PpoBenchResult {
   int num_envs = 0;
   int threads = 0;
+  int env_threads = 0;
   std::int64_t env_steps = 0;  // agent steps trained on
   std::int64_t updates = 0;
   double wall_s = 0;           // construction, observation statistics, rollouts and updates

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/observer.hpp"
+#include "sim/simulator.hpp"
 #include "sim/signals.hpp"
 #include "sim/tick.hpp"
 
@@ -86,7 +87,11 @@ class EnergyMeter : public Observer {
   std::vector<double> idle_w_, dynamic_w_;  // by device
   double cluster_idle_w_ = 0.0;
   std::vector<Acc> acc_;
-  std::vector<std::int32_t> active_;  // slots integrated since the last event
+  std::vector<std::int32_t> active_;  // slots integrated since the last event, in running-list order
+  // The simulator's counters at the last after_event: when only arrivals and completions
+  // happened since (no action, no rate change), every running job kept its power.
+  SimulatorStats seen_;
+  bool seen_valid_ = false;
   Tick last_;
   double total_power_w_ = 0.0;   // IT power since last_
   double jobs_power_w_ = 0.0;    // part of it held by jobs
