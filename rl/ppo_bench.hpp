@@ -17,6 +17,7 @@ struct PpoBenchOptions {
   int threads = 1;              // LibTorch intra-op threads (2 spin-wait on a busy 2-core machine: docs/benchmarks.md)
   int env_threads = 2;          // threads stepping the environments
   int num_envs = 8;
+  int epochs = 4;               // PPO passes over each batch (1 and 4 give the cost of one pass)
 };
 
 struct PpoBenchResult {

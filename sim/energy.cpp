@@ -94,6 +94,7 @@ void EnergyMeter::after_event(const Simulator& sim) {
     total_power_w_ = cluster_idle_w_ - jobs_idle_w + jobs_power_w_;
     return;
   }
+  ++full_passes_;
   for (std::int32_t s : active_) acc_[static_cast<std::size_t>(s)].active = false;
   active_.clear();
   const PhysicsModel* physics = sim.view().physics();

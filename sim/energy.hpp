@@ -58,6 +58,9 @@ class EnergyMeter : public Observer {
   EnergyTotals totals() const;
   // Facility power (W) now, as integrated from the last event on.
   double facility_power_w() const { return total_power_w_ * pue_; }
+  // Events after which the power of every running job was recomputed (the others reuse
+  // the powers of the event before): tests check the work per event.
+  std::uint64_t full_passes() const { return full_passes_; }
 
  private:
   struct Acc {  // per job slot
@@ -92,6 +95,7 @@ class EnergyMeter : public Observer {
   // happened since (no action, no rate change), every running job kept its power.
   SimulatorStats seen_;
   bool seen_valid_ = false;
+  std::uint64_t full_passes_ = 0;
   Tick last_;
   double total_power_w_ = 0.0;   // IT power since last_
   double jobs_power_w_ = 0.0;    // part of it held by jobs
