@@ -45,6 +45,20 @@ SyntheticConfig kernel_workload(std::uint64_t jobs, int gpus) {
   return workload;
 }
 
+// "fifo:packed" = fifo with placement packed.
+ConfigNode policy_spec(const std::string& policy_name) {
+  const auto colon = policy_name.find(':');
+  const std::string yaml = colon == std::string::npos ? policy_name
+                                                      : "{name: " + policy_name.substr(0, colon) + ", placement: " + policy_name.substr(colon + 1) + "}";
+  return ConfigNode::load_string(yaml, "--policies");
+}
+
+// Diurnal price (USD/MWh) and carbon (gCO2/kWh) signals of the scenario-based cases.
+const char* const kDiurnalSignalsYaml =
+    "signals:\n"
+    "  price: {diurnal: {mean: 80, amplitude: 30, peak_hour_utc: 18}}\n"
+    "  carbon: {diurnal: {mean: 300, amplitude: 100, peak_hour_utc: 19}}\n";
+
 // kernel: the kernel workload, physics off.
 // physics: the same jobs training ResNet-50, BERT-large or GPT-2 1.5B (a third each) on
 // H100 nodes, 32 nodes per rack, 2:1 oversubscribed uplinks: contention tracking on.
@@ -55,11 +69,7 @@ BenchResult run_kernel_case(const std::string& name, std::uint64_t jobs, int gpu
   if (physics_on) workload.models = {{"ResNet-50", 1.0 / 3}, {"BERT-large", 1.0 / 3}, {"GPT-2-1.5B", 1.0 - 2.0 / 3}};
   const ClusterSpec cluster({NodeGroup{gpus / 8, physics_on ? "H100-SXM" : "V100", 8}});
   SyntheticJobSource source(workload, 1);
-  // "fifo:packed" = fifo with placement packed.
-  const auto colon = policy_name.find(':');
-  const std::string yaml = colon == std::string::npos ? policy_name
-                                                      : "{name: " + policy_name.substr(0, colon) + ", placement: " + policy_name.substr(colon + 1) + "}";
-  PolicyInstance policy = registry.create(ConfigNode::load_string(yaml, "--policies"));
+  PolicyInstance policy = registry.create(policy_spec(policy_name));
   SimulatorOptions sim_options;
   const AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
   const WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
@@ -95,10 +105,7 @@ BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int g
                               const PolicyRegistry& registry) {
   const ScenarioConfig scenario =
       ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml(name, jobs, gpus), "bench " + name), registry);
-  const auto colon = policy_name.find(':');
-  const std::string yaml = colon == std::string::npos ? policy_name
-                                                      : "{name: " + policy_name.substr(0, colon) + ", placement: " + policy_name.substr(colon + 1) + "}";
-  const ConfigNode policy = ConfigNode::load_string(yaml, "--policies");
+  const ConfigNode policy = policy_spec(policy_name);
   const auto start = std::chrono::steady_clock::now();
   const RunResult run = run_scenario(scenario, registry, RunOptions{}, &policy.yaml());
   const double wall = seconds_since(start);
@@ -218,10 +225,8 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
         "  devices: {mtbf_h: 5000, unit: node, repair_h: 4, on_failure: requeue, restart_s: 60}\n"
         "  loss_spikes: {rate_per_gpu_hour: 1.0e-4, restart_s: 60}\n"
         "  checkpoint: {interval_s: 1800, cost_s: 60}\n"
-        "energy: {pue: 1.2}\n"
-        "signals:\n"
-        "  price: {diurnal: {mean: 80, amplitude: 30, peak_hour_utc: 18}}\n"
-        "  carbon: {diurnal: {mean: 300, amplitude: 100, peak_hour_utc: 19}}\n";
+        "energy: {pue: 1.2}\n";
+    yaml += kDiurnalSignalsYaml;
   } else if (name == "policies") {
     // The kernel workload with diurnal signals, so the price- and carbon-aware policies
     // run too (they defer jobs; the others ignore the signals).
@@ -231,10 +236,7 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
                   "    duration_s: {dist: exponential, mean: 3600}\n    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}\n",
                   gpus / 8, static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
     yaml += buf;
-    yaml +=
-        "signals:\n"
-        "  price: {diurnal: {mean: 80, amplitude: 30, peak_hour_utc: 18}}\n"
-        "  carbon: {diurnal: {mean: 300, amplitude: 100, peak_hour_utc: 19}}\n";
+    yaml += kDiurnalSignalsYaml;
   } else {
     throw InputError("bench " + name, "not a scenario-based benchmark (full, policies)");
   }
