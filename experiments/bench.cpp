@@ -1,42 +1,75 @@
 #include "experiments/bench.hpp"
 
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/trace_source.hpp"
 
 namespace schedsim {
 namespace {
 
-// kernel: Poisson arrivals at 80% offered load, exponential durations (mean 1 h),
-// GPU counts {1: 70%, 2, 4, 8: 10% each} on 8-GPU nodes; physics off.
-// physics: the same jobs training ResNet-50, BERT-large or GPT-2 1.5B (a third each) on
-// H100 nodes, 32 nodes per rack, 2:1 oversubscribed uplinks: contention tracking on.
-BenchResult run_case(const std::string& name, const BenchOptions& options, const std::string& policy_name, const PolicyRegistry& registry) {
-  const bool physics_on = name == "physics";
+constexpr std::uint64_t kDefaultJobs = 1'000'000;
+// policies: 100k jobs (the size); full: 100k as well, because its energy meter
+// costs O(running jobs) per event (docs/benchmarks.md), which makes 1M jobs take minutes.
+constexpr std::uint64_t kPoliciesJobs = 100'000;
+constexpr std::uint64_t kFullJobs = 100'000;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The kernel workload: Poisson arrivals at 80% offered load, exponential durations (mean
+// 1 h), GPU counts {1: 70%, 2, 4, 8: 10% each} on 8-GPU nodes.
+SyntheticConfig kernel_workload(std::uint64_t jobs, int gpus) {
   SyntheticConfig workload;
-  workload.num_jobs = options.jobs;
+  workload.num_jobs = jobs;
   workload.duration_s = Distribution::exponential(3600.0);
   workload.gpus = {{1, 0.7}, {2, 0.1}, {4, 0.1}, {8, 0.1}};
-  workload.mean_interarrival_s = workload.mean_gpus() * 3600.0 / (0.8 * options.gpus);
-  if (physics_on) workload.models = {{"ResNet-50", 1.0 / 3}, {"BERT-large", 1.0 / 3}, {"GPT-2-1.5B", 1.0 - 2.0 / 3}};
-  const ClusterSpec cluster({NodeGroup{options.gpus / 8, physics_on ? "H100-SXM" : "V100", 8}});
-  SyntheticJobSource source(workload, 1);
-  // "fifo:packed" = fifo with placement packed.
+  workload.mean_interarrival_s = workload.mean_gpus() * 3600.0 / (0.8 * gpus);
+  return workload;
+}
+
+// "fifo:packed" = fifo with placement packed.
+ConfigNode policy_spec(const std::string& policy_name) {
   const auto colon = policy_name.find(':');
   const std::string yaml = colon == std::string::npos ? policy_name
                                                       : "{name: " + policy_name.substr(0, colon) + ", placement: " + policy_name.substr(colon + 1) + "}";
-  PolicyInstance policy = registry.create(ConfigNode::load_string(yaml, "--policies"));
+  return ConfigNode::load_string(yaml, "--policies");
+}
+
+// Diurnal price (USD/MWh) and carbon (gCO2/kWh) signals of the scenario-based cases.
+const char* const kDiurnalSignalsYaml =
+    "signals:\n"
+    "  price: {diurnal: {mean: 80, amplitude: 30, peak_hour_utc: 18}}\n"
+    "  carbon: {diurnal: {mean: 300, amplitude: 100, peak_hour_utc: 19}}\n";
+
+// kernel: the kernel workload, physics off.
+// physics: the same jobs training ResNet-50, BERT-large or GPT-2 1.5B (a third each) on
+// H100 nodes, 32 nodes per rack, 2:1 oversubscribed uplinks: contention tracking on.
+BenchResult run_kernel_case(const std::string& name, std::uint64_t jobs, int gpus, const std::string& policy_name,
+                            const PolicyRegistry& registry) {
+  const bool physics_on = name == "physics";
+  SyntheticConfig workload = kernel_workload(jobs, gpus);
+  if (physics_on) workload.models = {{"ResNet-50", 1.0 / 3}, {"BERT-large", 1.0 / 3}, {"GPT-2-1.5B", 1.0 - 2.0 / 3}};
+  const ClusterSpec cluster({NodeGroup{gpus / 8, physics_on ? "H100-SXM" : "V100", 8}});
+  SyntheticJobSource source(workload, 1);
+  PolicyInstance policy = registry.create(policy_spec(policy_name));
   SimulatorOptions sim_options;
   const AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
   const WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
@@ -51,30 +84,228 @@ BenchResult run_case(const std::string& name, const BenchOptions& options, const
 
   const auto start = std::chrono::steady_clock::now();
   sim.run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double wall = seconds_since(start);
   const Summary summary = metrics.summarize();
 
   BenchResult r;
   r.name = name;
   r.policy = policy_name;
-  r.jobs = options.jobs;
+  r.jobs = jobs;
   r.gpus = cluster.num_devices();
-  r.events = sim.stats().events;
+  r.events = r.count = sim.stats().events;
   r.decision_points = sim.stats().decision_points;
   r.wall_s = wall;
-  r.events_per_s = static_cast<double>(r.events) / wall;
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  r.peak_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
   r.mean_jct_s = summary.mean_jct_s.value_or(0.0);
   return r;
 }
 
-// Runs `f` in a child process and returns its result, so peak RSS is per case.
-template <typename F>
-BenchResult in_child(F f) {
+// full and policies run through the scenario path (run_scenario without output files),
+// so every subsystem a scenario switches on is in the loop.
+BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int gpus, const std::string& policy_name,
+                              const PolicyRegistry& registry) {
+  const ScenarioConfig scenario =
+      ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml(name, jobs, gpus), "bench " + name), registry);
+  const ConfigNode policy = policy_spec(policy_name);
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult run = run_scenario(scenario, registry, RunOptions{}, &policy.yaml());
+  const double wall = seconds_since(start);
+  BenchResult r;
+  r.name = name;
+  r.policy = policy_name;
+  r.jobs = jobs;
+  r.gpus = gpus;
+  r.events = r.count = run.stats.events;
+  r.decision_points = run.stats.decision_points;
+  r.wall_s = wall;
+  r.mean_jct_s = run.summary.mean_jct_s.value_or(0.0);
+  return r;
+}
+
+// trace: the longest path a trace takes into a run. A schedsim-format file with every
+// attribute column, its rows pairwise out of order, so TraceJobSource validates it,
+// sorts it in runs of 100,000 jobs spilled to temporary files and merges them while the
+// jobs are pulled. The file is written to a temporary folder first (not timed).
+BenchResult run_trace_case(std::uint64_t jobs) {
+  namespace fs = std::filesystem;
+  std::string dir_template = (fs::temp_directory_path() / "schedsim-bench-trace-XXXXXX").string();
+  if (mkdtemp(dir_template.data()) == nullptr) throw Error("bench trace: cannot create a temporary folder in " + fs::temp_directory_path().string());
+  const fs::path dir(dir_template);
+  const std::string path = (dir / "trace.csv").string();
+  BenchResult r;
+  try {
+    {
+      SyntheticConfig workload = kernel_workload(jobs, 10'000);
+      workload.models = {{"ResNet-50", 0.4}, {"BERT-large", 0.3}, {"GPT-2-1.5B", 0.3}};
+      workload.estimate_error_sigma = 0.5;
+      SyntheticJobSource source(workload, 1);
+      std::ofstream out(path);
+      SchedsimColumns columns;
+      write_schedsim_trace_header(out, columns);
+      JobSpec a, b;
+      std::uint64_t i = 0;
+      auto fill = [&i](JobSpec& j) {
+        j.user = "user" + std::to_string(i % 97);
+        j.group = "vc" + std::to_string(i % 7);
+        j.priority = static_cast<double>(i % 3);
+        ++i;
+      };
+      while (source.next(a)) {
+        fill(a);
+        if (!source.next(b)) {
+          write_schedsim_trace_row(out, a, columns);
+          break;
+        }
+        fill(b);
+        write_schedsim_trace_row(out, b, columns);  // b before a: out of order
+        write_schedsim_trace_row(out, a, columns);
+      }
+      if (!out) throw Error("bench trace: cannot write " + path);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::string> warnings;
+    TraceJobSource source(path, "schedsim", TraceOptions{}, warnings);
+    JobSpec job;
+    std::uint64_t rows = 0;
+    while (source.next(job)) ++rows;
+    r.wall_s = seconds_since(start);
+    r.name = "trace";
+    r.policy = "schedsim (unsorted, " + std::to_string(source.sort_runs()) + " sorted runs)";
+    r.unit = "rows";
+    r.count = r.jobs = rows;
+  } catch (...) {
+    fs::remove_all(dir);
+    throw;
+  }
+  fs::remove_all(dir);
+  return r;
+}
+
+BenchResult from_json(const nlohmann::ordered_json& j) {
+  BenchResult r;
+  r.name = j["name"];
+  r.policy = j["policy"];
+  r.unit = j["unit"];
+  r.count = j["count"];
+  r.jobs = j["jobs"];
+  r.gpus = j["gpus"];
+  r.events = j["events"];
+  r.decision_points = j["decision_points"];
+  r.wall_s = j["wall_s"];
+  r.per_s = j["per_s"];
+  r.peak_rss_mib = j["peak_rss_mib"];
+  r.mean_jct_s = j["mean_jct_s"];
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics"}; }
+std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo"}; }
+
+std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus) {
+  const SyntheticConfig w = kernel_workload(jobs, gpus);
+  std::string yaml = "name: bench-" + name + "\nseed: 1\n";
+  char buf[512];
+  if (name == "full") {
+    // The kernel workload on H100 nodes training three models (contention tracking on,
+    // 32 nodes per rack, 2:1 uplinks), with node failures (MTBF 5,000 h per GPU, 4 h
+    // repair), loss spikes, periodic checkpoints every 30 min of compute (60 s each) and
+    // energy metering with diurnal price and carbon signals.
+    std::snprintf(buf, sizeof buf,
+                  "cluster:\n  nodes:\n    - {count: %d, type: H100-SXM, devices_per_node: 8}\n"
+                  "  topology: {nodes_per_rack: 32, oversubscription: 2.0}\n"
+                  "workload:\n  synthetic:\n    num_jobs: %llu\n    arrival: {process: poisson, mean_interarrival_s: %.17g}\n"
+                  "    duration_s: {dist: exponential, mean: 3600}\n    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}\n"
+                  "    models: {ResNet-50: 0.3333333333333333, BERT-large: 0.3333333333333333, GPT-2-1.5B: 0.3333333333333334}\n",
+                  gpus / 8, static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
+    yaml += buf;
+    yaml +=
+        "physics: {}\n"
+        "failures:\n"
+        "  devices: {mtbf_h: 5000, unit: node, repair_h: 4, on_failure: requeue, restart_s: 60}\n"
+        "  loss_spikes: {rate_per_gpu_hour: 1.0e-4, restart_s: 60}\n"
+        "  checkpoint: {interval_s: 1800, cost_s: 60}\n"
+        "energy: {pue: 1.2}\n";
+    yaml += kDiurnalSignalsYaml;
+  } else if (name == "policies") {
+    // The kernel workload with diurnal signals, so the price- and carbon-aware policies
+    // run too (they defer jobs; the others ignore the signals).
+    std::snprintf(buf, sizeof buf,
+                  "cluster:\n  nodes:\n    - {count: %d, type: V100, devices_per_node: 8}\n"
+                  "workload:\n  synthetic:\n    num_jobs: %llu\n    arrival: {process: poisson, mean_interarrival_s: %.17g}\n"
+                  "    duration_s: {dist: exponential, mean: 3600}\n    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}\n",
+                  gpus / 8, static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
+    yaml += buf;
+    yaml += kDiurnalSignalsYaml;
+  } else {
+    throw InputError("bench " + name, "not a scenario-based benchmark (full, policies)");
+  }
+  return yaml;
+}
+
+std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
+  const auto names = bench_names();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, physics");
+  if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
+  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "full" ? kFullJobs : kDefaultJobs);
+  if (jobs < 1) throw InputError("--jobs", "must be at least 1");
+  std::vector<BenchResult> results;
+  if (name == "trace") {
+    results.push_back(from_json(run_in_child([&] { return bench_json(run_trace_case(jobs)); })));
+    return results;
+  }
+  std::vector<std::string> policies = options.policies;
+  if (policies.empty()) {
+    if (name == "physics") policies = {"fifo:packed", "fifo:first_fit"};
+    else if (name == "policies") {
+      for (const auto& info : registry.all())
+        if (info.argument_option.empty()) policies.push_back(info.name);
+    } else policies = {"fifo", "sjf"};
+  }
+  for (const auto& policy : policies) {
+    if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'");
+  }
+  for (const auto& policy : policies) {
+    results.push_back(from_json(run_in_child([&] {
+      const bool scenario_based = name == "full" || name == "policies";
+      return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry)
+                                       : run_kernel_case(name, jobs, options.gpus, policy, registry));
+    })));
+  }
+  return results;
+}
+
+nlohmann::ordered_json bench_json(const BenchResult& r) {
+  nlohmann::ordered_json j;
+  j["name"] = r.name;
+  j["policy"] = r.policy;
+  j["unit"] = r.unit;
+  j["count"] = r.count;
+  j["jobs"] = r.jobs;
+  j["gpus"] = r.gpus;
+  j["events"] = r.events;
+  j["decision_points"] = r.decision_points;
+  j["wall_s"] = r.wall_s;
+  j["per_s"] = r.wall_s > 0 ? static_cast<double>(r.count) / r.wall_s : 0.0;
+  j["peak_rss_mib"] = r.peak_rss_mib;
+  j["mean_jct_s"] = r.mean_jct_s;
+  return j;
+}
+
+std::string bench_line(const BenchResult& r) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%-8s %-16s jobs=%llu gpus=%d  %s=%llu  wall=%.3f s  %.3f M %s/s  peak RSS %.0f MiB", r.name.c_str(),
+                r.policy.c_str(), static_cast<unsigned long long>(r.jobs), r.gpus, r.unit.c_str(), static_cast<unsigned long long>(r.count),
+                r.wall_s, r.per_s / 1e6, r.unit.c_str(), r.peak_rss_mib);
+  return buf;
+}
+
+nlohmann::ordered_json run_in_child(const std::function<nlohmann::ordered_json()>& f) {
   int fds[2];
   if (pipe(fds) != 0) throw Error("bench: pipe() failed");
+  std::fflush(stdout);
+  std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) throw Error("bench: fork() failed");
   if (pid == 0) {
@@ -82,7 +313,11 @@ BenchResult in_child(F f) {
     std::string out;
     int code = 0;
     try {
-      out = bench_json(f()).dump();
+      nlohmann::ordered_json j = f();
+      rusage usage{};
+      getrusage(RUSAGE_SELF, &usage);
+      j["peak_rss_mib"] = static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB
+      out = j.dump();
     } catch (const std::exception& e) {
       out = std::string("error: ") + e.what();
       code = 1;
@@ -107,52 +342,7 @@ BenchResult in_child(F f) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw Error("bench case failed: " + text);
-  const auto j = nlohmann::json::parse(text);
-  BenchResult r;
-  r.name = j["name"];
-  r.policy = j["policy"];
-  r.jobs = j["jobs"];
-  r.gpus = j["gpus"];
-  r.events = j["events"];
-  r.decision_points = j["decision_points"];
-  r.wall_s = j["wall_s"];
-  r.events_per_s = j["events_per_s"];
-  r.peak_rss_mib = j["peak_rss_mib"];
-  r.mean_jct_s = j["mean_jct_s"];
-  return r;
-}
-
-}  // namespace
-
-std::vector<std::string> bench_names() { return {"kernel", "physics"}; }
-
-std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
-  const auto names = bench_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) throw InputError("bench " + name, "unknown benchmark; known: kernel, physics");
-  if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
-  std::vector<BenchResult> results;
-  std::vector<std::string> policies = options.policies;
-  if (policies.empty()) policies = name == "physics" ? std::vector<std::string>{"fifo:packed", "fifo:first_fit"} : std::vector<std::string>{"fifo", "sjf"};
-  for (const auto& policy : policies) {
-    if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'");
-    results.push_back(in_child([&] { return run_case(name, options, policy, registry); }));
-  }
-  return results;
-}
-
-nlohmann::ordered_json bench_json(const BenchResult& r) {
-  nlohmann::ordered_json j;
-  j["name"] = r.name;
-  j["policy"] = r.policy;
-  j["jobs"] = r.jobs;
-  j["gpus"] = r.gpus;
-  j["events"] = r.events;
-  j["decision_points"] = r.decision_points;
-  j["wall_s"] = r.wall_s;
-  j["events_per_s"] = r.events_per_s;
-  j["peak_rss_mib"] = r.peak_rss_mib;
-  j["mean_jct_s"] = r.mean_jct_s;
-  return j;
+  return nlohmann::ordered_json::parse(text);
 }
 
 }  // namespace schedsim

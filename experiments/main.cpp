@@ -22,6 +22,7 @@
 #include "traces/cluster_inventory.hpp"
 #include "traces/trace_reader.hpp"
 #ifdef SCHEDSIM_HAS_TORCH
+#include "rl/ppo_bench.hpp"
 #include "rl/train_command.hpp"
 #endif
 
@@ -166,8 +167,8 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run: kernel, physics, env (default: kernel and physics)");
-  bench->add_option("--jobs", bench_options.jobs, "jobs per run")->capture_default_str();
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, physics (default: all but physics)");
+  bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies, full: 100,000)");
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
   bench->add_option("--json", bench_json_path, "also write the results as JSON to this file");
@@ -177,6 +178,13 @@ int main(int argc, char** argv) {
   bench->add_option("--env-steps", env_bench_options.steps, "env: vector steps to take")->capture_default_str();
   bench->add_option("--env-count", env_bench_options.num_envs, "env: environments in the vector")->capture_default_str();
   bench->add_option("--threads", env_bench_options.threads, "env: threads stepping them")->capture_default_str();
+#ifdef SCHEDSIM_HAS_TORCH
+  rl::PpoBenchOptions ppo_bench_options;
+  bench->add_option("--ppo-steps", ppo_bench_options.steps, "ppo: agent steps to train for")->capture_default_str();
+  bench->add_option("--ppo-threads", ppo_bench_options.threads, "ppo: LibTorch intra-op threads")->capture_default_str();
+  bench->add_option("--ppo-epochs", ppo_bench_options.epochs, "ppo: PPO passes over each batch")->capture_default_str();
+  bench->add_option("--ppo-env-threads", ppo_bench_options.env_threads, "ppo: threads stepping the environments")->capture_default_str();
+#endif
 
   std::string sweep_grid;
   SweepOptions sweep_options;
@@ -259,23 +267,36 @@ int main(int argc, char** argv) {
     } else if (*formats) {
       for (const auto& f : trace_formats()) std::cout << f.name << "\n    " << f.description << '\n';
     } else if (*bench) {
-      if (bench_cases.empty()) bench_cases = bench_names();
+      if (bench_cases.empty()) bench_cases = bench_suite();
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const auto& name : bench_cases) {
         if (name == "env") {  // the RL environment: agent steps per second
           const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
-          const rl::EnvBenchResult r = rl::run_env_bench(scenario, env_bench_options);
-          std::printf("env      envs=%d threads=%d  steps=%llu  episodes=%llu (%.0f steps each)  wall=%.3f s  %.0f env steps/s\n", r.num_envs,
-                      r.threads, static_cast<unsigned long long>(r.env_steps), static_cast<unsigned long long>(r.episodes), r.mean_episode_steps,
-                      r.wall_s, r.env_steps_per_s);
+          const auto j = run_in_child([&] { return rl::env_bench_json(rl::run_env_bench(scenario, env_bench_options)); });
+          std::printf("env      envs=%d threads=%d  env steps=%llu  episodes=%llu (%.0f steps each)  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
+                      j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_steps"].get<unsigned long long>(),
+                      j["episodes"].get<unsigned long long>(), j["mean_episode_steps"].get<double>(), j["wall_s"].get<double>(),
+                      j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
           std::fflush(stdout);
-          all.push_back(rl::env_bench_json(r));
+          all.push_back(j);
+          continue;
+        }
+        if (name == "ppo") {  // training throughput, rollouts and updates together
+#ifdef SCHEDSIM_HAS_TORCH
+          const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
+          const auto j = run_in_child([&] { return rl::ppo_bench_json(rl::run_ppo_bench(scenario, ppo_bench_options)); });
+          std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
+                      j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
+                      j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
+          std::fflush(stdout);
+          all.push_back(j);
+#else
+          std::printf("ppo      skipped: this build has no LibTorch\n");
+#endif
           continue;
         }
         for (const auto& r : run_bench(name, bench_options, registry)) {
-          std::printf("%-8s %-6s jobs=%llu gpus=%d  events=%llu  wall=%.3f s  %.2f M events/s  peak RSS %.0f MiB\n", r.name.c_str(),
-                      r.policy.c_str(), static_cast<unsigned long long>(r.jobs), r.gpus, static_cast<unsigned long long>(r.events), r.wall_s,
-                      r.events_per_s / 1e6, r.peak_rss_mib);
+          std::printf("%s\n", bench_line(r).c_str());
           std::fflush(stdout);
           all.push_back(bench_json(r));
         }

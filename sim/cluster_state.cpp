@@ -9,10 +9,11 @@ namespace schedsim {
 ClusterState::ClusterState(const ClusterSpec& spec)
     : spec_(&spec),
       free_bits_((static_cast<std::size_t>(spec.num_devices()) + 63) / 64, 0),
+      nonempty_words_((free_bits_.size() + 63) / 64, 0),
       owner_(static_cast<std::size_t>(spec.num_devices()), kNoOwner),
       node_free_(static_cast<std::size_t>(spec.num_nodes())),
       free_total_(spec.num_devices()) {
-  for (DeviceId d = 0; d < spec.num_devices(); ++d) free_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
+  for (DeviceId d = 0; d < spec.num_devices(); ++d) set_free_bit(static_cast<std::size_t>(d));
   for (int n = 0; n < spec.num_nodes(); ++n) node_free_[static_cast<std::size_t>(n)] = spec.node(n).num_devices;
 }
 
@@ -21,8 +22,15 @@ DeviceId ClusterState::next_free(DeviceId from) const {
   std::size_t w = static_cast<std::size_t>(from) >> 6;
   if (w >= free_bits_.size()) return -1;
   std::uint64_t word = free_bits_[w] & (~0ULL << (from & 63));
-  while (word == 0) {
+  if (word == 0) {  // the next word with a free device, from the summary
     if (++w == free_bits_.size()) return -1;
+    std::size_t s = w >> 6;
+    std::uint64_t summary = nonempty_words_[s] & (~0ULL << (w & 63));
+    while (summary == 0) {
+      if (++s == nonempty_words_.size()) return -1;
+      summary = nonempty_words_[s];
+    }
+    w = s * 64 + static_cast<std::size_t>(__builtin_ctzll(summary));
     word = free_bits_[w];
   }
   return static_cast<DeviceId>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
@@ -43,7 +51,7 @@ void ClusterState::allocate(Span<DeviceId> devices, std::int64_t owner) {
       release(Span<DeviceId>(devices.data(), i), owner);
       throw InvariantError("device " + std::to_string(d) + " listed twice in one allocation for job slot " + std::to_string(owner));
     }
-    free_bits_[static_cast<std::size_t>(d) >> 6] &= ~(1ULL << (d & 63));
+    clear_free_bit(static_cast<std::size_t>(d));
     owner_[static_cast<std::size_t>(d)] = owner;
     --node_free_[static_cast<std::size_t>(spec_->node_of(d))];
     --free_total_;
@@ -56,7 +64,7 @@ void ClusterState::release(Span<DeviceId> devices, std::int64_t owner) {
       throw InvariantError("release of device " + std::to_string(d) + " by job slot " + std::to_string(owner) +
                            ", which does not hold it");
     }
-    free_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
+    set_free_bit(static_cast<std::size_t>(d));
     owner_[static_cast<std::size_t>(d)] = kNoOwner;
     ++node_free_[static_cast<std::size_t>(spec_->node_of(d))];
     ++free_total_;
@@ -94,7 +102,7 @@ void ClusterState::allocate_share(DeviceId d, int milli, std::int64_t owner) {
     if (s.owner == owner) throw InvariantError("job slot " + std::to_string(owner) + " already holds a share of device " + std::to_string(d));
   }
   if (is_free(d)) {  // the first share takes the device out of the whole-device free set
-    free_bits_[i >> 6] &= ~(1ULL << (d & 63));
+    clear_free_bit(i);
     owner_[i] = kShared;
     --node_free_[static_cast<std::size_t>(spec_->node_of(d))];
     --free_total_;
@@ -120,7 +128,7 @@ void ClusterState::release_share(DeviceId d, std::int64_t owner) {
   shared_milli_total_ -= it->milli;
   list.erase(it);
   if (list.empty()) {  // the last share: the device is whole and free again
-    free_bits_[i >> 6] |= 1ULL << (d & 63);
+    set_free_bit(i);
     owner_[i] = kNoOwner;
     ++node_free_[static_cast<std::size_t>(spec_->node_of(d))];
     ++free_total_;

@@ -73,6 +73,18 @@ class ClusterState {
  private:
   const ClusterSpec* spec_;
   std::vector<std::uint64_t> free_bits_;
+  // Bit w of nonempty_words_: free_bits_[w] has a free device. next_free() skips 4,096
+  // devices per summary word, so finding a free device is not linear in the cluster.
+  std::vector<std::uint64_t> nonempty_words_;
+  void set_free_bit(std::size_t d) {
+    free_bits_[d >> 6] |= 1ULL << (d & 63);
+    nonempty_words_[d >> 12] |= 1ULL << ((d >> 6) & 63);
+  }
+  void clear_free_bit(std::size_t d) {
+    std::uint64_t& word = free_bits_[d >> 6];
+    word &= ~(1ULL << (d & 63));
+    if (word == 0) nonempty_words_[d >> 12] &= ~(1ULL << ((d >> 6) & 63));
+  }
   std::vector<std::int64_t> owner_;
   std::vector<int> node_free_;
   int free_total_ = 0;

@@ -69,12 +69,34 @@ void EnergyMeter::after_event(const Simulator& sim) {
     }
   }
   last_ = now;
-  // The state is constant until the next event: recompute the power of every job that
-  // holds devices.
-  for (std::int32_t s : active_) acc_[static_cast<std::size_t>(s)].active = false;
-  active_.clear();
+  // The state is constant until the next event. When only arrivals and completions
+  // happened since the last event (no action, no rate change, no other event), the jobs
+  // still running kept their power: drop the ended ones and re-add the same powers in
+  // the same (running-list) order, which gives bit-identical sums without walking the
+  // jobs. Otherwise recompute the power of every job that holds devices.
+  const SimulatorStats& st = sim.stats();
+  const bool unchanged = seen_valid_ && st.actions == seen_.actions && st.rate_changes == seen_.rate_changes &&
+                         st.events - seen_.events == (st.jobs_arrived - seen_.jobs_arrived) + (st.jobs_completed - seen_.jobs_completed);
+  seen_ = st;
+  seen_valid_ = true;
   jobs_power_w_ = 0.0;
   double jobs_idle_w = 0.0;
+  if (unchanged) {
+    std::size_t kept = 0;
+    for (std::int32_t s : active_) {
+      const Acc& a = acc_[static_cast<std::size_t>(s)];
+      if (!a.active) continue;  // ended (on_job_end)
+      active_[kept++] = s;
+      jobs_power_w_ += a.power_w;
+      jobs_idle_w += a.idle_w;
+    }
+    active_.resize(kept);
+    total_power_w_ = cluster_idle_w_ - jobs_idle_w + jobs_power_w_;
+    return;
+  }
+  ++full_passes_;
+  for (std::int32_t s : active_) acc_[static_cast<std::size_t>(s)].active = false;
+  active_.clear();
   const PhysicsModel* physics = sim.view().physics();
   for (JobSlot slot = sim.first_running(); slot != kNoJob; slot = sim.job(slot).next_in_list) {
     const JobState& j = sim.job(slot);

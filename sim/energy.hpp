@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/observer.hpp"
+#include "sim/simulator.hpp"
 #include "sim/signals.hpp"
 #include "sim/tick.hpp"
 
@@ -57,6 +58,9 @@ class EnergyMeter : public Observer {
   EnergyTotals totals() const;
   // Facility power (W) now, as integrated from the last event on.
   double facility_power_w() const { return total_power_w_ * pue_; }
+  // Events after which the power of every running job was recomputed (the others reuse
+  // the powers of the event before): tests check the work per event.
+  std::uint64_t full_passes() const { return full_passes_; }
 
  private:
   struct Acc {  // per job slot
@@ -86,7 +90,12 @@ class EnergyMeter : public Observer {
   std::vector<double> idle_w_, dynamic_w_;  // by device
   double cluster_idle_w_ = 0.0;
   std::vector<Acc> acc_;
-  std::vector<std::int32_t> active_;  // slots integrated since the last event
+  std::vector<std::int32_t> active_;  // slots integrated since the last event, in running-list order
+  // The simulator's counters at the last after_event: when only arrivals and completions
+  // happened since (no action, no rate change), every running job kept its power.
+  SimulatorStats seen_;
+  bool seen_valid_ = false;
+  std::uint64_t full_passes_ = 0;
   Tick last_;
   double total_power_w_ = 0.0;   // IT power since last_
   double jobs_power_w_ = 0.0;    // part of it held by jobs

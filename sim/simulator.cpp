@@ -239,6 +239,7 @@ void Simulator::set_rate(JobSlot slot, double rate) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (!(rate >= 0.0) || !std::isfinite(rate)) throw InvariantError("physics gave job '" + j.spec.id + "' an invalid rate");
   if (rate == j.physics_rate) return;
+  ++stats_.rate_changes;
   advance(j);
   j.physics_rate = rate;
   schedule_completion(slot);

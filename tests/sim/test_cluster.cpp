@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "sim/cluster_state.hpp"
 #include "sim/error.hpp"
 
@@ -43,4 +45,40 @@ TEST_CASE("allocation tracks owners and refuses double booking", "[sim][cluster]
   for (DeviceId d = 0; d < 80; ++d) all.push_back(d);
   state.allocate(all, 1);
   CHECK(state.next_free(0) == -1);
+}
+
+TEST_CASE("next_free finds the first free device at or after `from`, as a linear scan does", "[cluster][bench]") {
+  // 20,000 devices: more than one summary word (4,096 devices each), and a partial last
+  // word. Random allocations and releases, then every `from` is checked against a scan.
+  const ClusterSpec spec({NodeGroup{2500, "V100", 8}});
+  ClusterState state(spec);
+  std::mt19937_64 rng(7);
+  std::vector<DeviceId> held;
+  for (int round = 0; round < 4000; ++round) {
+    const DeviceId d = static_cast<DeviceId>(rng() % 20000);
+    if (state.is_free(d)) {
+      state.allocate(Span<DeviceId>(&d, 1), 1);
+      held.push_back(d);
+    } else if (!held.empty() && rng() % 3 == 0) {
+      const std::size_t k = rng() % held.size();
+      state.release(Span<DeviceId>(&held[k], 1), 1);
+      held[k] = held.back();
+      held.pop_back();
+    }
+  }
+  // Fill a whole summary word (devices 4096..8191) so the search must skip it.
+  for (DeviceId d = 4096; d < 8192; ++d)
+    if (state.is_free(d)) state.allocate(Span<DeviceId>(&d, 1), 2);
+  int mismatches = 0;
+  for (DeviceId from = 0; from <= 20000; from += 7) {
+    DeviceId expect = -1;
+    for (DeviceId d = from; d < 20000; ++d)
+      if (state.is_free(d)) {
+        expect = d;
+        break;
+      }
+    if (state.next_free(from) != expect) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  CHECK(state.next_free(4096) >= 8192);
 }

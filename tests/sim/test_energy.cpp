@@ -100,3 +100,25 @@ TEST_CASE("a run past the end of the signal data is an error naming the instant"
   CHECK_THROWS_WITH(run({make_job("long", 0, 1, 5 * 3600)}, &signals, 1.0),
                     Catch::Contains("no value at 2023-01-01T04:00:00Z") && Catch::Contains("signals.origin_utc"));
 }
+
+TEST_CASE("the meter recomputes job powers only after events that can change them", "[energy][bench]") {
+  // 400 one-GPU jobs of 1 h arriving every 15 min on 8 devices: never a queue, so each
+  // arrival starts its job (an action: full pass) and each completion ends one (no other
+  // job changes: the powers are reused). Identical totals either way; here the work.
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 400; ++i) jobs.push_back(make_job(std::to_string(i), 900.0 * i, 1, 3600.0));
+  const ClusterSpec cluster({NodeGroup{1, "V100", 8}});
+  VectorSource source(jobs);
+  PolicyInstance fifo = builtin_policies().create("fifo");
+  Simulator sim(cluster, source, *fifo.policy, {});
+  EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, 1.0, nullptr);
+  sim.add_observer(meter);
+  sim.run();
+  CHECK(sim.stats().events == 800);
+  CHECK(sim.stats().actions == 400);
+  // One pass per instant with a start (completions and arrivals at the same instant share
+  // one), none for the 400 completions alone.
+  CHECK(meter.full_passes() == 400);
+  // Four jobs run at once after the first hour: 4 x 300 W plus 4 idle devices x 50 W.
+  CHECK(meter.totals().it_energy_kwh == Approx((400 * 3600.0 * 300.0 + (400 * 900.0 + 2700.0) * 8 * 50.0 - 400 * 3600.0 * 50.0) / 3.6e6));
+}

@@ -1,0 +1,94 @@
+// The benchmark suite's workloads: their shape (events per job, rows read, sorted runs),
+// not their speed (wall-clock numbers are never asserted; docs/benchmarks.md has them).
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "experiments/bench.hpp"
+#include "experiments/scenario.hpp"
+#include "sim/error.hpp"
+
+using namespace schedsim;
+
+TEST_CASE("bench kernel: one arrival and one completion per job, same numbers every run", "[bench]") {
+  const PolicyRegistry registry = builtin_policies();
+  BenchOptions options;
+  options.jobs = 5000;
+  options.gpus = 400;
+  const auto a = run_bench("kernel", options, registry);
+  const auto b = run_bench("kernel", options, registry);
+  REQUIRE(a.size() == 2);  // fifo and sjf
+  CHECK(a[0].policy == "fifo");
+  CHECK(a[1].policy == "sjf");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].unit == "events");
+    CHECK(a[i].events == 2 * 5000);
+    CHECK(a[i].count == a[i].events);
+    CHECK(a[i].gpus == 400);
+    // FIFO and SJF without backfilling decide once per instant with a change: at most
+    // once per event.
+    CHECK(a[i].decision_points <= a[i].events);
+    CHECK(a[i].decision_points >= 5000);
+    CHECK(a[i].peak_rss_mib > 0);
+    CHECK(b[i].decision_points == a[i].decision_points);
+    CHECK(b[i].mean_jct_s == a[i].mean_jct_s);
+  }
+}
+
+TEST_CASE("bench full turns on contention, failures, checkpoints and energy", "[bench]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("full", 2000, 160), "full"), registry);
+  CHECK(s.physics.has_value());
+  CHECK(s.failures.has_value());
+  CHECK(s.energy.has_value());
+  CHECK(s.signals.has_value());
+  CHECK(s.num_devices() == 160);
+  BenchOptions options;
+  options.jobs = 2000;
+  options.gpus = 160;
+  options.policies = {"fifo"};
+  const auto r = run_bench("full", options, registry);
+  REQUIRE(r.size() == 1);
+  // Periodic checkpoints (every 30 min of compute, mean job 1 h) add due and commit events.
+  CHECK(r[0].events > 3 * 2000);
+  CHECK(r[0].mean_jct_s > 0);
+}
+
+TEST_CASE("bench policies runs every registered policy that needs no argument", "[bench]") {
+  const PolicyRegistry registry = builtin_policies();
+  BenchOptions options;
+  options.jobs = 200;
+  options.gpus = 64;
+  const auto results = run_bench("policies", options, registry);
+  std::set<std::string> ran;
+  for (const auto& r : results) {
+    ran.insert(r.policy);
+    CHECK(r.jobs == 200);
+    CHECK(r.events >= 2 * 200);  // preemptive policies and wake-ups add events
+  }
+  for (const auto& info : registry.all()) {
+    if (info.argument_option.empty()) CHECK(ran.count(info.name) == 1);
+  }
+  CHECK(ran.count("carbon-aware") == 1);  // the workload has signals
+}
+
+TEST_CASE("bench trace reads every row through the external sort", "[bench][trace]") {
+  BenchOptions options;
+  options.jobs = 150'001;  // more than one in-memory run (100,000 jobs), odd: one row unpaired
+  const auto r = run_bench("trace", options, builtin_policies());
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].unit == "rows");
+  CHECK(r[0].count == 150'001);
+  CHECK(r[0].policy == "schedsim (unsorted, 2 sorted runs)");
+}
+
+TEST_CASE("bench rejects unknown names and cluster sizes", "[bench]") {
+  const PolicyRegistry registry = builtin_policies();
+  CHECK_THROWS_WITH(run_bench("kernal", {}, registry), Catch::Contains("unknown benchmark") && Catch::Contains("kernel"));
+  BenchOptions options;
+  options.gpus = 12;
+  CHECK_THROWS_WITH(run_bench("kernel", options, registry), Catch::Contains("multiple of 8"));
+  options.gpus = 16;
+  options.policies = {"fiffo"};
+  CHECK_THROWS_WITH(run_bench("kernel", options, registry), Catch::Contains("unknown policy 'fiffo'"));
+}
