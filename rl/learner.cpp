@@ -14,6 +14,9 @@
 
 #include "sim/error.hpp"
 
+// Weak: absent when LibTorch uses another BLAS.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+
 namespace schedsim::rl {
 namespace {
 
@@ -185,6 +188,10 @@ struct Learner::Impl {
       device = torch::Device(torch::kCUDA);
     }
     at::set_num_threads(c.threads);
+    // OpenBLAS (LibTorch's BLAS on Debian) keeps its own thread pool, sized to the cores
+    // and not limited by at::set_num_threads; its waiting threads spin, which made
+    // training several times slower on a busy machine (docs/benchmarks.md, `bench ppo`).
+    if (openblas_set_num_threads) openblas_set_num_threads(c.threads);
     torch::manual_seed(c.seed);
     env = make_env(c.num_envs);
     shape = env->shape();

@@ -7,11 +7,6 @@
 #include "rl/learner.hpp"
 #include "rl/train_config.hpp"
 
-// OpenBLAS (LibTorch's BLAS here) keeps its own thread pool, sized to the cores and not
-// limited by at::set_num_threads; its threads spin while waiting, which made training
-// 5x slower on a busy 2-core machine (docs/benchmarks.md). Weak: absent with other BLAS.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-
 namespace schedsim::rl {
 
 std::string ppo_bench_train_yaml(const PpoBenchOptions& o) {
@@ -26,7 +21,7 @@ PpoBenchResult run_ppo_bench(const ScenarioConfig& scenario, const PpoBenchOptio
   const TrainConfig config = TrainConfig::parse(ConfigNode::load_string(ppo_bench_train_yaml(options), "bench ppo"));
   auto shared = std::make_shared<const ScenarioConfig>(scenario);
   const EnvConfig env_config = EnvConfig::from_scenario(scenario);
-  if (openblas_set_num_threads) openblas_set_num_threads(options.threads);
+  // The Learner sizes LibTorch's and OpenBLAS's thread pools to train.threads.
   const auto start = std::chrono::steady_clock::now();
   Learner learner(config, [&](int n) { return make_vector_batch_env(shared, env_config, n, config.env_threads); });
   while (!learner.finished()) learner.update();
