@@ -266,6 +266,18 @@ nlohmann::ordered_json energy_json(const EnergyTotals& e) {
   j["metered_s"] = e.duration_s;
   j["jobs"] = use(e.jobs);
   j["idle_devices"] = use(e.idle);
+  if (!e.by_site.empty()) {  // several datacenters: facility use per site, in config order
+    auto sites = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < e.by_site.size(); ++i) {
+      nlohmann::ordered_json site;
+      site["name"] = e.site_names[i];
+      site["energy_kwh"] = e.by_site[i].energy_kwh;
+      site["cost_usd"] = opt(e.by_site[i].cost_usd);
+      site["co2_kg"] = opt(e.by_site[i].co2_kg);
+      sites.push_back(site);
+    }
+    j["by_datacenter"] = sites;
+  }
   return j;
 }
 
@@ -329,7 +341,16 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   sim.add_observer(metrics);
   std::unique_ptr<EnergyMeter> energy;
   if (scenario.energy) {  // before the jobs.csv writer, which reads each job's use
-    energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
+    if (const Geography* geo = setup.geography()) {
+      std::vector<MeteredSite> sites;
+      for (int i = 0; i < geo->num_sites(); ++i) {
+        const Datacenter& dc = geo->site(i);
+        sites.push_back(MeteredSite{dc.name, dc.first_device, dc.num_devices, dc.pue, dc.signals});
+      }
+      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, sites);
+    } else {
+      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
+    }
     sim.add_observer(*energy);
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;

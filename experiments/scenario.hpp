@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/datacenters_config.hpp"
 #include "experiments/energy_config.hpp"
 #include "policies/registry.hpp"
 #include "sim/accelerator_catalogue.hpp"
@@ -42,6 +43,8 @@ struct ScenarioConfig {
   // Energy metering (`energy:`) and price/carbon signals (`signals:`), docs/energy.md.
   std::optional<EnergyConfig> energy;
   std::optional<SignalsConfig> signals;
+  // Several datacenters (`datacenters:`): then `cluster` is their node groups in order.
+  std::optional<DatacentersConfig> datacenters;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
   // The `env:` map as written (RL environment options), parsed strictly by rl/env

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/failure_model.hpp"
 
@@ -57,6 +58,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
+  view_.geography_ = options_.geography;
   policy_.attach(*this);
 }
 
@@ -170,6 +172,7 @@ void Simulator::handle_arrival() {
   j.lost_work_s = 0.0;
   j.compute_device_us = j.lost_device_us = j.checkpoint_device_us = j.restart_device_us = 0;
   j.loss_spike_restarts = j.failure_restarts = 0;
+  j.site = -1;
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -412,6 +415,19 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     const std::string problem = options_.physics->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
+  if (options_.geography) {
+    const std::string problem = options_.geography->placement_problem(j.spec, devices);
+    if (!problem.empty()) reject(index, a, problem);
+  }
+}
+
+// Relocation cost of placing `j` on `devices` (sim/datacenters.hpp), and records the new
+// site: a job that ran before keeps its state (checkpoint, data) in the site it last ran in.
+double Simulator::geo_relocation_s(JobState& j, Span<DeviceId> devices) {
+  const int to = options_.geography->site_of_device(devices[0]);
+  const double s = options_.geography->relocation_s(j.site, to);
+  j.site = to;
+  return s;
 }
 
 void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t index) {
@@ -436,12 +452,14 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   // rate update at the end of this instant.
   j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
   placement_changed(a.job);
+  // Another datacenter than the one holding the checkpoint: WAN transfer plus restart.
+  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
   if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
     j.needs_restart = false;
-    stall(a.job, options_.failures->config().devices.restart_s, StallKind::kRestart);
+    stall(a.job, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
     if (j.stall_event == 0) begin_compute(a.job);
-  } else if (j.has_checkpoint && options_.physics) {
-    stall(a.job, options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())));
+  } else if (j.has_checkpoint && (options_.physics || relocation_s > 0.0)) {
+    stall(a.job, (options_.physics ? options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())) : 0.0) + relocation_s);
   } else {
     schedule_completion(a.job);
     begin_compute(a.job);
@@ -477,6 +495,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
+  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
   account_devices(j);
   if (options_.failures) {
     // The move saves everything: a checkpoint at the current progress.
@@ -511,7 +530,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     const int n = static_cast<int>(devices.size());
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
-  stall(a.job, cost_s);
+  stall(a.job, cost_s + relocation_s);
   if (!options_.physics && options_.failures) set_rate(a.job, rate_factor(j));  // stragglers on the new devices
   if (j.stall_event == 0) begin_compute(a.job);
   for (Observer* o : observers_) o->on_job_start(j);

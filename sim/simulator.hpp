@@ -23,6 +23,7 @@
 namespace schedsim {
 
 class FailureModel;
+class Geography;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -39,6 +40,9 @@ struct SimulatorOptions {
   // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
   // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
   FailureModel* failures = nullptr;
+  // Several datacenters: placements stay inside one allowed datacenter and relocations
+  // pay a WAN checkpoint transfer plus a restart; nullptr = one cluster. Must outlive the simulator.
+  const Geography* geography = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -135,6 +139,7 @@ class Simulator {
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
+  double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
   // A running job gives up its devices (device time accounted) and goes back to the
   // queue: the two halves of a preemption's end and of a failure's requeue.
