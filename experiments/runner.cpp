@@ -288,6 +288,21 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["policy"] = r.policy_name;
   j["summary"] = summary_json(r.summary);
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
+  if (!r.inference.empty()) {  // only with the `inference` policy and services
+    auto services = nlohmann::ordered_json::array();
+    for (const ServiceMetrics& m : r.inference) {
+      nlohmann::ordered_json sj;
+      sj["name"] = m.name;
+      sj["slo_violation_minutes"] = m.slo_violation_s / 60.0;
+      sj["replica_hours"] = m.replica_s / 3600.0;
+      sj["borrowed_gpu_hours"] = m.borrowed_device_s / 3600.0;
+      sj["lends"] = m.lends;
+      sj["reclaims"] = m.reclaims;
+      sj["peak_replicas"] = m.peak_replicas;
+      services.push_back(sj);
+    }
+    j["inference"] = services;
+  }
   j["warnings"] = r.warnings;
   auto skipped = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : r.trace_rows_skipped) skipped[reason] = n;
@@ -299,7 +314,8 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override) {
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
-                                          PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml});
+                                          PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml,
+                                                        scenario.inference ? scenario.inference->services : nullptr});
   return run_scenario(scenario, *policy.policy, policy.resolved, options);
 }
 
@@ -379,6 +395,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
   if (energy) result.energy = energy->totals();
+  if (const auto* inference = dynamic_cast<const InferenceMetricsSource*>(&policy)) result.inference = inference->inference_metrics();
   result.resolved_config = scenario.to_yaml(resolved_policy);
 
   if (!options.out_dir.empty()) {

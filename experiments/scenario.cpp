@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -92,6 +92,13 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
   if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
+  if (auto inf = root.maybe_child("inference")) {
+    // Simulated time 0 is the signals' origin (the first datacenter's with several), else 2023-01-01 UTC.
+    std::int64_t origin_us = 1'672'531'200'000'000LL;
+    if (s.signals) origin_us = s.signals->origin_utc_us;
+    if (s.datacenters && s.datacenters->sites.front().signals) origin_us = s.datacenters->sites.front().signals->origin_utc_us;
+    s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
+  }
   if (auto f = root.maybe_child("failures")) {
     s.failures = FailureConfig::parse(*f);
     if (s.failures->checkpoint.policy != CheckpointConfig::Policy::kNone && s.failures->checkpoint.cost_s < 0.0 && !s.physics) {
@@ -185,6 +192,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (energy) n["energy"] = energy->to_yaml();
   if (signals) n["signals"] = signals->to_yaml();
   if (datacenters) n["datacenters"] = datacenters->to_yaml();
+  if (inference) n["inference"] = inference->resolved;
   if (failures) n["failures"] = failures->to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
   return n;

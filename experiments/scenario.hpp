@@ -11,6 +11,7 @@
 
 #include "experiments/datacenters_config.hpp"
 #include "experiments/energy_config.hpp"
+#include "experiments/inference_config.hpp"
 #include "policies/registry.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/cluster_physics.hpp"
@@ -45,6 +46,8 @@ struct ScenarioConfig {
   std::optional<SignalsConfig> signals;
   // Several datacenters (`datacenters:`): then `cluster` is their node groups in order.
   std::optional<DatacentersConfig> datacenters;
+  // Inference services (`inference:`), run by the `inference` policy.
+  std::optional<InferenceConfig> inference;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
   // The `env:` map as written (RL environment options), parsed strictly by rl/env

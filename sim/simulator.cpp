@@ -42,6 +42,7 @@ const char* to_string(ActionKind k) {
     case ActionKind::kStart: return "start";
     case ActionKind::kPreempt: return "preempt";
     case ActionKind::kMove: return "move";
+    case ActionKind::kHold: return "hold";
   }
   return "unknown";
 }
@@ -401,8 +402,9 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     } else if (cluster_.is_shared(d)) {
       reject(index, a, "device " + std::to_string(d) + " is shared by fractional jobs; a whole-GPU job needs it free");
     } else if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
-      const auto owner = static_cast<std::size_t>(cluster_.owner(d));
-      reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
+      const std::int64_t owner = cluster_.owner(d);
+      reject(index, a, "device " + std::to_string(d) + " is already allocated to " +
+                           (owner >= 0 ? "job '" + jobs_[static_cast<std::size_t>(owner)].spec.id + "'" : "an inference service"));
     }
   }
   if (n > 1) {
@@ -536,6 +538,45 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   for (Observer* o : observers_) o->on_job_start(j);
 }
 
+const std::vector<DeviceId>& Simulator::service_devices(int s) const {
+  static const std::vector<DeviceId> kNone;
+  return s >= 0 && s < num_services() ? service_devices_[static_cast<std::size_t>(s)] : kNone;
+}
+
+// A service's replicas: devices it newly holds must be free; devices it drops are free at
+// once (a replica stops serving without a checkpoint).
+void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index) {
+  const int s = a.job;
+  if (s < 0 || s > 1'000'000) reject(index, a, "no such inference service (index " + std::to_string(s) + ")");
+  if (static_cast<std::size_t>(s) >= service_devices_.size()) service_devices_.resize(static_cast<std::size_t>(s) + 1);
+  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(s)];
+  const std::int64_t owner = service_owner(s);
+  for (DeviceId d : devices) {
+    if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
+    if (cluster_.owner(d) == owner) continue;
+    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
+    if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
+  }
+  scratch_.assign(devices.begin(), devices.end());
+  std::sort(scratch_.begin(), scratch_.end());
+  if (std::adjacent_find(scratch_.begin(), scratch_.end()) != scratch_.end()) reject(index, a, "a device is listed twice");
+  std::vector<DeviceId> dropped, added;
+  for (DeviceId d : held) {
+    if (!std::binary_search(scratch_.begin(), scratch_.end(), d)) dropped.push_back(d);
+  }
+  for (DeviceId d : scratch_) {
+    if (cluster_.owner(d) != owner) added.push_back(d);
+  }
+  cluster_.release(dropped, owner);
+  for (DeviceId d : dropped) {
+    if (!device_down_.empty() && device_down_[static_cast<std::size_t>(d)]) cluster_.mark_failed(d);
+  }
+  cluster_.allocate(added, owner);
+  held = scratch_;
+  ++stats_.actions;
+  if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
+}
+
 void Simulator::apply(const ActionBatch& batch) {
   if (!paused_) throw InvariantError("Simulator::apply called outside a decision point");
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -544,6 +585,7 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kStart: apply_start(a, batch.devices(a), i); break;
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
+      case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
     }
   }
   const Tick wake = batch.wake_time();

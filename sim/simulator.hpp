@@ -110,6 +110,11 @@ class Simulator {
     }
   }
   const std::string& source_name() const { return source_name_; }
+  // Devices held by inference service `s` (ActionBatch::hold); empty when it holds none.
+  const std::vector<DeviceId>& service_devices(int s) const;
+  int num_services() const { return static_cast<int>(service_devices_.size()); }
+  // ClusterState::owner() of a device held by service `s`.
+  static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
 
  private:
   enum EventKind : std::uint32_t {
@@ -138,6 +143,7 @@ class Simulator {
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
   double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
@@ -213,6 +219,7 @@ class Simulator {
   std::vector<std::pair<JobSlot, double>> new_rates_;
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
+  std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

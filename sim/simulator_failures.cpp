@@ -158,7 +158,7 @@ void Simulator::handle_unit_failure(const Event& e) {
     device_down_[static_cast<std::size_t>(d)] = 1;
     if (cluster_.is_free(d)) {
       cluster_.mark_failed(d);
-    } else if (!cluster_.is_failed(d)) {
+    } else if (!cluster_.is_failed(d) && cluster_.owner(d) >= 0) {  // a service's device fails when the service drops it
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
     }

@@ -64,7 +64,7 @@ TEST_CASE("bad input: missing files", "[experiments][bad-input]") {
 
 TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]") {
   CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\nsed: 3\n").error ==
-        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters");
+        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters, inference");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 5\n    gpu: 1\n").error ==
         "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: lots\n").error ==
@@ -77,7 +77,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: {name: sjf, by: size}\n").error ==
         "DIR/run.yaml:3: policy.by: 'size' is not allowed; choose one of: auto, duration, estimate");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: lifo\n").error ==
-        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, spatial, spatio-temporal, fgd, gavel (see `schedsim policies`)");
+        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, spatial, spatio-temporal, inference, fgd, gavel (see `schedsim policies`)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}, trace: x.csv}\n").error ==
         "DIR/run.yaml:2: workload: give exactly one of 'trace' (a file) or 'synthetic' (a generated workload)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\n", "", {"workload.synthetic.num_jobs=-1"}).error ==
