@@ -314,8 +314,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override) {
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
-                                          PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml,
-                                                        scenario.inference ? scenario.inference->services : nullptr});
+                                          policy_context(scenario));
   return run_scenario(scenario, *policy.policy, policy.resolved, options);
 }
 

@@ -149,6 +149,10 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   return s;
 }
 
+PolicyContext policy_context(const ScenarioConfig& s) {
+  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr};
+}
+
 int ScenarioConfig::num_devices() const {
   int n = 0;
   for (const auto& g : cluster) n += g.count * g.devices_per_node;

@@ -65,6 +65,10 @@ struct ScenarioConfig {
   int num_devices() const;
 };
 
+// What the scenario's policy is built with: the seed, the device catalogue, the `env:`
+// map and the inference services.
+PolicyContext policy_context(const ScenarioConfig& scenario);
+
 // The built-in default scenario (experiments/configs/default.yaml, compiled in).
 const char* default_scenario_yaml();
 

@@ -187,12 +187,15 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
           if (j.devices[0] < s.first || j.devices[0] >= s.first + s.num) continue;
           const int room = std::min(j.spec.max_gpus - static_cast<int>(j.devices.size()), static_cast<int>(held.size()) - need);
           if (room <= 0) continue;
-          Loan loan{slot, j.arrival_seq, std::vector<DeviceId>(held.end() - room, held.end())};
+          const std::vector<DeviceId> lent_now(held.end() - room, held.end());
           held.resize(held.size() - static_cast<std::size_t>(room));
           std::vector<DeviceId> devices = j.devices;
-          devices.insert(devices.end(), loan.devices.begin(), loan.devices.end());
+          devices.insert(devices.end(), lent_now.begin(), lent_now.end());
           grow.emplace_back(slot, devices);
-          s.loans.push_back(std::move(loan));
+          // One loan per job: a reclaim then gives back everything the job borrowed.
+          auto loan = std::find_if(s.loans.begin(), s.loans.end(), [&](const Loan& l) { return l.job == slot && l.seq == j.arrival_seq; });
+          if (loan == s.loans.end()) s.loans.push_back(Loan{slot, j.arrival_seq, lent_now});
+          else loan->devices.insert(loan->devices.end(), lent_now.begin(), lent_now.end());
           ++s.metrics.lends;
         }
       }
