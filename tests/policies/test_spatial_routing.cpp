@@ -154,6 +154,9 @@ TEST_CASE("four regions 2023: spatio-temporal and spatial emit less than carbon-
   CHECK(co2_st < co2_agnostic);
   CHECK(co2_spatial < co2_agnostic);
   CHECK(st["summary"]["jobs_completed"] == 300);
-  // Same work everywhere (same devices, no physics): only where and when it runs changes.
+  // Deterministic: the same config and seed give the same bytes.
+  run("{name: spatio-temporal, slack_s: 43200, slack_factor: 0}", "st-again");
+  CHECK(read_file(dir.path("st/jobs.csv")) == read_file(dir.path("st-again/jobs.csv")));
+  // Same work on the same device type (no policy here migrates or resizes): only where and when it runs changes.
   CHECK(double(st["energy"]["jobs"]["energy_kwh"]) == Approx(double(agnostic["energy"]["jobs"]["energy_kwh"])).epsilon(1e-9));
 }
