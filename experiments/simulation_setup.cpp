@@ -49,6 +49,12 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     // Policies that read one signal (e.g. carbon-aware without a geography-aware base) see the first site's.
     options_.signals = geography_->site(0).signals;
   }
+  if (scenario.energy && !scenario.energy->power_caps.empty()) {  // capped device types run slower
+    for (DeviceId d = 0; d < cluster_.num_devices(); ++d) {
+      device_speed_.push_back(scenario.energy->speed_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
+    }
+    options_.device_speed = &device_speed_;
+  }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
     options_.failures = failures_.get();

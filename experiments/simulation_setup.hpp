@@ -54,6 +54,7 @@ class SimulationSetup {
   std::unique_ptr<Geography> geography_;
   std::unique_ptr<FailureModel> failures_;
   std::vector<int> node_rack_;
+  std::vector<double> device_speed_;  // power caps
   SimulatorOptions options_;
   bool used_ = false;
 };

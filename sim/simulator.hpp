@@ -43,6 +43,9 @@ struct SimulatorOptions {
   // Several datacenters: placements stay inside one allowed datacenter and relocations
   // pay a WAN checkpoint transfer plus a restart; nullptr = one cluster. Must outlive the simulator.
   const Geography* geography = nullptr;
+  // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
+  // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
+  const std::vector<double>* device_speed = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).

@@ -20,7 +20,13 @@ std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_
 }  // namespace
 
 double Simulator::rate_factor(const JobState& j) const {
-  return options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
+  double f = options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
+  if (options_.device_speed) {  // power caps: the slowest device sets the pace
+    double slowest = 1.0;
+    for (DeviceId d : j.devices) slowest = std::min(slowest, (*options_.device_speed)[static_cast<std::size_t>(d)]);
+    f *= slowest;
+  }
+  return f;
 }
 
 // Devices on a failed unit go from the job straight to the failed state, never free.
