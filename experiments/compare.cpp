@@ -74,7 +74,7 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
     if (p == "all") {
       for (const auto& info : registry.all()) {
-        if (info.argument_option.empty() && (!info.needs_signals || scenario.signals)) specs.push_back(info.name);
+        if (info.argument_option.empty() && (!info.needs_signals || scenario.signals || (scenario.datacenters && scenario.datacenters->sites.front().signals))) specs.push_back(info.name);
       }
     } else {
       specs.push_back(p);

@@ -1,5 +1,6 @@
 #include "experiments/energy_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -11,7 +12,7 @@ namespace schedsim {
 EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue) {
   EnergyConfig c;
   if (!node.is_null()) {
-    node.expect_map({"pue"});
+    node.expect_map({"pue", "power_caps"});
     if (auto p = node.maybe_child("pue")) {
       c.pue = p->as_double();
       if (!(c.pue >= 1.0) || c.pue > 10.0) p->fail("the PUE (facility power / IT power) must be in [1, 10], got " + std::to_string(c.pue));
@@ -27,6 +28,52 @@ EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeG
                 "); add it under `accelerators:` with tdp_w and idle_w");
     }
     c.power_by_type.push_back(DevicePower{a->idle_w, a->tdp_w});
+    c.speed_by_type.push_back(1.0);
+  }
+  if (auto caps = node.is_null() ? std::nullopt : node.maybe_child("power_caps")) {
+    if (!caps->is_map()) caps->fail("expected a map from device type to {fraction, curve}");
+    for (const std::string& type : caps->keys()) {
+      const ConfigNode cn = caps->child(type);
+      cn.expect_map({"fraction", "curve"});
+      const auto& types = spec.device_types();
+      const auto it = std::find(types.begin(), types.end(), type);
+      if (it == types.end()) caps->child(type).fail("no node group of the cluster has device type '" + type + "'");
+      const auto t = static_cast<std::size_t>(it - types.begin());
+      PowerCapConfig cap;
+      cap.type = type;
+      const ConfigNode curve = cn.child("curve");
+      curve.expect_map({"file", "dataset", "network", "batch_size", "optimizer", "points"});
+      if (curve.has("file") == curve.has("points")) curve.fail("give exactly one of file (a zeus-style sweep) or points");
+      if (auto f = curve.maybe_child("file")) {
+        cap.file = f->as_string();
+        if (auto v = curve.maybe_child("dataset")) cap.filter.dataset = v->as_string();
+        if (auto v = curve.maybe_child("network")) cap.filter.network = v->as_string();
+        if (auto v = curve.maybe_child("batch_size")) cap.filter.batch_size = v->as_string();
+        if (auto v = curve.maybe_child("optimizer")) cap.filter.optimizer = v->as_string();
+        cap.curve = std::make_shared<const PowerCurve>(load_power_sweep_csv(f->as_path(), cap.filter));
+      } else {
+        const ConfigNode pts = curve.child("points");
+        if (!pts.is_sequence()) pts.fail("expected a list of {limit_w, time_s, power_w}");
+        std::vector<PowerPoint> points;
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+          const ConfigNode p = pts.at(i);
+          p.expect_map({"limit_w", "time_s", "power_w"});
+          points.push_back(PowerPoint{p.child("limit_w").as_positive_double(), p.child("time_s").as_positive_double(), p.child("power_w").as_positive_double()});
+        }
+        cap.curve = std::make_shared<const PowerCurve>(points, pts.where());
+      }
+      const ConfigNode fr = cn.child("fraction");
+      cap.fraction = fr.as_positive_double();
+      const double lowest = cap.curve->points().front().limit_w / cap.curve->max_limit_w();
+      if (cap.fraction > 1.0 || cap.fraction < lowest - 1e-12) {
+        fr.fail("must be in [" + std::to_string(lowest) + ", 1]: the curve's smallest limit over its largest, up to the full TDP");
+      }
+      cap.capped = cap.curve->capped(c.power_by_type[t].tdp_w, cap.fraction);
+      if (cap.capped.busy_power_w < c.power_by_type[t].idle_w) fr.fail("the capped busy power is below the type's idle power; raise the cap");
+      c.power_by_type[t].tdp_w = cap.capped.busy_power_w;
+      c.speed_by_type[t] = cap.capped.speed;
+      c.power_caps.push_back(cap);
+    }
   }
   return c;
 }
@@ -34,6 +81,28 @@ EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeG
 YAML::Node EnergyConfig::to_yaml() const {
   YAML::Node n(YAML::NodeType::Map);
   n["pue"] = pue;
+  for (const PowerCapConfig& cap : power_caps) {
+    YAML::Node c(YAML::NodeType::Map);
+    c["fraction"] = cap.fraction;
+    if (!cap.file.empty()) {
+      c["curve"]["file"] = cap.file;
+      c["curve"]["dataset"] = cap.filter.dataset;
+      c["curve"]["network"] = cap.filter.network;
+      c["curve"]["batch_size"] = cap.filter.batch_size;
+      c["curve"]["optimizer"] = cap.filter.optimizer;
+    } else {
+      for (const PowerPoint& p : cap.curve->points()) {
+        YAML::Node pn(YAML::NodeType::Map);
+        pn["limit_w"] = p.limit_w;
+        pn["time_s"] = p.time_s;
+        pn["power_w"] = p.power_w;
+        c["curve"]["points"].push_back(pn);
+      }
+    }
+    c["speed"] = cap.capped.speed;
+    c["busy_power_w"] = cap.capped.busy_power_w;
+    n["power_caps"][cap.type] = c;
+  }
   return n;
 }
 

@@ -15,13 +15,27 @@
 #include "sim/cluster_spec.hpp"
 #include "sim/config_node.hpp"
 #include "sim/energy.hpp"
+#include "sim/power_cap.hpp"
 #include "sim/signals.hpp"
+#include "traces/power_sweep_file.hpp"
 
 namespace schedsim {
 
+// A power cap on one device type (`energy.power_caps`).
+struct PowerCapConfig {
+  std::string type;
+  double fraction = 1.0;  // of the type's TDP
+  std::string file;       // zeus-style sweep, as written ("" = inline points)
+  PowerSweepFilter filter;
+  std::shared_ptr<const PowerCurve> curve;
+  CappedDevice capped;    // speed and busy power at the cap
+};
+
 struct EnergyConfig {
   double pue = 1.0;  // facility / IT power, >= 1
-  std::vector<DevicePower> power_by_type;  // by ClusterSpec::device_types() order, from the catalogue
+  std::vector<DevicePower> power_by_type;  // by ClusterSpec::device_types() order, from the catalogue (busy power capped)
+  std::vector<PowerCapConfig> power_caps;
+  std::vector<double> speed_by_type;       // by device type: 1, or the cap's speed
 
   static EnergyConfig parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue);
   YAML::Node to_yaml() const;

@@ -266,6 +266,18 @@ nlohmann::ordered_json energy_json(const EnergyTotals& e) {
   j["metered_s"] = e.duration_s;
   j["jobs"] = use(e.jobs);
   j["idle_devices"] = use(e.idle);
+  if (!e.by_site.empty()) {  // several datacenters: facility use per site, in config order
+    auto sites = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < e.by_site.size(); ++i) {
+      nlohmann::ordered_json site;
+      site["name"] = e.site_names[i];
+      site["energy_kwh"] = e.by_site[i].energy_kwh;
+      site["cost_usd"] = opt(e.by_site[i].cost_usd);
+      site["co2_kg"] = opt(e.by_site[i].co2_kg);
+      sites.push_back(site);
+    }
+    j["by_datacenter"] = sites;
+  }
   return j;
 }
 
@@ -276,6 +288,21 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["policy"] = r.policy_name;
   j["summary"] = summary_json(r.summary);
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
+  if (!r.inference.empty()) {  // only with the `inference` policy and services
+    auto services = nlohmann::ordered_json::array();
+    for (const ServiceMetrics& m : r.inference) {
+      nlohmann::ordered_json sj;
+      sj["name"] = m.name;
+      sj["slo_violation_minutes"] = m.slo_violation_s / 60.0;
+      sj["replica_hours"] = m.replica_s / 3600.0;
+      sj["borrowed_gpu_hours"] = m.borrowed_device_s / 3600.0;
+      sj["lends"] = m.lends;
+      sj["reclaims"] = m.reclaims;
+      sj["peak_replicas"] = m.peak_replicas;
+      services.push_back(sj);
+    }
+    j["inference"] = services;
+  }
   j["warnings"] = r.warnings;
   auto skipped = nlohmann::ordered_json::object();
   for (const auto& [reason, n] : r.trace_rows_skipped) skipped[reason] = n;
@@ -287,7 +314,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
 RunResult run_scenario(const ScenarioConfig& scenario, const PolicyRegistry& registry, const RunOptions& options,
                        const YAML::Node* policy_override) {
   PolicyInstance policy = registry.create(ConfigNode(policy_override ? *policy_override : scenario.policy, scenario.policy_source, "policy"),
-                                          PolicyContext{scenario.seed, &scenario.accelerators, scenario.env_yaml});
+                                          policy_context(scenario));
   return run_scenario(scenario, *policy.policy, policy.resolved, options);
 }
 
@@ -329,7 +356,16 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   sim.add_observer(metrics);
   std::unique_ptr<EnergyMeter> energy;
   if (scenario.energy) {  // before the jobs.csv writer, which reads each job's use
-    energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
+    if (const Geography* geo = setup.geography()) {
+      std::vector<MeteredSite> sites;
+      for (int i = 0; i < geo->num_sites(); ++i) {
+        const Datacenter& dc = geo->site(i);
+        sites.push_back(MeteredSite{dc.name, dc.first_device, dc.num_devices, dc.pue, dc.signals});
+      }
+      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, sites);
+    } else {
+      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
+    }
     sim.add_observer(*energy);
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
@@ -358,6 +394,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
   if (energy) result.energy = energy->totals();
+  if (const auto* inference = dynamic_cast<const InferenceMetricsSource*>(&policy)) result.inference = inference->inference_metrics();
   result.resolved_config = scenario.to_yaml(resolved_policy);
 
   if (!options.out_dir.empty()) {

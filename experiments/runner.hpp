@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/scenario.hpp"
+#include "policies/inference_autoscale.hpp"
 #include "sim/energy.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -42,6 +43,7 @@ struct RunResult {
   YAML::Node resolved_config;
   std::vector<double> sorted_jct_s;  // for CDF figures
   std::optional<EnergyTotals> energy;  // with the scenario's `energy:` map
+  std::vector<ServiceMetrics> inference;  // with the `inference` policy and services
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).

@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -45,29 +45,18 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (auto name = root.maybe_child("name")) s.name = name->as_string();
   if (auto train = root.maybe_child("train")) s.train_yaml = train->yaml();  // a handle: keeps line numbers for rl/'s messages
 
-  const ConfigNode cluster = root.child("cluster");
-  cluster.expect_map({"nodes", "topology"});
-  const ConfigNode nodes = cluster.child("nodes");
-  if (nodes.size() == 0) nodes.fail("the cluster needs at least one node group, e.g. - {count: 4, type: V100, devices_per_node: 8}");
   std::int64_t total = 0;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    const ConfigNode g = nodes.at(i);
-    g.expect_map({"count", "type", "devices_per_node"});
-    NodeGroup group;
-    if (auto c = g.maybe_child("count")) {
-      const std::int64_t v = c->as_positive_int();
-      if (v > 10'000'000) c->fail("more than 10,000,000 nodes in one group; is this a typo?");
-      group.count = static_cast<int>(v);
-    }
-    group.type = g.child("type").as_string();
-    if (group.type.empty()) g.child("type").fail("must be a device type name such as V100");
-    const ConfigNode dpn = g.child("devices_per_node");
-    const std::int64_t d = dpn.as_positive_int();
-    if (d > 100'000) dpn.fail("more than 100,000 devices in one node; is this a typo?");
-    group.devices_per_node = static_cast<int>(d);
-    total += static_cast<std::int64_t>(group.count) * group.devices_per_node;
-    if (total > 100'000'000) g.fail("the cluster would have more than 100,000,000 devices");
-    s.cluster.push_back(group);
+  const std::optional<ConfigNode> datacenters = root.maybe_child("datacenters");
+  const ConfigNode cluster = datacenters && !root.has("cluster") ? ConfigNode(YAML::Node(YAML::NodeType::Map), root.source(), "cluster") : root.child("cluster");
+  cluster.expect_map({"nodes", "topology"});
+  if (datacenters) {  // several datacenters: the cluster is their node groups, in order
+    if (cluster.has("nodes")) cluster.child("nodes").fail("with `datacenters:` the nodes go under each datacenter (datacenters.sites[i].nodes)");
+    if (root.has("signals")) root.child("signals").fail("with `datacenters:` the signals go under each datacenter (datacenters.sites[i].signals)");
+    if (root.has("energy") && root.child("energy").has("pue")) root.child("energy").child("pue").fail("with `datacenters:` the PUE goes under each datacenter (datacenters.sites[i].pue)");
+    s.datacenters = DatacentersConfig::parse(*datacenters, total);
+    s.cluster = s.datacenters->cluster();
+  } else {
+    s.cluster = parse_node_groups(cluster.child("nodes"), total);
   }
 
   if (auto a = root.maybe_child("accelerators")) {
@@ -85,7 +74,16 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
       s.throughputs = std::make_shared<const ThroughputMatrix>(ThroughputMatrix::load_file(s.physics->throughputs_resolved));
     }
     // Physics needs every device type in the catalogue.
-    for (std::size_t i = 0; i < nodes.size(); ++i) s.accelerators.get(nodes.at(i).child("type"));
+    if (datacenters) {
+      const ConfigNode sites = datacenters->child("sites");
+      for (std::size_t i = 0; i < sites.size(); ++i) {
+        const ConfigNode nodes = sites.at(i).child("nodes");
+        for (std::size_t k = 0; k < nodes.size(); ++k) s.accelerators.get(nodes.at(k).child("type"));
+      }
+    } else {
+      const ConfigNode nodes = cluster.child("nodes");
+      for (std::size_t i = 0; i < nodes.size(); ++i) s.accelerators.get(nodes.at(i).child("type"));
+    }
     if (!s.physics->reference_device.empty()) s.accelerators.get(ph->child("reference_device"));
     // Topology errors (e.g. racks that split an NVLink domain) surface now, not mid-run.
     const ClusterSpec spec(s.cluster);
@@ -94,6 +92,13 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
   if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
+  if (auto inf = root.maybe_child("inference")) {
+    // Simulated time 0 is the signals' origin (the first datacenter's with several), else 2023-01-01 UTC.
+    std::int64_t origin_us = 1'672'531'200'000'000LL;
+    if (s.signals) origin_us = s.signals->origin_utc_us;
+    if (s.datacenters && s.datacenters->sites.front().signals) origin_us = s.datacenters->sites.front().signals->origin_utc_us;
+    s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
+  }
   if (auto f = root.maybe_child("failures")) {
     s.failures = FailureConfig::parse(*f);
     if (s.failures->checkpoint.policy != CheckpointConfig::Policy::kNone && s.failures->checkpoint.cost_s < 0.0 && !s.physics) {
@@ -112,6 +117,11 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
     gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the cluster has " + std::to_string(total) +
               "; enlarge the cluster or set workload.oversized: drop");
+  }
+  if (s.workload.synthetic && s.datacenters && s.workload.synthetic->max_gpus() > s.datacenters->largest_site_devices()) {
+    const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
+    gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the largest datacenter has " +
+              std::to_string(s.datacenters->largest_site_devices()) + " and a job runs inside one datacenter");
   }
 
   if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {
@@ -139,6 +149,10 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   return s;
 }
 
+PolicyContext policy_context(const ScenarioConfig& s) {
+  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr};
+}
+
 int ScenarioConfig::num_devices() const {
   int n = 0;
   for (const auto& g : cluster) n += g.count * g.devices_per_node;
@@ -157,7 +171,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
     gn["devices_per_node"] = g.devices_per_node;
     nodes.push_back(gn);
   }
-  n["cluster"]["nodes"] = nodes;
+  if (!datacenters) n["cluster"]["nodes"] = nodes;
   if (physics) {
     YAML::Node t(YAML::NodeType::Map);
     t["nodes_per_nvlink_domain"] = topology.nodes_per_nvlink_domain;
@@ -181,6 +195,8 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (physics) n["physics"] = physics->to_yaml();
   if (energy) n["energy"] = energy->to_yaml();
   if (signals) n["signals"] = signals->to_yaml();
+  if (datacenters) n["datacenters"] = datacenters->to_yaml();
+  if (inference) n["inference"] = inference->resolved;
   if (failures) n["failures"] = failures->to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
   return n;

@@ -9,7 +9,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "experiments/datacenters_config.hpp"
 #include "experiments/energy_config.hpp"
+#include "experiments/inference_config.hpp"
 #include "policies/registry.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/cluster_physics.hpp"
@@ -42,6 +44,10 @@ struct ScenarioConfig {
   // Energy metering (`energy:`) and price/carbon signals (`signals:`), docs/energy.md.
   std::optional<EnergyConfig> energy;
   std::optional<SignalsConfig> signals;
+  // Several datacenters (`datacenters:`): then `cluster` is their node groups in order.
+  std::optional<DatacentersConfig> datacenters;
+  // Inference services (`inference:`), run by the `inference` policy.
+  std::optional<InferenceConfig> inference;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
   // The `env:` map as written (RL environment options), parsed strictly by rl/env
@@ -58,6 +64,10 @@ struct ScenarioConfig {
   YAML::Node to_yaml(const YAML::Node& resolved_policy) const;
   int num_devices() const;
 };
+
+// What the scenario's policy is built with: the seed, the device catalogue, the `env:`
+// map and the inference services.
+PolicyContext policy_context(const ScenarioConfig& scenario);
 
 // The built-in default scenario (experiments/configs/default.yaml, compiled in).
 const char* default_scenario_yaml();

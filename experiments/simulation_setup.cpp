@@ -21,6 +21,40 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     signals_ = std::make_unique<GridSignals>(scenario.signals->build(seed));
     options_.signals = signals_.get();
   }
+  if (scenario.datacenters) {
+    std::vector<Datacenter> sites;
+    GeographyOptions geo;
+    int next_node = 0;
+    for (const DatacenterConfig& dc : scenario.datacenters->sites) {
+      Datacenter site;
+      site.name = dc.name;
+      site.pue = dc.pue;
+      site.utc_offset_h = dc.utc_offset_h;
+      if (dc.signals) {
+        site_signals_.push_back(std::make_unique<GridSignals>(dc.signals->build(seed)));
+        site.signals = site_signals_.back().get();
+      }
+      site.first_node = next_node;
+      for (const NodeGroup& g : dc.nodes) site.num_nodes += g.count;
+      next_node += site.num_nodes;
+      sites.push_back(site);
+      geo.home_weights.push_back(dc.home_weight);
+    }
+    geo.checkpoint_gb = scenario.datacenters->checkpoint_gb;
+    geo.restart_s = scenario.datacenters->restart_s;
+    geo.allowed_home_only = scenario.datacenters->allowed_home_only;
+    geo.seed = seed;
+    geography_ = std::make_unique<Geography>(cluster_, std::move(sites), scenario.datacenters->wan(), geo);
+    options_.geography = geography_.get();
+    // Policies that read one signal (e.g. carbon-aware without a geography-aware base) see the first site's.
+    options_.signals = geography_->site(0).signals;
+  }
+  if (scenario.energy && !scenario.energy->power_caps.empty()) {  // capped device types run slower
+    for (DeviceId d = 0; d < cluster_.num_devices(); ++d) {
+      device_speed_.push_back(scenario.energy->speed_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
+    }
+    options_.device_speed = &device_speed_;
+  }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
     options_.failures = failures_.get();

@@ -12,6 +12,7 @@
 
 #include "experiments/scenario.hpp"
 #include "sim/cluster_physics.hpp"
+#include "sim/datacenters.hpp"
 #include "sim/failure_model.hpp"
 #include "sim/simulator.hpp"
 #include "sim/topology.hpp"
@@ -36,6 +37,8 @@ class SimulationSetup {
   // The price/carbon signals of `signals:` (null without), seen by policies and metered.
   const GridSignals* signals() const { return signals_.get(); }
   std::uint64_t seed() const { return seed_; }
+  // The datacenters of `datacenters:` (null for one cluster), with each site's signals.
+  const Geography* geography() const { return geography_.get(); }
 
   // A simulator over this world (one per setup: the job source is consumed by the run).
   std::unique_ptr<Simulator> make_simulator(Policy& policy);
@@ -47,8 +50,11 @@ class SimulationSetup {
   std::unique_ptr<TopologySpec> topology_;
   std::unique_ptr<ClusterPhysics> physics_;
   std::unique_ptr<GridSignals> signals_;
+  std::vector<std::unique_ptr<GridSignals>> site_signals_;
+  std::unique_ptr<Geography> geography_;
   std::unique_ptr<FailureModel> failures_;
   std::vector<int> node_rack_;
+  std::vector<double> device_speed_;  // power caps
   SimulatorOptions options_;
   bool used_ = false;
 };

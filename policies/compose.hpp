@@ -3,6 +3,7 @@
 // `order` is a name or a map with the order's own options ({name: sjf, by: duration}).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "policies/queue_order.hpp"
@@ -12,6 +13,15 @@ namespace schedsim {
 
 // Every queue order by config name, in registry order.
 std::vector<OrderKind> builtin_orders();
+
+// The `order:` key of a policy config (a name or a map with the order's options; default
+// fifo), validated: the order, its kind and its resolved options ({name: ..., ...}).
+struct ParsedOrder {
+  std::unique_ptr<QueueOrder> order;
+  OrderKind kind;
+  YAML::Node resolved;
+};
+ParsedOrder parse_order(const ConfigNode& config);
 PolicyInfo compose_policy_info();
 
 }  // namespace schedsim

@@ -13,6 +13,8 @@
 #include "policies/priority.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
+#include "policies/inference_autoscale.hpp"
+#include "policies/spatial_routing.hpp"
 #include "policies/temporal_shift.hpp"
 #include "policies/themis.hpp"
 #include "sim/error.hpp"
@@ -38,6 +40,9 @@ PolicyRegistry builtin_policies() {
   r.add(gandiva_policy_info());
   r.add(carbon_aware_policy_info());
   r.add(price_aware_policy_info());
+  r.add(spatial_policy_info());
+  r.add(spatio_temporal_policy_info());
+  r.add(inference_policy_info());
   r.add(fgd_policy_info());
   r.add(gavel_policy_info());
   return r;

@@ -12,6 +12,7 @@
 
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/config_node.hpp"
+#include "sim/inference_service.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {
@@ -38,6 +39,8 @@ struct PolicyContext {
   // Null/undefined when the policy is only being validated.
   const AcceleratorCatalogue* accelerators = nullptr;
   YAML::Node env_yaml;
+  // The scenario's inference services (`inference:`), for the `inference` policy; null = none.
+  std::shared_ptr<const std::vector<ServiceSpec>> services;
 };
 
 struct PolicyInfo {

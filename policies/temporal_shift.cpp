@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <tuple>
 
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -68,7 +70,7 @@ class TemporalShift : public Policy {
 
  private:
   Tick plan(const SchedulerView& view, const JobState& j) {
-    const GridSignals* signals = view.signals();
+    const GridSignals* signals = job_signals(view, j.spec);
     if (!signals || !signals->has(kind_)) {
       throw PolicyError("policy '" + name_ + "' needs a " + to_string(kind_) + " signal: add signals." + to_string(kind_) +
                         " to the scenario (docs/energy.md)");
@@ -144,26 +146,41 @@ PolicyInfo shift_info(const std::string& name, SignalKind kind, const std::strin
 
 }  // namespace
 
-Tick best_start(const GridSignals& signals, SignalKind kind, Tick now, Tick latest, double estimate_s, double horizon_s, double min_saving) {
+ShiftWindow best_window(const GridSignals& signals, SignalKind kind, Tick now, Tick latest, double estimate_s, double horizon_s,
+                        const std::function<bool(Tick)>& feasible) {
   const Tick run = Tick::from_seconds(std::max(estimate_s, 1e-6));
   std::vector<std::pair<Tick, double>> points;
   const Tick horizon = std::min(latest - now + run, Tick::from_seconds(horizon_s) + run);
   signals.forecast(kind, now, horizon, points);
   const double run_s = run.seconds();
   const double now_mean = step_integral(points, now, now + run) / run_s;
-  Tick best = now;
-  double best_mean = now_mean;
+  ShiftWindow w{now, now_mean, now_mean, true};
+  if (feasible && !feasible(now)) {
+    w.found = false;
+    w.mean = std::numeric_limits<double>::infinity();
+  }
   for (std::size_t i = 1; i < points.size() && points[i].first <= latest; ++i) {
     const Tick t = points[i].first;
     const double mean = step_integral(points, t, t + run) / run_s;
-    if (mean < best_mean) {
-      best_mean = mean;
-      best = t;
+    if (mean < w.mean && (!feasible || feasible(t))) {
+      w.mean = mean;
+      w.start = t;
+      w.found = true;
     }
   }
+  return w;
+}
+
+Tick best_start(const GridSignals& signals, SignalKind kind, Tick now, Tick latest, double estimate_s, double horizon_s, double min_saving) {
+  const ShiftWindow w = best_window(signals, kind, now, latest, estimate_s, horizon_s);
   // min_saving compares magnitudes: with negative prices any lower mean is a saving.
-  if (best != now && !(best_mean < now_mean - min_saving * std::fabs(now_mean))) return now;
-  return best;
+  if (w.start != now && !(w.mean < w.now_mean - min_saving * std::fabs(w.now_mean))) return now;
+  return w.start;
+}
+
+const GridSignals* job_signals(const SchedulerView& view, const JobSpec& job) {
+  if (const Geography* geo = view.geography()) return geo->site(geo->home_site(job)).signals;
+  return view.signals();
 }
 
 PolicyInfo carbon_aware_policy_info() {

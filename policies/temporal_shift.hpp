@@ -13,13 +13,33 @@
 // runtime estimate, or its duration when it has none.
 #pragma once
 
+#include <functional>
+
 #include "policies/registry.hpp"
+#include "sim/policy.hpp"
 #include "sim/signals.hpp"
 
 namespace schedsim {
 
 PolicyInfo carbon_aware_policy_info();
 PolicyInfo price_aware_policy_info();
+
+// The best start in {now} U {signal steps <= latest} for a run of `estimate_s` seconds:
+// the start, the forecast mean signal over [start, start + estimate] and the same mean
+// for starting now (ties: the earliest start). With `feasible`, only starts it accepts
+// count (found = false when none does).
+struct ShiftWindow {
+  Tick start;
+  double mean = 0.0;
+  double now_mean = 0.0;
+  bool found = true;
+};
+ShiftWindow best_window(const GridSignals& signals, SignalKind kind, Tick now, Tick latest, double estimate_s, double horizon_s,
+                        const std::function<bool(Tick)>& feasible = nullptr);
+
+// The signals that apply to `job`: its home datacenter's with several datacenters, else
+// the run's (may be null).
+const GridSignals* job_signals(const SchedulerView& view, const JobSpec& job);
 
 // For tests: the start instant (simulated time) the policy would pick for a job queued
 // at `now` with run-time estimate `estimate_s` and latest start `latest`, given

@@ -18,6 +18,8 @@ enum class ActionKind : std::uint8_t {
              // elastic jobs on any count in [min_gpus, max_gpus]
   kPreempt,  // stop a running job: it saves a checkpoint, then returns to the queue
   kMove,     // migrate or resize a running job to a new device set (may overlap the old)
+  kHold,     // set the devices an inference service holds (its replicas) to exactly these;
+             // `job` is the service index (sim/inference_service.hpp), not a job
 };
 
 const char* to_string(ActionKind k);
@@ -34,6 +36,7 @@ class ActionBatch {
   void start(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kStart, job, devices); }
   void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
   void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
+  void hold(int service, Span<DeviceId> devices) { add(ActionKind::kHold, service, devices); }
   // Asks for a decision point at `t` (the earliest of the requests counts) even if no
   // other event happens then: how a policy that defers jobs gets back to them.
   void wake_at(Tick t) {

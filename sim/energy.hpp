@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/observer.hpp"
@@ -40,6 +41,19 @@ struct EnergyTotals {
   EnergyUse idle;              // the part of devices no job held
   double it_energy_kwh = 0.0;  // facility / PUE
   double duration_s = 0.0;     // integrated span: 0 to the last event
+  // Several datacenters: the facility use of each (empty with one site).
+  std::vector<EnergyUse> by_site;
+  std::vector<std::string> site_names;
+};
+
+// One datacenter as the meter sees it: its devices [first_device, first_device +
+// num_devices), PUE and signals (may be null).
+struct MeteredSite {
+  std::string name;
+  int first_device = 0;
+  int num_devices = 0;
+  double pue = 1.0;
+  const GridSignals* signals = nullptr;
 };
 
 class EnergyMeter : public Observer {
@@ -48,6 +62,10 @@ class EnergyMeter : public Observer {
   // (energy only). The simulator, physics (through the simulator's view) and signals must
   // outlive the meter. Add the meter before observers that read last_job() in on_job_end.
   EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& power_by_type, double pue, const GridSignals* signals);
+  // Several datacenters, each with its PUE and signals; `sites` cover the devices in
+  // order. Price (carbon) totals need every site to have the price (carbon) signal. A job
+  // is charged the PUE and signals of the site it runs in, interval by interval.
+  EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& power_by_type, const std::vector<MeteredSite>& sites);
 
   void on_job_end(const JobState& job) override;
   void after_event(const Simulator& sim) override;
@@ -57,7 +75,7 @@ class EnergyMeter : public Observer {
   const EnergyUse& last_job() const { return last_job_; }
   EnergyTotals totals() const;
   // Facility power (W) now, as integrated from the last event on.
-  double facility_power_w() const { return total_power_w_ * pue_; }
+  double facility_power_w() const;
   // Events after which the power of every running job was recomputed (the others reuse
   // the powers of the event before): tests check the work per event.
   std::uint64_t full_passes() const { return full_passes_; }
@@ -65,8 +83,10 @@ class EnergyMeter : public Observer {
  private:
   struct Acc {  // per job slot
     std::uint64_t seq = UINT64_MAX;
+    int site = 0;
     double joules = 0.0, cost_wsusd = 0.0, co2_wsg = 0.0;  // IT W x s, W x s x USD/MWh, W x s x g/kWh
-    double power_w = 0.0;      // IT power since the last event
+    double power_w = 0.0;      // IT power since the last event, in site 0's PUE units
+    double site_power_w = 0.0; // the same in its own site's units (what the site's sums add)
     bool active = false;
     // cached device power sums of the current placement
     std::int64_t placed_since_us = -1;
@@ -80,15 +100,29 @@ class EnergyMeter : public Observer {
       co2 += power_w * carbon_int;
     }
   };
-  EnergyUse to_use(double joules, double cost, double co2) const;
+  // Per site: state since the last event and running totals (one element for one cluster).
+  struct Site {
+    std::string name;
+    double pue = 1.0;
+    const GridSignals* signals = nullptr;
+    double weight = 1.0;             // pue / the first site's pue: jobs' sums are kept in site 0's PUE units
+    double idle_w = 0.0;             // every device idle
+    double total_power_w = 0.0;      // IT power since last_
+    double jobs_power_w = 0.0;       // part of it held by jobs
+    double price_int = 0.0, carbon_int = 0.0;  // signal integrals over the last interval
+    Totals total, jobs;
+  };
+  EnergyUse to_use(double joules, double cost, double co2, double pue) const;
   void integrate_job(Acc& a, Tick from, Tick to);
+  // Each site's IT power from its idle power, its jobs' power and their devices' idle part.
+  void set_site_totals(const std::vector<double>* jobs_idle, double jobs_idle_w0);
 
   const Simulator& sim_;
-  double pue_;
-  const GridSignals* signals_;
+  std::vector<Site> sites_;
+  std::vector<int> device_site_;  // empty with one site
+  std::vector<double> site_jobs_idle_;  // scratch: idle power of held devices per site
   bool has_price_ = false, has_carbon_ = false;
   std::vector<double> idle_w_, dynamic_w_;  // by device
-  double cluster_idle_w_ = 0.0;
   std::vector<Acc> acc_;
   std::vector<std::int32_t> active_;  // slots integrated since the last event, in running-list order
   // The simulator's counters at the last after_event: when only arrivals and completions
@@ -97,9 +131,6 @@ class EnergyMeter : public Observer {
   bool seen_valid_ = false;
   std::uint64_t full_passes_ = 0;
   Tick last_;
-  double total_power_w_ = 0.0;   // IT power since last_
-  double jobs_power_w_ = 0.0;    // part of it held by jobs
-  Totals total_, jobs_;
   EnergyUse last_job_;
 };
 

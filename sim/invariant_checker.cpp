@@ -84,6 +84,16 @@ void InvariantChecker::after_event(const Simulator& sim) {
       ++held;
     }
   });
+  for (int s = 0; s < sim.num_services(); ++s) {  // inference replicas
+    for (DeviceId d : sim.service_devices(s)) {
+      auto& seen = seen_owner_[static_cast<std::size_t>(d)];
+      if (seen != ClusterState::kNoOwner || state.owner(d) != Simulator::service_owner(s)) {
+        throw InvariantError("device " + std::to_string(d) + " of inference service " + std::to_string(s) + " is double-booked or not marked held");
+      }
+      seen = state.owner(d);
+      ++held;
+    }
+  }
   if (held + state.free_devices() + state.failed_devices() != n) {
     throw InvariantError("device accounting broken: " + std::to_string(held) + " held + " + std::to_string(state.free_devices()) +
                          " free + " + std::to_string(state.failed_devices()) + " failed != " + std::to_string(n) + " devices");

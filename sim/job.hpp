@@ -52,6 +52,10 @@ struct JobSpec {
   // Elastic jobs may run on any device count in [min_gpus, max_gpus]; 0 = rigid.
   int min_gpus = 0;
   int max_gpus = 0;
+  // Several datacenters (sim/datacenters.hpp): the region the job is submitted to and the
+  // regions it may run in; empty = drawn from the configured weights / every region.
+  std::string home_region;
+  std::vector<std::string> allowed_regions;
 
   bool is_elastic() const { return max_gpus > 0; }
   // Shares one device with other jobs (gpu_milli < 1000; only with num_gpus = 1).
@@ -121,6 +125,9 @@ struct JobState {
   std::int64_t restart_device_us = 0;     // stalled restarting after a failure (and waiting for repair)
   std::uint32_t loss_spike_restarts = 0;
   std::uint32_t failure_restarts = 0;     // device or node failures that hit the job
+  // Several datacenters: the site of the job's last placement (where its checkpoint is),
+  // -1 before the first start or without a geography.
+  std::int32_t site = -1;
   // Intrusive doubly linked list: pending jobs in queue order, or running/stopping jobs.
   JobSlot prev_in_list = kNoJob;
   JobSlot next_in_list = kNoJob;

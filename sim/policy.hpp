@@ -15,6 +15,7 @@
 
 namespace schedsim {
 
+class Geography;
 class Simulator;
 
 class SchedulerView {
@@ -38,6 +39,8 @@ class SchedulerView {
   const std::vector<int>* node_group() const { return node_group_; }
   // Electricity price and carbon intensity (now and forecast), or null without signals.
   const GridSignals* signals() const { return signals_; }
+  // The datacenters (sites, WAN, per-site signals), or null for a single cluster.
+  const Geography* geography() const { return geography_; }
 
  private:
   friend class Simulator;
@@ -51,6 +54,7 @@ class SchedulerView {
   const std::vector<int>* node_group_ = nullptr;
   const PhysicsModel* physics_ = nullptr;
   const GridSignals* signals_ = nullptr;
+  const Geography* geography_ = nullptr;
 };
 
 class Policy {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/failure_model.hpp"
 
@@ -41,6 +42,7 @@ const char* to_string(ActionKind k) {
     case ActionKind::kStart: return "start";
     case ActionKind::kPreempt: return "preempt";
     case ActionKind::kMove: return "move";
+    case ActionKind::kHold: return "hold";
   }
   return "unknown";
 }
@@ -57,6 +59,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
+  view_.geography_ = options_.geography;
   policy_.attach(*this);
 }
 
@@ -170,6 +173,7 @@ void Simulator::handle_arrival() {
   j.lost_work_s = 0.0;
   j.compute_device_us = j.lost_device_us = j.checkpoint_device_us = j.restart_device_us = 0;
   j.loss_spike_restarts = j.failure_restarts = 0;
+  j.site = -1;
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -400,8 +404,9 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     } else if (cluster_.is_shared(d)) {
       reject(index, a, "device " + std::to_string(d) + " is shared by fractional jobs; a whole-GPU job needs it free");
     } else if (!cluster_.is_free(d) && cluster_.owner(d) != a.job) {
-      const auto owner = static_cast<std::size_t>(cluster_.owner(d));
-      reject(index, a, "device " + std::to_string(d) + " is already allocated to job '" + jobs_[owner].spec.id + "'");
+      const std::int64_t owner = cluster_.owner(d);
+      reject(index, a, "device " + std::to_string(d) + " is already allocated to " +
+                           (owner >= 0 ? "job '" + jobs_[static_cast<std::size_t>(owner)].spec.id + "'" : "an inference service"));
     }
   }
   if (n > 1) {
@@ -414,6 +419,19 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     const std::string problem = options_.physics->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
+  if (options_.geography) {
+    const std::string problem = options_.geography->placement_problem(j.spec, devices);
+    if (!problem.empty()) reject(index, a, problem);
+  }
+}
+
+// Relocation cost of placing `j` on `devices` (sim/datacenters.hpp), and records the new
+// site: a job that ran before keeps its state (checkpoint, data) in the site it last ran in.
+double Simulator::geo_relocation_s(JobState& j, Span<DeviceId> devices) {
+  const int to = options_.geography->site_of_device(devices[0]);
+  const double s = options_.geography->relocation_s(j.site, to);
+  j.site = to;
+  return s;
 }
 
 void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t index) {
@@ -438,12 +456,14 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   // rate update at the end of this instant.
   j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
   placement_changed(a.job);
+  // Another datacenter than the one holding the checkpoint: WAN transfer plus restart.
+  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
   if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
     j.needs_restart = false;
-    stall(a.job, options_.failures->config().devices.restart_s, StallKind::kRestart);
+    stall(a.job, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
     if (j.stall_event == 0) begin_compute(a.job);
-  } else if (j.has_checkpoint && options_.physics) {
-    stall(a.job, options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())));
+  } else if (j.has_checkpoint && (options_.physics || relocation_s > 0.0)) {
+    stall(a.job, (options_.physics ? options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())) : 0.0) + relocation_s);
   } else {
     schedule_completion(a.job);
     begin_compute(a.job);
@@ -479,6 +499,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
+  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
   account_devices(j);
   if (options_.failures) {
     // The move saves everything: a checkpoint at the current progress.
@@ -513,10 +534,49 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     const int n = static_cast<int>(devices.size());
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
-  stall(a.job, cost_s);
-  if (!options_.physics && options_.failures) set_rate(a.job, rate_factor(j));  // stragglers on the new devices
+  stall(a.job, cost_s + relocation_s);
+  if (!options_.physics && (options_.failures || options_.device_speed)) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
   if (j.stall_event == 0) begin_compute(a.job);
   for (Observer* o : observers_) o->on_job_start(j);
+}
+
+const std::vector<DeviceId>& Simulator::service_devices(int s) const {
+  static const std::vector<DeviceId> kNone;
+  return s >= 0 && s < num_services() ? service_devices_[static_cast<std::size_t>(s)] : kNone;
+}
+
+// A service's replicas: devices it newly holds must be free; devices it drops are free at
+// once (a replica stops serving without a checkpoint).
+void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index) {
+  const int s = a.job;
+  if (s < 0 || s > 1'000'000) reject(index, a, "no such inference service (index " + std::to_string(s) + ")");
+  if (static_cast<std::size_t>(s) >= service_devices_.size()) service_devices_.resize(static_cast<std::size_t>(s) + 1);
+  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(s)];
+  const std::int64_t owner = service_owner(s);
+  for (DeviceId d : devices) {
+    if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
+    if (cluster_.owner(d) == owner) continue;
+    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
+    if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
+  }
+  scratch_.assign(devices.begin(), devices.end());
+  std::sort(scratch_.begin(), scratch_.end());
+  if (std::adjacent_find(scratch_.begin(), scratch_.end()) != scratch_.end()) reject(index, a, "a device is listed twice");
+  std::vector<DeviceId> dropped, added;
+  for (DeviceId d : held) {
+    if (!std::binary_search(scratch_.begin(), scratch_.end(), d)) dropped.push_back(d);
+  }
+  for (DeviceId d : scratch_) {
+    if (cluster_.owner(d) != owner) added.push_back(d);
+  }
+  cluster_.release(dropped, owner);
+  for (DeviceId d : dropped) {
+    if (!device_down_.empty() && device_down_[static_cast<std::size_t>(d)]) cluster_.mark_failed(d);
+  }
+  cluster_.allocate(added, owner);
+  held = scratch_;
+  ++stats_.actions;
+  if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
 }
 
 void Simulator::apply(const ActionBatch& batch) {
@@ -527,6 +587,7 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kStart: apply_start(a, batch.devices(a), i); break;
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
+      case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
     }
   }
   const Tick wake = batch.wake_time();
@@ -546,7 +607,7 @@ void Simulator::update_rates() {
         jobs_[static_cast<std::size_t>(slot)].devices.empty()) {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
-    set_rate(slot, options_.failures ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
+    set_rate(slot, options_.failures || options_.device_speed ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
 

@@ -23,6 +23,7 @@
 namespace schedsim {
 
 class FailureModel;
+class Geography;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -39,6 +40,12 @@ struct SimulatorOptions {
   // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
   // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
   FailureModel* failures = nullptr;
+  // Several datacenters: placements stay inside one allowed datacenter and relocations
+  // pay a WAN checkpoint transfer plus a restart; nullptr = one cluster. Must outlive the simulator.
+  const Geography* geography = nullptr;
+  // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
+  // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
+  const std::vector<double>* device_speed = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -107,6 +114,11 @@ class Simulator {
     }
   }
   const std::string& source_name() const { return source_name_; }
+  // Devices held by inference service `s` (ActionBatch::hold); empty when it holds none.
+  const std::vector<DeviceId>& service_devices(int s) const;
+  int num_services() const { return static_cast<int>(service_devices_.size()); }
+  // ClusterState::owner() of a device held by service `s`.
+  static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
 
  private:
   enum EventKind : std::uint32_t {
@@ -135,7 +147,9 @@ class Simulator {
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
+  double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
   // A running job gives up its devices (device time accounted) and goes back to the
   // queue: the two halves of a preemption's end and of a failure's requeue.
@@ -209,6 +223,7 @@ class Simulator {
   std::vector<std::pair<JobSlot, double>> new_rates_;
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
+  std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

@@ -20,7 +20,13 @@ std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_
 }  // namespace
 
 double Simulator::rate_factor(const JobState& j) const {
-  return options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
+  double f = options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
+  if (options_.device_speed) {  // power caps: the slowest device sets the pace
+    double slowest = 1.0;
+    for (DeviceId d : j.devices) slowest = std::min(slowest, (*options_.device_speed)[static_cast<std::size_t>(d)]);
+    f *= slowest;
+  }
+  return f;
 }
 
 // Devices on a failed unit go from the job straight to the failed state, never free.
@@ -158,7 +164,7 @@ void Simulator::handle_unit_failure(const Event& e) {
     device_down_[static_cast<std::size_t>(d)] = 1;
     if (cluster_.is_free(d)) {
       cluster_.mark_failed(d);
-    } else if (!cluster_.is_failed(d)) {
+    } else if (!cluster_.is_failed(d) && cluster_.owner(d) >= 0) {  // a service's device fails when the service drops it
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
     }

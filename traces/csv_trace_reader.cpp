@@ -41,7 +41,7 @@ std::string join_names(const std::vector<std::string>& v) {
 // Optional attribute columns shared by schedsim and the generic format, by column index.
 struct AttributeColumns {
   int estimate = -1, user = -1, group = -1, model = -1, gpu_type = -1, gpu_milli = -1, iterations = -1, deadline = -1,
-      priority = -1, status = -1;
+      priority = -1, status = -1, region = -1, allowed_regions = -1;
 };
 
 void read_attributes(const CsvTable& t, const AttributeColumns& c, double time_unit_s, JobSpec& out) {
@@ -63,6 +63,16 @@ void read_attributes(const CsvTable& t, const AttributeColumns& c, double time_u
     if (!(out.deadline_s >= 0)) t.fail(c.deadline, "must be >= 0 seconds or empty, got " + t.quoted(c.deadline), "out_of_range");
   }
   if (!t.empty(c.priority)) out.priority = t.number(c.priority);
+  if (c.region >= 0) out.home_region.assign(t.text(c.region));
+  if (c.allowed_regions >= 0) {  // space-separated region names
+    out.allowed_regions.clear();
+    const std::string list(t.text(c.allowed_regions));
+    for (std::size_t i = 0; i < list.size();) {
+      const std::size_t j = std::min(list.find(' ', i), list.size());
+      if (j > i) out.allowed_regions.push_back(list.substr(i, j - i));
+      i = j + 1;
+    }
+  }
   if (c.status >= 0 && !parse_status(t.raw(c.status), out.recorded_status)) {
     t.fail(c.status, "unknown status " + t.quoted(c.status) + "; allowed: completed, failed, killed, unknown or empty", "bad_value");
   }
@@ -71,7 +81,7 @@ void read_attributes(const CsvTable& t, const AttributeColumns& c, double time_u
 const std::vector<std::string> kSchedsimColumns{"job_id", "submit_time_s", "num_gpus",   "duration_s", "estimate_s",
                                                 "user",   "group",         "model",      "gpu_type",   "gpu_milli",
                                                 "iterations", "deadline_s", "priority", "status",     "name",
-                                                "min_gpus", "max_gpus"};
+                                                "min_gpus", "max_gpus", "region", "allowed_regions"};
 
 // A header-based format: the names of its required and optional columns. Optional names
 // are nullptr where the format has no such column.
@@ -93,6 +103,8 @@ struct CsvLayout {
   const char* status = nullptr;
   const char* min_gpus = nullptr;  // elastic limits: both columns or neither
   const char* max_gpus = nullptr;
+  const char* region = nullptr;           // home datacenter (several datacenters)
+  const char* allowed_regions = nullptr;  // space-separated datacenter names
   const std::vector<std::string>* known_columns = nullptr;  // set: other columns are an error
 };
 
@@ -110,6 +122,8 @@ CsvLayout schedsim_layout() {
   l.status = "status";
   l.min_gpus = "min_gpus";
   l.max_gpus = "max_gpus";
+  l.region = "region";
+  l.allowed_regions = "allowed_regions";
   l.known_columns = &kSchedsimColumns;
   return l;
 }
@@ -161,6 +175,8 @@ class LayoutCsvReader : public TraceReader {
     a_.deadline = optional(layout.deadline);
     a_.priority = optional(layout.priority);
     a_.status = optional(layout.status);
+    a_.region = optional(layout.region);
+    a_.allowed_regions = optional(layout.allowed_regions);
     min_gpus_ = optional(layout.min_gpus);
     max_gpus_ = optional(layout.max_gpus);
     if ((min_gpus_ < 0) != (max_gpus_ < 0)) {

@@ -28,7 +28,7 @@ void bind_simulate(py::module_& m) {
           // A built-in policy: the scenario's, or a name / {name: ..., option: ...} map.
           const ConfigNode node = policy.is_none() ? ConfigNode(config.policy, config.policy_source, "policy")
                                                    : ConfigNode(to_yaml(policy, "policy"), "simulate(policy=...)", "policy");
-          PolicyInstance instance = registry.create(node, PolicyContext{config.seed, &config.accelerators, config.env_yaml});
+          PolicyInstance instance = registry.create(node, policy_context(config));
           py::gil_scoped_release release;
           result = run_scenario(config, *instance.policy, instance.resolved, options, observers);
         } else {

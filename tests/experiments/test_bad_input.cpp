@@ -64,7 +64,7 @@ TEST_CASE("bad input: missing files", "[experiments][bad-input]") {
 
 TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]") {
   CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\nsed: 3\n").error ==
-        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train");
+        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters, inference");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 5\n    gpu: 1\n").error ==
         "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: lots\n").error ==
@@ -77,7 +77,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: {name: sjf, by: size}\n").error ==
         "DIR/run.yaml:3: policy.by: 'size' is not allowed; choose one of: auto, duration, estimate");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: lifo\n").error ==
-        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, fgd, gavel (see `schedsim policies`)");
+        "DIR/run.yaml:3: policy: unknown policy 'lifo'; registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, spatial, spatio-temporal, inference, fgd, gavel (see `schedsim policies`)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}, trace: x.csv}\n").error ==
         "DIR/run.yaml:2: workload: give exactly one of 'trace' (a file) or 'synthetic' (a generated workload)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\n", "", {"workload.synthetic.num_jobs=-1"}).error ==
@@ -148,4 +148,31 @@ TEST_CASE("bad input: energy and signals keys and a signal file with a gap", "[e
   CHECK(j["energy"]["energy_kwh"].get<double>() == Approx(1.1 * j["energy"]["it_energy_kwh"].get<double>()).epsilon(1e-12));
   // A constant price: cost = energy x price.
   CHECK(j["energy"]["cost_usd"].get<double>() == Approx(j["energy"]["energy_kwh"].get<double>() / 1000 * 100).epsilon(1e-12));
+}
+
+TEST_CASE("bad input: datacenters keys", "[experiments][errors][datacenters]") {
+  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\npolicy: spatial\n";
+  const std::string two = "datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n"
+                          "    - {name: B, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 200}}\n";
+  CHECK_THAT(attempt(kCluster + two + w).error, Catch::Contains("with `datacenters:` the nodes go under each datacenter"));
+  CHECK_THAT(attempt(two + "signals: {carbon: 1}\n" + w).error, Catch::Contains("the signals go under each datacenter"));
+  CHECK_THAT(attempt(two + "energy: {pue: 1.2}\n" + w).error, Catch::Contains("the PUE goes under each datacenter"));
+  CHECK_THAT(attempt(two + "  wan: {links: [{between: [A, C]}]}\n" + w).error, Catch::Contains("'C' is not one of the datacenters under sites"));
+  CHECK_THAT(attempt(two + "  wan: {bandwidth_gbit_s: 0}\n" + w).error, Catch::Contains("bandwidth_gbit_s"));
+  CHECK_THAT(attempt(two + "  allowed: nowhere\n" + w).error, Catch::Contains("must be any (every datacenter) or home"));
+  CHECK_THAT(attempt("datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n"
+                     "    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n" + w).error,
+             Catch::Contains("datacenter 'A' is listed twice"));
+  CHECK_THAT(attempt("datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n"
+                     "    - {name: B, nodes: [{count: 1, type: V100, devices_per_node: 4}]}\n" + w).error,
+             Catch::Contains("needs signals like the first datacenter"));
+  CHECK_THAT(attempt(two + "workload: {synthetic: {num_jobs: 5, gpus: {8: 1}}}\npolicy: spatial\n").error,
+             Catch::Contains("the largest datacenter has 4 and a job runs inside one datacenter"));
+  // A valid two-datacenter run reports energy per datacenter.
+  const Outcome ok = attempt(two + "energy: {}\n" + w);
+  REQUIRE(ok.error.empty());
+  const auto r = nlohmann::json::parse(ok.results);
+  REQUIRE(r["energy"]["by_datacenter"].size() == 2);
+  CHECK(r["energy"]["by_datacenter"][1]["name"] == "B");
+  CHECK(r["config"]["datacenters"]["sites"][0]["pue"] == 1.0);
 }

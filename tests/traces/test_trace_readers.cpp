@@ -125,7 +125,7 @@ TEST_CASE("every bad row is an error naming file, line and column", "[traces][ba
         "t.csv:1: missing column 'duration_s' for the schedsim format (header has: job_id, submit_time_s, num_gpus)");
   CHECK(read_error("job_id,submit_time_s,num_gpus,duration_s,estimate\n") ==
         "t.csv:1: unknown column 'estimate' in a schedsim trace; known columns: job_id, submit_time_s, num_gpus, duration_s, estimate_s, user, group, model, gpu_type, gpu_milli, "
-        "iterations, deadline_s, priority, status, name, min_gpus, max_gpus");
+        "iterations, deadline_s, priority, status, name, min_gpus, max_gpus, region, allowed_regions");
   CHECK(read_error(h) == "t.csv: the trace has a header but no jobs");
   CHECK(read_error("") == "t.csv: the trace is empty (no header line)");
   CHECK(read_error(h + "a,0,1,1\0x\n") == "no error");  // the literal stops at \0: a valid file

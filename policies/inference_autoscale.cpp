@@ -1,0 +1,267 @@
+#include "policies/inference_autoscale.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/datacenters.hpp"
+#include "sim/error.hpp"
+#include "sim/simulator.hpp"
+
+namespace schedsim {
+namespace {
+
+struct AutoscaleOptions {
+  bool predictive = false;
+  double target_utilization = 0.6;
+  double interval_s = 300.0;
+  double lead_s = 300.0;
+  bool lend = true;
+};
+
+class InferencePolicy : public Policy, public InferenceMetricsSource {
+ public:
+  InferencePolicy(std::unique_ptr<Policy> base, AutoscaleOptions options, std::shared_ptr<const std::vector<ServiceSpec>> services)
+      : base_(std::move(base)), options_(options), specs_(std::move(services)) {}
+
+  std::string name() const override { return "inference"; }
+  void attach(const Simulator& sim) override {
+    sim_ = &sim;
+    base_->attach(sim);
+  }
+  bool decide_again_after_actions() const override { return true; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { base_->on_job_queued(view, job); }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override { base_->on_job_finished(view, job); }
+
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    if (!specs_ || specs_->empty()) {
+      base_->decide(view, out);
+      return;
+    }
+    if (services_.empty()) start(view);
+    // The services act first at each instant (their batch is applied, then decide() is
+    // called again and the base policy sees the result).
+    const bool first_call = !decided_ || view.now() != instant_;
+    decided_ = true;
+    instant_ = view.now();
+    if (first_call) serve(view, out);
+    if (out.empty()) base_->decide(view, out);
+    // Wake at the next tick or rate change while training is still going on.
+    if (view.num_pending() + view.num_running() > 0 || (sim_ && sim_->has_future_events())) {
+      Tick next = next_tick_;
+      for (const Service& s : services_) next = std::min(next, s.spec->rate.next_change(view.now()));
+      if (next != Tick::max()) out.wake_at(next);
+    }
+  }
+
+  std::vector<ServiceMetrics> inference_metrics() const override {
+    std::vector<ServiceMetrics> m;
+    for (const Service& s : services_) m.push_back(s.metrics);
+    return m;
+  }
+
+ private:
+  struct Loan {
+    JobSlot job = kNoJob;
+    std::uint64_t seq = 0;
+    std::vector<DeviceId> devices;
+  };
+  struct Service {
+    const ServiceSpec* spec = nullptr;
+    DeviceId first = 0;
+    int num = 0;
+    double mu = 0.0;
+    int replicas = 0;  // asked for by the autoscaler
+    std::vector<DeviceId> held;  // what the kernel holds for us
+    std::vector<Loan> loans;
+    ServiceMetrics metrics;
+    double rate = 0.0;  // on [last, now)
+    int in_service = 0;
+  };
+
+  void start(const SchedulerView& view) {
+    const Geography* geo = view.geography();
+    for (const ServiceSpec& spec : *specs_) {
+      Service s;
+      s.spec = &spec;
+      s.metrics.name = spec.name;
+      if (geo) {
+        const int site = spec.datacenter.empty() ? 0 : geo->find(spec.datacenter);
+        if (site < 0) throw PolicyError("policy 'inference': service '" + spec.name + "' names datacenter '" + spec.datacenter + "', which the scenario does not have");
+        s.first = geo->site(site).first_device;
+        s.num = geo->site(site).num_devices;
+      } else {
+        if (!spec.datacenter.empty()) throw PolicyError("policy 'inference': service '" + spec.name + "' names a datacenter but the scenario has no `datacenters:`");
+        s.num = view.cluster().num_devices();
+      }
+      const std::string& type = view.cluster().device_type_of(s.first);
+      const auto it = spec.capacity_rps_by_type.find(type);
+      if (it == spec.capacity_rps_by_type.end()) {
+        throw PolicyError("policy 'inference': service '" + spec.name + "' has no capacity_rps for device type '" + type + "', where its replicas run");
+      }
+      s.mu = it->second;
+      s.replicas = spec.min_replicas;
+      services_.push_back(std::move(s));
+    }
+    last_ = view.now();
+  }
+
+  static bool holds(const JobState& j, DeviceId d) { return std::find(j.devices.begin(), j.devices.end(), d) != j.devices.end(); }
+
+  void serve(const SchedulerView& view, ActionBatch& out) {
+    const Tick now = view.now();
+    // A last wake-up after the training ended: the metrics cover the run up to its last job.
+    const bool over = view.num_pending() + view.num_running() == 0 && sim_ && !sim_->has_future_events();
+    const double dt = over ? 0.0 : (now - last_).seconds();
+    for (Service& s : services_) {  // metrics over [last, now): rate and replicas were constant
+      std::size_t lent = 0;
+      for (const Loan& l : s.loans) lent += l.devices.size();
+      s.metrics.replica_s += s.in_service * dt;
+      s.metrics.borrowed_device_s += static_cast<double>(lent) * dt;
+      if (dt > 0 && !meets_slo(s.rate, s.mu, s.in_service, s.spec->slo_p99_s)) s.metrics.slo_violation_s += dt;
+    }
+    last_ = now;
+    const bool tick = now >= next_tick_ || next_tick_ == Tick::max();
+    if (tick) next_tick_ = now + Tick::from_seconds(options_.interval_s);
+    const ClusterState& state = view.cluster_state();
+    std::vector<char> claimed(static_cast<std::size_t>(view.cluster().num_devices()), 0);
+    for (std::size_t k = 0; k < services_.size(); ++k) {
+      Service& s = services_[k];
+      const ServiceSpec& spec = *s.spec;
+      s.rate = spec.rate.at(now);
+      if (tick) {
+        const int want = options_.predictive
+                             ? replicas_for_slo(spec.rate.max_base(now, now + Tick::from_seconds(options_.interval_s + options_.lead_s)), s.mu,
+                                                spec.slo_p99_s, spec.max_replicas)
+                             : replicas_for_utilization(s.rate, s.mu, options_.target_utilization);
+        s.replicas = std::clamp(want, spec.min_replicas, spec.max_replicas);
+      }
+      // Loans whose job ended, stopped or dropped the device: the device is back (free) or gone.
+      for (auto it = s.loans.begin(); it != s.loans.end();) {
+        const JobState& j = view.job(it->job);
+        const bool alive = j.arrival_seq == it->seq && (j.status == JobStatus::kRunning || j.status == JobStatus::kStopping);
+        it->devices.erase(std::remove_if(it->devices.begin(), it->devices.end(), [&](DeviceId d) { return !alive || !holds(j, d); }),
+                          it->devices.end());
+        it = it->devices.empty() ? s.loans.erase(it) : it + 1;
+      }
+      const int pool = spec.max_replicas * spec.gpus_per_replica;
+      std::size_t lent = 0;
+      for (const Loan& l : s.loans) lent += l.devices.size();
+      std::vector<DeviceId> held = s.held;
+      // Top the pool up from free devices of the datacenter (first provisioning, or
+      // devices that came back free).
+      for (DeviceId d = state.next_free(s.first); d >= 0 && d < s.first + s.num && static_cast<int>(held.size() + lent) < pool;
+           d = state.next_free(d + 1)) {
+        if (!claimed[static_cast<std::size_t>(d)]) {
+          claimed[static_cast<std::size_t>(d)] = 1;
+          held.push_back(d);
+        }
+      }
+      const int need = s.replicas * spec.gpus_per_replica;
+      // Short of devices for the active replicas: take loans back (the job shrinks).
+      const bool short_of_devices = static_cast<int>(held.size()) < need && !s.loans.empty();
+      while (static_cast<int>(held.size()) < need && !s.loans.empty()) {
+        Loan loan = std::move(s.loans.back());
+        s.loans.pop_back();
+        const JobState& j = view.job(loan.job);
+        std::vector<DeviceId> keep;
+        for (DeviceId d : j.devices) {
+          if (std::find(loan.devices.begin(), loan.devices.end(), d) == loan.devices.end()) keep.push_back(d);
+        }
+        if (j.status == JobStatus::kRunning && static_cast<int>(keep.size()) >= j.spec.min_gpus) {
+          out.move(loan.job, keep);  // the devices it leaves are free at once
+          held.insert(held.end(), loan.devices.begin(), loan.devices.end());
+        } else if (j.status == JobStatus::kRunning) {
+          out.preempt(loan.job);  // cannot shrink below its minimum: stop it; the devices return when its save ends
+        }
+        ++s.metrics.reclaims;
+      }
+      s.in_service = std::min(s.replicas, static_cast<int>(held.size()) / spec.gpus_per_replica);
+      s.metrics.peak_replicas = std::max(s.metrics.peak_replicas, s.in_service);
+      // Idle pool devices: lend them to running elastic jobs of the datacenter.
+      std::vector<std::pair<JobSlot, std::vector<DeviceId>>> grow;
+      if (options_.lend && !short_of_devices) {  // (after a reclaim the view still shows the shrunk jobs' old devices)
+        std::sort(held.begin(), held.end());
+        for (JobSlot slot = view.first_running(); slot != kNoJob && static_cast<int>(held.size()) > need; slot = view.next_running(slot)) {
+          const JobState& j = view.job(slot);
+          if (!j.spec.is_elastic() || j.status != JobStatus::kRunning || j.stalled(now) || j.devices.empty()) continue;
+          if (j.devices[0] < s.first || j.devices[0] >= s.first + s.num) continue;
+          const int room = std::min(j.spec.max_gpus - static_cast<int>(j.devices.size()), static_cast<int>(held.size()) - need);
+          if (room <= 0) continue;
+          const std::vector<DeviceId> lent_now(held.end() - room, held.end());
+          held.resize(held.size() - static_cast<std::size_t>(room));
+          std::vector<DeviceId> devices = j.devices;
+          devices.insert(devices.end(), lent_now.begin(), lent_now.end());
+          grow.emplace_back(slot, devices);
+          // One loan per job: a reclaim then gives back everything the job borrowed.
+          auto loan = std::find_if(s.loans.begin(), s.loans.end(), [&](const Loan& l) { return l.job == slot && l.seq == j.arrival_seq; });
+          if (loan == s.loans.end()) s.loans.push_back(Loan{slot, j.arrival_seq, lent_now});
+          else loan->devices.insert(loan->devices.end(), lent_now.begin(), lent_now.end());
+          ++s.metrics.lends;
+        }
+      }
+      std::sort(held.begin(), held.end());
+      if (held != s.held) {
+        out.hold(static_cast<int>(k), held);
+        s.held = held;
+      }
+      for (const auto& [slot, devices] : grow) out.move(slot, devices);
+    }
+  }
+
+  std::unique_ptr<Policy> base_;
+  AutoscaleOptions options_;
+  std::shared_ptr<const std::vector<ServiceSpec>> specs_;
+  const Simulator* sim_ = nullptr;
+  std::vector<Service> services_;
+  Tick last_;
+  Tick instant_;
+  bool decided_ = false;
+  Tick next_tick_ = Tick::max();
+};
+
+}  // namespace
+
+PolicyInfo inference_policy_info() {
+  const AutoscaleOptions d;
+  return PolicyInfo{
+      "inference",
+      "runs the scenario's inference services (autoscaled replicas, SLO) in front of a training policy; idle replica devices are lent to elastic jobs",
+      {
+          {"base", "fifo", "the training policy: a name or a map"},
+          {"autoscaler", "reactive", "reactive: ceil(rate now / (capacity x target_utilization)); predictive: the fewest replicas meeting the p99 SLO at the forecast peak of the next interval + lead"},
+          {"target_utilization", "0.6", "reactive autoscaler's target replica utilization, (0, 1]"},
+          {"interval_s", "300", "seconds between autoscaling decisions"},
+          {"lead_s", "300", "predictive autoscaler: how far past the next interval it looks"},
+          {"lend", "true", "lend idle pool devices to running elastic training jobs and take them back when load returns"},
+      },
+      [](const ConfigNode& config, const PolicyContext& context) {
+        config.expect_keys({"name", "base", "autoscaler", "target_utilization", "interval_s", "lead_s", "lend"});
+        AutoscaleOptions o;
+        if (auto v = config.maybe_child("autoscaler")) {
+          const std::string a = v->as_string();
+          if (a != "reactive" && a != "predictive") v->fail("must be reactive or predictive, got '" + a + "'");
+          o.predictive = a == "predictive";
+        }
+        if (auto v = config.maybe_child("target_utilization")) {
+          o.target_utilization = v->as_positive_double();
+          if (o.target_utilization > 1.0) v->fail("must be in (0, 1]");
+        }
+        if (auto v = config.maybe_child("interval_s")) o.interval_s = v->as_positive_double();
+        if (auto v = config.maybe_child("lead_s")) o.lead_s = v->as_nonnegative_double();
+        if (auto v = config.maybe_child("lend")) o.lend = v->as_bool();
+        const PolicyRegistry registry = builtin_policies();
+        PolicyInstance base = config.has("base") ? registry.create(config.child("base"), context) : registry.create("fifo", context);
+        YAML::Node resolved(YAML::NodeType::Map);
+        resolved["name"] = "inference";
+        resolved["base"] = base.resolved;
+        resolved["autoscaler"] = o.predictive ? "predictive" : "reactive";
+        resolved["target_utilization"] = o.target_utilization;
+        resolved["interval_s"] = o.interval_s;
+        resolved["lead_s"] = o.lead_s;
+        resolved["lend"] = o.lend;
+        return PolicyInstance{std::make_unique<InferencePolicy>(std::move(base.policy), o, context.services), resolved};
+      },
+  };
+}
+
+}  // namespace schedsim
