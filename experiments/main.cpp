@@ -183,7 +183,11 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "run a grid of parameter values x policies x seeds on worker processes (resumable); see docs/experiments.md");
   sweep->add_option("grid", sweep_grid, "sweep grid YAML file")->required();
   sweep->add_option("--out", sweep_options.out_dir, "output folder")->capture_default_str();
-  sweep->add_option("--jobs,-j", sweep_options.workers, "worker processes (default: number of cores)")->check(CLI::NonNegativeNumber);
+  sweep->add_option("--jobs,-j", sweep_options.workers, "runs at a time (default: number of cores; with --address: the cluster's CPUs)")->check(CLI::NonNegativeNumber);
+  sweep->add_option("--backend", sweep_options.backend, "local: worker processes here; ray: one Ray task per run (pip install 'schedsim[ray]')")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "ray"}));
+  sweep->add_option("--address", sweep_options.ray_address, "with --backend ray: the address of a running Ray cluster (default: start a local one)");
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");

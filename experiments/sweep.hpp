@@ -5,6 +5,8 @@
 //   DIR/sweep.csv                                one row per run
 //   DIR/summary.csv                              per (parameters, policy): mean and 95% CI over seeds
 // A run whose results.json exists is not redone, so a killed sweep resumes where it stopped.
+// Backends: "local" spawns the runs here; "ray" hands the same run commands to
+// experiments/ray_sweep.py, which runs each as a Ray task and writes its folder here.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,9 @@ struct SweepOptions {
   int workers = 0;          // 0 = number of cores
   std::string executable;   // the schedsim binary each run executes
   bool progress = true;     // one line per finished run on stderr
+  std::string backend = "local";  // "local" or "ray"
+  std::string ray_address;  // ray: an existing cluster ("" = start a local Ray instance with `workers` CPUs)
+  std::string ray_script;   // ray: the driver ("" = experiments/ray_sweep.py, found like report.py)
 };
 
 struct SweepOutcome {
