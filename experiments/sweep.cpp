@@ -443,12 +443,29 @@ void execute_ray(const SweepGrid& grid, const std::vector<const SweepRun*>& pend
   }
 }
 
+// "I/N" -> (I, N) with 0 <= I < N; "" -> (0, 1).
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  if (text.empty()) return {0, 1};
+  const auto fail = [&]() -> std::pair<std::size_t, std::size_t> {
+    throw InputError("sweep --shard", "'" + text + "' is not I/N with 0 <= I < N (e.g. 0/4 ... 3/4 split the runs into four shards)");
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return fail();
+  const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+  const auto digits = [](const std::string& s) { return s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos; };
+  if (!digits(a) || !digits(b)) return fail();
+  const std::size_t i = std::stoul(a), n = std::stoul(b);
+  if (n == 0 || i >= n) return fail();
+  return {i, n};
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, const SweepOptions& options) {
   if (options.executable.empty()) throw InputError("sweep", "no schedsim executable to run");
   if (options.backend != "local" && options.backend != "ray") throw InputError("sweep", "unknown backend '" + options.backend + "' (allowed: local, ray)");
   if (!options.ray_address.empty() && options.backend != "ray") throw InputError("sweep", "--address is for --backend ray");
+  const auto [shard_index, shard_count] = parse_shard(options.shard);
   if (!grid.inline_scenario.empty()) {
     fs::create_directories(options.out_dir);
     write_file_atomically(base_scenario_path(grid, options.out_dir), grid.inline_scenario);
@@ -462,9 +479,10 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   SweepOutcome outcome;
   outcome.runs_total = runs.size();
   std::vector<const SweepRun*> pending_runs;
-  for (const auto& r : runs) {
-    if (fs::exists(run_dir(options, r) / "results.json")) ++outcome.runs_skipped;
-    else pending_runs.push_back(&r);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (i % shard_count != shard_index) ++outcome.runs_other_shards;
+    else if (fs::exists(run_dir(options, runs[i]) / "results.json")) ++outcome.runs_skipped;
+    else pending_runs.push_back(&runs[i]);
   }
   const bool ray = options.backend == "ray";
   // Ray on a cluster: 0 leaves the number of concurrent runs to the cluster's CPUs.
@@ -476,8 +494,9 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
                               : options.ray_address.empty()
                                   ? "a local Ray instance with " + std::to_string(workers) + " worker(s)"
                                   : "the Ray cluster at " + options.ray_address + (workers > 0 ? " (at most " + std::to_string(workers) + " at a time)" : "");
-    std::fprintf(stderr, "sweep: %zu runs, %zu already done, %zu to run on %s\n", outcome.runs_total, outcome.runs_skipped, pending_runs.size(),
-                 where.c_str());
+    const std::string shard = options.shard.empty() ? "" : " (shard " + options.shard + ": " + std::to_string(runs.size() - outcome.runs_other_shards) + " of them)";
+    std::fprintf(stderr, "sweep: %zu runs%s, %zu already done, %zu to run on %s\n", outcome.runs_total, shard.c_str(), outcome.runs_skipped,
+                 pending_runs.size(), where.c_str());
   }
   std::vector<std::string> failed;
   std::size_t done = 0;
@@ -500,8 +519,14 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
     throw InputError(grid.source, std::to_string(failed.size()) + " run(s) failed; their messages are in:" + list +
                                       "\n(finished runs are kept: run the sweep again to resume)");
   }
+  // A shard writes the tables only when the other shards are done too (any shard may be
+  // last; the tables' bytes do not depend on which one writes them).
+  for (const auto& r : runs) {
+    if (!fs::exists(run_dir(options, r) / "results.json")) return outcome;
+  }
   write_file_atomically((fs::path(options.out_dir) / "sweep.csv").string(), sweep_csv(grid, options.out_dir));
   write_file_atomically((fs::path(options.out_dir) / "summary.csv").string(), sweep_summary_csv(grid, options.out_dir));
+  outcome.tables_written = true;
   return outcome;
 }
 

@@ -56,16 +56,20 @@ struct SweepOptions {
   std::string backend = "local";  // "local" or "ray"
   std::string ray_address;  // ray: an existing cluster ("" = start a local Ray instance with `workers` CPUs)
   std::string ray_script;   // ray: the driver ("" = experiments/ray_sweep.py, found like report.py)
+  std::string shard;        // "I/N": only the runs at positions p (grid order) with p % N == I; "" = all
 };
 
 struct SweepOutcome {
   std::size_t runs_total = 0;
   std::size_t runs_executed = 0;  // run in this invocation
   std::size_t runs_skipped = 0;   // already complete (resume)
+  std::size_t runs_other_shards = 0;  // with a shard: runs of other shards
+  bool tables_written = false;        // false when a shard ends before other shards' runs are done
 };
 
 // Checks every parameter value and policy once against the base scenario (so a bad key
-// path or value fails before any run starts), runs what is missing, then writes the tables.
+// path or value fails before any run starts), runs what is missing (of its shard), then
+// writes the tables when every run of the grid is complete.
 // Throws InputError when a run fails (naming its stderr log); completed runs stay.
 SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, const SweepOptions& options);
 
