@@ -55,8 +55,11 @@ def run_task(argv):
     import tempfile
 
     def die_with_worker():
-        # If this Ray worker dies, the run dies too rather than running on unowned.
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        # If this Ray worker dies, the run dies too rather than running on unowned
+        # (Linux only: elsewhere the run finishes on its own).
+        prctl = getattr(ctypes.CDLL(None), "prctl", None)
+        if prctl is not None:
+            prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
     out = tempfile.mkdtemp(prefix="schedsim-ray-")
     try:
