@@ -191,7 +191,12 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "run a grid of parameter values x policies x seeds on worker processes (resumable); see docs/experiments.md");
   sweep->add_option("grid", sweep_grid, "sweep grid YAML file")->required();
   sweep->add_option("--out", sweep_options.out_dir, "output folder")->capture_default_str();
-  sweep->add_option("--jobs,-j", sweep_options.workers, "worker processes (default: number of cores)")->check(CLI::NonNegativeNumber);
+  sweep->add_option("--jobs,-j", sweep_options.workers, "runs at a time (default: number of cores; with --address: the cluster's CPUs)")->check(CLI::NonNegativeNumber);
+  sweep->add_option("--backend", sweep_options.backend, "local: worker processes here; ray: one Ray task per run (pip install 'schedsim[ray]')")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "ray"}));
+  sweep->add_option("--address", sweep_options.ray_address, "with --backend ray: the address of a running Ray cluster (default: start a local one)");
+  sweep->add_option("--shard", sweep_options.shard, "I/N: run only the runs at positions I, I+N, I+2N... of the grid (e.g. one Slurm array task each)");
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
@@ -336,8 +341,10 @@ int main(int argc, char** argv) {
     } else if (*sweep) {
       sweep_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
       const SweepOutcome o = run_sweep(SweepGrid::load_file(sweep_grid), registry, sweep_options);
-      std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done); tables in "
-                << sweep_options.out_dir << "/sweep.csv and summary.csv\n";
+      std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done";
+      if (!sweep_options.shard.empty()) std::cout << ", " << o.runs_other_shards << " in other shards";
+      if (o.tables_written) std::cout << "); tables in " << sweep_options.out_dir << "/sweep.csv and summary.csv\n";
+      else std::cout << "); other shards' runs are not all done yet: tables not written (the last shard, or a sweep without --shard, writes them)\n";
     } else if (*report) {
       return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
     } else if (*default_config) {

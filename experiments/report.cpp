@@ -16,19 +16,23 @@ extern char** environ;
 namespace schedsim {
 namespace fs = std::filesystem;
 
-std::string find_report_script(const std::string& executable) {
+std::string find_experiments_script(const std::string& file_name, const char* env_var, const std::string& executable) {
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("SCHEDSIM_REPORT_SCRIPT")) candidates.emplace_back(env);
+  if (const char* env = std::getenv(env_var)) candidates.emplace_back(env);
   const fs::path exe_dir = fs::path(executable).parent_path();
-  candidates.push_back(exe_dir / "report.py");
-  candidates.push_back(exe_dir / ".." / "experiments" / "report.py");
-  candidates.push_back(fs::path(SCHEDSIM_REPORT_SCRIPT));
+  candidates.push_back(exe_dir / file_name);
+  candidates.push_back(exe_dir / ".." / "experiments" / file_name);
+  candidates.push_back(fs::path(SCHEDSIM_REPORT_SCRIPT).parent_path() / file_name);  // the source tree's experiments/
   std::string tried;
   for (const auto& c : candidates) {
     if (fs::is_regular_file(c)) return c.lexically_normal().string();
     tried += "\n  " + c.string();
   }
-  throw InputError("report", "cannot find report.py; tried:" + tried + "\nset SCHEDSIM_REPORT_SCRIPT to its path");
+  throw InputError(file_name, "cannot find " + file_name + "; tried:" + tried + "\nset " + env_var + " to its path");
+}
+
+std::string find_report_script(const std::string& executable) {
+  return find_experiments_script("report.py", "SCHEDSIM_REPORT_SCRIPT", executable);
 }
 
 int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable) {

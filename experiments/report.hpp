@@ -10,6 +10,9 @@ namespace schedsim {
 // ../experiments/ above it, else the source tree the binary was built from. Throws
 // InputError naming the places tried.
 std::string find_report_script(const std::string& executable);
+// The same search for another script of experiments/ (e.g. ray_sweep.py), with its own
+// environment variable.
+std::string find_experiments_script(const std::string& file_name, const char* env_var, const std::string& executable);
 
 // Runs `python3 report.py DIR [--out OUT]` and returns its exit status. Throws InputError
 // when python3 cannot be started.

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/compare.hpp"
+#include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "sim/config_node.hpp"
@@ -290,15 +292,26 @@ void validate(const SweepGrid& grid, const std::string& base, const PolicyRegist
   for (std::size_t i = 0; i < grid.policies.size(); ++i) check("policy=" + grid.policies[i], grid.policy_where[i], "policy " + grid.policies[i]);
 }
 
-pid_t spawn_run(const SweepGrid& grid, const SweepRun& run, const std::string& base, const SweepOptions& options) {
-  const fs::path out = fs::path(options.out_dir) / "runs" / run.id;
-  const std::string log = (fs::path(options.out_dir) / "logs" / (run.id + ".stderr")).string();
-  std::vector<std::string> args{options.executable, "run", base};
+// The `schedsim run` command line of one run, without its --out folder: the local backend
+// runs it here, the Ray backend ships it to a Ray task (whose working folder differs,
+// hence the absolute scenario path).
+std::vector<std::string> run_command(const SweepGrid& grid, const SweepRun& run, const std::string& base, const SweepOptions& options) {
+  std::vector<std::string> args{options.executable, "run", fs::absolute(base).string()};
   for (const auto& o : run_overrides(grid, run)) {
     args.push_back("--set");
     args.push_back(o);
   }
-  args.insert(args.end(), {"--seed", std::to_string(run.seed), "--out", out.string(), "--quiet"});
+  args.insert(args.end(), {"--seed", std::to_string(run.seed), "--quiet"});
+  return args;
+}
+
+fs::path run_dir(const SweepOptions& options, const SweepRun& run) { return fs::path(options.out_dir) / "runs" / run.id; }
+fs::path log_path(const SweepOptions& options, const std::string& run_id) { return fs::path(options.out_dir) / "logs" / (run_id + ".stderr"); }
+
+pid_t spawn_run(const SweepGrid& grid, const SweepRun& run, const std::string& base, const SweepOptions& options) {
+  std::vector<std::string> args = run_command(grid, run, base, options);
+  args.insert(args.end(), {"--out", run_dir(options, run).string()});
+  const std::string log = log_path(options, run.id).string();
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -313,10 +326,146 @@ pid_t spawn_run(const SweepGrid& grid, const SweepRun& run, const std::string& b
   return pid;
 }
 
+// Called once per finished run, in the order runs finish: (run, ok, why it failed or "").
+using RunFinished = std::function<void(const SweepRun&, bool, const std::string&)>;
+
+void execute_local(const SweepGrid& grid, const std::vector<const SweepRun*>& pending, const std::string& base, const SweepOptions& options,
+                   int workers, const RunFinished& finished) {
+  std::map<pid_t, const SweepRun*> running;
+  std::size_t next = 0;
+  while (next < pending.size() || !running.empty()) {
+    while (next < pending.size() && static_cast<int>(running.size()) < workers) {
+      running[spawn_run(grid, *pending[next], base, options)] = pending[next];
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw InputError("sweep", std::string("waiting for runs failed: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    const SweepRun* run = it->second;
+    running.erase(it);
+    finished(*run, WIFEXITED(status) && WEXITSTATUS(status) == 0, "");
+  }
+}
+
+std::string exit_status_text(int status) {
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "status " + std::to_string(status);
+}
+
+// The Ray backend: writes the pending runs (id, command, output folder, log file) to
+// DIR/logs/ray_pending.json and runs `python3 ray_sweep.py` on it. The driver prints one
+// JSON line per finished run on stdout ({"id", "ok", "reason"}), after it has written the
+// run's folder and log exactly as a local run would, or one {"error"} line when it cannot
+// run at all (no Ray, no cluster at the address).
+void execute_ray(const SweepGrid& grid, const std::vector<const SweepRun*>& pending, const std::string& base, const SweepOptions& options,
+                 int workers, const RunFinished& finished) {
+  const std::string script =
+      options.ray_script.empty() ? find_experiments_script("ray_sweep.py", "SCHEDSIM_RAY_SCRIPT", options.executable) : options.ray_script;
+  nlohmann::ordered_json request;
+  request["address"] = options.ray_address;
+  request["workers"] = workers;
+  request["runs"] = nlohmann::ordered_json::array();
+  std::map<std::string, const SweepRun*> by_id;
+  for (const SweepRun* run : pending) {
+    by_id[run->id] = run;
+    request["runs"].push_back({{"id", run->id},
+                               {"argv", run_command(grid, *run, base, options)},
+                               {"out", fs::absolute(run_dir(options, *run)).string()},
+                               {"log", fs::absolute(log_path(options, run->id)).string()}});
+  }
+  const std::string request_path = (fs::path(options.out_dir) / "logs" / "ray_pending.json").string();
+  write_file_atomically(request_path, request.dump(1) + "\n");
+
+  int out_pipe[2];
+  if (pipe(out_pipe) != 0) throw InputError("sweep", std::string("cannot create a pipe: ") + std::strerror(errno));
+  std::vector<std::string> args{"python3", script, request_path};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out_pipe[0]);
+  posix_spawn_file_actions_addclose(&actions, out_pipe[1]);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, "python3", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  if (rc != 0) {
+    close(out_pipe[0]);
+    throw InputError("sweep --backend ray", std::string("cannot start python3 (") + std::strerror(rc) + "): install Python 3, then: pip install 'schedsim[ray]'");
+  }
+  std::string error, line;
+  std::size_t reported = 0;
+  // Reads every line the driver prints (it ends when the driver exits, however it exits).
+  FILE* from_driver = fdopen(out_pipe[0], "r");
+  char buf[4096];
+  while (from_driver && std::fgets(buf, sizeof buf, from_driver)) {
+    line += buf;
+    if (line.empty() || line.back() != '\n') continue;
+    nlohmann::json msg;
+    try {
+      msg = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      msg = nlohmann::json{{"error", "unexpected output from " + script + ": " + line}};
+    }
+    line.clear();
+    if (msg.contains("error")) {
+      error = msg["error"].get<std::string>();
+      continue;
+    }
+    const auto it = by_id.find(msg.value("id", ""));
+    if (it == by_id.end()) continue;
+    ++reported;
+    finished(*it->second, msg.value("ok", false), msg.value("reason", ""));
+    by_id.erase(it);
+  }
+  if (from_driver) fclose(from_driver);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw InputError("sweep", std::string("waiting for the Ray driver failed: ") + std::strerror(errno));
+  }
+  if (!error.empty()) throw InputError("sweep --backend ray", error);
+  if (!by_id.empty()) {
+    throw InputError("sweep --backend ray", "the Ray driver (" + script + ") ended (" + exit_status_text(status) + ") with " +
+                                                std::to_string(by_id.size()) + " of " + std::to_string(pending.size()) +
+                                                " run(s) unreported; its messages are above (finished runs are kept: run the sweep again to resume)");
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    throw InputError("sweep --backend ray", "the Ray driver (" + script + ") ended with " + exit_status_text(status) + "; its messages are above");
+  }
+}
+
+// "I/N" -> (I, N) with 0 <= I < N; "" -> (0, 1).
+std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
+  if (text.empty()) return {0, 1};
+  const auto fail = [&]() -> std::pair<std::size_t, std::size_t> {
+    throw InputError("sweep --shard", "'" + text + "' is not I/N with 0 <= I < N (e.g. 0/4 ... 3/4 split the runs into four shards)");
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return fail();
+  const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
+  const auto digits = [](const std::string& s) { return s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos; };
+  if (!digits(a) || !digits(b)) return fail();
+  const std::size_t i = std::stoul(a), n = std::stoul(b);
+  if (n == 0 || i >= n) return fail();
+  return {i, n};
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, const SweepOptions& options) {
   if (options.executable.empty()) throw InputError("sweep", "no schedsim executable to run");
+  if (options.backend != "local" && options.backend != "ray") throw InputError("sweep", "unknown backend '" + options.backend + "' (allowed: local, ray)");
+  if (!options.ray_address.empty() && options.backend != "ray") throw InputError("sweep", "--address is for --backend ray");
+  const auto [shard_index, shard_count] = parse_shard(options.shard);
   if (!grid.inline_scenario.empty()) {
     fs::create_directories(options.out_dir);
     write_file_atomically(base_scenario_path(grid, options.out_dir), grid.inline_scenario);
@@ -330,47 +479,54 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   SweepOutcome outcome;
   outcome.runs_total = runs.size();
   std::vector<const SweepRun*> pending_runs;
-  for (const auto& r : runs) {
-    if (fs::exists(fs::path(options.out_dir) / "runs" / r.id / "results.json")) ++outcome.runs_skipped;
-    else pending_runs.push_back(&r);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (i % shard_count != shard_index) ++outcome.runs_other_shards;
+    else if (fs::exists(run_dir(options, runs[i]) / "results.json")) ++outcome.runs_skipped;
+    else pending_runs.push_back(&runs[i]);
   }
-  int workers = options.workers > 0 ? options.workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const bool ray = options.backend == "ray";
+  // Ray on a cluster: 0 leaves the number of concurrent runs to the cluster's CPUs.
+  const int workers = options.workers > 0 || (ray && !options.ray_address.empty())
+                          ? options.workers
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.progress) {
-    std::fprintf(stderr, "sweep: %zu runs, %zu already done, %zu to run on %d worker process(es)\n", outcome.runs_total, outcome.runs_skipped,
-                 pending_runs.size(), workers);
+    const std::string where = !ray ? std::to_string(workers) + " worker process(es)"
+                              : options.ray_address.empty()
+                                  ? "a local Ray instance with " + std::to_string(workers) + " worker(s)"
+                                  : "the Ray cluster at " + options.ray_address + (workers > 0 ? " (at most " + std::to_string(workers) + " at a time)" : "");
+    const std::string shard = options.shard.empty() ? "" : " (shard " + options.shard + ": " + std::to_string(runs.size() - outcome.runs_other_shards) + " of them)";
+    std::fprintf(stderr, "sweep: %zu runs%s, %zu already done, %zu to run on %s\n", outcome.runs_total, shard.c_str(), outcome.runs_skipped,
+                 pending_runs.size(), where.c_str());
   }
-  std::map<pid_t, const SweepRun*> running;
   std::vector<std::string> failed;
-  std::size_t next = 0, done = 0;
-  while (next < pending_runs.size() || !running.empty()) {
-    while (next < pending_runs.size() && static_cast<int>(running.size()) < workers) {
-      running[spawn_run(grid, *pending_runs[next], base, options)] = pending_runs[next];
-      ++next;
-    }
-    int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw InputError("sweep", std::string("waiting for runs failed: ") + std::strerror(errno));
-    }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;  // not one of ours
-    const SweepRun* run = it->second;
-    running.erase(it);
+  std::size_t done = 0;
+  const RunFinished finished = [&](const SweepRun& run, bool ok, const std::string& reason) {
     ++done;
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok) ++outcome.runs_executed;
-    else failed.push_back(run->id);
-    if (options.progress) std::fprintf(stderr, "  [%zu/%zu] %s %s\n", done, pending_runs.size(), run->id.c_str(), ok ? "done" : "FAILED");
+    else failed.push_back(run.id);
+    if (options.progress) {
+      std::fprintf(stderr, "  [%zu/%zu] %s %s%s\n", done, pending_runs.size(), run.id.c_str(), ok ? "done" : "FAILED",
+                   reason.empty() ? "" : (" (" + reason + ")").c_str());
+    }
+  };
+  if (!pending_runs.empty()) {
+    if (ray) execute_ray(grid, pending_runs, base, options, workers, finished);
+    else execute_local(grid, pending_runs, base, options, workers, finished);
   }
   if (!failed.empty()) {
     std::string list;
-    for (const auto& f : failed) list += "\n  " + (fs::path(options.out_dir) / "logs" / (f + ".stderr")).string();
+    for (const auto& f : failed) list += "\n  " + log_path(options, f).string();
     throw InputError(grid.source, std::to_string(failed.size()) + " run(s) failed; their messages are in:" + list +
                                       "\n(finished runs are kept: run the sweep again to resume)");
   }
+  // A shard writes the tables only when the other shards are done too (any shard may be
+  // last; the tables' bytes do not depend on which one writes them).
+  for (const auto& r : runs) {
+    if (!fs::exists(run_dir(options, r) / "results.json")) return outcome;
+  }
   write_file_atomically((fs::path(options.out_dir) / "sweep.csv").string(), sweep_csv(grid, options.out_dir));
   write_file_atomically((fs::path(options.out_dir) / "summary.csv").string(), sweep_summary_csv(grid, options.out_dir));
+  outcome.tables_written = true;
   return outcome;
 }
 

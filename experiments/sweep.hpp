@@ -5,6 +5,8 @@
 //   DIR/sweep.csv                                one row per run
 //   DIR/summary.csv                              per (parameters, policy): mean and 95% CI over seeds
 // A run whose results.json exists is not redone, so a killed sweep resumes where it stopped.
+// Backends: "local" spawns the runs here; "ray" hands the same run commands to
+// experiments/ray_sweep.py, which runs each as a Ray task and writes its folder here.
 #pragma once
 
 #include <cstdint>
@@ -51,16 +53,23 @@ struct SweepOptions {
   int workers = 0;          // 0 = number of cores
   std::string executable;   // the schedsim binary each run executes
   bool progress = true;     // one line per finished run on stderr
+  std::string backend = "local";  // "local" or "ray"
+  std::string ray_address;  // ray: an existing cluster ("" = start a local Ray instance with `workers` CPUs)
+  std::string ray_script;   // ray: the driver ("" = experiments/ray_sweep.py, found like report.py)
+  std::string shard;        // "I/N": only the runs at positions p (grid order) with p % N == I; "" = all
 };
 
 struct SweepOutcome {
   std::size_t runs_total = 0;
   std::size_t runs_executed = 0;  // run in this invocation
   std::size_t runs_skipped = 0;   // already complete (resume)
+  std::size_t runs_other_shards = 0;  // with a shard: runs of other shards
+  bool tables_written = false;        // false when a shard ends before other shards' runs are done
 };
 
 // Checks every parameter value and policy once against the base scenario (so a bad key
-// path or value fails before any run starts), runs what is missing, then writes the tables.
+// path or value fails before any run starts), runs what is missing (of its shard), then
+// writes the tables when every run of the grid is complete.
 // Throws InputError when a run fails (naming its stderr log); completed runs stay.
 SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, const SweepOptions& options);
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "experiments/sweep.hpp"
@@ -203,4 +205,134 @@ TEST_CASE("sweep accepts an inline base scenario", "[experiments][sweep]") {
   const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
   REQUIRE(rows.size() == 2);
   CHECK(rows[1][1] == "fifo");  // the scenario's own policy, by its resolved name
+}
+
+namespace {
+
+// Four runs: 2 policies x 2 seeds.
+const std::string kSmallGrid = "scenario: base.yaml\npolicies: [fifo, sjf]\nseeds: 2\n";
+
+SweepOptions ray_options(const std::string& out, const std::string& driver) {
+  SweepOptions o = options(out, 2);
+  o.backend = "ray";
+  o.ray_script = driver;
+  return o;
+}
+
+// A stand-in for experiments/ray_sweep.py that speaks its protocol without Ray: it runs
+// each command here, `first` of them, then ends as `then` says.
+std::string fake_driver(const TempDir& dir, const std::string& name, int first, const std::string& then) {
+  return dir.write(name, R"(import json, os, signal, subprocess, sys
+req = json.load(open(sys.argv[1]))
+for run in req["runs"][:)" + std::to_string(first) + R"(]:
+    with open(run["log"], "wb") as log:
+        rc = subprocess.run(run["argv"] + ["--out", run["out"]], stderr=log, stdout=subprocess.DEVNULL).returncode
+    print(json.dumps({"id": run["id"], "ok": rc == 0, "reason": "" if rc == 0 else "exit status %d" % rc}), flush=True)
+)" + then + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("the Ray backend gives its driver the local backend's run commands and aggregates what it reports", "[experiments][sweep][ray]") {
+  TempDir dir;
+  dir.write("base.yaml", kBase);
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", kSmallGrid));
+  const PolicyRegistry registry = builtin_policies();
+  run_sweep(grid, registry, options(dir.path("local"), 2));
+
+  const SweepOutcome o = run_sweep(grid, registry, ray_options(dir.path("ray"), fake_driver(dir, "all.py", 4, "")));
+  CHECK(o.runs_executed == 4);
+  for (const char* table : {"sweep.csv", "summary.csv"}) {
+    INFO(table);
+    CHECK(read_file(dir.path("ray/") + table) == read_file(dir.path("local/") + table));
+  }
+  // What the driver was given: per run, the local backend's command without --out.
+  const auto request = nlohmann::json::parse(read_file(dir.path("ray/logs/ray_pending.json")));
+  CHECK(request["address"] == "");
+  CHECK(request["workers"] == 2);
+  REQUIRE(request["runs"].size() == 4);
+  const SweepRun first = grid.runs().front();
+  CHECK(request["runs"][0]["id"] == first.id);
+  CHECK(request["runs"][0]["argv"] ==
+        nlohmann::json({SCHEDSIM_EXE, "run", dir.path("base.yaml"), "--set", "policy=fifo", "--seed", "1", "--quiet"}));
+  CHECK(request["runs"][0]["out"] == fs::absolute(dir.path("ray/runs/" + first.id)).string());
+  CHECK(request["runs"][0]["log"] == fs::absolute(dir.path("ray/logs/" + first.id + ".stderr")).string());
+}
+
+TEST_CASE("the Ray backend fails with a clear message when its driver cannot run or dies", "[experiments][sweep][ray][bad_input]") {
+  TempDir dir;
+  dir.write("base.yaml", kBase);
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", kSmallGrid));
+  const PolicyRegistry registry = builtin_policies();
+
+  SECTION("without Ray the real driver's message says how to get it") {
+    // The real driver, with `import ray` failing as it does where Ray is not installed.
+    const std::string blocked = dir.write("no_ray.py", std::string("import runpy, sys\nsys.modules['ray'] = None\nrunpy.run_path('") +
+                                                           SCHEDSIM_SOURCE_DIR + "/experiments/ray_sweep.py', run_name='__main__')\n");
+    CHECK_THROWS_WITH(run_sweep(grid, registry, ray_options(dir.path("out"), blocked)),
+                      Catch::Contains("sweep --backend ray: the Ray backend needs Ray") && Catch::Contains("pip install 'schedsim[ray]'"));
+    CHECK_FALSE(fs::exists(dir.path("out/sweep.csv")));
+    CHECK(fs::is_empty(dir.path("out/runs")));
+  }
+  SECTION("a driver killed after one run: the others are named as unreported, the finished run is kept") {
+    CHECK_THROWS_WITH(run_sweep(grid, registry, ray_options(dir.path("out"), fake_driver(dir, "dies.py", 1, "os.kill(os.getpid(), signal.SIGKILL)"))),
+                      Catch::Contains("ended (killed by signal 9") && Catch::Contains("with 3 of 4 run(s) unreported"));
+    CHECK(fs::exists(dir.path("out/runs/" + grid.runs().front().id + "/results.json")));
+    CHECK_FALSE(fs::exists(dir.path("out/sweep.csv")));
+    // Resuming with the local backend finishes the other three.
+    const SweepOutcome o = run_sweep(grid, registry, options(dir.path("out"), 2));
+    CHECK(o.runs_skipped == 1);
+    CHECK(o.runs_executed == 3);
+  }
+  SECTION("a run the driver reports as failed is named with its log") {
+    const std::string bad = dir.write("bad.py", R"(import json, sys
+req = json.load(open(sys.argv[1]))
+for run in req["runs"]:
+    open(run["log"], "w").write("worker lost\n")
+    print(json.dumps({"id": run["id"], "ok": False, "reason": "the Ray worker running it died: WorkerCrashedError"}), flush=True)
+)");
+    CHECK_THROWS_WITH(run_sweep(grid, registry, ray_options(dir.path("out"), bad)),
+                      Catch::Contains("4 run(s) failed") && Catch::Contains(dir.path("out/logs/") + grid.runs().front().id + ".stderr"));
+  }
+  SECTION("an unknown backend and --address without ray are refused") {
+    SweepOptions o = options(dir.path("out"), 1);
+    o.backend = "dask";
+    CHECK_THROWS_WITH(run_sweep(grid, registry, o), Catch::Contains("unknown backend 'dask' (allowed: local, ray)"));
+    o.backend = "local";
+    o.ray_address = "10.0.0.1:6379";
+    CHECK_THROWS_WITH(run_sweep(grid, registry, o), Catch::Contains("--address is for --backend ray"));
+  }
+}
+
+TEST_CASE("sweep shards split the runs, and the last shard writes the same tables as one sweep", "[experiments][sweep]") {
+  TempDir dir;
+  dir.write("base.yaml", kBase);
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", kSmallGrid));
+  const PolicyRegistry registry = builtin_policies();
+  run_sweep(grid, registry, options(dir.path("all"), 1));
+
+  // Runs 0..3 in grid order; shard i/3 takes positions i, i+3: sizes 2, 1, 1.
+  const std::vector<std::size_t> sizes{2, 1, 1};
+  for (std::size_t i : {2, 0, 1}) {  // in any order, as array tasks finish
+    INFO("shard " << i);
+    SweepOptions o = options(dir.path("sharded"), 1);
+    o.shard = std::to_string(i) + "/3";
+    const SweepOutcome out = run_sweep(grid, registry, o);
+    CHECK(out.runs_executed == sizes[i]);
+    CHECK(out.runs_other_shards == 4 - sizes[i]);
+    CHECK(fs::exists(dir.path("sharded/runs/" + grid.runs()[i].id + "/results.json")));
+    CHECK(out.tables_written == (i == 1));
+    CHECK(fs::exists(dir.path("sharded/sweep.csv")) == (i == 1));
+  }
+  for (const char* table : {"sweep.csv", "summary.csv"}) {
+    INFO(table);
+    CHECK(read_file(dir.path("sharded/") + table) == read_file(dir.path("all/") + table));
+  }
+  for (const char* bad : {"3/3", "1", "/3", "a/3", "0/0", "-1/3", "1/3/4"}) {
+    INFO(bad);
+    SweepOptions o = options(dir.path("bad"), 1);
+    o.shard = bad;
+    CHECK_THROWS_WITH(run_sweep(grid, registry, o), Catch::Contains("sweep --shard: '" + std::string(bad) + "' is not I/N with 0 <= I < N"));
+    CHECK_FALSE(fs::exists(dir.path("bad")));
+  }
 }
