@@ -26,14 +26,19 @@ class JsonArrayScanner {
     if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a folder, not a trace file");
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError(path, "cannot open the trace file (does it exist?)");
-    gzbuffer(file_, 1 << 16);
-    buf_.resize(1 << 16);
-    skip_space();
-    if (peek() == 0xEF) {  // UTF-8 byte-order mark
-      get(), get(), get();
+    try {  // the destructor does not run when the constructor throws
+      gzbuffer(file_, 1 << 16);
+      buf_.resize(1 << 16);
       skip_space();
+      if (peek() == 0xEF) {  // UTF-8 byte-order mark
+        get(), get(), get();
+        skip_space();
+      }
+      if (get() != '[') throw InputError(path + ":" + std::to_string(line_), "expected a JSON array of jobs ('[' first)");
+    } catch (...) {
+      gzclose(file_);
+      throw;
     }
-    if (get() != '[') throw InputError(path + ":" + std::to_string(line_), "expected a JSON array of jobs ('[' first)");
   }
   ~JsonArrayScanner() { gzclose(file_); }
   JsonArrayScanner(const JsonArrayScanner&) = delete;
