@@ -21,4 +21,6 @@ cd "$build"
 # halt_on_error: the first report fails the test; detect_leaks: leaks are bugs too.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-ctest -j "$(nproc)" --output-on-failure "$@"
+# Excluded: the two tests that bound the resident memory of streaming readers (ASan's
+# shadow memory and allocation quarantine add tens of MiB, which is not the readers').
+ctest -j "$(nproc)" --output-on-failure -E "^(streamed traces use memory independent of their length|unsorted traces longer than the in-memory limit are sorted through temporary runs)$" "$@"
