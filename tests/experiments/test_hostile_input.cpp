@@ -8,6 +8,7 @@
 #include "sim/error.hpp"
 #include "sim/text_checks.hpp"
 #include "test_support.hpp"
+#include "traces/trace_test_util.hpp"
 
 using namespace schedsim;
 using schedsim::test::TempDir;
@@ -114,4 +115,16 @@ TEST_CASE("hostile input: time series with a gap, going backwards or repeated", 
   CHECK(run_error(scenario, {{"p.csv", head + "2023-01-01 01:00:00,1\n2023-01-01 00:00:00,2\n"}}) ==
         "DIR/p.csv:3: time 2023-01-01T00:00:00Z is before the previous row's (2023-01-01T01:00:00Z); rows must be sorted by time without duplicates");
   CHECK_THAT(run_error(scenario, {{"p.csv", head + "2023-01-01 00:00:00,1\n2023-01-01 00:00:00,2\n"}}), Catch::StartsWith("DIR/p.csv:3: "));
+}
+
+TEST_CASE("hostile input: a damaged gzip trace", "[experiments][errors][hostile]") {
+  TempDir dir;
+  std::string rows = kHeader + "\n";
+  for (int i = 0; i < 2000; ++i) rows += "j" + std::to_string(i) + ",0,1,10\n";
+  const std::string path = dir.path("t.csv.gz");
+  schedsim::test::write_gzip(path, rows);
+  std::string bytes = schedsim::test::read_file(path);
+  for (std::size_t i = bytes.size() / 2; i < bytes.size() / 2 + 16; ++i) bytes[i] = static_cast<char>(~bytes[i]);  // damage the middle
+  dir.write("t.csv.gz", bytes);
+  CHECK_THAT(schedsim::test::read_trace_error(path, "schedsim"), Catch::Contains("read error (corrupt gzip data?)"));
 }
