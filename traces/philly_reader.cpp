@@ -136,7 +136,7 @@ class PhillyReader : public TraceReader {
       nlohmann::json job;
       try {
         job = nlohmann::json::parse(text_);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e99999)
         throw BadRowError(where(), std::string("the job is not valid JSON: ") + e.what(), "malformed_row");
       }
       if (!job.is_object()) throw BadRowError(where(), "expected a job object {\"jobid\": ..., \"attempts\": [...]}", "malformed_row");
