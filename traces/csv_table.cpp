@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -79,6 +80,14 @@ double CsvTable::number(int col) const {
   double v = 0;
   if (!parse_double(raw(col), v)) {
     if (text(col).empty()) fail(col, "expected a number, got an empty field", "missing_value");
+    // A number a double cannot hold (1e309, 1e-400) is out of range, not "not a number".
+    std::string_view f = trim(raw(col));
+    if (!f.empty() && f.front() == '+') f.remove_prefix(1);
+    double probe = 0;
+    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), probe);
+    if (ec == std::errc::result_out_of_range && end == f.data() + f.size()) {
+      fail(col, "the value " + quoted(col) + " is beyond the range of a double", "out_of_range");
+    }
     fail(col, "expected a number, got " + quoted(col), "not_a_number");
   }
   if (!std::isfinite(v)) fail(col, "expected a finite number, got " + quoted(col), "not_a_number");

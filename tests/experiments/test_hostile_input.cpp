@@ -54,7 +54,7 @@ TEST_CASE("hostile input: huge numbers", "[experiments][errors][hostile]") {
   CHECK(run_error("cluster: {nodes: [{count: 100000000, type: V100, devices_per_node: 8}]}\n" + w) ==
         "DIR/run.yaml:1: cluster.nodes[0].count: more than 10,000,000 nodes in one group; is this a typo?");
   CHECK(trace_run(kHeader + "\na,1e300,1,10\n") == "DIR/t.csv:2: submit_time_s: the value '1e300' is out of range (over 10^12 seconds)");
-  CHECK(trace_run(kHeader + "\na,0,1,1e309\n") == "DIR/t.csv:2: duration_s: expected a number, got '1e309'");
+  CHECK(trace_run(kHeader + "\na,0,1,1e309\n") == "DIR/t.csv:2: duration_s: the value '1e309' is beyond the range of a double");
   CHECK(trace_run(kHeader + "\na,0,4294967297,10\n") == "DIR/t.csv:2: num_gpus: must be between 1 and 1000000 GPUs, got '4294967297'");
 }
 
