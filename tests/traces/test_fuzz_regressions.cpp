@@ -21,7 +21,7 @@ std::size_t open_files() {
 }
 }  // namespace
 
-TEST_CASE("fuzz regression: a Philly file not starting with '[' is closed again", "[traces][philly][fuzz-regression]") {
+TEST_CASE("fuzz regression: a Philly file that is not a JSON array is closed again", "[traces][philly][fuzz-regression]") {
   // trace-philly, LeakSanitizer: the reader's constructor threw after opening the file, so
   // its destructor never closed it (one file descriptor and zlib state per attempt).
   TempDir dir;
