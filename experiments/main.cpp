@@ -13,6 +13,7 @@
 #include "rl/env/env_bench.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
+#include "experiments/interrupt.hpp"
 #include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -229,6 +230,10 @@ int main(int argc, char** argv) {
                        "this build has no LibTorch (configured with SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); "
                        "install libtorch-dev and rebuild to train or evaluate learned schedulers");
     }
+    // Ctrl-C / SIGTERM stop a simulation at the next event and keep what is done
+    // (docs/reliability.md); other commands keep the default (immediate) behaviour.
+    std::optional<InterruptGuard> interrupt_guard;
+    if (*run || *compare || *eval) interrupt_guard.emplace();
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
@@ -350,6 +355,9 @@ int main(int argc, char** argv) {
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "schedsim: %s\n", e.what());
+    return 128 + e.signal();
   } catch (const InputError& e) {
     std::fprintf(stderr, "schedsim: error: %s\n", e.what());
     return 1;

@@ -11,6 +11,7 @@
 
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
+#include "experiments/interrupt.hpp"
 #include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
 
@@ -379,14 +380,38 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     sim.add_observer(*timeline);
   }
   InvariantChecker checker;
-  if (options.check_invariants) sim.add_observer(checker);
+  if (options.check_invariants) {
+    if (energy) checker.watch_energy(*energy);
+    sim.add_observer(checker);
+  }
   for (Observer* o : observers) sim.add_observer(*o);
   std::unique_ptr<ProgressLine> progress;
   if (options.progress && ::isatty(STDERR_FILENO)) {
     progress = std::make_unique<ProgressLine>(source->expected_jobs());
     sim.add_observer(*progress);
   }
-  sim.run();
+  InterruptObserver interrupt;
+  sim.add_observer(interrupt);
+  try {
+    sim.run();
+  } catch (const Interrupted& e) {
+    progress.reset();
+    std::string kept = "no output files were written";
+    if (!options.out_dir.empty()) {
+      // The finished jobs' rows are kept under a name no reader takes for a finished run.
+      jobs_out.close();
+      const std::string partial = jobs_path + ".interrupted";
+      std::error_code ec;
+      fs::rename(temps.paths[0], partial, ec);
+      if (!ec) {
+        temps.paths.erase(temps.paths.begin());
+        const Summary so_far = metrics.summarize();
+        kept = "the " + std::to_string(so_far.jobs_completed + so_far.jobs_failed + so_far.jobs_killed) + " jobs that ended so far are in " + partial +
+               "; no results.json or jobs.csv was written (the run is incomplete)";
+      }
+    }
+    throw Interrupted(e.signal(), std::string(e.what()) + "; " + kept);
+  }
   progress.reset();
   if (timeline) timeline->finish(sim.now());
 

@@ -443,4 +443,9 @@ double ClusterPhysics::checkpoint_restore_s(const JobSpec& job, int num_devices)
   return checkpoint_save_s(job, num_devices) + config_.restart_overhead_s;
 }
 
+std::string ClusterPhysics::invariant_problem() const {
+  const std::string p = fair_share_.solution_problem();
+  return p.empty() ? p : "network: " + p;
+}
+
 }  // namespace schedsim

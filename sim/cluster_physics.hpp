@@ -63,6 +63,7 @@ class ClusterPhysics : public PhysicsModel {
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
   double compute_utilization(JobSlot slot) const override;
+  std::string invariant_problem() const override;
 
   // The job's rate (work-seconds per second) on exactly `devices`, uncontended and without
   // co-location interference: what the placement gives it if nothing else shares its links

@@ -349,6 +349,81 @@ double MaxMinFairShare::link_load_Bps(int link) const {
   return load;
 }
 
+std::string max_min_fair_problem(const std::vector<double>& link_capacity_Bps, const std::vector<MaxMinFlowRate>& flows,
+                                 const std::vector<double>& link_load_Bps) {
+  // Within 1 B/s: the solver rounds caps up to whole bytes/s.
+  const auto close_to = [](double a, double b) { return a == b || std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1.0; };
+  const std::size_t links = link_capacity_Bps.size();
+  std::vector<double> load(links, 0.0), top(links, 0.0);
+  for (const MaxMinFlowRate& f : flows) {
+    for (int l : f.links) {
+      const auto lz = static_cast<std::size_t>(l);
+      load[lz] += f.rate_Bps;
+      top[lz] = std::max(top[lz], f.rate_Bps);
+    }
+  }
+  for (std::size_t l = 0; l < links; ++l) {
+    if (!close_to(load[l], link_load_Bps[l])) {
+      return "link " + std::to_string(l) + " load " + number(link_load_Bps[l]) + " B/s != the sum of its flows' rates " + number(load[l]);
+    }
+    if (load[l] > link_capacity_Bps[l] && !close_to(load[l], link_capacity_Bps[l])) {
+      return "link " + std::to_string(l) + " carries " + number(load[l]) + " B/s, over its capacity " + number(link_capacity_Bps[l]);
+    }
+  }
+  for (std::size_t id = 0; id < flows.size(); ++id) {
+    const MaxMinFlowRate& f = flows[id];
+    if (std::isinf(f.rate_Bps) && f.links.empty()) continue;
+    if (!(f.rate_Bps >= 0) || std::isinf(f.rate_Bps)) return "flow " + std::to_string(id) + " has rate " + number(f.rate_Bps) + " B/s";
+    if (f.rate_Bps > f.cap_Bps && !close_to(f.rate_Bps, f.cap_Bps)) {  // (never for an unlimited cap)
+      return "flow " + std::to_string(id) + " gets " + number(f.rate_Bps) + " B/s, over its cap " + number(f.cap_Bps);
+    }
+    if (std::isfinite(f.cap_Bps) && close_to(f.rate_Bps, f.cap_Bps)) continue;
+    bool bottleneck = false;
+    for (int l : f.links) {
+      const auto lz = static_cast<std::size_t>(l);
+      bottleneck = bottleneck || (close_to(load[lz], link_capacity_Bps[lz]) && close_to(f.rate_Bps, top[lz]));
+    }
+    if (!bottleneck) {
+      return "flow " + std::to_string(id) + " gets " + number(f.rate_Bps) +
+             " B/s, below its cap, and crosses no full link on which it is among the largest (not max-min fair)";
+    }
+  }
+  return "";
+}
+
+std::string MaxMinFairShare::solution_problem() const {
+  if (stale_) return "";
+  std::vector<MaxMinFlowRate> flows;
+  std::vector<int> ids;
+  for (std::size_t id = 0; id < flows_.size(); ++id) {
+    const Flow& f = flows_[id];
+    if (!f.active) continue;
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      const auto l = static_cast<std::size_t>(f.links[i]);
+      const auto at = static_cast<std::size_t>(f.pos[i]);
+      if (at >= members_[l].size() || members_[l][at] != static_cast<int>(id)) {
+        return "flow " + std::to_string(id) + " crosses link " + std::to_string(l) + " but the link does not list it";
+      }
+    }
+    flows.push_back({f.links, f.cap_Bps, f.rate_Bps});
+    ids.push_back(static_cast<int>(id));
+  }
+  std::vector<double> loads(capacity_Bps_.size());
+  for (std::size_t l = 0; l < capacity_Bps_.size(); ++l) {
+    for (int m : members_[l]) {
+      if (!flows_[static_cast<std::size_t>(m)].active) return "link " + std::to_string(l) + " lists the removed flow " + std::to_string(m);
+    }
+    loads[l] = link_load_Bps(static_cast<int>(l));
+  }
+  std::string problem = max_min_fair_problem(capacity_Bps_, flows, loads);
+  // Name flows by their ids rather than their positions among the active ones.
+  if (problem.rfind("flow ", 0) == 0) {
+    const auto end = problem.find(' ', 5);
+    problem = "flow " + std::to_string(ids[static_cast<std::size_t>(std::stoi(problem.substr(5, end - 5)))]) + problem.substr(end);
+  }
+  return problem;
+}
+
 std::vector<double> max_min_fair_rates(const std::vector<double>& link_capacity_Bps, const std::vector<std::vector<int>>& flows) {
   MaxMinFairShare share(link_capacity_Bps);
   for (const auto& f : flows) share.add_flow(f);

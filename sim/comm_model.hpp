@@ -5,6 +5,7 @@
 #pragma once
 
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "sim/span.hpp"
@@ -77,6 +78,12 @@ class MaxMinFairShare {
   // capacities changed since the last solve().
   double rate_Bps(FlowId id) const;
   double link_load_Bps(int link) const;  // the sum of the rates of the flows crossing it
+  // Checks the last solve() independently of how it got there (for the invariant checker):
+  // each link's membership matches its flows' paths, no link carries more than its
+  // capacity, and the rates are max-min fair: every flow is at its cap or crosses a full
+  // link on which no flow gets more than it. Returns the first problem, "" when none (and
+  // when flows changed since the last solve(), i.e. the rates are not meant to hold yet).
+  std::string solution_problem() const;
 
  private:
   struct Flow {
@@ -136,6 +143,21 @@ class MaxMinFairShare {
   std::vector<char> was_contended_;
   std::vector<int> comp_links_, solved_flows_, member_scratch_;
 };
+
+// One flow of a max-min fair solution: its links, its cap (kUnlimited = none) and the
+// rate it was given.
+struct MaxMinFlowRate {
+  std::vector<int> links;
+  double cap_Bps = MaxMinFairShare::kUnlimited;
+  double rate_Bps = 0.0;
+};
+// Checks a solution independently of the solver: every link's reported load equals the
+// sum of its flows' rates and fits its capacity, and every flow is at its cap or crosses
+// a full link on which no flow gets more (max-min fairness), within a relative 1e-9 plus
+// 1 B/s (caps are rounded to whole bytes/s).
+// Returns the first problem, "" when none.
+std::string max_min_fair_problem(const std::vector<double>& link_capacity_Bps, const std::vector<MaxMinFlowRate>& flows,
+                                 const std::vector<double>& link_load_Bps);
 
 // One-shot max-min fair rates of `flows` (each a list of link indices) over links of
 // `link_capacity_Bps`, in flow order.

@@ -1,11 +1,14 @@
 #include "sim/config_node.hpp"
 
+#include <yaml-cpp/depthguard.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/text_checks.hpp"
 
 namespace schedsim {
 namespace {
@@ -59,10 +62,25 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
 }
 
 ConfigNode ConfigNode::load_string(const std::string& text, const std::string& source) {
+  // yaml-cpp drops NUL bytes and passes invalid UTF-8 through: both would change what the
+  // file says without a word.
+  const auto line_of = [&](std::size_t at) { return source + ":" + std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')); };
+  const auto line_start = [&](std::size_t at) { return text.rfind('\n', at) == std::string::npos ? 0 : text.rfind('\n', at) + 1; };
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    throw InputError(line_of(nul), "the file contains a NUL byte (" + describe_byte(std::string_view(text).substr(line_start(nul)), nul - line_start(nul)) +
+                                       "); is it a binary file? Scenarios are UTF-8 text");
+  }
+  if (const auto bad = invalid_utf8_at(text); bad != std::string::npos) {
+    throw InputError(line_of(bad), "invalid UTF-8 (" + describe_byte(std::string_view(text).substr(line_start(bad)), bad - line_start(bad)) +
+                                       "); save the file as UTF-8");
+  }
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     return ConfigNode(root, source, "", "");
+  } catch (const YAML::DeepRecursion& e) {
+    throw InputError(source + ":" + std::to_string(e.mark.line + 1),
+                     "lists and maps nested about 500 levels deep, more than the YAML reader allows; no scenario needs that: is this the right file?");
   } catch (const YAML::ParserException& e) {
     throw InputError(source + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
   } catch (const YAML::Exception& e) {

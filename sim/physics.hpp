@@ -41,6 +41,10 @@ class PhysicsModel {
   // [0, 1], as of the last rate update (for the energy model: a communication-bound job
   // leaves its devices partly idle). 1 when the model does not know.
   virtual double compute_utilization(JobSlot /*slot*/) const { return 1.0; }
+
+  // For the invariant checker: the first inconsistency in the model's own state (e.g.
+  // link loads that are not the sum of their flows), "" when none.
+  virtual std::string invariant_problem() const { return ""; }
 };
 
 }  // namespace schedsim

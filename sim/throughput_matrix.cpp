@@ -57,7 +57,7 @@ ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::str
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e99999)
     throw InputError(source, std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with one key per device type (k80, p100, v100...)");

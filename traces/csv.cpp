@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "sim/error.hpp"
+#include "sim/text_checks.hpp"
 
 namespace schedsim {
 
@@ -50,6 +51,9 @@ bool CsvReader::next(std::vector<std::string_view>& fields) {
     if (!buf_.empty() && buf_.back() == '\r') buf_.pop_back();
     if (line() == 1 && buf_.size() >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) buf_.erase(0, 3);
     if (buf_.find('\0') != std::string::npos) throw BadRowError(where(), "the line contains a NUL byte; is this a binary file?", "malformed_row");
+    if (const auto bad = invalid_utf8_at(buf_); bad != std::string::npos) {
+      throw BadRowError(where(), "the line is not UTF-8 text (" + describe_byte(buf_, bad) + "); convert the file, e.g. iconv -f latin1 -t utf-8", "malformed_row");
+    }
     if (trim(buf_).empty()) continue;
     if (buf_.find('"') == std::string::npos) {
       std::string_view rest(buf_);

@@ -1,6 +1,8 @@
 #include "traces/csv_table.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -8,11 +10,18 @@
 namespace schedsim {
 namespace {
 
+// Lists at most 100 names, so that a hostile header cannot make a megabyte message.
 std::string join_names(const std::vector<std::string>& v) {
   std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  const std::size_t shown = std::min<std::size_t>(v.size(), 100);
+  for (std::size_t i = 0; i < shown; ++i) out += (out.empty() ? "" : ", ") + v[i];
+  if (shown < v.size()) out += " and " + std::to_string(v.size() - shown) + " more";
   return out;
 }
+
+// No trace format has more than a few dozen columns; a wider header is a wrong delimiter
+// or not a trace, and is rejected before its names are copied.
+constexpr std::size_t kMaxColumns = 10'000;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -24,6 +33,10 @@ std::string lower(std::string_view s) {
 
 CsvTable::CsvTable(const std::string& path, std::string format, char delimiter) : csv_(path, delimiter), format_(std::move(format)) {
   if (!csv_.next(fields_)) throw InputError(path, "the trace is empty (no header line)");
+  if (fields_.size() > kMaxColumns) {
+    throw InputError(path + ":1", "the header has " + std::to_string(fields_.size()) + " columns, more than the " + std::to_string(kMaxColumns) +
+                                      " schedsim reads; is the delimiter right, and is this a trace?");
+  }
   std::vector<std::string> names;
   for (auto f : fields_) names.emplace_back(trim(f));
   init_header(std::move(names));
@@ -67,6 +80,14 @@ double CsvTable::number(int col) const {
   double v = 0;
   if (!parse_double(raw(col), v)) {
     if (text(col).empty()) fail(col, "expected a number, got an empty field", "missing_value");
+    // A number a double cannot hold (1e309, 1e-400) is out of range, not "not a number".
+    std::string_view f = trim(raw(col));
+    if (!f.empty() && f.front() == '+') f.remove_prefix(1);
+    double probe = 0;
+    const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), probe);
+    if (ec == std::errc::result_out_of_range && end == f.data() + f.size()) {
+      fail(col, "the value " + quoted(col) + " is beyond the range of a double", "out_of_range");
+    }
     fail(col, "expected a number, got " + quoted(col), "not_a_number");
   }
   if (!std::isfinite(v)) fail(col, "expected a finite number, got " + quoted(col), "not_a_number");

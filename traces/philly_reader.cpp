@@ -26,14 +26,19 @@ class JsonArrayScanner {
     if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a folder, not a trace file");
     file_ = gzopen(path.c_str(), "rb");
     if (!file_) throw InputError(path, "cannot open the trace file (does it exist?)");
-    gzbuffer(file_, 1 << 16);
-    buf_.resize(1 << 16);
-    skip_space();
-    if (peek() == 0xEF) {  // UTF-8 byte-order mark
-      get(), get(), get();
+    try {  // the destructor does not run when the constructor throws
+      gzbuffer(file_, 1 << 16);
+      buf_.resize(1 << 16);
       skip_space();
+      if (peek() == 0xEF) {  // UTF-8 byte-order mark
+        get(), get(), get();
+        skip_space();
+      }
+      if (get() != '[') throw InputError(path + ":" + std::to_string(line_), "expected a JSON array of jobs ('[' first)");
+    } catch (...) {
+      gzclose(file_);
+      throw;
     }
-    if (get() != '[') throw InputError(path + ":" + std::to_string(line_), "expected a JSON array of jobs ('[' first)");
   }
   ~JsonArrayScanner() { gzclose(file_); }
   JsonArrayScanner(const JsonArrayScanner&) = delete;
@@ -131,7 +136,7 @@ class PhillyReader : public TraceReader {
       nlohmann::json job;
       try {
         job = nlohmann::json::parse(text_);
-      } catch (const nlohmann::json::parse_error& e) {
+      } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e99999)
         throw BadRowError(where(), std::string("the job is not valid JSON: ") + e.what(), "malformed_row");
       }
       if (!job.is_object()) throw BadRowError(where(), "expected a job object {\"jobid\": ..., \"attempts\": [...]}", "malformed_row");

@@ -6,7 +6,7 @@
 
 using namespace schedsim;
 
-TEST_CASE("the same seed and stream give the same numbers; others differ", "[sim][rng]") {
+TEST_CASE("the same seed and stream give the same numbers and others differ", "[sim][rng]") {
   Rng a(42, "arrivals"), b(42, "arrivals"), c(43, "arrivals"), d(42, "durations");
   for (int i = 0; i < 100; ++i) {
     const auto x = a.next_u64();

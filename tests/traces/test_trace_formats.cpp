@@ -369,7 +369,8 @@ TEST_CASE("odd files are errors with a clear message and never a crash", "[trace
   CHECK(read_trace_error(dir.write("cut.json", "[{\"jobid\": \"a\", "), "philly") == "cut.json:1: the file ends inside a job (truncated JSON?)");
   CHECK(read_trace_error(dir.write("obj.json", "{\"jobid\": \"a\"}"), "philly") == "obj.json:1: expected a JSON array of jobs ('[' first)");
   CHECK(read_trace_error(dir.write("nojson.json", "[1, {\"jobid\": 5}]"), "philly") == "nojson.json:1: expected a job object {\"jobid\": ..., \"attempts\": [...]}");
-  const std::string binary("\x7f" "ELF\x02\x01\x01\0\0\0\n\x03\0>\0\x01\0", 20);
+  const char elf[] = "\x7f" "ELF\x02\x01\x01\0\0\0\n\x03\0>\0\x01\0";  // an ELF header's start, NULs included
+  const std::string binary(elf, sizeof elf - 1);
   CHECK_THROWS_WITH(detect_trace_format(dir.write("bin.dat", binary)), Catch::Contains("cannot tell the trace format from the first line"));
   TraceOptions lenient;
   lenient.on_bad_row = BadRowMode::kSkip;

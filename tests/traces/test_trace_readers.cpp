@@ -137,7 +137,7 @@ TEST_CASE("every bad row is an error naming file, line and column", "[traces][ba
         "gavel, csv");
 }
 
-TEST_CASE("unsorted traces are sorted by submit time with a warning; ties keep file order", "[traces]") {
+TEST_CASE("unsorted traces are sorted by submit time with a warning and ties keep file order", "[traces]") {
   TempDir dir;
   const std::string path = dir.write("u.csv", "job_id,submit_time_s,num_gpus,duration_s\na,20,1,1\nb,10,1,1\nc,20,1,1\nd,5,1,1\n");
   std::vector<std::string> warnings;

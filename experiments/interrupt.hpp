@@ -1,0 +1,45 @@
+// Ctrl-C (SIGINT) and SIGTERM during a run: the handler only records the signal; the
+// simulation stops at the next event boundary (InterruptObserver throws Interrupted), the
+// runner saves what it has under names that cannot pass for finished results and says
+// where, and the CLI exits with 128 + the signal number. A second signal while stopping
+// kills the process the default way.
+#pragma once
+
+#include <string>
+
+#include "sim/error.hpp"
+#include "sim/observer.hpp"
+
+namespace schedsim {
+
+// Installs the SIGINT and SIGTERM handlers for its lifetime (one per process at a time;
+// the previous handlers come back on destruction).
+class InterruptGuard {
+ public:
+  InterruptGuard();
+  ~InterruptGuard();
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+};
+
+// The signal received since the guard was installed, 0 when none.
+int pending_interrupt();
+const char* signal_name(int signal);
+
+// A run stopped by a signal. what() says what was kept and where.
+class Interrupted : public Error {
+ public:
+  Interrupted(int signal, const std::string& what) : Error(what), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
+// Throws Interrupted after the first event that follows a signal.
+class InterruptObserver : public Observer {
+ public:
+  void after_event(const Simulator& sim) override;
+};
+
+}  // namespace schedsim

@@ -1,0 +1,130 @@
+// Hostile input (docs/errors.md): huge numbers, 10^7 columns, deeply nested YAML, invalid
+// UTF-8, NUL bytes, time series with a gap or going backwards. Each gives one clear error
+// naming the file and line, in bounded time and memory, and leaves no result file.
+#include <catch2/catch.hpp>
+
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
+#include "sim/error.hpp"
+#include "sim/text_checks.hpp"
+#include "test_support.hpp"
+#include "traces/trace_test_util.hpp"
+
+using namespace schedsim;
+using schedsim::test::TempDir;
+
+namespace {
+
+const std::string kCluster = "cluster: {nodes: [{count: 1, type: V100, devices_per_node: 8}]}\n";
+
+// Loads and runs `scenario` (with `files` written next to it) into out/; the error with
+// the temp folder shown as DIR, "" when the run succeeded. A failed run must leave out/ empty.
+std::string run_error(const std::string& scenario, const std::vector<std::pair<std::string, std::string>>& files = {}) {
+  TempDir dir;
+  for (const auto& [name, content] : files) dir.write(name, content);
+  const std::string config = dir.write("run.yaml", scenario);
+  std::string error;
+  try {
+    const PolicyRegistry reg = builtin_policies();
+    run_scenario(load_scenario(config, {}, std::nullopt, reg), reg, RunOptions{dir.path("out")});
+  } catch (const Error& e) {
+    error = e.what();
+    for (std::size_t pos; (pos = error.find(dir.path())) != std::string::npos;) error.replace(pos, dir.path().size(), "DIR");
+  }
+  if (!error.empty()) {
+    for (const auto& f : dir.files()) CHECK(f.rfind("out/", 0) != 0);
+  }
+  return error;
+}
+
+std::string trace_run(const std::string& trace, const std::string& extra = "") {
+  return run_error(kCluster + "workload: {trace: {path: t.csv" + extra + "}}\n", {{"t.csv", trace}});
+}
+
+const std::string kHeader = "job_id,submit_time_s,num_gpus,duration_s";
+
+}  // namespace
+
+TEST_CASE("hostile input: huge numbers", "[experiments][errors][hostile]") {
+  const std::string w = "workload: {synthetic: {num_jobs: 5}}\n";
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 99999999999999999999}}\n") ==
+        "DIR/run.yaml:2: workload.synthetic.num_jobs: expected an integer, got '99999999999999999999'");
+  CHECK(run_error("cluster: {nodes: [{count: 1e300, type: V100, devices_per_node: 8}]}\n" + w) ==
+        "DIR/run.yaml:1: cluster.nodes[0].count: expected an integer, got '1e300'");
+  CHECK(run_error("cluster: {nodes: [{count: 100000000, type: V100, devices_per_node: 8}]}\n" + w) ==
+        "DIR/run.yaml:1: cluster.nodes[0].count: more than 10,000,000 nodes in one group; is this a typo?");
+  CHECK(trace_run(kHeader + "\na,1e300,1,10\n") == "DIR/t.csv:2: submit_time_s: the value '1e300' is out of range (over 10^12 seconds)");
+  CHECK(trace_run(kHeader + "\na,0,1,1e309\n") == "DIR/t.csv:2: duration_s: the value '1e309' is beyond the range of a double");
+  CHECK(trace_run(kHeader + "\na,0,4294967297,10\n") == "DIR/t.csv:2: num_gpus: must be between 1 and 1000000 GPUs, got '4294967297'");
+}
+
+TEST_CASE("hostile input: 10^7 columns", "[experiments][errors][hostile]") {
+  std::string wide_row = kHeader + "\na,0,1,10";
+  wide_row.reserve(wide_row.size() + 20'000'001);
+  for (int i = 0; i < 10'000'000; ++i) wide_row += ",x";
+  CHECK(trace_run(wide_row + "\n") == "DIR/t.csv:2: expected 4 fields like the header, got 10000004");
+  std::string wide_header = kHeader;
+  for (int i = 0; i < 10'000'000; ++i) wide_header += ",x";
+  CHECK(trace_run(wide_header + "\na,0,1,10\n") ==
+        "DIR/t.csv:1: the header has 10000004 columns, more than the 10000 schedsim reads; is the delimiter right, and is this a trace?");
+}
+
+TEST_CASE("hostile input: deeply nested YAML", "[experiments][errors][hostile]") {
+  const std::string deep(100'000, '[');
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\nname: " + deep + std::string(100'000, ']') + "\n") ==
+        "DIR/run.yaml:3: lists and maps nested about 500 levels deep, more than the YAML reader allows; no scenario needs that: is this the right file?");
+  std::string block = kCluster + "workload: {synthetic: {num_jobs: 5}}\nname:\n";
+  for (int i = 0; i < 2000; ++i) block += std::string(static_cast<std::size_t>(2 * i + 2), ' ') + "k:\n";
+  CHECK_THAT(run_error(block), Catch::StartsWith("DIR/run.yaml:") && Catch::EndsWith("lists and maps nested about 500 levels deep, more than the YAML reader allows; "
+                                                                                      "no scenario needs that: is this the right file?"));
+  // A nested map the loader does not expect is a plain type error, however deep.
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\nname: [[[[[[[[1]]]]]]]]\n") == "DIR/run.yaml:3: name: expected a string, got a list");
+}
+
+TEST_CASE("hostile input: invalid UTF-8 and NUL bytes", "[experiments][errors][hostile]") {
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\nname: \"\xff\xfe run\"\n") ==
+        "DIR/run.yaml:3: invalid UTF-8 (byte 0xFF at column 8); save the file as UTF-8");
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fi" + std::string(1, '\0') + "fo\n") ==
+        "DIR/run.yaml:3: the file contains a NUL byte (byte 0x00 at column 11); is it a binary file? Scenarios are UTF-8 text");
+  CHECK(trace_run(kHeader + "\na,0,1,10\n\xc3\x28,1,1,10\n") ==
+        "DIR/t.csv:3: the line is not UTF-8 text (byte 0xC3 at column 1); convert the file, e.g. iconv -f latin1 -t utf-8");
+  CHECK(trace_run(kHeader + "\na,0,1,10\nb,1,1" + std::string(1, '\0') + "0\n") == "DIR/t.csv:3: the line contains a NUL byte; is this a binary file?");
+  // Valid multi-byte UTF-8 is read as is.
+  CHECK(trace_run(kHeader + "\n\xe4\xbd\x9c\xe4\xb8\x9a-1,0,1,10\n").empty());
+  const std::string nul_signal = "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1" + std::string(1, '\0') + "\n2023-01-01 01:00:00,2\n";
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\nsignals: {price: {file: p.csv}}\n", {{"p.csv", nul_signal}}) ==
+        "DIR/p.csv:2: the line contains a NUL byte; is this a binary file?");
+}
+
+TEST_CASE("the UTF-8 check accepts every valid form and rejects each invalid one", "[experiments][errors][hostile]") {
+  CHECK(invalid_utf8_at("plain ascii") == std::string_view::npos);
+  CHECK(invalid_utf8_at("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80") == std::string_view::npos);  // é € 😀
+  CHECK(invalid_utf8_at("ab\x80") == 2);              // continuation without a lead
+  CHECK(invalid_utf8_at("a\xc0\xaf") == 1);           // overlong '/'
+  CHECK(invalid_utf8_at("\xed\xa0\x80") == 0);        // surrogate U+D800
+  CHECK(invalid_utf8_at("\xf4\x90\x80\x80") == 0);    // above U+10FFFF
+  CHECK(invalid_utf8_at("xyz\xe2\x82") == 3);         // cut short
+  CHECK(invalid_utf8_at("\xff") == 0);
+}
+
+TEST_CASE("hostile input: time series with a gap, going backwards or repeated", "[experiments][errors][hostile]") {
+  const std::string head = "Datetime (UTC),Price (USD/MWh)\n";
+  const std::string scenario = kCluster + "workload: {synthetic: {num_jobs: 5}}\nsignals: {price: {file: p.csv}}\n";
+  CHECK_THAT(run_error(scenario, {{"p.csv", head + "2023-01-01 00:00:00,1\n2023-01-01 01:00:00,2\n2023-01-01 03:00:00,3\n"}}),
+             Catch::StartsWith("DIR/p.csv:4: gap in the series"));
+  CHECK(run_error(scenario, {{"p.csv", head + "2023-01-01 01:00:00,1\n2023-01-01 00:00:00,2\n"}}) ==
+        "DIR/p.csv:3: time 2023-01-01T00:00:00Z is before the previous row's (2023-01-01T01:00:00Z); rows must be sorted by time without duplicates");
+  CHECK_THAT(run_error(scenario, {{"p.csv", head + "2023-01-01 00:00:00,1\n2023-01-01 00:00:00,2\n"}}), Catch::StartsWith("DIR/p.csv:3: "));
+}
+
+TEST_CASE("hostile input: a damaged gzip trace", "[experiments][errors][hostile]") {
+  TempDir dir;
+  std::string rows = kHeader + "\n";
+  for (int i = 0; i < 2000; ++i) rows += "j" + std::to_string(i) + ",0,1,10\n";
+  const std::string path = dir.path("t.csv.gz");
+  schedsim::test::write_gzip(path, rows);
+  std::string bytes = schedsim::test::read_file(path);
+  for (std::size_t i = bytes.size() / 2; i < bytes.size() / 2 + 16; ++i) bytes[i] = static_cast<char>(~bytes[i]);  // damage the middle
+  dir.write("t.csv.gz", bytes);
+  CHECK_THAT(schedsim::test::read_trace_error(path, "schedsim"), Catch::Contains("read error (corrupt gzip data?)"));
+}
