@@ -105,7 +105,14 @@ BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int g
                               const PolicyRegistry& registry) {
   const ScenarioConfig scenario =
       ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml(name, jobs, gpus), "bench " + name), registry);
-  const ConfigNode policy = policy_spec(policy_name);
+  ConfigNode policy = policy_spec(policy_name);
+  if (scenario.inference) {  // full: the services run in front of the benchmarked policy
+    YAML::Node wrapped(YAML::NodeType::Map);
+    wrapped["name"] = "inference";
+    wrapped["autoscaler"] = "predictive";
+    wrapped["base"] = policy.yaml();
+    policy = ConfigNode(wrapped, "bench " + name, "policy");
+  }
   const auto start = std::chrono::steady_clock::now();
   const RunResult run = run_scenario(scenario, registry, RunOptions{}, &policy.yaml());
   const double wall = seconds_since(start);
@@ -118,6 +125,7 @@ BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int g
   r.decision_points = run.stats.decision_points;
   r.wall_s = wall;
   r.mean_jct_s = run.summary.mean_jct_s.value_or(0.0);
+  for (const auto& m : run.inference) r.replica_hours += m.replica_s / 3600.0;
   return r;
 }
 
@@ -194,6 +202,7 @@ BenchResult from_json(const nlohmann::ordered_json& j) {
   r.per_s = j["per_s"];
   r.peak_rss_mib = j["peak_rss_mib"];
   r.mean_jct_s = j["mean_jct_s"];
+  r.replica_hours = j.value("replica_hours", 0.0);
   return r;
 }
 
@@ -227,6 +236,16 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
         "  checkpoint: {interval_s: 1800, cost_s: 60}\n"
         "energy: {pue: 1.2}\n";
     yaml += kDiurnalSignalsYaml;
+    // An inference service beside the training jobs (run_scenario_case puts the
+    // `inference` policy in front of the benchmarked one): a diurnal request rate with a
+    // burst, one H100 per replica, a pool of about 1% of the GPUs.
+    std::snprintf(buf, sizeof buf,
+                  "inference:\n  services:\n"
+                  "    - {name: chat, rate: {diurnal: {mean_rps: %d, amplitude_rps: %d, peak_hour_local: 14}},\n"
+                  "       bursts: [{start_s: 43200, duration_s: 1800, factor: 1.8}], capacity_rps: {H100-SXM: 20}, slo_p99_s: 1,\n"
+                  "       min_replicas: 1, max_replicas: %d}\n",
+                  std::max(1, gpus / 50) * 20 / 2, std::max(1, gpus / 50) * 20 / 4, std::max(2, gpus / 50));
+    yaml += buf;
   } else if (name == "policies") {
     // The kernel workload with diurnal signals, so the price- and carbon-aware policies
     // run too (they defer jobs; the others ignore the signals).
@@ -290,6 +309,7 @@ nlohmann::ordered_json bench_json(const BenchResult& r) {
   j["per_s"] = r.wall_s > 0 ? static_cast<double>(r.count) / r.wall_s : 0.0;
   j["peak_rss_mib"] = r.peak_rss_mib;
   j["mean_jct_s"] = r.mean_jct_s;
+  j["replica_hours"] = r.replica_hours;
   return j;
 }
 

@@ -30,6 +30,7 @@ struct BenchResult {
   double per_s = 0;               // count / wall_s
   double peak_rss_mib = 0;
   double mean_jct_s = 0;  // a sanity value: the same on every machine for the same case
+  double replica_hours = 0;  // full: the inference service's replica-hours (0 elsewhere)
 };
 
 struct BenchOptions {

@@ -35,13 +35,14 @@ TEST_CASE("bench kernel: one arrival and one completion per job, same numbers ev
   }
 }
 
-TEST_CASE("bench full turns on contention, failures, checkpoints and energy", "[bench]") {
+TEST_CASE("bench full turns on contention, failures, checkpoints, energy and inference services", "[bench]") {
   const PolicyRegistry registry = builtin_policies();
   const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("full", 2000, 160), "full"), registry);
   CHECK(s.physics.has_value());
   CHECK(s.failures.has_value());
   CHECK(s.energy.has_value());
   CHECK(s.signals.has_value());
+  REQUIRE(s.inference.has_value());
   CHECK(s.num_devices() == 160);
   BenchOptions options;
   options.jobs = 2000;
@@ -52,6 +53,8 @@ TEST_CASE("bench full turns on contention, failures, checkpoints and energy", "[
   // Periodic checkpoints (every 30 min of compute, mean job 1 h) add due and commit events.
   CHECK(r[0].events > 3 * 2000);
   CHECK(r[0].mean_jct_s > 0);
+  // The inference policy ran in front of fifo: the service held replicas (without it, 0).
+  CHECK(r[0].replica_hours > 0);
 }
 
 TEST_CASE("bench policies runs every registered policy that needs no argument", "[bench]") {
