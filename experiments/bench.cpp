@@ -135,7 +135,8 @@ BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int g
 // jobs are pulled. The file is written to a temporary folder first (not timed).
 BenchResult run_trace_case(std::uint64_t jobs) {
   namespace fs = std::filesystem;
-  std::string dir_template = (fs::temp_directory_path() / "schedsim-bench-trace-XXXXXX").string();
+  // mkdtemp replaces the template's trailing six 'X' characters.
+  std::string dir_template = (fs::temp_directory_path() / ("schedsim-bench-trace-" + std::string(6, 'X'))).string();
   if (mkdtemp(dir_template.data()) == nullptr) throw Error("bench trace: cannot create a temporary folder in " + fs::temp_directory_path().string());
   const fs::path dir(dir_template);
   const std::string path = (dir / "trace.csv").string();

@@ -2,6 +2,7 @@
 // independence, and one hand-built case with known candidates and features.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -66,6 +67,16 @@ struct Obs {
       : cand(static_cast<std::size_t>(s.num_candidates * s.candidate_features)), global(static_cast<std::size_t>(s.global_features)),
         mask(static_cast<std::size_t>(s.num_actions())) {}
   void read(const SchedulingEnv& env) { env.write_observation(cand.data(), global.data(), mask.data()); }
+  // Feature values by their documented names (SchedulingEnv::*_feature_names()).
+  float cand_at(int row, const std::string& name) const {
+    return cand[static_cast<std::size_t>(row * kCandidateFeatures + column(SchedulingEnv::candidate_feature_names(), name))];
+  }
+  float global_at(const std::string& name) const { return global[static_cast<std::size_t>(column(SchedulingEnv::global_feature_names(), name))]; }
+  static int column(const std::vector<std::string>& names, const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return static_cast<int>(it - names.begin());
+  }
 };
 
 // A uniformly random legal action.
@@ -323,12 +334,7 @@ TEST_CASE("A hand-built case has the expected candidates and features", "[rl][en
   CHECK(info1.devices == std::vector<DeviceId>{0});
   CHECK(info2.job == kNoJob);
   CHECK(obs.mask == std::vector<std::uint8_t>{1, 1, 0, 0, 1});
-  const auto names = SchedulingEnv::candidate_feature_names();
-  auto col = [&](int row, const std::string& name) {
-    const auto it = std::find(names.begin(), names.end(), name);
-    REQUIRE(it != names.end());
-    return obs.cand[static_cast<std::size_t>(row * kCandidateFeatures + (it - names.begin()))];
-  };
+  auto col = [&](int row, const std::string& name) { return obs.cand_at(row, name); };
   CHECK(col(0, "gpus_frac") == Approx(0.5));
   CHECK(col(0, "log_est_work_h") == Approx(std::log1p(1.0)));       // no estimate: duration 1 h
   CHECK(col(1, "log_est_work_h") == Approx(std::log1p(2.0)));       // the estimate, 2 h
@@ -340,12 +346,7 @@ TEST_CASE("A hand-built case has the expected candidates and features", "[rl][en
   CHECK(col(0, "opt_first_fit") == 0.0f);
   CHECK(col(1, "log_rank") == Approx(std::log1p(1.0) / std::log1p(4.0)));
   CHECK(col(0, "blocked") == 0.0f);
-  const auto gnames = SchedulingEnv::global_feature_names();
-  auto g = [&](const std::string& name) {
-    const auto it = std::find(gnames.begin(), gnames.end(), name);
-    REQUIRE(it != gnames.end());
-    return obs.global[static_cast<std::size_t>(it - gnames.begin())];
-  };
+  auto g = [&](const std::string& name) { return obs.global_at(name); };
   CHECK(g("free_frac_type0") == 1.0f);
   CHECK(g("free_frac_type1") == 0.0f);
   CHECK(g("free_frac") == 1.0f);
@@ -416,12 +417,7 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
   JctSum jct;
   env.add_observer(jct);
   env.reset(1);
-  const auto names = SchedulingEnv::candidate_feature_names();
-  auto col = [&](int row, const std::string& name) {
-    const auto it = std::find(names.begin(), names.end(), name);
-    REQUIRE(it != names.end());
-    return obs.cand[static_cast<std::size_t>(row * kCandidateFeatures + (it - names.begin()))];
-  };
+  auto col = [&](int row, const std::string& name) { return obs.cand_at(row, name); };
   double ret = env.step(0).reward;  // start long on {0,1}
   ret += env.step(0).reward;        // start mid on {2,3}
   // Both just started and are not preemptible before preempt_min_run_s (50 s): no legal
@@ -493,8 +489,7 @@ TEST_CASE("Random actions with preemption rows keep every invariant", "[rl][env]
   JctSum jct;
   env.add_observer(jct);
   std::uint64_t preempt_steps = 0;
-  const auto names = SchedulingEnv::candidate_feature_names();
-  const auto preempt_col = static_cast<std::size_t>(std::find(names.begin(), names.end(), "preempt") - names.begin());
+  const auto preempt_col = static_cast<std::size_t>(Obs::column(SchedulingEnv::candidate_feature_names(), "preempt"));
   env.reset(2);
   double ret = 0.0;
   while (!env.done()) {
@@ -536,12 +531,7 @@ signals:
   obs.read(env);
   const double now_s = env.simulator().now().seconds();
   REQUIRE(now_s < 1800.0);  // the first arrival: within hour 0 (UTC)
-  const auto gnames = SchedulingEnv::global_feature_names();
-  auto g = [&](const std::string& name) {
-    const auto it = std::find(gnames.begin(), gnames.end(), name);
-    REQUIRE(it != gnames.end());
-    return static_cast<double>(obs.global[static_cast<std::size_t>(it - gnames.begin())]);
-  };
+  auto g = [&](const std::string& name) { return static_cast<double>(obs.global_at(name)); };
   const double pi = std::acos(-1.0);
   auto carbon = [&](int h) { return 400.0 + 100.0 * std::cos(2 * pi * (h + 0.5) / 24.0); };
   CHECK(g("price_now") == Approx(80.0 / 100.0));
