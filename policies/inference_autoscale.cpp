@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <utility>
 
 #include "sim/datacenters.hpp"
 #include "sim/error.hpp"
@@ -29,8 +32,24 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     base_->attach(sim);
   }
   bool decide_again_after_actions() const override { return true; }
-  void on_job_queued(const SchedulerView& view, JobSlot job) override { base_->on_job_queued(view, job); }
-  void on_job_finished(const SchedulerView& view, JobSlot job) override { base_->on_job_finished(view, job); }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override {
+    const JobState& j = view.job(job);
+    const auto slot = static_cast<std::size_t>(job);
+    if (j.spec.is_elastic()) {
+      if (elastic_seq_.size() <= slot) elastic_seq_.resize(slot + 1, UINT64_MAX);
+      if (elastic_seq_[slot] != j.arrival_seq) ++elastic_jobs_;
+      elastic_seq_[slot] = j.arrival_seq;
+    }
+    base_->on_job_queued(view, job);
+  }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override {
+    const auto slot = static_cast<std::size_t>(job);
+    if (slot < elastic_seq_.size() && elastic_seq_[slot] == view.job(job).arrival_seq) {
+      elastic_seq_[slot] = UINT64_MAX;
+      --elastic_jobs_;
+    }
+    base_->on_job_finished(view, job);
+  }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
     if (!specs_ || specs_->empty()) {
@@ -76,7 +95,24 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     ServiceMetrics metrics;
     double rate = 0.0;  // on [last, now)
     int in_service = 0;
+    // meets_slo() by (rate, replicas): a pure function of them (mu and the SLO are the
+    // service's), asked at every decision point and for every replica count at each tick,
+    // of the few rates a step series takes.
+    std::map<std::pair<double, int>, bool> slo_met;
   };
+
+  static bool meets_slo_memo(Service& s, double lambda, int replicas) {
+    const auto [it, inserted] = s.slo_met.try_emplace({lambda, replicas}, false);
+    if (inserted) it->second = meets_slo(lambda, s.mu, replicas, s.spec->slo_p99_s);
+    return it->second;
+  }
+  // replicas_for_slo() through the memo.
+  static int replicas_for_slo_memo(Service& s, double lambda) {
+    for (int c = 1; c <= s.spec->max_replicas; ++c) {
+      if (meets_slo_memo(s, lambda, c)) return c;
+    }
+    return s.spec->max_replicas;
+  }
 
   void start(const SchedulerView& view) {
     const Geography* geo = view.geography();
@@ -117,21 +153,21 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
       for (const Loan& l : s.loans) lent += l.devices.size();
       s.metrics.replica_s += s.in_service * dt;
       s.metrics.borrowed_device_s += static_cast<double>(lent) * dt;
-      if (dt > 0 && !meets_slo(s.rate, s.mu, s.in_service, s.spec->slo_p99_s)) s.metrics.slo_violation_s += dt;
+      if (dt > 0 && !meets_slo_memo(s, s.rate, s.in_service)) s.metrics.slo_violation_s += dt;
     }
     last_ = now;
     const bool tick = now >= next_tick_ || next_tick_ == Tick::max();
     if (tick) next_tick_ = now + Tick::from_seconds(options_.interval_s);
     const ClusterState& state = view.cluster_state();
-    std::vector<char> claimed(static_cast<std::size_t>(view.cluster().num_devices()), 0);
+    std::vector<char>& claimed = claimed_;
+    claimed.assign(static_cast<std::size_t>(view.cluster().num_devices()), 0);
     for (std::size_t k = 0; k < services_.size(); ++k) {
       Service& s = services_[k];
       const ServiceSpec& spec = *s.spec;
       s.rate = spec.rate.at(now);
       if (tick) {
         const int want = options_.predictive
-                             ? replicas_for_slo(spec.rate.max_base(now, now + Tick::from_seconds(options_.interval_s + options_.lead_s)), s.mu,
-                                                spec.slo_p99_s, spec.max_replicas)
+                             ? replicas_for_slo_memo(s, spec.rate.max_base(now, now + Tick::from_seconds(options_.interval_s + options_.lead_s)))
                              : replicas_for_utilization(s.rate, s.mu, options_.target_utilization);
         s.replicas = std::clamp(want, spec.min_replicas, spec.max_replicas);
       }
@@ -179,7 +215,9 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
       s.metrics.peak_replicas = std::max(s.metrics.peak_replicas, s.in_service);
       // Idle pool devices: lend them to running elastic jobs of the datacenter.
       std::vector<std::pair<JobSlot, std::vector<DeviceId>>> grow;
-      if (options_.lend && !short_of_devices) {  // (after a reclaim the view still shows the shrunk jobs' old devices)
+      // (After a reclaim the view still shows the shrunk jobs' old devices.) Without an
+      // elastic job in the system the walk of the running jobs would find none.
+      if (options_.lend && !short_of_devices && elastic_jobs_ > 0) {
         std::sort(held.begin(), held.end());
         for (JobSlot slot = view.first_running(); slot != kNoJob && static_cast<int>(held.size()) > need; slot = view.next_running(slot)) {
           const JobState& j = view.job(slot);
@@ -217,6 +255,9 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
   Tick instant_;
   bool decided_ = false;
   Tick next_tick_ = Tick::max();
+  std::vector<char> claimed_;                // reused by serve(): devices taken this call
+  std::vector<std::uint64_t> elastic_seq_;   // by slot: arrival_seq of an elastic job in the system
+  int elastic_jobs_ = 0;
 };
 
 }  // namespace

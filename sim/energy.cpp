@@ -1,5 +1,6 @@
 #include "sim/energy.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -51,27 +52,120 @@ EnergyMeter::EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& p
   for (Site& site : sites_) site.total_power_w = site.idle_w;
 }
 
-void EnergyMeter::integrate_job(Acc& a, Tick from, Tick to) {
-  if (to <= from || a.power_w == 0.0) return;
-  const double dt = (to - from).seconds();
-  const GridSignals* signals = sites_[static_cast<std::size_t>(a.site)].signals;
-  a.joules += a.power_w * dt;
-  if (has_price_) a.cost_wsusd += a.power_w * signals->integral(SignalKind::kPrice, from, to);
-  if (has_carbon_) a.co2_wsg += a.power_w * signals->integral(SignalKind::kCarbon, from, to);
+void EnergyMeter::Entries::push_back(JobSlot s, std::int32_t site_index) {
+  slot.push_back(s);
+  site.push_back(site_index);
+  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) v->push_back(0.0);
+}
+
+// Drops the dead entries, keeping the order of the others.
+void EnergyMeter::Entries::compact(std::vector<SlotInfo>& slots) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (slot[i] < 0) continue;
+    if (kept != i) {
+      slot[kept] = slot[i];
+      site[kept] = site[i];
+      for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) {
+        (*v)[kept] = (*v)[i];
+      }
+      slots[static_cast<std::size_t>(slot[kept])].pos = static_cast<std::int32_t>(kept);
+    }
+    ++kept;
+  }
+  slot.resize(kept);
+  site.resize(kept);
+  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) v->resize(kept);
 }
 
 void EnergyMeter::on_job_end(const JobState& job) {
   const auto slot = static_cast<std::size_t>(&job - &sim_.job(0));
-  if (slot >= acc_.size() || acc_[slot].seq != job.arrival_seq) {
+  if (slot >= slots_.size() || slots_[slot].pos < 0 || slots_[slot].seq != job.arrival_seq) {
     last_job_ = to_use(0.0, 0.0, 0.0, sites_[0].pue);  // never held devices while metered
     return;
   }
-  Acc& a = acc_[slot];
-  integrate_job(a, last_, job.end);
-  a.active = false;
-  a.seq = UINT64_MAX;
-  last_job_ = to_use(a.joules, a.cost_wsusd, a.co2_wsg, sites_[0].pue);
+  const auto i = static_cast<std::size_t>(slots_[slot].pos);
+  const double p = entries_.power_w[i];
+  // The part since the last event (the interval loop of after_event no longer sees it).
+  if (job.end > last_ && p != 0.0) {
+    const GridSignals* signals = sites_[static_cast<std::size_t>(entries_.site[i])].signals;
+    entries_.joules[i] += p * (job.end - last_).seconds();
+    if (has_price_) entries_.cost_wsusd[i] += p * signals->integral(SignalKind::kPrice, last_, job.end);
+    if (has_carbon_) entries_.co2_wsg[i] += p * signals->integral(SignalKind::kCarbon, last_, job.end);
+  }
+  last_job_ = to_use(entries_.joules[i], entries_.cost_wsusd[i], entries_.co2_wsg[i], sites_[0].pue);
+  slots_[slot].seq = UINT64_MAX;
+  kill(i);
 }
+
+// Every entry accumulates the interval just ended at its power (dead entries add zeros).
+void EnergyMeter::integrate_interval(double dt) {
+  Entries& e = entries_;
+  const std::size_t n = e.size();
+  if (sites_.size() == 1) {
+    const double price_int = sites_[0].price_int, carbon_int = sites_[0].carbon_int;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double p = e.power_w[i];
+      e.joules[i] += p * dt;
+      e.cost_wsusd[i] += p * price_int;
+      e.co2_wsg[i] += p * carbon_int;
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const double p = e.power_w[i];
+    const Site& site = sites_[static_cast<std::size_t>(e.site[i])];
+    e.joules[i] += p * dt;
+    e.cost_wsusd[i] += p * site.price_int;
+    e.co2_wsg[i] += p * site.carbon_int;
+  }
+}
+
+void EnergyMeter::kill(std::size_t i) {
+  const JobSlot slot = entries_.slot[i];
+  SlotInfo& info = slots_[static_cast<std::size_t>(slot)];
+  // A job back in the queue keeps its sums for its next start.
+  info.joules = entries_.joules[i];
+  info.cost_wsusd = entries_.cost_wsusd[i];
+  info.co2_wsg = entries_.co2_wsg[i];
+  info.pos = -1;
+  entries_.slot[i] = -1;
+  for (std::vector<double>* v : {&entries_.power_w, &entries_.site_power_w, &entries_.idle_w, &entries_.joules, &entries_.cost_wsusd, &entries_.co2_wsg}) {
+    (*v)[i] = 0.0;
+  }
+  ++dead_;
+  first_changed_ = std::min(first_changed_, i);
+}
+
+void EnergyMeter::evaluate(const Simulator& sim, JobSlot slot, std::size_t i) {
+  ++power_evaluations_;
+  const JobState& j = sim.job(slot);
+  SlotInfo& info = slots_[static_cast<std::size_t>(slot)];
+  if (info.placed_since_us != j.placed_since.us()) {
+    info.placed_since_us = j.placed_since.us();
+    info.idle_w = info.dynamic_w = 0.0;
+    for (DeviceId d : j.devices) {
+      info.idle_w += idle_w_[static_cast<std::size_t>(d)];
+      info.dynamic_w += dynamic_w_[static_cast<std::size_t>(d)];
+    }
+    info.site = device_site_.empty() || j.devices.empty() ? 0 : device_site_[static_cast<std::size_t>(j.devices[0])];
+  }
+  double u = 0.0;
+  if (j.status == JobStatus::kRunning && j.rate(sim.now()) > 0.0) {
+    const PhysicsModel* physics = sim.view().physics();
+    u = physics ? physics->compute_utilization(slot) : 1.0;
+  }
+  const double power_w = info.idle_w + u * info.dynamic_w;
+  entries_.site[i] = info.site;
+  entries_.site_power_w[i] = power_w;
+  entries_.power_w[i] = power_w * sites_[static_cast<std::size_t>(info.site)].weight;
+  entries_.idle_w[i] = info.idle_w;
+  first_changed_ = std::min(first_changed_, i);
+}
+
+namespace {
+bool in_running_list(const JobState& j) { return j.status == JobStatus::kRunning || j.status == JobStatus::kStopping; }
+}  // namespace
 
 void EnergyMeter::after_event(const Simulator& sim) {
   const Tick now = sim.now();
@@ -83,85 +177,97 @@ void EnergyMeter::after_event(const Simulator& sim) {
       site.total.add(site.total_power_w, dt, site.price_int, site.carbon_int);
       site.jobs.add(site.jobs_power_w, dt, site.price_int, site.carbon_int);
     }
-    for (std::int32_t s : active_) {
-      Acc& a = acc_[static_cast<std::size_t>(s)];
-      if (!a.active || a.power_w == 0.0) continue;
-      const Site& site = sites_[static_cast<std::size_t>(a.site)];
-      a.joules += a.power_w * dt;
-      a.cost_wsusd += a.power_w * site.price_int;
-      a.co2_wsg += a.power_w * site.carbon_int;
-    }
+    integrate_interval(dt);
   }
   last_ = now;
-  double jobs_idle_w0 = 0.0;  // site 0's, kept in a local as before sites existed
-  for (Site& site : sites_) site.jobs_power_w = 0.0;
-  std::vector<double>* jobs_idle = nullptr;
-  if (sites_.size() > 1) {
-    site_jobs_idle_.assign(sites_.size(), 0.0);
-    jobs_idle = &site_jobs_idle_;
+  // The state is constant until the next event. Only the jobs the simulator touched since
+  // the last call can have a new power, and only those that joined the running list are
+  // new entries (appended in the list's order, so the sums keep the order of a walk of the
+  // list).
+  ++calls_;
+  const std::vector<JobSlot>& joined = sim.joined_running();
+  for (std::size_t k = 0; k < joined.size(); ++k) {
+    const auto s = static_cast<std::size_t>(joined[k]);
+    if (s >= slots_.size()) slots_.resize(s + 1);
+    slots_[s].joined_stamp = calls_;
+    slots_[s].last_join = k;
   }
-  // The state is constant until the next event. When only arrivals and completions
-  // happened since the last event (no action, no rate change, no other event), the jobs
-  // still running kept their power: drop the ended ones and re-add the same powers in
-  // the same (running-list) order, which gives bit-identical sums without walking the
-  // jobs. Otherwise recompute the power of every job that holds devices.
-  const SimulatorStats& st = sim.stats();
-  const bool unchanged = seen_valid_ && st.actions == seen_.actions && st.rate_changes == seen_.rate_changes &&
-                         st.events - seen_.events == (st.jobs_arrived - seen_.jobs_arrived) + (st.jobs_completed - seen_.jobs_completed);
-  seen_ = st;
-  seen_valid_ = true;
-  if (unchanged) {
-    std::size_t kept = 0;
-    for (std::int32_t s : active_) {
-      const Acc& a = acc_[static_cast<std::size_t>(s)];
-      if (!a.active) continue;  // ended (on_job_end)
-      active_[kept++] = s;
-      sites_[static_cast<std::size_t>(a.site)].jobs_power_w += a.site_power_w;
-      if (jobs_idle) (*jobs_idle)[static_cast<std::size_t>(a.site)] += a.idle_w;
-      else jobs_idle_w0 += a.idle_w;
-    }
-    active_.resize(kept);
-    set_site_totals(jobs_idle, jobs_idle_w0);
-    return;
-  }
-  ++full_passes_;
-  for (std::int32_t s : active_) acc_[static_cast<std::size_t>(s)].active = false;
-  active_.clear();
-  const PhysicsModel* physics = sim.view().physics();
-  for (JobSlot slot = sim.first_running(); slot != kNoJob; slot = sim.job(slot).next_in_list) {
+  for (JobSlot slot : sim.touched_jobs()) {
+    const auto s = static_cast<std::size_t>(slot);
+    if (s >= slots_.size()) slots_.resize(s + 1);
+    SlotInfo& info = slots_[s];
+    if (info.stamp == calls_) continue;
+    info.stamp = calls_;
+    if (info.pos < 0) continue;
     const JobState& j = sim.job(slot);
-    if (static_cast<std::size_t>(slot) >= acc_.size()) acc_.resize(static_cast<std::size_t>(slot) + 1);
-    Acc& a = acc_[static_cast<std::size_t>(slot)];
-    if (a.seq != j.arrival_seq) a = Acc{j.arrival_seq};
-    if (a.placed_since_us != j.placed_since.us()) {
-      a.placed_since_us = j.placed_since.us();
-      a.idle_w = a.dynamic_w = 0.0;
-      for (DeviceId d : j.devices) {
-        a.idle_w += idle_w_[static_cast<std::size_t>(d)];
-        a.dynamic_w += dynamic_w_[static_cast<std::size_t>(d)];
-      }
-      a.site = device_site_.empty() || j.devices.empty() ? 0 : device_site_[static_cast<std::size_t>(j.devices[0])];
+    // A job that left the list, or rejoined it (its place is now at the end), loses its entry.
+    if (sim.is_live(slot) && j.arrival_seq == info.seq && in_running_list(j) && info.joined_stamp != calls_) {
+      evaluate(sim, slot, static_cast<std::size_t>(info.pos));
+    } else {
+      kill(static_cast<std::size_t>(info.pos));
     }
-    double u = 0.0;
-    if (j.status == JobStatus::kRunning && j.rate(now) > 0.0) u = physics ? physics->compute_utilization(slot) : 1.0;
-    Site& site = sites_[static_cast<std::size_t>(a.site)];
-    const double power_w = a.idle_w + u * a.dynamic_w;
-    a.site_power_w = power_w;
-    a.power_w = power_w * site.weight;
-    a.active = true;
-    active_.push_back(slot);
-    site.jobs_power_w += power_w;
-    if (jobs_idle) (*jobs_idle)[static_cast<std::size_t>(a.site)] += a.idle_w;
-    else jobs_idle_w0 += a.idle_w;
   }
-  set_site_totals(jobs_idle, jobs_idle_w0);
+  for (std::size_t k = 0; k < joined.size(); ++k) {
+    const JobSlot slot = joined[k];
+    SlotInfo& info = slots_[static_cast<std::size_t>(slot)];
+    if (info.last_join != k || !sim.is_live(slot)) continue;  // a later join of the same job counts
+    const JobState& j = sim.job(slot);
+    if (!in_running_list(j)) continue;
+    if (info.pos >= 0) kill(static_cast<std::size_t>(info.pos));
+    if (info.seq != j.arrival_seq) {  // a new job in this slot
+      info.seq = j.arrival_seq;
+      info.placed_since_us = -1;
+      info.joules = info.cost_wsusd = info.co2_wsg = 0.0;
+    }
+    const std::size_t i = entries_.size();
+    entries_.push_back(slot, info.site);
+    entries_.joules[i] = info.joules;
+    entries_.cost_wsusd[i] = info.cost_wsusd;
+    entries_.co2_wsg[i] = info.co2_wsg;
+    info.pos = static_cast<std::int32_t>(i);
+    evaluate(sim, slot, i);
+  }
+  if (dead_ > 64 && 2 * dead_ > entries_.size()) {
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_.slot[i] < 0) {
+        first_changed_ = std::min(first_changed_, i);
+        break;
+      }
+    }
+    entries_.compact(slots_);
+    dead_ = 0;
+  }
+  resum();
 }
 
-void EnergyMeter::set_site_totals(const std::vector<double>* jobs_idle, double jobs_idle_w0) {
-  for (std::size_t s = 0; s < sites_.size(); ++s) {
-    Site& site = sites_[s];
-    site.total_power_w = site.idle_w - (jobs_idle ? (*jobs_idle)[s] : jobs_idle_w0) + site.jobs_power_w;
+// The jobs' power and idle power of each site, added in list order as a walk of the
+// running list would (dead entries add +0.0: the same bits).
+void EnergyMeter::resum() {
+  Entries& e = entries_;
+  const std::size_t n = e.size();
+  if (sites_.size() == 1) {
+    if (first_changed_ < n) {
+      double power = first_changed_ > 0 ? e.power_prefix_w[first_changed_ - 1] : 0.0;
+      double idle = first_changed_ > 0 ? e.idle_prefix_w[first_changed_ - 1] : 0.0;
+      for (std::size_t i = first_changed_; i < n; ++i) {
+        power += e.site_power_w[i];
+        idle += e.idle_w[i];
+        e.power_prefix_w[i] = power;
+        e.idle_prefix_w[i] = idle;
+      }
+    }
+    sites_[0].jobs_power_w = n > 0 ? e.power_prefix_w[n - 1] : 0.0;
+    sites_[0].jobs_idle_w = n > 0 ? e.idle_prefix_w[n - 1] : 0.0;
+  } else if (first_changed_ != SIZE_MAX) {
+    for (Site& site : sites_) site.jobs_power_w = site.jobs_idle_w = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      Site& site = sites_[static_cast<std::size_t>(e.site[i])];
+      site.jobs_power_w += e.site_power_w[i];
+      site.jobs_idle_w += e.idle_w[i];
+    }
   }
+  first_changed_ = SIZE_MAX;
+  for (Site& site : sites_) site.total_power_w = site.idle_w - site.jobs_idle_w + site.jobs_power_w;
 }
 
 double EnergyMeter::facility_power_w() const {

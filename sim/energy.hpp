@@ -76,21 +76,40 @@ class EnergyMeter : public Observer {
   EnergyTotals totals() const;
   // Facility power (W) now, as integrated from the last event on.
   double facility_power_w() const;
-  // Events after which the power of every running job was recomputed (the others reuse
-  // the powers of the event before): tests check the work per event.
-  std::uint64_t full_passes() const { return full_passes_; }
+  // Job power evaluations so far: one per job whose state changed at an event (the
+  // simulator's touched_jobs()) and per job that started, none for the others. Tests check
+  // that the work per event follows the changed jobs, not the running ones.
+  std::uint64_t power_evaluations() const { return power_evaluations_; }
 
  private:
-  struct Acc {  // per job slot
-    std::uint64_t seq = UINT64_MAX;
-    int site = 0;
-    double joules = 0.0, cost_wsusd = 0.0, co2_wsg = 0.0;  // IT W x s, W x s x USD/MWh, W x s x g/kWh
-    double power_w = 0.0;      // IT power since the last event, in site 0's PUE units
-    double site_power_w = 0.0; // the same in its own site's units (what the site's sums add)
-    bool active = false;
+  struct SlotInfo {  // per job slot
+    std::uint64_t seq = UINT64_MAX;  // arrival_seq of the job the entry belongs to
+    std::int32_t pos = -1;           // its entry, -1 = none
+    std::uint64_t stamp = 0;         // after_event call that last visited it
+    std::uint64_t joined_stamp = 0;  // after_event call whose joined_running() lists it
     // cached device power sums of the current placement
     std::int64_t placed_since_us = -1;
+    std::int32_t site = 0;
     double idle_w = 0.0, dynamic_w = 0.0;
+    // sums of a job back in the queue (its entry is gone; they continue when it restarts)
+    double joules = 0.0, cost_wsusd = 0.0, co2_wsg = 0.0;
+    std::size_t last_join = 0;  // index of its last join in joined_running()
+  };
+  // The metered jobs in running-list order, one array per field (the per-interval loop
+  // streams through them). An entry whose job left the list stays as zeros until the next
+  // compaction: adding +0.0 leaves every sum bit-identical.
+  struct Entries {
+    std::vector<JobSlot> slot;           // -1: dead
+    std::vector<std::int32_t> site;
+    std::vector<double> power_w;         // IT power since the last event, in site 0's PUE units
+    std::vector<double> site_power_w;    // the same in its own site's units (what the site's sums add)
+    std::vector<double> idle_w;          // idle power of its devices
+    std::vector<double> joules, cost_wsusd, co2_wsg;  // IT W x s, W x s x USD/MWh, W x s x g/kWh
+    // Running sums over [0, i] in list order (one site): a change at entry i re-adds from i on.
+    std::vector<double> power_prefix_w, idle_prefix_w;
+    std::size_t size() const { return slot.size(); }
+    void push_back(JobSlot s, std::int32_t site_index);
+    void compact(std::vector<SlotInfo>& slots);
   };
   struct Totals {
     double joules = 0.0, cost = 0.0, co2 = 0.0;
@@ -109,27 +128,28 @@ class EnergyMeter : public Observer {
     double idle_w = 0.0;             // every device idle
     double total_power_w = 0.0;      // IT power since last_
     double jobs_power_w = 0.0;       // part of it held by jobs
+    double jobs_idle_w = 0.0;        // idle power of the devices jobs hold
     double price_int = 0.0, carbon_int = 0.0;  // signal integrals over the last interval
     Totals total, jobs;
   };
   EnergyUse to_use(double joules, double cost, double co2, double pue) const;
-  void integrate_job(Acc& a, Tick from, Tick to);
-  // Each site's IT power from its idle power, its jobs' power and their devices' idle part.
-  void set_site_totals(const std::vector<double>* jobs_idle, double jobs_idle_w0);
+  void integrate_interval(double dt);
+  // The power of the job in `slot` now, written to its entry.
+  void evaluate(const Simulator& sim, JobSlot slot, std::size_t i);
+  void kill(std::size_t i);
+  void resum();
 
   const Simulator& sim_;
   std::vector<Site> sites_;
   std::vector<int> device_site_;  // empty with one site
-  std::vector<double> site_jobs_idle_;  // scratch: idle power of held devices per site
   bool has_price_ = false, has_carbon_ = false;
   std::vector<double> idle_w_, dynamic_w_;  // by device
-  std::vector<Acc> acc_;
-  std::vector<std::int32_t> active_;  // slots integrated since the last event, in running-list order
-  // The simulator's counters at the last after_event: when only arrivals and completions
-  // happened since (no action, no rate change), every running job kept its power.
-  SimulatorStats seen_;
-  bool seen_valid_ = false;
-  std::uint64_t full_passes_ = 0;
+  Entries entries_;
+  std::vector<SlotInfo> slots_;
+  std::size_t dead_ = 0;           // dead entries
+  std::size_t first_changed_ = SIZE_MAX;  // lowest entry changed since the last sums; SIZE_MAX = none
+  std::uint64_t calls_ = 0;        // after_event calls
+  std::uint64_t power_evaluations_ = 0;
   Tick last_;
   EnergyUse last_job_;
 };

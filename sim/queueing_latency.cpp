@@ -17,11 +17,9 @@ double erlang_c(double a, int c) {
   return b / (1.0 - rho * (1.0 - b));
 }
 
-}  // namespace
-
-double mmc_response_tail(double lambda, double mu, int c, double t) {
+// The tail for a known Erlang C value: the p99 search evaluates it at many t for one queue.
+double response_tail(double lambda, double mu, int c, double C, double t) {
   const double theta = c * mu - lambda;
-  const double C = erlang_c(lambda / mu, c);
   double hypo;  // P(Exp(theta) + Exp(mu) > t)
   if (std::fabs(theta - mu) < 1e-12 * mu) {
     hypo = std::exp(-mu * t) * (1.0 + mu * t);
@@ -30,6 +28,10 @@ double mmc_response_tail(double lambda, double mu, int c, double t) {
   }
   return (1.0 - C) * std::exp(-mu * t) + C * hypo;
 }
+
+}  // namespace
+
+double mmc_response_tail(double lambda, double mu, int c, double t) { return response_tail(lambda, mu, c, erlang_c(lambda / mu, c), t); }
 
 MmcLatency mmc_latency(double lambda, double mu, int c) {
   if (!(lambda >= 0) || !(mu > 0) || c < 1) throw std::invalid_argument("mmc_latency: need lambda >= 0, mu > 0, c >= 1");
@@ -48,11 +50,12 @@ MmcLatency mmc_latency(double lambda, double mu, int c) {
   r.mean_response_s = r.mean_wait_s + 1.0 / mu;
   r.p99_wait_s = r.wait_probability > 0.01 ? std::log(r.wait_probability / 0.01) / theta : 0.0;
   // The response tail is decreasing in t: bisect P(T > t) = 0.01.
+  const double C = erlang_c(lambda / mu, c);
   double lo = 0.0, hi = 1.0 / mu;
-  while (mmc_response_tail(lambda, mu, c, hi) > 0.01) hi *= 2;
+  while (response_tail(lambda, mu, c, C, hi) > 0.01) hi *= 2;
   for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
     const double mid = 0.5 * (lo + hi);
-    (mmc_response_tail(lambda, mu, c, mid) > 0.01 ? lo : hi) = mid;
+    (response_tail(lambda, mu, c, C, mid) > 0.01 ? lo : hi) = mid;
   }
   r.p99_response_s = 0.5 * (lo + hi);
   return r;

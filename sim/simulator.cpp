@@ -244,6 +244,7 @@ void Simulator::set_rate(JobSlot slot, double rate) {
   if (!(rate >= 0.0) || !std::isfinite(rate)) throw InvariantError("physics gave job '" + j.spec.id + "' an invalid rate");
   if (rate == j.physics_rate) return;
   ++stats_.rate_changes;
+  touched_.push_back(slot);
   advance(j);
   j.physics_rate = rate;
   schedule_completion(slot);
@@ -264,6 +265,7 @@ std::int64_t& Simulator::stall_account(JobState& j, StallKind kind) {
 // migration, resize), periodic checkpoint, or restart after a failure.
 void Simulator::stall(JobSlot slot, double seconds, StallKind kind) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  touched_.push_back(slot);
   advance(j);
   // A stall cut short (a preemption during a restore, a failure during a save...) books
   // only the part that elapsed.
@@ -288,6 +290,7 @@ void Simulator::handle_stall_end(const Event& e) {
   if (!live_[static_cast<std::size_t>(slot)] || j.stall_event != e.id) throw InvariantError("stale stall event for job slot " + std::to_string(slot));
   j.stall_event = 0;
   j.stall_kind = StallKind::kNone;
+  touched_.push_back(slot);
   advance(j);  // nothing done while stalled; moves last_update to now
   if (j.status == JobStatus::kStopping) {
     finish_stop(slot);
@@ -299,6 +302,7 @@ void Simulator::handle_stall_end(const Event& e) {
 
 void Simulator::unplace(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  touched_.push_back(slot);
   account_devices(j);
   release_devices(slot, j.devices);
   j.devices.clear();
@@ -307,6 +311,7 @@ void Simulator::unplace(JobSlot slot) {
 
 void Simulator::requeue(JobSlot slot) {
   jobs_[static_cast<std::size_t>(slot)].status = JobStatus::kPending;
+  touched_.push_back(slot);
   list_remove(running_, slot);
   --num_running_;
   list_push(pending_, slot);
@@ -354,6 +359,7 @@ void Simulator::handle_completion(const Event& e) {
   account_devices(j);
   release_devices(slot, j.devices);
   list_remove(running_, slot);
+  touched_.push_back(slot);
   --num_running_;
   ++stats_.jobs_completed;
   dirty_ = true;
@@ -445,6 +451,8 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   list_remove(pending_, a.job);
   --num_pending_;
   list_push(running_, a.job);
+  touched_.push_back(a.job);
+  joined_running_.push_back(a.job);
   ++num_running_;
   j.devices.assign(devices.begin(), devices.end());
   if (j.preemptions == 0) j.start = now_;
@@ -527,6 +535,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   j.devices.assign(devices.begin(), devices.end());
   ++j.moves;
   ++stats_.moves;
+  touched_.push_back(a.job);
   ++stats_.actions;
   placement_changed(a.job);
   double cost_s = 0.0;
@@ -607,6 +616,7 @@ void Simulator::update_rates() {
         jobs_[static_cast<std::size_t>(slot)].devices.empty()) {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
+    touched_.push_back(slot);  // its compute utilization may change with an equal rate
     set_rate(slot, options_.failures || options_.device_speed ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
@@ -614,6 +624,8 @@ void Simulator::update_rates() {
 void Simulator::finish_instant(bool instant_over) {
   if (instant_over && !changed_.empty()) update_rates();
   for (Observer* o : observers_) o->after_event(*this);
+  touched_.clear();
+  joined_running_.clear();
   // The next completion's job record was last touched long ago: start loading it now.
   if (!queue_.empty()) {
     const Event& next = queue_.peek();

@@ -119,6 +119,12 @@ class Simulator {
   int num_services() const { return static_cast<int>(service_devices_.size()); }
   // ClusterState::owner() of a device held by service `s`.
   static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
+  // Since the observers' last after_event: the jobs whose placement, rate, stall or
+  // status changed (in order, repeats possible), and the jobs that joined the running
+  // list, in the order they joined (the list's order). Observers that keep per-job state
+  // (the energy meter) update only these jobs: O(changed jobs) work per event.
+  const std::vector<JobSlot>& touched_jobs() const { return touched_; }
+  const std::vector<JobSlot>& joined_running() const { return joined_running_; }
 
  private:
   enum EventKind : std::uint32_t {
@@ -220,6 +226,7 @@ class Simulator {
   Tick wakeup_ = Tick::max();  // the earliest wake-up requested and not yet reached
   std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
+  std::vector<JobSlot> touched_, joined_running_;  // since the last after_event (touched_jobs())
   std::vector<std::pair<JobSlot, double>> new_rates_;
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit

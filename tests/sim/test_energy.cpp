@@ -3,6 +3,7 @@
 
 #include "policies/registry.hpp"
 #include "sim/energy.hpp"
+#include "sim/failure_model.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 
@@ -103,8 +104,8 @@ TEST_CASE("a run past the end of the signal data is an error naming the instant"
 
 TEST_CASE("the meter recomputes job powers only after events that can change them", "[energy][bench]") {
   // 400 one-GPU jobs of 1 h arriving every 15 min on 8 devices: never a queue, so each
-  // arrival starts its job (an action: full pass) and each completion ends one (no other
-  // job changes: the powers are reused). Identical totals either way; here the work.
+  // arrival starts its job (one power evaluation) and each completion ends one (no other
+  // job changes: the powers are reused).
   std::vector<JobSpec> jobs;
   for (int i = 0; i < 400; ++i) jobs.push_back(make_job(std::to_string(i), 900.0 * i, 1, 3600.0));
   const ClusterSpec cluster({NodeGroup{1, "V100", 8}});
@@ -116,9 +117,41 @@ TEST_CASE("the meter recomputes job powers only after events that can change the
   sim.run();
   CHECK(sim.stats().events == 800);
   CHECK(sim.stats().actions == 400);
-  // One pass per instant with a start (completions and arrivals at the same instant share
-  // one), none for the 400 completions alone.
-  CHECK(meter.full_passes() == 400);
+  // One evaluation per start, none for the completions.
+  CHECK(meter.power_evaluations() == 400);
   // Four jobs run at once after the first hour: 4 x 300 W plus 4 idle devices x 50 W.
   CHECK(meter.totals().it_energy_kwh == Approx((400 * 3600.0 * 300.0 + (400 * 900.0 + 2700.0) * 8 * 50.0 - 400 * 3600.0 * 50.0) / 3.6e6));
+}
+
+TEST_CASE("the meter's work per event follows the jobs that changed, not the jobs running", "[energy][bench]") {
+  // 256 one-GPU jobs of 10 h arriving 7 s apart on 256 devices, writing a checkpoint
+  // (a 60 s stall at idle power) every 30 min of compute: 19 per job, all at distinct
+  // instants. Each start is one power evaluation and each checkpoint two (stall, resume);
+  // the other ~255 running jobs are left alone (a pass over the running jobs per event
+  // would be about 2.5 million evaluations).
+  FailureConfig c;
+  c.checkpoint.policy = CheckpointConfig::Policy::kFixed;
+  c.checkpoint.interval_s = 1800;
+  c.checkpoint.cost_s = 60;
+  const ClusterSpec cluster({NodeGroup{32, "V100", 8}});
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 256; ++i) jobs.push_back(make_job(std::to_string(i), 7.0 * i, 1, 36000.0));
+  VectorSource source(jobs);
+  PolicyInstance fifo = builtin_policies().create("fifo");
+  FailureModel model(c, cluster, 1, nullptr);
+  SimulatorOptions options;
+  options.failures = &model;
+  Simulator sim(cluster, source, *fifo.policy, options);
+  EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, 1.0, nullptr);
+  sim.add_observer(meter);
+  sim.run();
+  REQUIRE(sim.stats().checkpoints == 256 * 19);
+  CHECK(meter.power_evaluations() == 256 + 2 * 256 * 19);
+  // Each job: 36,000 s at 300 W and 19 x 60 s at 50 W; devices idle outside the jobs
+  // until the last one ends at 7 x 255 + 37,140 s.
+  const double job_j = 36000.0 * 300.0 + 19 * 60.0 * 50.0;
+  const double end_s = 7.0 * 255 + 37140.0;
+  const EnergyTotals t = meter.totals();
+  CHECK(t.jobs.energy_kwh == Approx(256 * job_j / 3.6e6).epsilon(1e-12));
+  CHECK(t.it_energy_kwh == Approx((256 * job_j + 50.0 * 256 * (end_s - 37140.0)) / 3.6e6).epsilon(1e-12));
 }
