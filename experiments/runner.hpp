@@ -34,7 +34,7 @@ struct RunOptions {
   // how Python's simulate() gets exactly the CLI's per-job records.
   std::ostream* jobs_csv = nullptr;
   // Periodic snapshots and resuming from one (experiments/snapshot_run.hpp); needs out_dir.
-  SnapshotOptions snapshot;
+  SnapshotOptions snapshot = {};
 };
 
 struct RunResult {
