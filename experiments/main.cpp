@@ -119,6 +119,11 @@ int main(int argc, char** argv) {
   ScenarioArgs run_args;
   auto* run = app.add_subcommand("run", "run one scenario under its policy; writes OUT/results.json and OUT/jobs.csv");
   add_scenario_args(run, run_args, "results");
+  std::string snapshot_every, snapshot_path, resume_path;
+  run->add_option("--snapshot-every", snapshot_every,
+                  "write a snapshot of the whole simulation every PERIOD of simulated time (3600, 90s, 30m, 6h, 2d), at the first instant after each period");
+  run->add_option("--snapshot", snapshot_path, "snapshot file (default: OUT/snapshot.bin)");
+  run->add_option("--resume", resume_path, "continue the run from this snapshot (same config and options; --out the interrupted run's folder)");
 
   ScenarioArgs cmp_args;
   std::vector<std::string> cmp_policies, cmp_policy_maps;  // --policies, then --policy
@@ -237,7 +242,12 @@ int main(int argc, char** argv) {
     if (*run) {
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
-      const RunResult r = run_scenario(scenario, registry, RunOptions{run_args.out, !run_args.quiet, run_args.check_invariants, run_args.timeline});
+      RunOptions options{run_args.out, !run_args.quiet, run_args.check_invariants, run_args.timeline};
+      if (!snapshot_every.empty()) options.snapshot.every = parse_snapshot_period(snapshot_every, "--snapshot-every");
+      if (!snapshot_path.empty() && snapshot_every.empty()) throw InputError("--snapshot", "applies only with --snapshot-every");
+      options.snapshot.path = snapshot_path;
+      options.snapshot.resume_from = resume_path;
+      const RunResult r = run_scenario(scenario, registry, options);
       print_warnings(r.warnings);
       if (!run_args.quiet) {
         std::cout << summary_table(r);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
@@ -47,6 +48,8 @@ class JobsCsvWriter : public Observer {
     }
     out_ << '\n';
   }
+  // Its rows are in the file (RunSnapshots keeps the file's position); nothing else.
+  void snapshot(SnapshotArchive& /*ar*/) override {}
 
  private:
   static std::string number(double v) {
@@ -97,6 +100,20 @@ class TimelineWriter : public Observer {
     flush();
     for (auto& [slot, seg] : open_) close(seg, now);
     open_.clear();
+  }
+  void snapshot(SnapshotArchive& ar) override {
+    ar(pending_.time, pending_.queue, pending_.running, pending_.busy, last_.time, last_.queue, last_.running, last_.busy, written_any_, epoch_);
+    std::uint64_t n = open_.size();
+    ar(n);
+    if (ar.loading()) open_.clear();
+    auto it = open_.begin();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      JobSlot slot = ar.loading() ? 0 : it->first;
+      Segment seg = ar.loading() ? Segment{} : it->second;
+      ar(slot, seg.job_id, seg.start, seg.devices, seg.epoch);
+      if (ar.loading()) open_.emplace(slot, std::move(seg));
+      else ++it;
+    }
   }
 
  private:
@@ -392,6 +409,28 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   InterruptObserver interrupt;
   sim.add_observer(interrupt);
+  std::unique_ptr<RunSnapshots> snapshots;
+  if (options.snapshot.enabled()) {
+    std::ostringstream identity;  // what a snapshot must match to be resumed here
+    identity << YAML::Dump(scenario.to_yaml(resolved_policy)) << "\nseed: " << scenario.seed << "\nversion: " << kVersion
+             << "\ntimeline: " << options.timeline << "\ncheck_invariants: " << options.check_invariants << '\n';
+    snapshots = std::make_unique<RunSnapshots>(options.snapshot, identity.str(), options.out_dir);
+    snapshots->add("kernel", [&](SnapshotArchive& ar) { sim.snapshot(ar); });
+    snapshots->add("policy", [&](SnapshotArchive& ar) { policy.snapshot(ar); });
+    snapshots->add("metrics", [&](SnapshotArchive& ar) { metrics.snapshot(ar); });
+    if (energy) snapshots->add("energy", [&](SnapshotArchive& ar) { energy->snapshot(ar); });
+    if (timeline) snapshots->add("timeline", [&](SnapshotArchive& ar) { timeline->snapshot(ar); });
+    if (options.check_invariants) snapshots->add("invariants", [&](SnapshotArchive& ar) { checker.snapshot(ar); });
+    for (std::size_t i = 0; i < observers.size(); ++i) {
+      snapshots->add("observer " + std::to_string(i), [o = observers[i]](SnapshotArchive& ar) { o->snapshot(ar); });
+    }
+    snapshots->add_stream(jobs_out, temps.paths[0], "jobs.csv");
+    if (timeline) {
+      snapshots->add_stream(timeline_out, temps.paths[2], "timeline.csv");
+      snapshots->add_stream(allocations_out, temps.paths[3], "allocations.csv");
+    }
+    snapshots->start(sim);
+  }
   try {
     sim.run();
   } catch (const Interrupted& e) {
@@ -408,6 +447,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
         const Summary so_far = metrics.summarize();
         kept = "the " + std::to_string(so_far.jobs_completed + so_far.jobs_failed + so_far.jobs_killed) + " jobs that ended so far are in " + partial +
                "; no results.json or jobs.csv was written (the run is incomplete)";
+        if (snapshots && snapshots->written() > 0) kept += "; continue from the last snapshot with --resume " + snapshots->path();
       }
     }
     throw Interrupted(e.signal(), std::string(e.what()) + "; " + kept);
@@ -443,6 +483,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     if (!ec) fs::rename(temps.paths[1], results_path, ec);
     if (ec) throw InputError(options.out_dir, "cannot move the finished results into place: " + ec.message());
     temps.keep = true;
+    if (snapshots) snapshots->finish();
   }
   return result;
 }

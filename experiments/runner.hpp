@@ -15,6 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/scenario.hpp"
+#include "experiments/snapshot_run.hpp"
 #include "policies/inference_autoscale.hpp"
 #include "sim/energy.hpp"
 #include "sim/metrics.hpp"
@@ -32,6 +33,8 @@ struct RunOptions {
   // When set (and out_dir is empty), the jobs.csv text is written here instead of a file:
   // how Python's simulate() gets exactly the CLI's per-job records.
   std::ostream* jobs_csv = nullptr;
+  // Periodic snapshots and resuming from one (experiments/snapshot_run.hpp); needs out_dir.
+  SnapshotOptions snapshot = {};
 };
 
 struct RunResult {

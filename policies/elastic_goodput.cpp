@@ -35,6 +35,8 @@ class ElasticGoodputPolicy : public Policy {
     if (queue_.empty()) grow(view, out);
   }
 
+  // The free-device index is rebuilt from the cluster at the next decision.
+  void snapshot(SnapshotArchive& ar) override { ar(queue_, best_type_); }
  private:
   // The job's goodput on n devices of its current type relative to now: physics_rate x
   // estimated_rate(n) / estimated_rate(held). 0 when the physics model says it cannot run.

@@ -66,6 +66,7 @@ class FairShareOrder : public QueueOrder {
     resolved["weights"] = w;
   }
 
+  void snapshot(SnapshotArchive& ar) override { ar(num_devices_, ids_, held_, weight_, counted_); }
  private:
   const std::string& owner(const JobSpec& spec) const { return options_.by_group ? spec.group : spec.user; }
   // A running job's owner was seen when it was queued.

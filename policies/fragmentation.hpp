@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/cluster_state.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -31,6 +32,10 @@ class TaskMix {
   std::int64_t total() const { return total_; }
   // Expected fragmentation (milli) of one node whose GPUs have `free_milli` free.
   double node_fragmentation_milli(const int* free_milli, int num_gpus) const;
+  void snapshot(SnapshotArchive& ar) {
+    ar.io_each(classes_, [&](Class& c) { ar(c.num_gpus, c.milli, c.count); });
+    ar(total_);
+  }
 
  private:
   std::vector<Class> classes_;  // in order of first appearance: deterministic

@@ -45,6 +45,8 @@ class GandivaPolicy : public Policy {
     }
   }
 
+  // The free-device index is rebuilt from the cluster at the next decision.
+  void snapshot(SnapshotArchive& ar) override { ar(next_seq_, queue_, seq_, slice_start_us_); }
  private:
   void grow(JobSlot job) {
     const auto n = static_cast<std::size_t>(job) + 1;

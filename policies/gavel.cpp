@@ -153,6 +153,11 @@ class GavelPolicy : public Policy {
     if (view.num_pending() + view.num_running() > 0) out.wake_at(Tick::from_us(round_end_us_));
   }
 
+  // The per-decision overlay (mark_, node_delta_...) is reset at the start of each decision.
+  void snapshot(SnapshotArchive& ar) override {
+    ar(round_end_us_, next_seq_, queue_);
+    ar.io_each(jobs_, [&](Job& j) { ar(j.queued_seq, j.received_s, j.x, j.granted, j.on_type, j.since_us); });
+  }
  private:
   struct Job {
     std::uint64_t queued_seq = 0;

@@ -78,6 +78,25 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     return m;
   }
 
+  // The services' configuration (spec, devices, capacity) is rebuilt by start(); their
+  // replicas, loans and metrics are saved.
+  void snapshot(SnapshotArchive& ar) override {
+    ar.section("inference services");
+    std::uint64_t started = services_.size();
+    ar(started);
+    if (ar.loading() && started > 0 && services_.empty()) {
+      if (!sim_) throw InvariantError("policy 'inference': snapshot loaded before attach()");
+      start(sim_->view());
+    }
+    if (started != services_.size()) throw InputError("snapshot", "the inference services differ from this configuration's");
+    for (Service& s : services_) {
+      ar(s.replicas, s.held, s.rate, s.in_service);
+      ar(s.metrics.slo_violation_s, s.metrics.replica_s, s.metrics.borrowed_device_s, s.metrics.lends, s.metrics.reclaims, s.metrics.peak_replicas);
+      ar.io_each(s.loans, [&](Loan& l) { ar(l.job, l.seq, l.devices); });
+    }
+    ar(last_, instant_, decided_, next_tick_);
+    base_->snapshot(ar);
+  }
  private:
   struct Loan {
     JobSlot job = kNoJob;

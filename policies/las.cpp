@@ -46,6 +46,7 @@ class LasOrder : public QueueOrder {
     resolved["starvation_multiple"] = options_.starvation_multiple;
   }
 
+  void snapshot(SnapshotArchive& ar) override { ar(offsets_gpu_s_); }
  private:
   // Attained service since the job's last promotion.
   double service_gpu_s(const SchedulerView& view, JobSlot job) const {

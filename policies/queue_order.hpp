@@ -62,6 +62,10 @@ class QueueOrder {
   virtual double group_key(int /*group*/) const { return 0.0; }
   // The order's own resolved options.
   virtual void write(YAML::Node& /*resolved*/) const {}
+  // Saves or restores what the order remembers between decisions (schedsim run
+  // --snapshot-every). Orders whose keys are a function of the job and the view keep
+  // nothing; an order with counters or per-job memory must override this.
+  virtual void snapshot(SnapshotArchive& /*ar*/) {}
 };
 
 // A queue order by config name: its options (documented), whether it preempts by

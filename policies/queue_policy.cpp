@@ -420,4 +420,14 @@ PolicyInfo queue_policy_info(const std::string& name, const std::string& descrip
   };
 }
 
+// The free-device index (free_) is rebuilt from the cluster state at the next decision;
+// everything else the engine keeps between decisions is saved.
+void QueuePolicy::snapshot(SnapshotArchive& ar) {
+  ar.section("queue policy");
+  ar(rng_, mix_, queue_, group_heads_, promotions_, running_keys_, started_key_, stopping_devices_);
+  ar.io_each(groups_, [&](Group& g) { ar(g.jobs, g.listed, g.key, g.head_seq); });
+  ar.io_each(queued_, [&](Queued& q) { ar(q.key, q.promote_at_s, q.group); });
+  order_->snapshot(ar);
+}
+
 }  // namespace schedsim

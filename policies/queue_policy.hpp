@@ -56,6 +56,7 @@ class QueuePolicy : public Policy {
   void on_job_queued(const SchedulerView& view, JobSlot job) override;
   void on_job_finished(const SchedulerView& view, JobSlot job) override;
   void decide(const SchedulerView& view, ActionBatch& out) override;
+  void snapshot(SnapshotArchive& ar) override;
 
  private:
   using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (key, arrival sequence, slot)

@@ -25,6 +25,13 @@ void SpatialRouter::load_sites(const SchedulerView& view) {
   claimed_milli_.assign(static_cast<std::size_t>(view.cluster().num_devices()), 0);
 }
 
+// Sites are read from the view again at the next decision; claims are per decision.
+void SpatialRouter::snapshot(SnapshotArchive& ar) {
+  ar.section("spatial router");
+  ar(queue_, entry_, queued_, preferred_, started_);
+  order_->snapshot(ar);
+}
+
 void SpatialRouter::on_job_queued(const SchedulerView& view, JobSlot slot) {
   const auto i = static_cast<std::size_t>(slot);
   if (i >= queued_.size()) {
@@ -238,6 +245,7 @@ class Calendar {
     return true;
   }
 
+  void snapshot(SnapshotArchive& ar) { ar(delta_); }
  private:
   void erase_if_zero(Tick t, int change) {
     auto it = delta_.find(t);
@@ -291,6 +299,12 @@ class SpatioTemporal : public Policy {
     if (!held_.empty()) out.wake_at(std::get<0>(*held_.begin()));
   }
 
+  void snapshot(SnapshotArchive& ar) override {
+    ar.section("spatio-temporal");
+    ar(seen_, calendars_, held_);
+    ar.io_each(reserved_, [&](Reservation& r) { ar(r.site, r.from, r.to, r.n); });
+    router_->snapshot(ar);
+  }
  private:
   struct Reservation {
     int site = -1;

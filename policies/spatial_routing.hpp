@@ -48,6 +48,7 @@ class SpatialRouter : public Policy {
   // signal over [now, now + estimate]; +infinity when the site has no such signal.
   double score(const SchedulerView& view, const JobSpec& job, int site) const;
 
+  void snapshot(SnapshotArchive& ar) override;
  private:
   using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (key, arrival seq, slot)
   struct Site {

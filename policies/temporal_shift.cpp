@@ -68,6 +68,11 @@ class TemporalShift : public Policy {
     if (!held_.empty()) out.wake_at(std::get<0>(*held_.begin()));
   }
 
+  void snapshot(SnapshotArchive& ar) override {
+    ar.section("temporal shift");
+    ar(seen_, held_);
+    base_->snapshot(ar);
+  }
  private:
   Tick plan(const SchedulerView& view, const JobState& j) {
     const GridSignals* signals = job_signals(view, j.spec);

@@ -16,6 +16,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 class ClusterState {
  public:
   static constexpr std::int64_t kNoOwner = -1;
@@ -70,6 +72,8 @@ class ClusterState {
   std::int64_t shared_milli_total() const { return shared_milli_total_; }
   int shared_devices() const { return shared_devices_; }
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
+  void snapshot(SnapshotArchive& ar);
  private:
   const ClusterSpec* spec_;
   std::vector<std::uint64_t> free_bits_;

@@ -12,6 +12,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 // Time of one ring all-reduce of `bytes` over `num_devices` devices, each ring hop
 // getting `bandwidth_Bps` (bytes/s) and costing `latency_s` per step:
 //   t = 2(n-1)/n * bytes / bandwidth_Bps + 2(n-1) * latency_s,   t = 0 for n = 1.
@@ -85,6 +87,8 @@ class MaxMinFairShare {
   // when flows changed since the last solve(), i.e. the rates are not meant to hold yet).
   std::string solution_problem() const;
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
+  void snapshot(SnapshotArchive& ar);
  private:
   struct Flow {
     std::vector<int> links;  // ascending

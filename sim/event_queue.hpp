@@ -12,6 +12,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 using EventId = std::uint64_t;
 
 struct Event {
@@ -46,6 +48,8 @@ class EventQueue {
   }
   std::uint64_t live_count() const { return heap_.size() - cancelled_.size(); }
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
+  void snapshot(SnapshotArchive& ar);
  private:
   void drop_cancelled_top();
   void sift_up(std::size_t i);

@@ -23,6 +23,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 class PhysicsModel;
 
 // Times between events of one renewal process with a given mean: exponential
@@ -123,6 +125,8 @@ class FailureModel {
   double straggler_factor(Span<DeviceId> devices) const;
   bool is_straggler_node(int node) const { return !slow_node_.empty() && slow_node_[static_cast<std::size_t>(node)]; }
 
+  // Saves or restores the random streams (sim/snapshot_archive.hpp).
+  void snapshot(SnapshotArchive& ar);
  private:
   FailureConfig config_;
   const ClusterSpec& cluster_;

@@ -50,6 +50,7 @@ class InvariantChecker : public Observer {
   // The last events, oldest first, one line each ("t=12.5 s start job 'a' on 2 devices").
   std::vector<std::string> recent_events() const;
 
+  void snapshot(SnapshotArchive& ar) override;
  private:
   struct Entry {
     Tick time;

@@ -71,6 +71,7 @@ class MetricsCollector : public Observer {
   // Every completed job's JCT, sorted (after summarize()).
   const std::vector<double>& sorted_jct_s() const { return jct_s_; }
 
+  void snapshot(SnapshotArchive& ar) override;
  private:
   int num_devices_;
   std::uint64_t arrived_ = 0;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/job.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -21,6 +22,10 @@ class Observer {
   virtual void on_job_dropped(const JobSpec& /*job*/, const std::string& /*reason*/) {}
   // After every event, with the simulator in a consistent state.
   virtual void after_event(const Simulator& /*sim*/) {}
+  // Saves or restores the observer's state for schedsim run --snapshot-every / --resume
+  // (sim/snapshot_archive.hpp). The default refuses: an observer with state must say
+  // what it is; one without any overrides this with an empty body.
+  virtual void snapshot(SnapshotArchive& /*ar*/) { throw SnapshotUnsupported("an observer of this run"); }
 };
 
 }  // namespace schedsim

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/job.hpp"
+#include "sim/snapshot_archive.hpp"
 #include "sim/span.hpp"
 
 namespace schedsim {
@@ -45,6 +46,10 @@ class PhysicsModel {
   // For the invariant checker: the first inconsistency in the model's own state (e.g.
   // link loads that are not the sum of their flows), "" when none.
   virtual std::string invariant_problem() const { return ""; }
+
+  // Saves or restores the model's state between instants (link loads, flows, per-job
+  // caches) for schedsim run --snapshot-every / --resume. The default refuses.
+  virtual void snapshot(SnapshotArchive& /*ar*/) { throw SnapshotUnsupported("the physics model"); }
 };
 
 }  // namespace schedsim

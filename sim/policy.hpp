@@ -12,6 +12,7 @@
 #include "sim/job.hpp"
 #include "sim/physics.hpp"
 #include "sim/signals.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -78,6 +79,12 @@ class Policy {
   // True: after a non-empty batch has been applied, decide() is called again at the same
   // instant (seeing the batch's effect) until it returns an empty batch.
   virtual bool decide_again_after_actions() const { return false; }
+
+  // Saves or restores everything the policy remembers between decision points (queues,
+  // counters, random streams) for schedsim run --snapshot-every / --resume; called
+  // between instants, after the kernel's own state. The default refuses, naming the
+  // policy: a policy is only resumable once its state is listed here.
+  virtual void snapshot(SnapshotArchive& /*ar*/) { throw SnapshotUnsupported("policy '" + name() + "'"); }
 };
 
 }  // namespace schedsim

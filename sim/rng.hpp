@@ -8,6 +8,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 class Rng {
  public:
   // Independent stream `name` of the experiment seeded with `seed`: streams for
@@ -30,6 +32,8 @@ class Rng {
   // Pareto type I: P(X > x) = (scale / x)^shape for x >= scale.
   double pareto(double scale, double shape);
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
+  void snapshot(SnapshotArchive& ar);
  private:
   std::uint64_t s_[4];
 };

@@ -71,6 +71,7 @@ std::string Simulator::where(const JobSpec& spec) const {
 
 void Simulator::pull_next_arrival() {
   while (source_.next(next_job_)) {
+    ++jobs_read_;
     const JobSpec& j = next_job_;
     // The sources validate their input; these guards keep a faulty source from
     // corrupting the run.
@@ -642,7 +643,12 @@ bool Simulator::advance() {
     pull_next_arrival();
     if (options_.failures) start_failures();
   }
+  bool boundary = true;  // between instants: the previous one is over
   while (!queue_.empty()) {
+    if (boundary && boundary_hook_ && queue_.next_time() >= next_boundary_) {
+      next_boundary_ = Tick::from_us((queue_.next_time().us() / boundary_every_.us() + 1) * boundary_every_.us());
+      boundary_hook_();
+    }
     const Event e = queue_.pop();
     if (e.time < now_) throw InvariantError("time went backwards: event at " + format_seconds(e.time) + " s after " + format_seconds(now_) + " s");
     // Jobs in system x elapsed time: sums to the total JCT over a run (the RL reward).
@@ -672,6 +678,7 @@ bool Simulator::advance() {
       return true;
     }
     finish_instant(instant_over);
+    boundary = instant_over;
   }
   finished_ = true;
   return false;

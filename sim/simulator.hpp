@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ namespace schedsim {
 
 class FailureModel;
 class Geography;
+class SnapshotArchive;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -125,6 +127,16 @@ class Simulator {
   // (the energy meter) update only these jobs: O(changed jobs) work per event.
   const std::vector<JobSlot>& touched_jobs() const { return touched_; }
   const std::vector<JobSlot>& joined_running() const { return joined_running_; }
+
+  // Snapshots (schedsim run --snapshot-every, sim/simulator_snapshot.cpp). `hook` is
+  // called between instants (every event of the previous instant applied, rates updated,
+  // observers told, no decision pending) when the next event lies at or after the next
+  // multiple of `every`: at most once per period, never in the middle of an instant.
+  void set_boundary_hook(Tick every, std::function<void()> hook);
+  // Saves or restores the kernel's whole state; the source is repositioned by reading
+  // the jobs already read again (JobSource has no other position). Only between instants
+  // (from the boundary hook, or before run() on a simulator built the same way).
+  void snapshot(SnapshotArchive& ar);
 
  private:
   enum EventKind : std::uint32_t {
@@ -234,6 +246,10 @@ class Simulator {
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;
+  std::uint64_t jobs_read_ = 0;  // successful JobSource::next calls (snapshots reposition the source)
+  std::function<void()> boundary_hook_;
+  Tick boundary_every_;
+  Tick next_boundary_;
 };
 
 }  // namespace schedsim

@@ -1,0 +1,165 @@
+#include "experiments/snapshot_run.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "experiments/runner.hpp"
+#include "sim/error.hpp"
+
+namespace schedsim {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the snapshot (does it exist?)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) throw InputError(path, "read error");
+  return s.str();
+}
+
+// FNV-1a of bytes [from, to) of `path`, continuing from `h`; false when the file is shorter.
+bool hash_file_range(const std::string& path, std::uint64_t from, std::uint64_t to, std::uint64_t& h) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::vector<char> buf(1 << 20);
+  for (std::uint64_t left = to - from; left > 0;) {
+    const auto n = static_cast<std::streamsize>(std::min<std::uint64_t>(left, buf.size()));
+    if (!in.read(buf.data(), n)) return false;
+    h = fnv1a64(buf.data(), static_cast<std::size_t>(n), h);
+    left -= static_cast<std::uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Tick parse_snapshot_period(const std::string& text, const std::string& option) {
+  const auto bad = [&]() -> InputError {
+    return InputError(option, "'" + text + "' is not a period of simulated time; give seconds (3600) or a number with s, m, h or d (90s, 30m, 6h, 2d), more than 0");
+  };
+  if (text.empty()) throw bad();
+  double unit_s = 1.0;
+  std::string number = text;
+  switch (text.back()) {
+    case 's': unit_s = 1.0; number.pop_back(); break;
+    case 'm': unit_s = 60.0; number.pop_back(); break;
+    case 'h': unit_s = 3600.0; number.pop_back(); break;
+    case 'd': unit_s = 86400.0; number.pop_back(); break;
+    default: break;
+  }
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(number, &used);
+  } catch (const std::exception&) {
+    throw bad();
+  }
+  if (used != number.size() || !std::isfinite(v) || !(v > 0.0) || v * unit_s > 1e12) throw bad();
+  const Tick t = Tick::from_seconds(v * unit_s);
+  if (t <= Tick()) throw bad();
+  return t;
+}
+
+RunSnapshots::RunSnapshots(SnapshotOptions options, const std::string& config_text, std::string out_dir)
+    : options_(std::move(options)), config_hash_(snapshot_config_hash(config_text)), out_dir_(std::move(out_dir)) {
+  if (out_dir_.empty()) throw InputError("--snapshot-every / --resume", "needs an output folder (--out)");
+  if (options_.path.empty()) options_.path = (fs::path(out_dir_) / "snapshot.bin").string();
+}
+
+void RunSnapshots::add(std::string label, std::function<void(SnapshotArchive&)> snapshot) {
+  components_.push_back(Component{std::move(label), std::move(snapshot)});
+}
+
+void RunSnapshots::add_stream(std::ofstream& out, std::string temp_path, std::string final_name) {
+  streams_.push_back(Stream{&out, std::move(temp_path), std::move(final_name)});
+}
+
+void RunSnapshots::run_components(SnapshotArchive& ar) {
+  for (Component& c : components_) {
+    ar.section(c.label.c_str());
+    c.snapshot(ar);
+  }
+  for (Stream& s : streams_) stream_position(ar, s);
+  if (ar.loading()) ar.expect_end();
+}
+
+// Saving: the stream's length and the hash of everything written so far (hashed
+// incrementally: each snapshot reads back only the rows since the previous one).
+// Loading: finds the interrupted run's file with that prefix and copies it in.
+void RunSnapshots::stream_position(SnapshotArchive& ar, Stream& s) {
+  std::string name = fs::path(s.temp_path).filename().string();
+  std::uint64_t bytes = 0, hash = 0;
+  if (!ar.loading()) {
+    s.out->flush();
+    if (!*s.out) throw InputError(s.temp_path, "write failed (disk full?)");
+    bytes = static_cast<std::uint64_t>(s.out->tellp());
+    if (!hash_file_range(s.temp_path, s.hashed_bytes, bytes, s.hash)) throw InputError(s.temp_path, "cannot read back what was written");
+    s.hashed_bytes = bytes;
+    hash = s.hash;
+  }
+  ar(name, bytes, hash);
+  if (!ar.loading()) return;
+  const std::vector<std::string> candidates = {(fs::path(out_dir_) / name).string(), (fs::path(out_dir_) / (s.final_name + ".interrupted")).string()};
+  for (const std::string& c : candidates) {
+    std::uint64_t h = fnv1a64(nullptr, 0);
+    std::error_code ec;
+    if (c == s.temp_path || !fs::is_regular_file(c, ec) || fs::file_size(c, ec) < bytes || !hash_file_range(c, 0, bytes, h) || h != hash) continue;
+    // The rows before the snapshot replace what the writer has put in its new file (the
+    // header, which they begin with).
+    std::ifstream in(c, std::ios::binary);
+    s.out->seekp(0);
+    std::vector<char> buf(1 << 20);
+    for (std::uint64_t left = bytes; left > 0;) {
+      const auto n = static_cast<std::streamsize>(std::min<std::uint64_t>(left, buf.size()));
+      in.read(buf.data(), n);
+      s.out->write(buf.data(), n);
+      left -= static_cast<std::uint64_t>(n);
+    }
+    if (!in || !*s.out) throw InputError(c, "cannot copy the rows written before the snapshot");
+    s.hashed_bytes = bytes;
+    s.hash = hash;
+    if (c == candidates[0]) resumed_partials_.push_back(c);
+    return;
+  }
+  throw InputError(options_.resume_from, "the snapshot continues " + candidates[0] + " (the first " + std::to_string(bytes) + " bytes of " + s.final_name +
+                                             ", written before the snapshot), which is missing or was changed (also looked for " + candidates[1] +
+                                             "); resume with --out naming the folder of the interrupted run");
+}
+
+void RunSnapshots::resume() {
+  SnapshotArchive ar(decode_snapshot_file(read_whole_file(options_.resume_from), options_.resume_from, config_hash_), options_.resume_from);
+  run_components(ar);
+}
+
+void RunSnapshots::save() {
+  SnapshotArchive ar;
+  run_components(ar);
+  write_file_atomically(options_.path, encode_snapshot_file(config_hash_, ar.bytes()));
+  ++written_;
+}
+
+void RunSnapshots::start(Simulator& sim) {
+  if (!options_.resume_from.empty()) {
+    resume();
+  } else if (options_.every > Tick()) {
+    SnapshotArchive trial;  // refuses, naming it, a component that cannot be saved
+    for (Component& c : components_) c.snapshot(trial);
+  }
+  if (options_.every > Tick()) sim.set_boundary_hook(options_.every, [this] { save(); });
+}
+
+void RunSnapshots::finish() {
+  for (const std::string& p : resumed_partials_) {
+    std::error_code ec;
+    fs::remove(p, ec);
+  }
+}
+
+}  // namespace schedsim

@@ -1,0 +1,225 @@
+// A small binary archive for snapshots of a running simulation (schedsim run
+// --snapshot-every / --resume). One type serves both directions: a component writes one
+// method, `void snapshot(SnapshotArchive& ar)`, that passes each field of its state to
+// ar.io(); when saving the field is appended, when loading it is overwritten. Saving and
+// loading therefore cannot drift apart field by field.
+//
+// The encoding is the host's (little-endian x86-64 / arm64, IEEE doubles): a snapshot
+// resumes on the machine type that wrote it. Doubles are stored bit for bit, so a resumed
+// run continues from exactly the same numbers.
+//
+// A component that cannot be snapshotted throws SnapshotUnsupported naming itself; the
+// CLI takes a trial snapshot before the first event, so such a run fails up front.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "sim/error.hpp"
+#include "sim/tick.hpp"
+
+namespace schedsim {
+
+// A component whose state the snapshot format does not cover (the message names it).
+class SnapshotUnsupported : public InputError {
+ public:
+  explicit SnapshotUnsupported(const std::string& component)
+      : InputError("--snapshot-every: " + component + " cannot be saved in a snapshot; run without --snapshot-every") {}
+};
+
+class SnapshotArchive;
+
+template <typename T, typename = void>
+struct has_snapshot_member : std::false_type {};
+template <typename T>
+struct has_snapshot_member<T, std::void_t<decltype(std::declval<T&>().snapshot(std::declval<SnapshotArchive&>()))>> : std::true_type {};
+
+class SnapshotArchive {
+ public:
+  // An archive that collects what components write.
+  SnapshotArchive() = default;
+  // An archive that hands back `payload` (from read_snapshot_file); `where` names the file
+  // in error messages.
+  SnapshotArchive(std::string payload, std::string where) : loading_(true), bytes_(std::move(payload)), where_(std::move(where)) {}
+
+  bool loading() const { return loading_; }
+  const std::string& bytes() const { return bytes_; }
+  // Loading: every byte was consumed (a snapshot with trailing data is not this program's).
+  void expect_end() const;
+
+  // A named section marker: a mismatch means the snapshot was written by a different
+  // configuration or a different build, reported with the section's name.
+  void section(const char* name);
+
+  template <typename T>
+  void io(T& v) {
+    io_value(v);
+  }
+  template <typename... T>
+  void operator()(T&... v) {
+    (io(v), ...);
+  }
+  // A vector of a type without its own snapshot method (e.g. a private struct): `f(x)`
+  // passes each element's fields to io(); fields it leaves out keep their values.
+  template <typename T, typename F>
+  void io_each(std::vector<T>& v, F f) {
+    std::uint64_t n = v.size();
+    raw(&n, sizeof n);
+    if (loading_) {
+      check_count(n, 1);
+      v.resize(n);  // elements already there keep the fields f does not pass (configuration)
+    }
+    for (auto& x : v) f(x);
+  }
+
+ private:
+  template <typename T>
+  void io_value(T& v) {
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      raw(&v, sizeof v);
+    } else if constexpr (std::is_same_v<T, Tick>) {
+      std::int64_t us = v.us();
+      raw(&us, sizeof us);
+      if (loading_) v = Tick::from_us(us);
+    } else if constexpr (has_snapshot_member<T>::value) {
+      v.snapshot(*this);  // a type with its own snapshot method
+    } else {
+      snapshot_fields(*this, v);  // a plain struct: a free function found by ADL
+    }
+  }
+  void io_value(std::string& s);
+  __extension__ void io_value(__int128& v) { raw(&v, sizeof v); }
+  template <typename T>
+  void io_value(std::optional<T>& v) {
+    bool has = v.has_value();
+    io(has);
+    if (!has) {
+      v.reset();
+      return;
+    }
+    if (loading_) v.emplace();
+    io(*v);
+  }
+  template <typename T>
+  void io_value(std::vector<T>& v) {
+    std::uint64_t n = v.size();
+    raw(&n, sizeof n);
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      if (loading_) {
+        check_count(n, sizeof(T));
+        v.resize(n);
+      }
+      if (n) raw(v.data(), n * sizeof(T));
+    } else {
+      if (loading_) {
+        check_count(n, 1);
+        v.clear();
+        v.resize(n);
+      }
+      for (auto& x : v) io(x);
+    }
+  }
+  template <typename A, typename B>
+  void io_value(std::pair<A, B>& p) {
+    io(p.first);
+    io(p.second);
+  }
+  template <typename... T>
+  void io_value(std::tuple<T...>& t) {
+    std::apply([this](auto&... x) { (io(x), ...); }, t);
+  }
+  // Ordered containers: elements in their (deterministic) order; loading inserts at the end.
+  template <typename C>
+  void io_ordered(C& c) {
+    std::uint64_t n = c.size();
+    raw(&n, sizeof n);
+    if (loading_) {
+      check_count(n, 1);
+      c.clear();
+      for (std::uint64_t i = 0; i < n; ++i) {
+        typename C::value_type x{};
+        io_mutable(x);
+        c.insert(c.end(), std::move(x));
+      }
+    } else {
+      for (const auto& x : c) io_mutable(const_cast<typename C::value_type&>(x));
+    }
+  }
+  template <typename K, typename V>
+  void io_mutable(std::pair<const K, V>& p) {
+    io(const_cast<K&>(p.first));
+    io(p.second);
+  }
+  template <typename T>
+  void io_mutable(T& x) {
+    io(x);
+  }
+  template <typename T, typename C>
+  void io_value(std::set<T, C>& s) {
+    io_ordered(s);
+  }
+  template <typename T, typename C>
+  void io_value(std::multiset<T, C>& s) {
+    io_ordered(s);
+  }
+  template <typename K, typename V, typename C>
+  void io_value(std::map<K, V, C>& m) {
+    io_ordered(m);
+  }
+  // Unordered sets: saved sorted, so the snapshot does not depend on hash order.
+  template <typename T>
+  void io_value(std::unordered_set<T>& s) {
+    std::vector<T> items(s.begin(), s.end());
+    std::sort(items.begin(), items.end());
+    io(items);
+    if (loading_) s = std::unordered_set<T>(items.begin(), items.end());
+  }
+
+  // Unordered maps: saved sorted by key.
+  template <typename K, typename V>
+  void io_value(std::unordered_map<K, V>& m) {
+    std::vector<std::pair<K, V>> items(m.begin(), m.end());
+    std::sort(items.begin(), items.end());
+    io(items);
+    if (loading_) m = std::unordered_map<K, V>(items.begin(), items.end());
+  }
+
+  void raw(void* p, std::size_t n);
+  void check_count(std::uint64_t n, std::size_t min_bytes_each) const;
+  [[noreturn]] void corrupt(const std::string& what) const;
+
+  bool loading_ = false;
+  std::string bytes_;
+  std::size_t pos_ = 0;
+  std::string where_;
+};
+
+// The identity of a run a snapshot belongs to: a hash of the fully resolved configuration
+// (policy, seed and every option that changes results).
+std::uint64_t snapshot_config_hash(const std::string& resolved_config_text);
+
+// File format: a text line "schedsim-snapshot\n", format version (u32), config hash
+// (u64), payload size (u64), FNV-1a-64 of the payload (u64), payload.
+std::string encode_snapshot_file(std::uint64_t config_hash, const std::string& payload);
+// The payload of a snapshot file's bytes; throws InputError naming `where` when they are
+// not a snapshot, of another format version, truncated, corrupted, or of another
+// configuration (config_hash differs).
+std::string decode_snapshot_file(const std::string& file_bytes, const std::string& where, std::uint64_t config_hash);
+
+constexpr std::uint32_t kSnapshotFormatVersion = 1;
+
+// FNV-1a-64, continuing from `h` (for files hashed piece by piece).
+std::uint64_t fnv1a64(const char* data, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ULL);
+
+}  // namespace schedsim

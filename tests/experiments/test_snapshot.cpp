@@ -1,0 +1,446 @@
+// Snapshot and resume (schedsim run --snapshot-every / --resume, docs/reliability.md): a
+// run resumed from a snapshot taken in the middle writes exactly the bytes of an
+// uninterrupted run (results.json, jobs.csv, timeline.csv, allocations.csv), across
+// scenarios that exercise every saved component; taking snapshots does not change a
+// run; a snapshot of another configuration, a damaged one, or one whose earlier rows are
+// gone is refused with a clear message; and a process killed with SIGKILL after a
+// snapshot resumes to the uninterrupted run's bytes.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
+#include "experiments/snapshot_run.hpp"
+#include "sim/error.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::read_file;
+using schedsim::test::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* kOutputs[] = {"results.json", "jobs.csv", "timeline.csv", "allocations.csv"};
+
+// Energy, price and carbon signals, a queue policy (overridden per test).
+const std::string kBase = R"(name: snap-base
+seed: 5
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 300
+    arrival: {process: poisson, mean_interarrival_s: 200}
+    duration_s: {dist: lognormal, median: 1800, sigma: 1.5}
+    gpus: {1: 0.6, 2: 0.15, 4: 0.15, 8: 0.1}
+energy: {pue: 1.2}
+signals: {price: {diurnal: {mean: 80, amplitude: 40}}, carbon: {diurnal: {mean: 300, amplitude: 100}}}
+policy: sjf
+)";
+
+// Node failures with repairs, loss spikes, periodic Young-Daly checkpoints, stragglers.
+const std::string kFailures = R"(name: snap-failures
+seed: 2
+cluster:
+  nodes:
+    - {count: 8, type: H100, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 80
+    arrival: {process: poisson, mean_interarrival_s: 3000}
+    duration_s: {dist: lognormal, median: 20000, sigma: 0.8}
+    gpus: {8: 0.5, 16: 0.3, 32: 0.2}
+policy: {name: fifo, placement: packed}
+failures:
+  devices: {mtbf_h: 500, unit: node, repair_h: 2, on_failure: requeue, restart_s: 300}
+  loss_spikes: {rate_per_gpu_hour: 1.0e-3, restart_s: 120}
+  checkpoint: {interval: young_daly, cost_s: 60}
+  stragglers: {fraction: 0.1, slowdown: 0.7}
+)";
+
+// Network contention: jobs across racks share oversubscribed links (max-min fair).
+const std::string kTopology = R"(name: snap-topology
+seed: 1
+cluster:
+  nodes:
+    - {count: 8, type: H100-SXM, devices_per_node: 8}
+  topology: {nodes_per_rack: 2, nic_bandwidth_gbps: 100, oversubscription: 4.0}
+workload:
+  synthetic:
+    num_jobs: 120
+    arrival: {process: poisson, mean_interarrival_s: 300}
+    duration_s: {dist: lognormal, median: 3600, sigma: 1.0}
+    gpus: {4: 0.3, 8: 0.3, 12: 0.2, 16: 0.2}
+    models: {GPT-2-1.5B: 0.5, BERT-large: 0.5}
+physics: {overlap: 0.0}
+energy: {}
+policy: {name: fifo, placement: packed}
+)";
+
+// Two datacenters with their own signals, elastic jobs, autoscaled inference services.
+const std::string kGeo = R"(name: snap-geo
+seed: 3
+datacenters:
+  sites:
+    - name: A
+      nodes: [{count: 2, type: A100-80GB, devices_per_node: 8}]
+      pue: 1.2
+      utc_offset_h: 1
+      signals: {carbon: {diurnal: {mean: 300, amplitude: 150}}, price: 90}
+    - name: B
+      nodes: [{count: 2, type: A100-80GB, devices_per_node: 8}]
+      pue: 1.1
+      utc_offset_h: -8
+      signals: {carbon: {diurnal: {mean: 200, amplitude: 100}}, price: 60}
+  wan: {bandwidth_gbit_s: 10, latency_ms: 150}
+  checkpoint_gb: 10
+  restart_s: 60
+  allowed: any
+workload:
+  synthetic:
+    num_jobs: 120
+    arrival: {process: poisson, mean_interarrival_s: 900}
+    duration_s: {dist: lognormal, median: 7200, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1}
+    elastic: {fraction: 0.3}
+physics: {}
+energy: {}
+inference:
+  services:
+    - {name: chat-a, datacenter: A, rate: {diurnal: {mean_rps: 20, amplitude_rps: 15, peak_hour_local: 14}},
+       bursts: [{start_s: 72800, duration_s: 1800, factor: 1.8}], capacity_rps: {A100-80GB: 10}, slo_p99_s: 1, min_replicas: 1, max_replicas: 4}
+    - {name: chat-b, datacenter: B, rate: {diurnal: {mean_rps: 20, amplitude_rps: 15, peak_hour_local: 14}},
+       capacity_rps: {A100-80GB: 10}, slo_p99_s: 1, min_replicas: 1, max_replicas: 4}
+policy: {name: inference, autoscaler: predictive, base: {name: spatial, route: home}}
+)";
+
+// A trace with fractional (shared-GPU) jobs and several users.
+std::string fractional_trace() {
+  std::string t = "job_id,submit_time_s,num_gpus,duration_s,gpu_milli,user\n";
+  for (int i = 0; i < 200; ++i) {
+    const bool shared = i % 5 < 2;
+    t += "j" + std::to_string(i) + "," + std::to_string(i * 150 + (i * 37) % 100) + "," + (shared ? "1" : std::to_string(1 << (i % 4))) + "," +
+         std::to_string(600 + (i * 7919) % 7200) + "," + (shared ? std::to_string(250 + 250 * (i % 3)) : "") + ",u" + std::to_string(i % 4) + "\n";
+  }
+  return t;
+}
+const std::string kTrace = R"(name: snap-trace
+seed: 1
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 8}
+workload:
+  trace: {path: trace.csv}
+policy: fgd
+)";
+
+struct Case {
+  std::string name, scenario;
+  std::vector<std::string> sets;
+};
+
+RunResult run(const TempDir& dir, const Case& c, const std::string& out, const SnapshotOptions& snap = {}) {
+  const std::string config = dir.write("run.yaml", c.scenario);
+  const PolicyRegistry reg = builtin_policies();
+  RunOptions options{dir.path(out)};
+  options.timeline = true;
+  options.check_invariants = true;
+  options.snapshot = snap;
+  return run_scenario(load_scenario(config, c.sets, std::nullopt, reg), reg, options);
+}
+
+void check_same_outputs(const TempDir& dir, const std::string& expected, const std::string& actual) {
+  for (const char* f : kOutputs) {
+    INFO(actual << "/" << f << " against " << expected << "/" << f);
+    const std::string want = read_file(dir.path(expected + "/" + f));
+    REQUIRE(want.size() > 0);
+    CHECK(read_file(dir.path(actual + "/" + f)) == want);
+  }
+}
+
+// What a run interrupted after its last snapshot leaves for the resumed run: the rows
+// written so far (a finished run's files hold them as a prefix, which is all the resumed
+// run reads: the length and hash are in the snapshot).
+void leave_interrupted_rows(const TempDir& dir, const std::string& from, const std::string& to) {
+  fs::create_directories(dir.path(to));
+  for (const char* f : {"jobs.csv", "timeline.csv", "allocations.csv"}) {
+    fs::copy_file(dir.path(from + "/" + f), dir.path(to + "/" + f + ".interrupted"));
+  }
+}
+
+Tick period(const RunResult& r, double fraction) { return Tick::from_seconds(std::max(1.0, std::floor(r.summary.makespan_s * fraction))); }
+
+}  // namespace
+
+TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[snapshot]") {
+  const std::vector<Case> cases = {
+      {"default scenario, sjf, energy and signals", kBase, {}},
+      {"tiresias (LAS with preemption)", kBase, {"policy=tiresias"}},
+      {"gandiva (time slicing)", kBase, {"policy=gandiva"}},
+      {"gavel (rounds)", kBase, {"policy=gavel"}},
+      {"fair-share", kBase, {"policy=fair-share"}},
+      {"themis", kBase, {"policy=themis"}},
+      {"slurm-easy (backfilling)", kBase, {"policy=slurm-easy"}},
+      {"random placement", kBase, {"policy={name: fifo, placement: random}"}},
+      {"carbon-aware (deferral)", kBase, {"policy={name: carbon-aware, slack_s: 43200}"}},
+      {"elastic-goodput", kBase, {"policy=elastic-goodput", "workload.synthetic.elastic={fraction: 0.4}"}},
+      {"failures, checkpoints, loss spikes", kFailures, {}},
+      {"failures under tiresias", kFailures, {"policy=tiresias"}},
+      {"topology contention", kTopology, {}},
+      {"datacenters and inference services", kGeo, {}},
+      {"spatio-temporal", kGeo, {"policy=spatio-temporal"}},
+      {"fractional jobs from a trace, fgd", kTrace, {}},
+  };
+  for (const Case& c : cases) {
+    SECTION(c.name) {
+      TempDir dir;
+      dir.write("trace.csv", fractional_trace());
+      const RunResult a = run(dir, c, "A");
+      REQUIRE(a.summary.jobs_completed > 0);
+      int i = 0;
+      for (const double fraction : {0.2, 0.45, 0.7}) {
+        INFO("snapshot every " << fraction << " of the makespan");
+        const std::string b = "B" + std::to_string(i), r = "R" + std::to_string(i);
+        ++i;
+        SnapshotOptions snap;
+        snap.every = period(a, fraction);
+        run(dir, c, b, snap);
+        check_same_outputs(dir, "A", b);  // taking snapshots changes nothing
+        REQUIRE(fs::exists(dir.path(b + "/snapshot.bin")));
+        leave_interrupted_rows(dir, b, r);
+        SnapshotOptions resume;
+        resume.resume_from = dir.path(b + "/snapshot.bin");
+        resume.every = period(a, 0.1);  // and keeps taking snapshots after the resume
+        run(dir, c, r, resume);
+        check_same_outputs(dir, "A", r);
+        CHECK_FALSE(fs::exists(dir.path(r + "/jobs.csv.partial-" + std::to_string(::getpid()))));
+      }
+      // B2 took one snapshot (at 0.7 of the makespan), R2 resumed from it and took its
+      // own later ones: resuming from R2's continues a chain of interruptions.
+      REQUIRE(fs::exists(dir.path("R2/snapshot.bin")));
+      REQUIRE(read_file(dir.path("R2/snapshot.bin")) != read_file(dir.path("B2/snapshot.bin")));
+      leave_interrupted_rows(dir, "R2", "R2b");
+      SnapshotOptions again;
+      again.resume_from = dir.path("R2/snapshot.bin");
+      run(dir, c, "R2b", again);
+      check_same_outputs(dir, "A", "R2b");
+    }
+  }
+}
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("snapshots of another run, damaged snapshots and lost rows are refused", "[snapshot]") {
+  TempDir dir;
+  const Case c{"base", kBase, {}};
+  const RunResult a = run(dir, c, "A");
+  SnapshotOptions snap;
+  snap.every = period(a, 0.5);
+  run(dir, c, "B", snap);
+  const std::string good = read_file(dir.path("B/snapshot.bin"));
+  const auto resume_error = [&](const std::string& file, const Case& cc) {
+    fs::remove_all(dir.path("R"));
+    leave_interrupted_rows(dir, "B", "R");
+    SnapshotOptions r;
+    r.resume_from = file;
+    return error_of([&] { run(dir, cc, "R", r); });
+  };
+  const std::string s = dir.path("s.bin");
+
+  SECTION("another configuration") {
+    dir.write("s.bin", good);
+    CHECK(resume_error(s, Case{"seed", kBase, {"seed=6"}}) ==
+          s + ": the snapshot was written by a run with a different configuration (scenario, --set values, policy or seed); resume with exactly "
+              "the options of the run that wrote it");
+    CHECK_THAT(resume_error(s, Case{"policy", kBase, {"policy=fifo"}}), Catch::Contains("different configuration"));
+    CHECK(fs::exists(dir.path("R/jobs.csv.interrupted")));  // the rows stay for a correct resume
+    CHECK_FALSE(fs::exists(dir.path("R/jobs.csv")));
+    CHECK_FALSE(fs::exists(dir.path("R/results.json")));
+  }
+  SECTION("truncated") {
+    dir.write("s.bin", good.substr(0, good.size() / 2));
+    CHECK_THAT(resume_error(s, c), Catch::StartsWith(s + ": the snapshot is truncated or damaged: its header announces") &&
+                                       Catch::EndsWith("(was the copy interrupted?)"));
+    dir.write("s.bin", good.substr(0, 20));
+    CHECK_THAT(resume_error(s, c), Catch::StartsWith(s + ": the snapshot is truncated (20 bytes, shorter than its header)"));
+  }
+  SECTION("corrupted") {
+    std::string bad = good;
+    bad[bad.size() / 2] = static_cast<char>(bad[bad.size() / 2] ^ 0x10);
+    dir.write("s.bin", bad);
+    CHECK(resume_error(s, c) == s + ": the snapshot is corrupted (its checksum does not match its contents)");
+  }
+  SECTION("not a snapshot") {
+    dir.write("s.bin", "name: x\n");
+    CHECK(resume_error(s, c) == s + ": not a schedsim snapshot (it does not start with 'schedsim-snapshot')");
+    CHECK(resume_error(dir.path("none.bin"), c) == dir.path("none.bin") + ": cannot open the snapshot (does it exist?)");
+  }
+  SECTION("another format version") {
+    std::string other = good;
+    other[18] = 9;  // the version field follows the 18-byte magic line
+    dir.write("s.bin", other);
+    CHECK_THAT(resume_error(s, c), Catch::Contains("snapshot format version 9; this schedsim reads version 1"));
+  }
+  SECTION("the rows written before the snapshot are gone or changed") {
+    fs::remove_all(dir.path("R"));
+    SnapshotOptions r;
+    r.resume_from = dir.path("B/snapshot.bin");
+    CHECK_THAT(error_of([&] { run(dir, c, "R", r); }),
+               Catch::Contains("the snapshot continues " + dir.path("R") + "/jobs.csv.partial-") &&
+                   Catch::Contains("which is missing or was changed (also looked for " + dir.path("R/jobs.csv.interrupted") +
+                                   "); resume with --out naming the folder of the interrupted run"));
+    leave_interrupted_rows(dir, "B", "R");
+    std::string rows = read_file(dir.path("R/jobs.csv.interrupted"));
+    rows[40] = rows[40] == '9' ? '8' : '9';
+    dir.write("R/jobs.csv.interrupted", rows);
+    CHECK_THAT(error_of([&] { run(dir, c, "R", r); }), Catch::Contains("which is missing or was changed"));
+  }
+}
+
+namespace {
+
+// A policy that keeps state but does not say how to save it.
+class ForgetfulPolicy : public Policy {
+ public:
+  std::string name() const override { return "forgetful"; }
+  void on_job_queued(const SchedulerView&, JobSlot job) override { queue_.push_back(job); }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    std::vector<DeviceId> devices;
+    while (!queue_.empty()) {
+      const JobState& j = view.job(queue_.front());
+      devices.clear();
+      for (DeviceId d = view.cluster_state().next_free(0); d >= 0 && static_cast<int>(devices.size()) < j.spec.num_gpus; d = view.cluster_state().next_free(d + 1)) {
+        devices.push_back(d);
+      }
+      if (static_cast<int>(devices.size()) < j.spec.num_gpus) return;
+      out.start(queue_.front(), devices);
+      queue_.erase(queue_.begin());
+    }
+  }
+
+ private:
+  std::vector<JobSlot> queue_;
+};
+
+}  // namespace
+
+TEST_CASE("a component without snapshot support makes --snapshot-every fail before the run", "[snapshot]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig scenario = load_scenario(dir.write("run.yaml", kBase), {}, std::nullopt, reg);
+  ForgetfulPolicy policy;
+  RunOptions options{dir.path("out")};
+  options.snapshot.every = Tick::from_seconds(3600);
+  CHECK(error_of([&] { run_scenario(scenario, policy, YAML::Node("forgetful"), options); }) ==
+        "--snapshot-every: policy 'forgetful' cannot be saved in a snapshot; run without --snapshot-every");
+  CHECK(dir.files() == std::vector<std::string>{"run.yaml"});  // nothing was simulated or written
+
+  class Counter : public Observer {
+    void on_job_end(const JobState&) override { ++ended; }
+    int ended = 0;
+  } counter;
+  RunOptions plain{dir.path("out2")};
+  plain.snapshot.every = Tick::from_seconds(3600);
+  const YAML::Node fifo("fifo");
+  PolicyInstance p = reg.create(ConfigNode(fifo, "test", "policy"), policy_context(scenario));
+  CHECK(error_of([&] { run_scenario(scenario, *p.policy, p.resolved, plain, {&counter}); }) ==
+        "--snapshot-every: an observer of this run cannot be saved in a snapshot; run without --snapshot-every");
+}
+
+TEST_CASE("--snapshot-every reads a period of simulated time", "[snapshot]") {
+  CHECK(parse_snapshot_period("3600", "--snapshot-every") == Tick::from_seconds(3600));
+  CHECK(parse_snapshot_period("90s", "--snapshot-every") == Tick::from_seconds(90));
+  CHECK(parse_snapshot_period("30m", "--snapshot-every") == Tick::from_seconds(1800));
+  CHECK(parse_snapshot_period("1.5h", "--snapshot-every") == Tick::from_seconds(5400));
+  CHECK(parse_snapshot_period("2d", "--snapshot-every") == Tick::from_seconds(172800));
+  for (const char* bad : {"", "0", "-1h", "1w", "h", "1e300", "nan", "3 d"}) {
+    INFO(bad);
+    CHECK(error_of([&] { parse_snapshot_period(bad, "--snapshot-every"); }) ==
+          std::string("--snapshot-every: '") + bad +
+              "' is not a period of simulated time; give seconds (3600) or a number with s, m, h or d (90s, 30m, 6h, 2d), more than 0");
+  }
+}
+
+namespace {
+
+pid_t spawn(const std::vector<std::string>& args, const std::string& stderr_path) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    if (std::FILE* f = std::freopen(stderr_path.c_str(), "w", stderr)) (void)f;
+    ::execv(SCHEDSIM_EXE, argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int wait_status(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("a run killed with SIGKILL after a snapshot resumes to the uninterrupted run's bytes", "[snapshot]") {
+  TempDir dir;
+  // 200,000 jobs of the default scenario (about 500 simulated days; a few seconds), a
+  // snapshot every 20 simulated days.
+  const std::vector<std::string> run = {SCHEDSIM_EXE, "run", "--quiet", "--set", "workload.synthetic.num_jobs=200000"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const std::string killed = dir.path("killed");
+  const pid_t child = spawn(with({"--snapshot-every", "20d", "--out", killed}), dir.path("killed.err"));
+  // Kill it as soon as its first snapshot is in place.
+  bool snapshot_seen = false;
+  for (int i = 0; i < 6000 && !snapshot_seen; ++i) {
+    snapshot_seen = fs::exists(killed + "/snapshot.bin");
+    if (!snapshot_seen) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(child, SIGKILL);
+  const int status = wait_status(child);
+  REQUIRE(snapshot_seen);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+  CHECK_FALSE(fs::exists(killed + "/results.json"));
+  CHECK_FALSE(fs::exists(killed + "/jobs.csv"));
+
+  REQUIRE(wait_status(spawn(with({"--snapshot-every", "20d", "--resume", killed + "/snapshot.bin", "--out", killed}), dir.path("resume.err"))) == 0);
+  REQUIRE(wait_status(spawn(with({"--out", dir.path("whole")}), dir.path("whole.err"))) == 0);
+  for (const char* f : {"results.json", "jobs.csv"}) {
+    INFO(f);
+    const std::string want = read_file(dir.path("whole") + "/" + f);
+    REQUIRE(want.size() > 1000);
+    CHECK(read_file(killed + "/" + f) == want);
+  }
+  // The killed run's partial rows were used and removed; only results and the snapshot remain.
+  std::vector<std::string> left;
+  for (const auto& e : fs::directory_iterator(killed)) left.push_back(e.path().filename().string());
+  std::sort(left.begin(), left.end());
+  CHECK(left == std::vector<std::string>{"jobs.csv", "results.json", "snapshot.bin"});
+}
