@@ -216,6 +216,9 @@ int main(int argc, char** argv) {
   auto* train = app.add_subcommand("train", "train a learned scheduler (the scenario's train: map) on the scenario's RL environment");
   add_scenario_args(train, train_args, "results/train");
   train->add_flag("--resume", train_resume, "continue from OUT/checkpoint.pt");
+  int train_nproc = 1;
+  train->add_option("--nproc", train_nproc, "train with N local processes that all-reduce gradients (train.num_envs divisible by N)")
+      ->check(CLI::Range(1, 1024));
 
   ScenarioArgs eval_args;
   std::string eval_policy;
@@ -336,7 +339,17 @@ int main(int argc, char** argv) {
       const ScenarioConfig scenario = load_scenario(train_args.config, train_args.overrides, train_args.seed, registry);
       if (!scenario.train_yaml.IsDefined() || scenario.train_yaml.IsNull())
         throw InputError(scenario.source, "the scenario has no train: map (see docs/config.md#train); e.g. experiments/configs/rl_train.yaml");
-      const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet});
+      const rl::DistConfig dist = rl::dist_config_from_environment();
+      if (train_nproc > 1 && !dist.from_environment) {
+        // The launcher: the ranks are copies of this command (which then find RANK set).
+        rl::launch_local_ranks(train_nproc, std::vector<std::string>(argv, argv + argc));
+        return 0;
+      }
+      if (train_nproc > 1 && dist.world_size != train_nproc)
+        throw InputError("--nproc " + std::to_string(train_nproc),
+                         "conflicts with WORLD_SIZE=" + std::to_string(dist.world_size) + " in the environment (drop --nproc under torchrun or srun)");
+      const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
+      if (dist.rank != 0) return 0;  // rank 0 draws and reports
       // The PNG learning curve is drawn by report.py (matplotlib); without Python the CSV,
       // JSONL and SVG curves are still there, so a failure here is only a warning.
       bool png = false;

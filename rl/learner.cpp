@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <random>
 #include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "rl/distributed.hpp"
 #include "sim/error.hpp"
 
 // Weak: absent when LibTorch uses another BLAS.
@@ -163,6 +165,75 @@ int greedy_action(const float* logits, const std::uint8_t* mask, int n) {
   return static_cast<double>(logits[wait]) >= start_logit ? wait : best;
 }
 
+// Counter-based seeding (splitmix64): the action stream of a global environment in an
+// update depends only on (seed, purpose, update, environment), never on how the
+// environments are split over ranks, so N ranks draw exactly one process's actions.
+std::uint64_t mix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+enum class Stream : std::uint64_t { kObservationFit = 1, kRollout = 2 };
+std::mt19937_64 env_rng(std::uint64_t seed, Stream stream, std::uint64_t update, std::uint64_t env) {
+  return std::mt19937_64(mix64(mix64(mix64(mix64(seed) + static_cast<std::uint64_t>(stream)) + update) + env));
+}
+
+// One action per row of `weights` [N, A] (non-negative, unnormalised), row i drawn with
+// rngs[i] by inversion; zero-weight actions are never drawn.
+torch::Tensor sample_rows(const torch::Tensor& weights, std::vector<std::mt19937_64>& rngs) {
+  auto w = weights.to(torch::kFloat64).cpu().contiguous();
+  const auto N = w.size(0), A = w.size(1);
+  auto out = torch::empty({N}, torch::kInt64);
+  const double* p = w.data_ptr<double>();
+  for (std::int64_t i = 0; i < N; ++i) {
+    const double* row = p + i * A;
+    double total = 0.0;
+    std::int64_t last = -1;
+    for (std::int64_t a = 0; a < A; ++a) {
+      total += row[a];
+      if (row[a] > 0) last = a;
+    }
+    const double u = static_cast<double>(rngs[static_cast<std::size_t>(i)]() >> 11) * 0x1.0p-53 * total;
+    std::int64_t pick = last;
+    double cum = 0.0;
+    for (std::int64_t a = 0; a < A; ++a) {
+      cum += row[a];
+      if (row[a] > 0 && cum > u) {
+        pick = a;
+        break;
+      }
+    }
+    out[i] = pick;
+  }
+  return out;
+}
+
+// Column means and unbiased standard deviations of `rows` [n, D] over all ranks (two
+// passes: sums, then squared deviations from the global mean). n counts every rank's rows.
+struct ColumnStats {
+  torch::Tensor mean, std;
+  double n = 0;
+};
+ColumnStats global_column_stats(const torch::Tensor& rows, Communicator& comm) {
+  auto x = rows.to(torch::kFloat64);
+  auto to_vec = [](const torch::Tensor& t) {
+    auto c = t.contiguous();
+    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  };
+  std::vector<double> sums = to_vec(x.sum(0));
+  sums.push_back(static_cast<double>(rows.size(0)));
+  comm.allreduce_sum(sums);
+  ColumnStats out;
+  out.n = sums.back();
+  sums.pop_back();
+  out.mean = torch::tensor(sums, torch::kFloat64) / std::max(out.n, 1.0);
+  std::vector<double> sq = to_vec((x - out.mean).pow(2).sum(0));
+  comm.allreduce_sum(sq);
+  out.std = (torch::tensor(sq, torch::kFloat64) / std::max(out.n - 1.0, 1.0)).sqrt();
+  return out;
+}
+
 }  // namespace
 
 bool cuda_available() { return torch::cuda::is_available(); }
@@ -170,6 +241,9 @@ bool cuda_available() { return torch::cuda::is_available(); }
 // ---------------------------------------------------------------------------------------
 struct Learner::Impl {
   TrainConfig config;
+  std::unique_ptr<Communicator> comm;
+  int local_envs = 0;   // this rank's environments: global indices env_offset ...
+  int env_offset = 0;   // ... env_offset + local_envs - 1
   std::unique_ptr<BatchEnv> env;
   EnvShape shape;
   torch::Device device{torch::kCPU};
@@ -181,7 +255,7 @@ struct Learner::Impl {
   // Running statistics of discounted returns; rewards are divided by their std.
   double ret_count = 0.0, ret_mean = 0.0, ret_m2 = 0.0;
 
-  Impl(const TrainConfig& c, BatchEnvFactory make_env) : config(c), gen(at::detail::createCPUGenerator(c.seed)) {
+  Impl(const TrainConfig& c, BatchEnvFactory make_env, const DistConfig& dist) : config(c), gen(at::detail::createCPUGenerator(c.seed)) {
     if (c.device == "cuda") {
       if (!torch::cuda::is_available())
         throw InputError("train.device", "cuda requested but this LibTorch build has no CUDA or no GPU is visible; use device: cpu");
@@ -193,7 +267,15 @@ struct Learner::Impl {
     // training several times slower on a busy machine (docs/benchmarks.md, `bench ppo`).
     if (openblas_set_num_threads) openblas_set_num_threads(c.threads);
     torch::manual_seed(c.seed);
-    env = make_env(c.num_envs);
+    if (c.num_envs % dist.world_size != 0)
+      throw InputError("train.num_envs", "is " + std::to_string(c.num_envs) + ", not divisible by the " + std::to_string(dist.world_size) +
+                                             " processes (WORLD_SIZE / --nproc): every rank steps the same number of environments");
+    comm = std::make_unique<Communicator>(dist, device.is_cuda(), c.dist_timeout_s);
+    local_envs = c.num_envs / dist.world_size;
+    env_offset = dist.rank * local_envs;
+    // Every rank builds the same initial network from the same seed (the parameters stay
+    // identical afterwards: each applies the same all-reduced gradient).
+    env = make_env(local_envs);
     shape = env->shape();
     net = PolicyNet(shape.candidate_features, shape.global_features, c.hidden);
     net->to(device);
@@ -217,29 +299,37 @@ struct Learner::Impl {
   // (stored in the network's buffers, so checkpoints and exports carry it).
   void fit_observation_statistics() {
     const int N = env->num_envs(), K = shape.num_candidates;
-    env->reset(config.train_seed_start);
+    env->reset(config.train_seed_start + static_cast<std::uint64_t>(env_offset));
     std::vector<torch::Tensor> cands, globs;
     std::vector<std::int32_t> actions(static_cast<std::size_t>(N));
-    for (int t = 0; t < 256; ++t) {
+    std::vector<std::mt19937_64> rngs;
+    for (int i = 0; i < N; ++i) rngs.push_back(env_rng(config.seed, Stream::kObservationFit, 0, static_cast<std::uint64_t>(env_offset + i)));
+    // Only each environment's first episode counts: the episode an environment
+    // auto-resets into depends on the number of environments in the batch, which differs
+    // between one process and several ranks.
+    auto active = torch::ones({N}, torch::kBool);
+    for (int t = 0; t < 256 && active.any().item<bool>(); ++t) {
       Obs o = observe(*env);
       auto rows = o.cand.reshape({-1, shape.candidate_features});
-      auto legal = o.mask.slice(1, 0, K).reshape({-1});
+      auto legal = (o.mask.slice(1, 0, K) & active.unsqueeze(1)).reshape({-1});
       cands.push_back(rows.index({legal}));
-      globs.push_back(o.glob);
-      auto probs = o.mask.to(torch::kFloat32);
-      auto a = torch::multinomial(probs, 1, false, gen).squeeze(1);
+      globs.push_back(o.glob.index({active}));
+      auto a = sample_rows(o.mask.to(torch::kFloat32), rngs);
       for (int i = 0; i < N; ++i) actions[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(a[i].item<std::int64_t>());
       env->step(actions.data());
+      for (int i = 0; i < N; ++i)
+        if (env->terminated()[i] || env->truncated()[i]) active[i] = false;
     }
     env->take_finished_episodes();
-    auto c = torch::cat(cands, 0), g = torch::cat(globs, 0);
+    // Statistics over every rank's rows, so all ranks normalise alike.
+    const ColumnStats c = global_column_stats(torch::cat(cands, 0), *comm), g = global_column_stats(torch::cat(globs, 0), *comm);
     torch::NoGradGuard guard;
-    if (c.size(0) > 1) {
-      net->cand_mean.copy_(c.mean(0));
-      net->cand_std.copy_(c.std(0).clamp_min(1e-3));
+    if (c.n > 1) {
+      net->cand_mean.copy_(c.mean.to(torch::kFloat32));
+      net->cand_std.copy_(c.std.to(torch::kFloat32).clamp_min(1e-3));
     }
-    net->glob_mean.copy_(g.mean(0));
-    net->glob_std.copy_(g.std(0).clamp_min(1e-3));
+    net->glob_mean.copy_(g.mean.to(torch::kFloat32));
+    net->glob_std.copy_(g.std.to(torch::kFloat32).clamp_min(1e-3));
     obs_normalized = true;
   }
 
@@ -252,8 +342,13 @@ struct Learner::Impl {
     const double lr = config.lr_schedule == "linear" ? config.lr * std::max(0.0, 1.0 - progress) : config.lr;
     for (auto& group : optimizer->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 
-    // --- collect one episode per environment
-    env->reset(config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N));
+    // --- collect one episode per environment (this rank's share of the global batch)
+    const std::uint64_t first_seed =
+        config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(config.num_envs) + static_cast<std::uint64_t>(env_offset);
+    env->reset(first_seed);
+    std::vector<std::mt19937_64> rngs;
+    for (int i = 0; i < N; ++i)
+      rngs.push_back(env_rng(config.seed, Stream::kRollout, static_cast<std::uint64_t>(updates), static_cast<std::uint64_t>(env_offset + i)));
     std::vector<Obs> obs;
     std::vector<torch::Tensor> acts, logps, values;
     std::vector<std::vector<float>> rewards;
@@ -273,7 +368,7 @@ struct Learner::Impl {
         torch::NoGradGuard guard;
         auto [logits, value] = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device));
         auto logp_all = torch::log_softmax(logits, 1).cpu();
-        a = torch::multinomial(logp_all.exp(), 1, false, gen).squeeze(1);
+        a = sample_rows(logp_all.exp(), rngs);
         lp = logp_all.gather(1, a.unsqueeze(1)).squeeze(1);
         v = value.cpu();
       }
@@ -298,7 +393,7 @@ struct Learner::Impl {
         }
       }
       for (const auto& e : env->take_finished_episodes()) {
-        if (e.seed >= config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N) + static_cast<std::uint64_t>(N)) continue;  // an auto-reset episode
+        if (e.seed >= first_seed + static_cast<std::uint64_t>(N)) continue;  // an auto-reset episode
         sum_return += e.episode_return;
         sum_jct += e.mean_jct_s;
         ++finished_eps;
@@ -323,19 +418,32 @@ struct Learner::Impl {
         if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = v[i].item<float>();
     }
 
-    // --- reward scale from the discounted returns seen so far (Welford)
+    // --- reward scale from the discounted returns seen so far: this batch's count, mean
+    // and squared deviations over all ranks, merged into the running totals (Chan et al.)
     {
+      std::vector<double> rets;
       std::vector<double> ret(static_cast<std::size_t>(N), 0.0);
       for (int t = T - 1; t >= 0; --t) {
         for (int i = 0; i < N; ++i) {
           const auto k = static_cast<std::size_t>(i);
           if (!valids[static_cast<std::size_t>(t)][k]) continue;
           ret[k] = rewards[static_cast<std::size_t>(t)][k] + config.gamma * (dones[static_cast<std::size_t>(t)][k] ? 0.0 : ret[k]);
-          ret_count += 1.0;
-          const double delta = ret[k] - ret_mean;
-          ret_mean += delta / ret_count;
-          ret_m2 += delta * (ret[k] - ret_mean);
+          rets.push_back(ret[k]);
         }
+      }
+      std::vector<double> count_sum{static_cast<double>(rets.size()), 0.0};
+      for (double r : rets) count_sum[1] += r;
+      comm->allreduce_sum(count_sum);
+      const double n_b = count_sum[0];
+      if (n_b > 0) {
+        const double mean_b = count_sum[1] / n_b;
+        std::vector<double> m2_b{0.0};
+        for (double r : rets) m2_b[0] += (r - mean_b) * (r - mean_b);
+        comm->allreduce_sum(m2_b);
+        const double n_a = ret_count, n = n_a + n_b, delta = mean_b - ret_mean;
+        ret_mean += delta * n_b / n;
+        ret_m2 += m2_b[0] + delta * delta * n_a * n_b / n;
+        ret_count = n;
       }
     }
     const double scale = 1.0 / reward_std();
@@ -359,16 +467,31 @@ struct Learner::Impl {
         adv[tt][k] = static_cast<float>(next_adv[k]);
       }
     }
-    // Flatten the valid samples.
+    // Flatten the valid samples environment-major: the global sample order (rank 0's
+    // environments first) is then the same for any number of ranks.
     std::vector<std::int64_t> rows;
     std::vector<float> adv_flat;
-    for (int t = 0; t < T; ++t)
-      for (int i = 0; i < N; ++i)
+    for (int i = 0; i < N; ++i)
+      for (int t = 0; t < T; ++t)
         if (valids[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]) {
           rows.push_back(static_cast<std::int64_t>(t) * N + i);
           adv_flat.push_back(adv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
         }
-    const auto M = static_cast<std::int64_t>(rows.size());
+    const auto M_local = static_cast<std::int64_t>(rows.size());
+    std::vector<double> counts(static_cast<std::size_t>(comm->world_size()), 0.0);
+    counts[static_cast<std::size_t>(comm->rank())] = static_cast<double>(M_local);
+    comm->allreduce_sum(counts);
+    std::int64_t offset = 0, M = 0;
+    for (int r = 0; r < comm->world_size(); ++r) {
+      if (r < comm->rank()) offset += static_cast<std::int64_t>(counts[static_cast<std::size_t>(r)]);
+      M += static_cast<std::int64_t>(counts[static_cast<std::size_t>(r)]);
+    }
+    // Every rank holds all advantages (one float per sample): minibatch normalisation then
+    // uses exactly the single-process statistics.
+    std::vector<torch::Tensor> all_adv{torch::zeros({M}, torch::kFloat32)};
+    if (M_local > 0) all_adv[0].slice(0, offset, offset + M_local).copy_(torch::tensor(adv_flat, torch::kFloat32));
+    comm->allreduce_sum(all_adv);
+    const torch::Tensor AdvAll = all_adv[0];
     std::vector<torch::Tensor> cs, gs, ms;
     for (auto& o : obs) {
       cs.push_back(o.cand);
@@ -376,53 +499,82 @@ struct Learner::Impl {
       ms.push_back(o.mask);
     }
     auto idx = torch::tensor(rows, torch::kInt64);
-    auto C = torch::cat(cs, 0).index_select(0, idx).to(device);
-    auto Gl = torch::cat(gs, 0).index_select(0, idx).to(device);
-    auto Ms = torch::cat(ms, 0).index_select(0, idx).to(device);
-    auto A = torch::cat(acts, 0).index_select(0, idx).to(device);
-    auto old_logp = torch::cat(logps, 0).index_select(0, idx).to(device);
-    auto old_v = torch::cat(values, 0).index_select(0, idx).to(device);
-    auto Adv = torch::tensor(adv_flat, torch::kFloat32).to(device);
-    auto Ret = Adv + old_v;
+    torch::Tensor C, Gl, Ms, A, old_logp, Ret;
+    if (M_local > 0) {
+      C = torch::cat(cs, 0).index_select(0, idx).to(device);
+      Gl = torch::cat(gs, 0).index_select(0, idx).to(device);
+      Ms = torch::cat(ms, 0).index_select(0, idx).to(device);
+      A = torch::cat(acts, 0).index_select(0, idx).to(device);
+      old_logp = torch::cat(logps, 0).index_select(0, idx).to(device);
+      Ret = torch::tensor(adv_flat, torch::kFloat32).to(device) + torch::cat(values, 0).index_select(0, idx).to(device);
+    }
 
-    // --- gradient steps
+    // --- gradient steps. Each rank computes its samples' share of the minibatch loss
+    // (sums divided by the global minibatch size); the all-reduced gradient is the
+    // single-process minibatch gradient, and clipping sees its global norm.
     const bool ppo = config.algorithm == Algorithm::kPpo;
     const int epochs = ppo ? config.epochs : 1;
     const std::int64_t mb = ppo ? std::min<std::int64_t>(config.minibatch, M) : M;
+    auto params = net->parameters();
     double sum_pl = 0, sum_vl = 0, sum_ent = 0, sum_kl = 0;
     int n_steps = 0;
     for (int epoch = 0; epoch < epochs && M > 0; ++epoch) {
       auto perm = ppo ? torch::randperm(M, gen, torch::kInt64) : torch::arange(M, torch::kInt64);
-      perm = perm.to(device);
       for (std::int64_t start = 0; start < M; start += mb) {
         auto b = perm.slice(0, start, std::min(start + mb, M));
-        auto [logits, value] = net->forward(C.index_select(0, b), Gl.index_select(0, b), Ms.index_select(0, b));
-        auto logp_all = torch::log_softmax(logits, 1);
-        auto logp = logp_all.gather(1, A.index_select(0, b).unsqueeze(1)).squeeze(1);
-        auto adv_b = Adv.index_select(0, b);
+        const double B = static_cast<double>(b.size(0));
+        auto adv_b = AdvAll.index_select(0, b);
         if (adv_b.size(0) > 1) adv_b = (adv_b - adv_b.mean()) / (adv_b.std() + 1e-8);
-        torch::Tensor policy_loss;
-        auto old_lp = old_logp.index_select(0, b);
-        if (ppo) {
-          auto ratio = torch::exp(logp - old_lp);
-          policy_loss = -torch::min(ratio * adv_b, torch::clamp(ratio, 1.0 - config.clip, 1.0 + config.clip) * adv_b).mean();
-        } else {
-          policy_loss = -(logp * adv_b).mean();
-        }
-        auto value_loss = 0.5 * (value - Ret.index_select(0, b)).pow(2).mean();
-        auto entropy = -(logp_all.exp() * logp_all).sum(1).mean();
-        auto loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
+        auto mine = ((b >= offset) & (b < offset + M_local)).nonzero().reshape({-1});
         optimizer->zero_grad();
-        loss.backward();
-        torch::nn::utils::clip_grad_norm_(net->parameters(), config.max_grad_norm);
+        if (mine.size(0) > 0) {
+          auto lb = (b.index_select(0, mine) - offset).to(device);
+          auto adv_l = adv_b.index_select(0, mine).to(device);
+          auto [logits, value] = net->forward(C.index_select(0, lb), Gl.index_select(0, lb), Ms.index_select(0, lb));
+          auto logp_all = torch::log_softmax(logits, 1);
+          auto logp = logp_all.gather(1, A.index_select(0, lb).unsqueeze(1)).squeeze(1);
+          auto old_lp = old_logp.index_select(0, lb);
+          torch::Tensor policy_loss;
+          if (ppo) {
+            auto ratio = torch::exp(logp - old_lp);
+            policy_loss = -torch::min(ratio * adv_l, torch::clamp(ratio, 1.0 - config.clip, 1.0 + config.clip) * adv_l).sum() / B;
+          } else {
+            policy_loss = -(logp * adv_l).sum() / B;
+          }
+          auto value_loss = 0.5 * (value - Ret.index_select(0, lb)).pow(2).sum() / B;
+          auto entropy = -(logp_all.exp() * logp_all).sum() / B;
+          auto loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
+          loss.backward();
+          sum_pl += policy_loss.item<double>();
+          sum_vl += value_loss.item<double>();
+          sum_ent += entropy.item<double>();
+          sum_kl += (old_lp - logp).sum().item<double>() / B;
+        }
+        if (comm->world_size() > 1) {
+          std::vector<torch::Tensor> grads;
+          for (auto& p : params) {
+            if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+            grads.push_back(p.grad());
+          }
+          comm->allreduce_sum(grads);
+        }
+        torch::nn::utils::clip_grad_norm_(params, config.max_grad_norm);
         optimizer->step();
-        sum_pl += policy_loss.item<double>();
-        sum_vl += value_loss.item<double>();
-        sum_ent += entropy.item<double>();
-        sum_kl += (old_lp - logp).mean().item<double>();
         ++n_steps;
       }
     }
+    // Batch statistics summed over ranks (this rank's share of each loss is already
+    // divided by the global minibatch size).
+    std::vector<double> totals{static_cast<double>(st.step), sum_return, sum_jct, static_cast<double>(finished_eps), sum_pl, sum_vl, sum_ent, sum_kl};
+    comm->allreduce_sum(totals);
+    st.step = static_cast<std::int64_t>(totals[0]);
+    sum_return = totals[1];
+    sum_jct = totals[2];
+    finished_eps = static_cast<int>(totals[3]);
+    sum_pl = totals[4];
+    sum_vl = totals[5];
+    sum_ent = totals[6];
+    sum_kl = totals[7];
     steps += st.step;
     ++updates;
     episodes += finished_eps;
@@ -441,7 +593,22 @@ struct Learner::Impl {
     return st;
   }
 
-  EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int n) const {
+  EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int total) const {
+    // Rank r runs episodes lo..hi-1 of the `total`; the sums are all-reduced.
+    const int W = comm->world_size(), r = comm->rank();
+    const int lo = static_cast<int>(static_cast<std::int64_t>(total) * r / W), hi = static_cast<int>(static_cast<std::int64_t>(total) * (r + 1) / W);
+    EvalStats out;
+    if (hi > lo) out = evaluate_share(make_env, seed_start + static_cast<std::uint64_t>(lo), hi - lo);
+    std::vector<double> sums{out.mean_jct_s, out.mean_return, static_cast<double>(out.episodes)};
+    comm->allreduce_sum(sums);
+    out.mean_jct_s = sums[0] / total;
+    out.mean_return = sums[1] / total;
+    out.episodes = static_cast<int>(sums[2]);
+    return out;
+  }
+
+  // Sums (not means) over the n episodes seeded seed_start ... seed_start + n - 1.
+  EvalStats evaluate_share(const BatchEnvFactory& make_env, std::uint64_t seed_start, int n) const {
     auto e = make_env(n);
     e->reset(seed_start);
     const int K = e->shape().num_candidates;
@@ -472,8 +639,6 @@ struct Learner::Impl {
         ++out.episodes;
       }
     }
-    out.mean_jct_s /= n;
-    out.mean_return /= n;
     return out;
   }
 
@@ -519,7 +684,8 @@ struct Learner::Impl {
   }
 };
 
-Learner::Learner(const TrainConfig& config, BatchEnvFactory make_env) : impl_(std::make_unique<Impl>(config, std::move(make_env))) {}
+Learner::Learner(const TrainConfig& config, BatchEnvFactory make_env, const DistConfig& dist)
+    : impl_(std::make_unique<Impl>(config, std::move(make_env), dist)) {}
 Learner::~Learner() = default;
 bool Learner::finished() const { return impl_->steps >= impl_->config.total_steps; }
 UpdateStats Learner::update() { return impl_->update(); }
@@ -528,6 +694,8 @@ EvalStats Learner::evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_
 }
 std::int64_t Learner::steps() const { return impl_->steps; }
 std::int64_t Learner::updates() const { return impl_->updates; }
+int Learner::rank() const { return impl_->comm->rank(); }
+int Learner::world_size() const { return impl_->comm->world_size(); }
 void Learner::save_checkpoint(const std::string& path) const { impl_->save(path); }
 void Learner::load_checkpoint(const std::string& path) { impl_->load(path); }
 

@@ -6,6 +6,13 @@
 // drawn with seed train_seed_start + u * num_envs + i and runs until its episode ends
 // (or for rollout_steps steps, then bootstraps from the value head). Because every update
 // starts from a reset, a resumed run continues exactly like an uninterrupted one.
+//
+// Several processes (ranks) can train one agent together: rank r steps the global
+// environments r*n..r*n+n-1 (n = num_envs / world size), actions are drawn from a stream
+// per global environment, every statistic is summed over ranks and each minibatch's
+// gradient is the all-reduced sum of the ranks' shares, so N ranks follow the learning
+// curve of one process with the same num_envs up to floating-point rounding
+// (docs/rl_agents.md, "Distributed training").
 #pragma once
 
 #include <cstdint>
@@ -15,6 +22,7 @@
 #include <vector>
 
 #include "rl/batch_env.hpp"
+#include "rl/dist_launch.hpp"
 #include "rl/train_config.hpp"
 
 namespace schedsim::rl {
@@ -38,24 +46,28 @@ struct EvalStats {
 
 class Learner {
  public:
-  // Builds the network (initialised from config.seed), the optimizer and the training
-  // environments (make_env(config.num_envs)). Throws InputError for device: cuda
-  // without CUDA.
-  Learner(const TrainConfig& config, BatchEnvFactory make_env);
+  // Builds the network (initialised from config.seed), the optimizer and this rank's
+  // training environments (make_env(config.num_envs / dist.world_size)); with more than
+  // one rank, joins the process group first. Throws InputError for device: cuda without
+  // CUDA and for num_envs not divisible by the world size.
+  Learner(const TrainConfig& config, BatchEnvFactory make_env, const DistConfig& dist = {});
   ~Learner();
   Learner(const Learner&) = delete;
   Learner& operator=(const Learner&) = delete;
 
   bool finished() const;
-  // Collects one batch of episodes and learns from it.
+  // Collects one batch of episodes and learns from it (a collective: every rank calls it).
   UpdateStats update();
   // Greedy episodes (start-or-wait by total probability, then the most likely
   // candidate; see docs/rl_agents.md) on make_env(n) reset with
-  // `seed_start`: one episode per environment.
+  // `seed_start`: one episode per environment. With several ranks each runs its share of
+  // the n episodes and all get the totals (a collective).
   EvalStats evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_start, int episodes) const;
 
   std::int64_t steps() const;
   std::int64_t updates() const;
+  int rank() const;
+  int world_size() const;
   // Network, optimizer, sampling RNG and progress; written to a temporary file, then
   // renamed. load_checkpoint() checks that the network shape matches the config.
   void save_checkpoint(const std::string& path) const;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -77,6 +78,18 @@ std::vector<std::string> kept_lines(const std::string& path, std::int64_t update
   return out;
 }
 
+// Test hook (docs/rl_agents.md): SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE=U makes the last rank
+// of a multi-process run exit with status 3 right after update U, as a crashed worker.
+void maybe_die_for_test(const DistConfig& dist, std::int64_t update) {
+  const char* v = std::getenv("SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE");
+  if (v == nullptr || dist.world_size < 2 || dist.rank != dist.world_size - 1) return;
+  if (std::atoll(v) == update) {
+    std::fprintf(stderr, "schedsim train: rank %d exits after update %lld (SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE)\n", dist.rank,
+                 static_cast<long long>(update));
+    std::_Exit(3);
+  }
+}
+
 std::string format_duration(double s) {
   char buf[32];
   const long t = static_cast<long>(s + 0.5);
@@ -115,24 +128,30 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   const std::string csv_path = (out / "learning_curve.csv").string(), jsonl_path = (out / "learning_curve.jsonl").string();
   if (options.resume && !fs::exists(checkpoint))
     throw InputError("--resume", "no checkpoint to resume from at " + checkpoint + " (train once without --resume first)");
-  fs::create_directories(out);
+  // Only rank 0 writes: the other ranks' copies of every statistic are identical.
+  const bool writer = options.dist.rank == 0;
+  if (writer) fs::create_directories(out);
 
-  Learner learner(config, make_env);
+  Learner learner(config, make_env, options.dist);
   std::vector<std::string> csv_lines, jsonl_lines;
   if (options.resume) {
     learner.load_checkpoint(checkpoint);
     csv_lines = kept_lines(csv_path, learner.updates(), true);
     jsonl_lines = kept_lines(jsonl_path, learner.updates(), false);
   }
-  std::ofstream csv(csv_path, std::ios::trunc), jsonl(jsonl_path, std::ios::trunc);
-  if (!csv || !jsonl) throw InputError(options.out_dir, "cannot write the learning curve files there");
-  csv << kCsvHeader << '\n';
-  for (const auto& l : csv_lines) csv << l << '\n';
-  for (const auto& l : jsonl_lines) jsonl << l << '\n';
-  csv.flush();
-  jsonl.flush();
+  std::ofstream csv, jsonl;
+  if (writer) {
+    csv.open(csv_path, std::ios::trunc);
+    jsonl.open(jsonl_path, std::ios::trunc);
+    if (!csv || !jsonl) throw InputError(options.out_dir, "cannot write the learning curve files there");
+    csv << kCsvHeader << '\n';
+    for (const auto& l : csv_lines) csv << l << '\n';
+    for (const auto& l : jsonl_lines) jsonl << l << '\n';
+    csv.flush();
+    jsonl.flush();
+  }
 
-  const bool show = options.progress && isatty(fileno(stderr));
+  const bool show = writer && options.progress && isatty(fileno(stderr));
   const std::int64_t start_step = learner.steps();
   std::int64_t next_eval = config.eval_every > 0 ? (learner.steps() / config.eval_every + 1) * config.eval_every : config.total_steps;
   std::int64_t next_checkpoint = (learner.steps() / config.checkpoint_every + 1) * config.checkpoint_every;
@@ -146,20 +165,29 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
       outcome.eval_mean_jct_s = last_eval;
       while (next_eval <= learner.steps()) next_eval += config.eval_every > 0 ? config.eval_every : config.total_steps;
     }
-    csv << csv_row(row) << '\n';
-    jsonl << jsonl_row(row) << '\n';
-    csv.flush();
-    jsonl.flush();
+    if (writer) {
+      csv << csv_row(row) << '\n';
+      jsonl << jsonl_row(row) << '\n';
+      csv.flush();
+      jsonl.flush();
+    }
     if (learner.steps() >= next_checkpoint || learner.finished()) {
-      learner.save_checkpoint(checkpoint);
+      if (writer) learner.save_checkpoint(checkpoint);
       while (next_checkpoint <= learner.steps()) next_checkpoint += config.checkpoint_every;
     }
+    maybe_die_for_test(options.dist, learner.updates());
     if (show) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       progress_bar(learner.steps(), config.total_steps, el, start_step, last_eval);
     }
   }
   if (show) std::fprintf(stderr, "\n");
+  outcome.steps = learner.steps();
+  outcome.updates = learner.updates();
+  if (!writer) {
+    outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return outcome;
+  }
   csv.close();
   jsonl.close();
   learner.export_torchscript((out / "policy.ts").string());

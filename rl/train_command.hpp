@@ -8,6 +8,7 @@
 
 #include "experiments/scenario.hpp"
 #include "policies/registry.hpp"
+#include "rl/dist_launch.hpp"
 
 namespace schedsim::rl {
 
@@ -15,6 +16,7 @@ struct TrainOptions {
   std::string out_dir = "results/train";
   bool resume = false;    // continue from out_dir/checkpoint.pt
   bool progress = true;   // progress bar with ETA on stderr (only when it is a terminal)
+  DistConfig dist;        // this process's rank; one process by default
 };
 
 struct TrainOutcome {
@@ -26,6 +28,8 @@ struct TrainOutcome {
 
 // Trains the agent described by scenario.train_yaml on the scenario's environment and
 // writes OUT/checkpoint.pt, OUT/policy.ts (TorchScript), OUT/learning_curve.{csv,jsonl,svg}.
+// With several ranks (options.dist) every rank trains and only rank 0 writes; with
+// --resume every rank loads rank 0's checkpoint (OUT must be on a shared file system).
 TrainOutcome train_agent(const ScenarioConfig& scenario, const TrainOptions& options);
 
 // Adds the `rl` policy (option `path`: a checkpoint written by `schedsim train`); the

@@ -32,7 +32,7 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
   if (node.is_null()) return c;
   node.expect_map({"algorithm", "total_steps", "num_envs", "rollout_steps", "epochs", "minibatch", "lr", "lr_schedule", "gamma",
                    "gae_lambda", "clip", "entropy_coef", "value_coef", "max_grad_norm", "hidden", "seed", "eval_every",
-                   "eval_seed_start", "eval_episodes", "train_seed_start", "threads", "env_threads", "device", "checkpoint_every"});
+                   "eval_seed_start", "eval_episodes", "train_seed_start", "threads", "env_threads", "device", "checkpoint_every", "dist_timeout_s"});
   if (auto n = node.maybe_child("algorithm")) {
     const std::string a = n->as_choice({"ppo", "a2c", "reinforce"});
     c.algorithm = a == "ppo" ? Algorithm::kPpo : a == "a2c" ? Algorithm::kA2c : Algorithm::kReinforce;
@@ -84,6 +84,7 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
   if (auto n = node.maybe_child("env_threads")) c.env_threads = positive_int(*n, 1024);
   if (auto n = node.maybe_child("device")) c.device = n->as_choice({"cpu", "cuda"});
   if (auto n = node.maybe_child("checkpoint_every")) c.checkpoint_every = n->as_positive_int();
+  if (auto n = node.maybe_child("dist_timeout_s")) c.dist_timeout_s = n->as_positive_double();
   // Held out means never trained on: the training seeds start above the evaluation ones.
   if (c.eval_seed_start + static_cast<std::uint64_t>(c.eval_episodes) > c.train_seed_start) {
     (node.has("train_seed_start") ? node.child("train_seed_start") : node)

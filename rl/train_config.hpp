@@ -39,6 +39,7 @@ struct TrainConfig {
   int env_threads = 1;                 // threads stepping the environments
   std::string device = "cpu";          // cpu | cuda
   std::int64_t checkpoint_every = 20'000;  // agent steps between checkpoints (the last is always written)
+  double dist_timeout_s = 300.0;       // multi-process runs: longest wait for another rank before failing
 
   // Throws InputError naming the key for unknown keys and bad values.
   static TrainConfig parse(const ConfigNode& node);

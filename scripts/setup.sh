@@ -8,6 +8,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev catch2 libeigen3-dev pybind11-dev zlib1g-dev
   clang libclang-rt-14-dev    # scripts/sanitize.sh: ASan + UBSan and libFuzzer (docs/reliability.md)
   libtorch-dev libopenblas0   # without OpenBLAS, LibTorch falls back to reference BLAS (~10x slower)
+  libgloo-dev                 # Gloo headers for LibTorch's c10d: distributed training (docs/rl_agents.md)
 )
 
 missing=()

@@ -9,6 +9,9 @@
 # 4. train_seeds.sbatch with 2 tasks: task i trains seed SEED0+i into OUT/seed<seed>, and
 #    its learning curve equals a direct `schedsim train --set train.seed=<seed>` run
 #    (skipped, with the reason, when the build has no LibTorch).
+# 5. train_distributed.sbatch with 2 concurrent tasks (skipped without c10d/Gloo): one
+#    agent, its curve's steps, updates and episodes equal a one-process run's with the
+#    same num_envs, and only task 0 wrote.
 #   test_slurm_templates.sh SCHEDSIM_BINARY SOURCE_DIR WORK_DIR
 set -euo pipefail
 cli=$1 src=$2 work=$3
@@ -91,4 +94,24 @@ env PATH="$work/bin:$PATH" SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=2 CONFIG="$src/exp
 for s in 3 4; do [ -f trained/seed$s/checkpoint.pt ] || fail "no trained/seed$s/checkpoint.pt"; done
 cmp direct/learning_curve.csv trained/seed4/learning_curve.csv || fail "task 1's learning curve differs from a direct run with train.seed=4"
 if cmp -s trained/seed3/learning_curve.csv trained/seed4/learning_curve.csv; then fail "seeds 3 and 4 trained identically"; fi
-echo "OK: sweep shards equal one sweep; collect resumes; submit_sweep.sh chains the jobs; train_seeds.sbatch trains seed SEED0+SLURM_PROCID"
+
+# train_distributed.sbatch: srun starts the tasks at once (they meet in all-reduces).
+cat > bin/srun <<'SH'
+#!/bin/bash
+pids=()
+for ((i = 0; i < SLURM_NTASKS; i++)); do SLURM_PROCID=$i SLURM_LOCALID=$i "$@" & pids+=($!); done
+rc=0; for p in "${pids[@]}"; do wait "$p" || rc=1; done; exit $rc
+SH
+"$cli" train "$src/experiments/configs/rl_train.yaml" "${tiny[@]}" --out single --quiet > single.out 2>&1 || { cat single.out; fail "one-process training failed"; }
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + $$ % 20000)))
+if env PATH="$work/bin:$PATH" SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=1 SLURM_JOB_ID=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port     CONFIG="$src/experiments/configs/rl_train.yaml" OUT=dist SCHEDSIM="$cli" TRAIN_ARGS="${tiny[*]}"     bash "$slurm/train_distributed.sbatch" > dist.out 2>&1; then
+  [ -f dist/policy.ts ] || fail "train_distributed.sbatch wrote no policy.ts"
+  cmp <(cut -d, -f1-3 single/learning_curve.csv) <(cut -d, -f1-3 dist/learning_curve.csv) ||
+    fail "the distributed run's steps/updates/episodes differ from one process with the same num_envs"
+  dist_note="train_distributed.sbatch trains one agent with 2 tasks"
+elif grep -q "this build has no distributed training" dist.out; then
+  dist_note="train_distributed.sbatch skipped: this build has no c10d/Gloo"
+else
+  cat dist.out; fail "train_distributed.sbatch failed"
+fi
+echo "OK: sweep shards equal one sweep; collect resumes; submit_sweep.sh chains the jobs; train_seeds.sbatch trains seed SEED0+SLURM_PROCID; $dist_note"
