@@ -178,8 +178,10 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     const bool tick = now >= next_tick_ || next_tick_ == Tick::max();
     if (tick) next_tick_ = now + Tick::from_seconds(options_.interval_s);
     const ClusterState& state = view.cluster_state();
+    // Devices taken by a service this call (marks cleared at the end, not the whole array).
     std::vector<char>& claimed = claimed_;
-    claimed.assign(static_cast<std::size_t>(view.cluster().num_devices()), 0);
+    claimed.resize(static_cast<std::size_t>(view.cluster().num_devices()), 0);
+    claimed_list_.clear();
     for (std::size_t k = 0; k < services_.size(); ++k) {
       Service& s = services_[k];
       const ServiceSpec& spec = *s.spec;
@@ -208,6 +210,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
            d = state.next_free(d + 1)) {
         if (!claimed[static_cast<std::size_t>(d)]) {
           claimed[static_cast<std::size_t>(d)] = 1;
+          claimed_list_.push_back(d);
           held.push_back(d);
         }
       }
@@ -237,7 +240,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
       // (After a reclaim the view still shows the shrunk jobs' old devices.) Without an
       // elastic job in the system the walk of the running jobs would find none.
       if (options_.lend && !short_of_devices && elastic_jobs_ > 0) {
-        std::sort(held.begin(), held.end());
+        if (!std::is_sorted(held.begin(), held.end())) std::sort(held.begin(), held.end());
         for (JobSlot slot = view.first_running(); slot != kNoJob && static_cast<int>(held.size()) > need; slot = view.next_running(slot)) {
           const JobState& j = view.job(slot);
           if (!j.spec.is_elastic() || j.status != JobStatus::kRunning || j.stalled(now) || j.devices.empty()) continue;
@@ -256,13 +259,14 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
           ++s.metrics.lends;
         }
       }
-      std::sort(held.begin(), held.end());
+      if (!std::is_sorted(held.begin(), held.end())) std::sort(held.begin(), held.end());
       if (held != s.held) {
         out.hold(static_cast<int>(k), held);
         s.held = held;
       }
       for (const auto& [slot, devices] : grow) out.move(slot, devices);
     }
+    for (DeviceId d : claimed_list_) claimed[static_cast<std::size_t>(d)] = 0;
   }
 
   std::unique_ptr<Policy> base_;
@@ -275,6 +279,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
   bool decided_ = false;
   Tick next_tick_ = Tick::max();
   std::vector<char> claimed_;                // reused by serve(): devices taken this call
+  std::vector<DeviceId> claimed_list_;
   std::vector<std::uint64_t> elastic_seq_;   // by slot: arrival_seq of an elastic job in the system
   int elastic_jobs_ = 0;
 };

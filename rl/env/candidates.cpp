@@ -214,15 +214,17 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
     const JobState& js = view.job(slot);
     const JobSpec& job = js.spec;
     bool any = false;
-    seen_.clear();
+    seen_count_ = 0;
     if (job.num_gpus <= free_count) {
       for (PlacementOption option : config_.placements) {
         if (rows == k) break;
         scratch_.clear();
         if (!place(option, slot, js, state, scratch_)) continue;
         std::sort(scratch_.begin(), scratch_.end());
-        if (std::find(seen_.begin(), seen_.end(), scratch_) != seen_.end()) continue;
-        seen_.push_back(scratch_);
+        const auto seen_end = seen_.begin() + static_cast<std::ptrdiff_t>(seen_count_);
+        if (std::find(seen_.begin(), seen_end, scratch_) != seen_end) continue;
+        if (seen_count_ == seen_.size()) seen_.emplace_back();
+        seen_[seen_count_++].assign(scratch_.begin(), scratch_.end());
         if (physics_ && !physics_->placement_problem(job, scratch_).empty()) continue;
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;

@@ -111,7 +111,10 @@ class CandidateBuilder {
   std::vector<double> type_memory_bytes_;
   FreeDevices free_;
   std::vector<DeviceId> scratch_;
-  std::vector<std::vector<DeviceId>> seen_;  // device sets of the current job's rows
+  // Device sets of the current job's rows: the first seen_count_ entries (the vectors are
+  // kept between steps so that their storage is reused, not allocated per row).
+  std::vector<std::vector<DeviceId>> seen_;
+  std::size_t seen_count_ = 0;
   std::vector<std::pair<double, int>> type_order_;
   struct Rates {
     std::uint64_t arrival_seq = ~0ULL;
