@@ -176,6 +176,20 @@ TEST_CASE("A rank that dies under --nproc stops the others and names itself", "[
   CHECK_FALSE(fs::exists(out + "/policy.ts"));
 }
 
+TEST_CASE("A rank whose peers never come fails after train.dist_timeout_s", "[rl][train][dist]") {
+  if (skip_without_c10d()) return;
+  TempDir dir;
+  const std::string port = std::to_string(schedsim::rl::free_local_port());
+  const int rc = run({train_args(dir.path("out"), {"--set", "train.dist_timeout_s=2"}),
+                      {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}},
+                      dir.path("log")});
+  const std::string log = read_file(dir.path("log"));
+  INFO(log);
+  CHECK(rc == 1);
+  CHECK_THAT(log, Catch::Contains("rank 1 of 2: cannot join the process group at 127.0.0.1:" + port + " within train.dist_timeout_s = 2 s"));
+  CHECK_FALSE(fs::exists(dir.path("out")));
+}
+
 TEST_CASE("The rank variables are read strictly, torchrun's first and Slurm's as a fallback", "[rl][train][dist]") {
   // In process: set the variables, read them, restore the environment.
   auto read = [](const std::map<std::string, std::string>& env) {
