@@ -207,8 +207,6 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   write_file_atomically((out / "learning_curve.svg").string(),
                         line_svg({train, held_out}, "agent steps", "mean JCT (h)",
                                  std::string("Learning curve (") + to_string(config.algorithm) + ")"));
-  outcome.steps = learner.steps();
-  outcome.updates = learner.updates();
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return outcome;
 }
