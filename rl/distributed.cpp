@@ -7,8 +7,10 @@
 #include <torch/version.h>
 
 #ifdef SCHEDSIM_HAS_C10D
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef USE_C10D_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #ifdef USE_C10D_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -29,7 +31,7 @@ using Group = c10d::Backend;
 using Group = c10d::ProcessGroup;
 #endif
 
-bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1"; }
+[[maybe_unused]] bool is_loopback(const std::string& addr) { return addr == "localhost" || addr.rfind("127.", 0) == 0 || addr == "::1"; }
 
 std::string message_of(const std::exception& e) {
   if (const auto* c = dynamic_cast<const c10::Error*>(&e)) return c->what_without_backtrace();
@@ -51,6 +53,12 @@ Communicator::Communicator(const DistConfig& config, bool cuda, double timeout_s
     : rank_(config.rank), world_size_(config.world_size), timeout_s_(timeout_s) {
   if (world_size_ <= 1) return;
 #ifdef SCHEDSIM_HAS_C10D
+#ifndef USE_C10D_GLOO
+  if (!cuda)
+    throw InputError("WORLD_SIZE=" + std::to_string(world_size_),
+                     "this build's distributed training has NCCL only (LibTorch's Gloo headers were not found at configure time): "
+                     "use train.device: cuda, or install libgloo-dev and reconfigure");
+#endif
   impl_ = std::make_unique<Impl>();
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000.0));
   try {
@@ -73,6 +81,7 @@ Communicator::Communicator(const DistConfig& config, bool cuda, double timeout_s
 #else
     (void)cuda;  // Gloo moves CUDA tensors through host memory
 #endif
+#ifdef USE_C10D_GLOO
     auto o = c10d::ProcessGroupGloo::Options::create(timeout);
     // Bind to the interface GLOO_SOCKET_IFNAME names (as PyTorch does), to loopback for a
     // one-machine run, else to the address this host's name resolves to.
@@ -85,6 +94,7 @@ Communicator::Communicator(const DistConfig& config, bool cuda, double timeout_s
     o->threads = 1;  // one collective is in flight at a time
     impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, rank_, world_size_, o);
     impl_->backend = "gloo";
+#endif
   } catch (const std::exception& e) {
     throw Error("rank " + std::to_string(rank_) + " of " + std::to_string(world_size_) + ": cannot join the process group at " +
                 config.master_addr + ":" + std::to_string(config.master_port) + " within train.dist_timeout_s = " +
@@ -162,7 +172,7 @@ void Communicator::barrier() {
 }
 
 bool distributed_available() {
-#ifdef SCHEDSIM_HAS_C10D
+#if defined(SCHEDSIM_HAS_C10D) && defined(USE_C10D_GLOO)
   return true;
 #else
   return false;

@@ -45,7 +45,8 @@ class Communicator {
   [[noreturn]] void fail(const char* what, const std::exception& e) const;
 };
 
-// True when this build can run more than one process (c10d with Gloo was found).
+// True when this build can train with more than one process on CPU (c10d with Gloo was
+// found at configure time; a build with -DSCHEDSIM_C10D_NCCL=ON alone can on CUDA only).
 bool distributed_available();
 
 }  // namespace schedsim::rl

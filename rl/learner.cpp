@@ -186,6 +186,7 @@ torch::Tensor sample_rows(const torch::Tensor& weights, std::vector<std::mt19937
   const auto N = w.size(0), A = w.size(1);
   auto out = torch::empty({N}, torch::kInt64);
   const double* p = w.data_ptr<double>();
+  std::int64_t* picks = out.data_ptr<std::int64_t>();
   for (std::int64_t i = 0; i < N; ++i) {
     const double* row = p + i * A;
     double total = 0.0;
@@ -204,7 +205,7 @@ torch::Tensor sample_rows(const torch::Tensor& weights, std::vector<std::mt19937
         break;
       }
     }
-    out[i] = pick;
+    picks[i] = pick;
   }
   return out;
 }
@@ -259,7 +260,9 @@ struct Learner::Impl {
     if (c.device == "cuda") {
       if (!torch::cuda::is_available())
         throw InputError("train.device", "cuda requested but this LibTorch build has no CUDA or no GPU is visible; use device: cpu");
-      device = torch::Device(torch::kCUDA);
+      // One GPU per local rank (LOCAL_RANK) when the node has several.
+      const auto gpus = std::max<std::int64_t>(1, static_cast<std::int64_t>(torch::cuda::device_count()));
+      device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dist.local_rank % gpus));
     }
     at::set_num_threads(c.threads);
     // OpenBLAS (LibTorch's BLAS on Debian) keeps its own thread pool, sized to the cores

@@ -68,7 +68,7 @@ class Learner {
   std::int64_t updates() const;
   int rank() const;
   int world_size() const;
-  // Network, optimizer, sampling RNG and progress; written to a temporary file, then
+  // Network, optimizer, minibatch-shuffling RNG and progress; written to a temporary file, then
   // renamed. load_checkpoint() checks that the network shape matches the config.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);

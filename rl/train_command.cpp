@@ -130,9 +130,8 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
     throw InputError("--resume", "no checkpoint to resume from at " + checkpoint + " (train once without --resume first)");
   // Only rank 0 writes: the other ranks' copies of every statistic are identical.
   const bool writer = options.dist.rank == 0;
-  if (writer) fs::create_directories(out);
 
-  Learner learner(config, make_env, options.dist);
+  Learner learner(config, make_env, options.dist);  // first: a bad setting leaves no folder behind
   std::vector<std::string> csv_lines, jsonl_lines;
   if (options.resume) {
     learner.load_checkpoint(checkpoint);
@@ -141,6 +140,7 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   }
   std::ofstream csv, jsonl;
   if (writer) {
+    fs::create_directories(out);
     csv.open(csv_path, std::ios::trunc);
     jsonl.open(jsonl_path, std::ios::trunc);
     if (!csv || !jsonl) throw InputError(options.out_dir, "cannot write the learning curve files there");
@@ -207,8 +207,6 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   write_file_atomically((out / "learning_curve.svg").string(),
                         line_svg({train, held_out}, "agent steps", "mean JCT (h)",
                                  std::string("Learning curve (") + to_string(config.algorithm) + ")"));
-  outcome.steps = learner.steps();
-  outcome.updates = learner.updates();
   outcome.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return outcome;
 }

@@ -2,6 +2,8 @@
 // data folder.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -81,6 +83,36 @@ inline std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Starts args[0] with `args` as a child process. `env` is set in the child's environment
+// on top of this one's, after unsetting the names in `unset`; with a `log` path, the
+// child's stdout and stderr go to that file.
+inline pid_t spawn_process(std::vector<std::string> args, const std::vector<std::pair<std::string, std::string>>& env = {},
+                           const std::string& log = "", const std::vector<std::string>& unset = {}) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    for (const auto& name : unset) ::unsetenv(name.c_str());
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!log.empty()) {
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits for a child: its exit status, or 128 + the number of the signal that killed it.
+inline int wait_process(pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 // ../shared/data beside the checkout (or $SCHEDSIM_SHARED_DATA); "" when absent, in which

@@ -4,13 +4,10 @@
 // train.dist_timeout_s bounds every wait), and bad launch settings are refused.
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -48,31 +45,22 @@ std::vector<std::string> train_args(const std::string& out, const std::vector<st
   return a;
 }
 
+const std::vector<std::string> kDistVariables = {"RANK",         "WORLD_SIZE",   "LOCAL_RANK",    "MASTER_ADDR",
+                                                 "MASTER_PORT",  "SLURM_PROCID", "SLURM_NTASKS",  "SLURM_LOCALID",
+                                                 "SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE"};
+
 pid_t start(const Launch& l) {
   std::vector<std::string> args = {SCHEDSIM_EXE, "train", kConfig};
   args.insert(args.end(), l.args.begin(), l.args.end());
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
-                          "SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE"})
-      ::unsetenv(v);
-    for (const auto& [k, v] : l.env) ::setenv(k.c_str(), v.c_str(), 1);
-    const int fd = ::open(l.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(SCHEDSIM_EXE, argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return schedsim::test::spawn_process(args, {l.env.begin(), l.env.end()}, l.log, kDistVariables);
 }
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+int wait_exit(pid_t pid) { return schedsim::test::wait_process(pid); }
+
+bool skip_without_c10d() {
+  if (schedsim::rl::distributed_available()) return false;
+  WARN("skipped: this build has no c10d/Gloo (install libgloo-dev and reconfigure)");
+  return true;
 }
 
 int run(const Launch& l) { return wait_exit(start(l)); }
@@ -108,10 +96,7 @@ std::vector<float> final_parameters(const std::string& out) {
 }  // namespace
 
 TEST_CASE("Two ranks of two environments train like one process of four", "[rl][train][dist]") {
-  if (!schedsim::rl::distributed_available()) {
-    WARN("skipped: this build has no c10d/Gloo (install libgloo-dev and reconfigure)");
-    return;
-  }
+  if (skip_without_c10d()) return;
   TempDir dir;
   const std::string one = dir.path("one"), two = dir.path("two");
   REQUIRE(run({train_args(one), {}, dir.path("one.log")}) == 0);
@@ -157,10 +142,7 @@ TEST_CASE("Two ranks of two environments train like one process of four", "[rl][
 }
 
 TEST_CASE("Ranks started by hand: only rank 0 writes, and a dead peer fails the run within the timeout", "[rl][train][dist]") {
-  if (!schedsim::rl::distributed_available()) {
-    WARN("skipped: this build has no c10d/Gloo (install libgloo-dev and reconfigure)");
-    return;
-  }
+  if (skip_without_c10d()) return;
   TempDir dir;
   const std::string out0 = dir.path("rank0"), out1 = dir.path("rank1");
   const std::string port = std::to_string(schedsim::rl::free_local_port());
@@ -182,11 +164,8 @@ TEST_CASE("Ranks started by hand: only rank 0 writes, and a dead peer fails the 
   CHECK_FALSE(fs::exists(out1));
 }
 
-TEST_CASE("--nproc: a rank that dies stops the others and names itself", "[rl][train][dist]") {
-  if (!schedsim::rl::distributed_available()) {
-    WARN("skipped: this build has no c10d/Gloo (install libgloo-dev and reconfigure)");
-    return;
-  }
+TEST_CASE("A rank that dies under --nproc stops the others and names itself", "[rl][train][dist]") {
+  if (skip_without_c10d()) return;
   TempDir dir;
   const std::string out = dir.path("out");
   const int rc = run({train_args(out, {"--nproc", "2"}), {{"SCHEDSIM_DIST_TEST_DIE_AFTER_UPDATE", "1"}}, dir.path("log")});
@@ -197,7 +176,73 @@ TEST_CASE("--nproc: a rank that dies stops the others and names itself", "[rl][t
   CHECK_FALSE(fs::exists(out + "/policy.ts"));
 }
 
-TEST_CASE("Bad multi-process settings are refused with the variable named", "[rl][train][dist]") {
+TEST_CASE("A rank whose peers never come fails after train.dist_timeout_s", "[rl][train][dist]") {
+  if (skip_without_c10d()) return;
+  TempDir dir;
+  const std::string port = std::to_string(schedsim::rl::free_local_port());
+  const int rc = run({train_args(dir.path("out"), {"--set", "train.dist_timeout_s=2"}),
+                      {{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}},
+                      dir.path("log")});
+  const std::string log = read_file(dir.path("log"));
+  INFO(log);
+  CHECK(rc == 1);
+  CHECK_THAT(log, Catch::Contains("rank 1 of 2: cannot join the process group at 127.0.0.1:" + port + " within train.dist_timeout_s = 2 s"));
+  CHECK_FALSE(fs::exists(dir.path("out")));
+}
+
+TEST_CASE("The rank variables are read strictly, torchrun's first and Slurm's as a fallback", "[rl][train][dist]") {
+  // In process: set the variables, read them, restore the environment.
+  auto read = [](const std::map<std::string, std::string>& env) {
+    std::map<std::string, std::optional<std::string>> saved;
+    for (const auto& name : kDistVariables) {
+      const char* v = std::getenv(name.c_str());
+      saved[name] = v ? std::optional<std::string>(v) : std::nullopt;
+      ::unsetenv(name.c_str());
+    }
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::string error;
+    schedsim::rl::DistConfig c;
+    try {
+      c = schedsim::rl::dist_config_from_environment();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    for (const auto& [k, v] : saved) v ? ::setenv(k.c_str(), v->c_str(), 1) : ::unsetenv(k.c_str());
+    return std::make_pair(c, error);
+  };
+  const std::map<std::string, std::string> master = {{"MASTER_ADDR", "10.0.0.1"}, {"MASTER_PORT", "29400"}};
+  auto with_master = [&](std::map<std::string, std::string> env) {
+    env.insert(master.begin(), master.end());
+    return env;
+  };
+
+  auto [none, e0] = read({});
+  CHECK(e0.empty());
+  CHECK((none.world_size == 1 && none.rank == 0 && !none.from_environment));
+  auto [tr, e1] = read(with_master({{"WORLD_SIZE", "4"}, {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"SLURM_NTASKS", "8"}, {"SLURM_PROCID", "5"}}));
+  CHECK(e1.empty());
+  CHECK((tr.world_size == 4 && tr.rank == 3 && tr.local_rank == 1 && tr.master_addr == "10.0.0.1" && tr.master_port == 29400));
+  auto [sl, e2] = read(with_master({{"SLURM_NTASKS", "8"}, {"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}}));
+  CHECK(e2.empty());
+  CHECK((sl.world_size == 8 && sl.rank == 5 && sl.local_rank == 1));
+  // Slurm's variables alone (every task of an allocation has them) mean one process.
+  auto [alone, e3] = read({{"SLURM_NTASKS", "8"}, {"SLURM_PROCID", "5"}});
+  CHECK(e3.empty());
+  CHECK(alone.world_size == 1);
+
+  CHECK_THAT(read({{"WORLD_SIZE", "2"}, {"RANK", "1"}}).second, Catch::Contains("WORLD_SIZE=2: a multi-process run needs MASTER_ADDR and MASTER_PORT"));
+  CHECK_THAT(read(with_master({{"WORLD_SIZE", "2"}, {"RANK", "2"}})).second,
+             Catch::Contains("environment variable RANK: is 2, must be below WORLD_SIZE (2)"));
+  CHECK_THAT(read(with_master({{"WORLD_SIZE", "2"}})).second, Catch::Contains("environment variable RANK: is not set but WORLD_SIZE is 2"));
+  CHECK_THAT(read({{"WORLD_SIZE", "two"}}).second, Catch::Contains("environment variable WORLD_SIZE: must be an integer in [1, 1048576], got 'two'"));
+  CHECK_THAT(read({{"WORLD_SIZE", "0"}}).second, Catch::Contains("environment variable WORLD_SIZE: must be an integer"));
+  CHECK_THAT(read(with_master({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "2"}})).second,
+             Catch::Contains("environment variable SLURM_PROCID: is 2, must be below SLURM_NTASKS (2)"));
+  CHECK_THAT(read({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "70000"}}).second,
+             Catch::Contains("environment variable MASTER_PORT: must be an integer in [1, 65535], got '70000'"));
+}
+
+TEST_CASE("schedsim train refuses bad multi-process settings before training", "[rl][train][dist]") {
   TempDir dir;
   const std::string out = dir.path("out");
   auto fails_with = [&](const std::vector<std::string>& extra, std::map<std::string, std::string> env, const std::string& message) {
@@ -208,17 +253,10 @@ TEST_CASE("Bad multi-process settings are refused with the variable named", "[rl
     CHECK(rc == 1);
     CHECK_THAT(log, Catch::Contains(message));
   };
-  fails_with({}, {{"WORLD_SIZE", "2"}, {"RANK", "1"}}, "a multi-process run needs MASTER_ADDR and MASTER_PORT");
-  fails_with({}, {{"WORLD_SIZE", "2"}, {"RANK", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29999"}},
-             "environment variable RANK: is 2, must be below WORLD_SIZE (2)");
-  fails_with({}, {{"WORLD_SIZE", "two"}}, "environment variable WORLD_SIZE: must be an integer");
-  fails_with({}, {{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29999"}},
-             "environment variable SLURM_PROCID: is 2, must be below SLURM_NTASKS (2)");
-  fails_with({}, {{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "70000"}},
-             "environment variable MASTER_PORT: must be an integer in [1, 65535]");
+  fails_with({}, {{"WORLD_SIZE", "2"}, {"RANK", "1"}}, "schedsim: error: WORLD_SIZE=2: a multi-process run needs MASTER_ADDR and MASTER_PORT");
   fails_with({"--nproc", "3"}, {{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29999"}},
              "--nproc 3: conflicts with WORLD_SIZE=2");
   if (schedsim::rl::distributed_available())
     fails_with({"--nproc", "3"}, {}, "train.num_envs: is 4, not divisible by the 3 processes");
-  CHECK_FALSE(fs::exists(out + "/policy.ts"));
+  CHECK_FALSE(fs::exists(out));
 }

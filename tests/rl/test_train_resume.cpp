@@ -31,22 +31,10 @@ pid_t start_training(const std::string& out, bool resume) {
     args.emplace_back(s);
   }
   if (resume) args.emplace_back("--resume");
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(SCHEDSIM_EXE, argv.data());
-    ::_exit(127);
-  }
-  return pid;
+  return schedsim::test::spawn_process(args);
 }
 
-int wait_exit(pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int wait_exit(pid_t pid) { return schedsim::test::wait_process(pid); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
