@@ -298,6 +298,8 @@ int main(int argc, char** argv) {
           std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
                       j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
                       j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
+          std::printf("         cpu=%.3f s  of which env %.3f s  rollout policy %.3f s  learn %.3f s\n", j["cpu_s"].get<double>(),
+                      j["env_s"].get<double>(), j["policy_s"].get<double>(), j["learn_s"].get<double>());
           std::fflush(stdout);
           all.push_back(j);
 #else

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include "rl/eigen_policy_net.hpp"
 #include "sim/error.hpp"
 
 // Weak: absent when LibTorch uses another BLAS.
@@ -22,6 +24,21 @@ namespace {
 
 constexpr std::int64_t kCheckpointVersion = 1;
 constexpr double kMaskedLogit = -1e9;  // not -inf: keeps softmax, entropy and gradients finite
+
+// Adds the process CPU time (all threads) of its scope to a LearnerTimes field. CPU
+// time, not wall time: on a busy machine the wall time of a phase is mostly waiting for
+// a core.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total_s) : total_s_(total_s), start_(std::clock()) {}
+  ~PhaseTimer() { total_s_ += static_cast<double>(std::clock() - start_) / CLOCKS_PER_SEC; }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& total_s_;
+  std::clock_t start_;
+};
 
 // The policy/value network. A shared MLP scores every candidate row concatenated with an
 // embedding of the global features, so the policy is permutation invariant and works for
@@ -53,6 +70,7 @@ struct PolicyNetImpl : torch::nn::Module {
 
   // candidates [B,K,F], global [B,G], mask [B,K+1] (bool) -> logits [B,K+1], value [B].
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& candidates, const torch::Tensor& global, const torch::Tensor& mask) {
+    ++forward_calls;
     const auto B = candidates.size(0), K = candidates.size(1);
     auto c = (candidates - cand_mean) / cand_std;
     auto g = torch::tanh(glob->forward((global - glob_mean) / glob_std));
@@ -70,6 +88,7 @@ struct PolicyNetImpl : torch::nn::Module {
   torch::nn::Linear glob{nullptr}, score{nullptr}, wait{nullptr}, value1{nullptr}, value2{nullptr};
   torch::nn::ModuleList cand;
   torch::Tensor cand_mean, cand_std, glob_mean, glob_std;
+  std::int64_t forward_calls = 0;  // Learner::network_forward_calls()
 };
 TORCH_MODULE(PolicyNet);
 
@@ -180,6 +199,17 @@ struct Learner::Impl {
   bool obs_normalized = false;
   // Running statistics of discounted returns; rewards are divided by their std.
   double ret_count = 0.0, ret_mean = 0.0, ret_m2 = 0.0;
+  LearnerTimes times;  // learn_s is the total of update() until update() returns
+  // The rollouts evaluate the policy with Eigen (rl/eigen_policy_net.hpp) on a copy of
+  // the network's parameters, into buffers reused across steps and updates; LibTorch
+  // only draws the sampling variates (into `draws`, in place) so that the actions are
+  // those torch::multinomial would sample from the same probabilities.
+  std::unique_ptr<EigenPolicyNet> rollout_net;
+  torch::Tensor draws;                               // [N, K+1] Exponential(1) variates
+  std::vector<float> step_logits, step_logp, step_value;  // one step: [N, K+1], [N, K+1], [N]
+  std::vector<float> roll_cand, roll_glob, roll_logp, values;  // the batch, step-major: [T*N, ...]
+  std::vector<std::uint8_t> roll_mask;
+  std::vector<std::int64_t> roll_act;
 
   Impl(const TrainConfig& c, BatchEnvFactory make_env) : config(c), gen(at::detail::createCPUGenerator(c.seed)) {
     if (c.device == "cuda") {
@@ -198,6 +228,33 @@ struct Learner::Impl {
     net = PolicyNet(shape.candidate_features, shape.global_features, c.hidden);
     net->to(device);
     optimizer = std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(c.lr).eps(1e-5));
+    const int N = env->num_envs(), A = shape.num_candidates + 1;
+    rollout_net = std::make_unique<EigenPolicyNet>(shape.num_candidates, shape.candidate_features, shape.global_features, c.hidden, N);
+    draws = torch::empty({N, A}, torch::kFloat32);
+    step_logits.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(A));
+    step_logp.resize(step_logits.size());
+    step_value.resize(static_cast<std::size_t>(N));
+  }
+
+  // Copies the network's parameters and normalisation buffers into the rollout network.
+  void sync_rollout_net() {
+    torch::NoGradGuard guard;
+    auto copy = [&](const std::string& name, const torch::Tensor& t) {
+      const auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+      rollout_net->set_parameter(name, c.data_ptr<float>(), c.numel());
+    };
+    for (const auto& kv : net->named_parameters()) copy(kv.key(), kv.value());
+    for (const auto& kv : net->named_buffers()) copy(kv.key(), kv.value());
+  }
+
+  // Evaluates the rollout network on the environments' current observations.
+  void rollout_forward(const BatchEnv& e) {
+    rollout_net->forward(e.num_envs(), e.candidates(), e.global(), e.masks(), step_logits.data(), step_logp.data(), step_value.data());
+  }
+
+  template <typename T>
+  static void append(std::vector<T>& to, const T* from, std::int64_t n) {
+    to.insert(to.end(), from, from + n);
   }
 
   Meta meta() const { return Meta{shape.candidate_features, shape.global_features, config.hidden}; }
@@ -246,6 +303,14 @@ struct Learner::Impl {
   double reward_std() const { return ret_count > 1 ? std::sqrt(ret_m2 / ret_count) + 1e-8 : 1.0; }
 
   UpdateStats update() {
+    const double inner_s = times.env_s + times.policy_s;
+    PhaseTimer total(times.learn_s);
+    UpdateStats st = update_untimed();
+    times.learn_s -= times.env_s + times.policy_s - inner_s;
+    return st;
+  }
+
+  UpdateStats update_untimed() {
     if (!obs_normalized) fit_observation_statistics();
     const int N = env->num_envs(), K = shape.num_candidates;
     const double progress = static_cast<double>(steps) / static_cast<double>(config.total_steps);
@@ -253,9 +318,16 @@ struct Learner::Impl {
     for (auto& group : optimizer->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 
     // --- collect one episode per environment
-    env->reset(config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N));
-    std::vector<Obs> obs;
-    std::vector<torch::Tensor> acts, logps, values;
+    {
+      PhaseTimer timer(times.env_s);
+      env->reset(config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(N));
+    }
+    sync_rollout_net();
+    const int num_actions = K + 1, F = shape.candidate_features, G = shape.global_features;
+    for (auto* v : {&roll_cand, &roll_glob, &roll_logp, &values}) v->clear();
+    roll_mask.clear();
+    roll_act.clear();
+    int T = 0;
     std::vector<std::vector<float>> rewards;
     std::vector<std::vector<std::uint8_t>> dones, valids;
     std::vector<std::uint8_t> active(static_cast<std::size_t>(N), 1);
@@ -267,25 +339,31 @@ struct Learner::Impl {
       int n_active = 0;
       for (auto a : active) n_active += a;
       if (n_active == 0 || (config.rollout_steps > 0 && t >= config.rollout_steps)) break;
-      Obs o = observe(*env);
-      torch::Tensor a, lp, v;
       {
-        torch::NoGradGuard guard;
-        auto [logits, value] = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device));
-        auto logp_all = torch::log_softmax(logits, 1).cpu();
-        a = torch::multinomial(logp_all.exp(), 1, false, gen).squeeze(1);
-        lp = logp_all.gather(1, a.unsqueeze(1)).squeeze(1);
-        v = value.cpu();
+        PhaseTimer timer(times.policy_s);
+        append(roll_cand, env->candidates(), static_cast<std::int64_t>(N) * K * F);
+        append(roll_glob, env->global(), static_cast<std::int64_t>(N) * G);
+        append(roll_mask, env->masks(), static_cast<std::int64_t>(N) * num_actions);
+        rollout_forward(*env);
+        draws.exponential_(1.0, gen);
+        const float* q = draws.data_ptr<float>();
+        for (int i = 0; i < N; ++i) {
+          const auto row = static_cast<std::size_t>(i) * static_cast<std::size_t>(num_actions);
+          const int a = sample_by_exponential_race(step_logp.data() + row, q + row, num_actions);
+          roll_act.push_back(a);
+          roll_logp.push_back(step_logp[row + static_cast<std::size_t>(a)]);
+          values.push_back(step_value[static_cast<std::size_t>(i)]);
+          // A finished environment has auto-reset into an episode this update ignores: it
+          // waits, or takes its sampled (legal) action where waiting is illegal.
+          const bool may_wait = env->masks()[row + static_cast<std::size_t>(K)] != 0;
+          actions[static_cast<std::size_t>(i)] = active[static_cast<std::size_t>(i)] || !may_wait ? a : K;
+        }
       }
       std::vector<std::uint8_t> valid(active);
-      // A finished environment has auto-reset into an episode this update ignores: it
-      // waits, or takes its sampled (legal) action where waiting is illegal.
-      for (int i = 0; i < N; ++i) {
-        const bool may_wait = env->masks()[static_cast<std::ptrdiff_t>(i) * (K + 1) + K] != 0;
-        actions[static_cast<std::size_t>(i)] =
-            active[static_cast<std::size_t>(i)] || !may_wait ? static_cast<std::int32_t>(a[i].item<std::int64_t>()) : K;
+      {
+        PhaseTimer timer(times.env_s);
+        env->step(actions.data());
       }
-      env->step(actions.data());
       std::vector<float> r(static_cast<std::size_t>(N));
       std::vector<std::uint8_t> d(static_cast<std::size_t>(N));
       for (int i = 0; i < N; ++i) {
@@ -303,24 +381,19 @@ struct Learner::Impl {
         sum_jct += e.mean_jct_s;
         ++finished_eps;
       }
-      obs.push_back(std::move(o));
-      acts.push_back(a.clone());
-      logps.push_back(lp.clone());
-      values.push_back(v.clone());
+      ++T;
       rewards.push_back(std::move(r));
       dones.push_back(std::move(d));
       valids.push_back(std::move(valid));
     }
-    const int T = static_cast<int>(obs.size());
     std::vector<float> bootstrap(static_cast<std::size_t>(N), 0.0f);
     bool any_active = false;
     for (auto a : active) any_active = any_active || a;
     if (any_active) {
-      torch::NoGradGuard guard;
-      Obs o = observe(*env);
-      auto v = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).second.cpu();
+      PhaseTimer timer(times.policy_s);
+      rollout_forward(*env);
       for (int i = 0; i < N; ++i)
-        if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = v[i].item<float>();
+        if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = step_value[static_cast<std::size_t>(i)];
     }
 
     // --- reward scale from the discounted returns seen so far (Welford)
@@ -350,8 +423,8 @@ struct Learner::Impl {
         const auto k = static_cast<std::size_t>(i);
         if (!valids[tt][k]) continue;
         const double nonterminal = dones[tt][k] ? 0.0 : 1.0;
-        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? values[tt + 1][i].item<float>() : bootstrap[k];
-        const double v = values[tt][i].item<float>();
+        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? values[(tt + 1) * static_cast<std::size_t>(N) + k] : bootstrap[k];
+        const double v = values[tt * static_cast<std::size_t>(N) + k];
         const bool last = !(t + 1 < T && valids[tt + 1][k]);
         const double carry = last ? 0.0 : next_adv[k];
         const double delta = rewards[tt][k] * scale + config.gamma * next_v * nonterminal - v;
@@ -369,19 +442,15 @@ struct Learner::Impl {
           adv_flat.push_back(adv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
         }
     const auto M = static_cast<std::int64_t>(rows.size());
-    std::vector<torch::Tensor> cs, gs, ms;
-    for (auto& o : obs) {
-      cs.push_back(o.cand);
-      gs.push_back(o.glob);
-      ms.push_back(o.mask);
-    }
+    // The batch's tensors read the rollout buffers in place (index_select copies).
+    const std::int64_t TN = static_cast<std::int64_t>(T) * N;
     auto idx = torch::tensor(rows, torch::kInt64);
-    auto C = torch::cat(cs, 0).index_select(0, idx).to(device);
-    auto Gl = torch::cat(gs, 0).index_select(0, idx).to(device);
-    auto Ms = torch::cat(ms, 0).index_select(0, idx).to(device);
-    auto A = torch::cat(acts, 0).index_select(0, idx).to(device);
-    auto old_logp = torch::cat(logps, 0).index_select(0, idx).to(device);
-    auto old_v = torch::cat(values, 0).index_select(0, idx).to(device);
+    auto C = torch::from_blob(roll_cand.data(), {TN, K, F}, torch::kFloat32).index_select(0, idx).to(device);
+    auto Gl = torch::from_blob(roll_glob.data(), {TN, G}, torch::kFloat32).index_select(0, idx).to(device);
+    auto Ms = torch::from_blob(roll_mask.data(), {TN, num_actions}, torch::kUInt8).index_select(0, idx).to(torch::kBool).to(device);
+    auto A = torch::from_blob(roll_act.data(), {TN}, torch::kInt64).index_select(0, idx).to(device);
+    auto old_logp = torch::from_blob(roll_logp.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
+    auto old_v = torch::from_blob(values.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
     auto Adv = torch::tensor(adv_flat, torch::kFloat32).to(device);
     auto Ret = Adv + old_v;
 
@@ -528,6 +597,8 @@ EvalStats Learner::evaluate(const BatchEnvFactory& make_env, std::uint64_t seed_
 }
 std::int64_t Learner::steps() const { return impl_->steps; }
 std::int64_t Learner::updates() const { return impl_->updates; }
+LearnerTimes Learner::times() const { return impl_->times; }
+std::int64_t Learner::network_forward_calls() const { return impl_->net->forward_calls; }
 void Learner::save_checkpoint(const std::string& path) const { impl_->save(path); }
 void Learner::load_checkpoint(const std::string& path) { impl_->load(path); }
 

@@ -36,6 +36,14 @@ struct EvalStats {
   int episodes = 0;
 };
 
+// Process CPU time (all threads) update() has spent so far, by phase (`schedsim bench
+// ppo` prints it; training outputs never contain it, so they stay deterministic).
+struct LearnerTimes {
+  double env_s = 0.0;     // stepping and resetting the training environments
+  double policy_s = 0.0;  // the rollouts' policy evaluation, sampling and recording
+  double learn_s = 0.0;   // the rest: observation statistics, advantages, gradient steps
+};
+
 class Learner {
  public:
   // Builds the network (initialised from config.seed), the optimizer and the training
@@ -56,6 +64,10 @@ class Learner {
 
   std::int64_t steps() const;
   std::int64_t updates() const;
+  LearnerTimes times() const;
+  // Forward passes of the LibTorch network so far (tests: rollouts evaluate the policy
+  // with Eigen, so only gradient steps, evaluation and the probability probes count).
+  std::int64_t network_forward_calls() const;
   // Network, optimizer, sampling RNG and progress; written to a temporary file, then
   // renamed. load_checkpoint() checks that the network shape matches the config.
   void save_checkpoint(const std::string& path) const;

@@ -28,6 +28,11 @@ struct PpoBenchResult {
   std::int64_t updates = 0;
   double wall_s = 0;           // construction, observation statistics, rollouts and updates
   double env_steps_per_s = 0;
+  double cpu_s = 0;            // process CPU time over the same span (all threads): on a busy
+                               // machine wall_s also counts waiting for a core, this does not
+  // Where the CPU time went (Learner::times()): stepping the environments, the rollouts'
+  // policy evaluation and sampling, everything else (mostly the gradient steps).
+  double env_s = 0, policy_s = 0, learn_s = 0;
 };
 
 // The train: map the benchmark uses (rl_train.yaml's hyper-parameters, no evaluation).
