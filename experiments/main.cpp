@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
   bench->add_option("--ppo-steps", ppo_bench_options.steps, "ppo: agent steps to train for")->capture_default_str();
   bench->add_option("--ppo-threads", ppo_bench_options.threads, "ppo: LibTorch intra-op threads")->capture_default_str();
   bench->add_option("--ppo-epochs", ppo_bench_options.epochs, "ppo: PPO passes over each batch")->capture_default_str();
+  bench->add_option("--ppo-minibatch", ppo_bench_options.minibatch, "ppo: samples per gradient step")->capture_default_str();
   bench->add_option("--ppo-env-threads", ppo_bench_options.env_threads, "ppo: threads stepping the environments")->capture_default_str();
 #endif
 

@@ -1,4 +1,4 @@
-// The policy/value network of rl/learner.cpp (PolicyNet) evaluated with Eigen, for the
+// The policy/value network of rl/policy_net.hpp (PolicyNet) evaluated with Eigen, for the
 // rollouts: LibTorch's per-operator overhead (dispatch, allocation of every
 // intermediate tensor) dominated a forward on a few hundred rows. The learner copies the
 // torch module's parameters in (set_parameter) before each batch of rollouts; the

@@ -14,6 +14,7 @@
 #include <torch/torch.h>
 
 #include "rl/eigen_policy_net.hpp"
+#include "rl/policy_net.hpp"
 #include "sim/error.hpp"
 
 // Weak: absent when LibTorch uses another BLAS.
@@ -23,7 +24,6 @@ namespace schedsim::rl {
 namespace {
 
 constexpr std::int64_t kCheckpointVersion = 1;
-constexpr double kMaskedLogit = -1e9;  // not -inf: keeps softmax, entropy and gradients finite
 
 // Adds the process CPU time (all threads) of its scope to a LearnerTimes field. CPU
 // time, not wall time: on a busy machine the wall time of a phase is mostly waiting for
@@ -39,58 +39,6 @@ class PhaseTimer {
   double& total_s_;
   std::clock_t start_;
 };
-
-// The policy/value network. A shared MLP scores every candidate row concatenated with an
-// embedding of the global features, so the policy is permutation invariant and works for
-// any number of candidates; "wait" and the value are read from the global embedding plus
-// the mean of the legal candidates' embeddings.
-struct PolicyNetImpl : torch::nn::Module {
-  PolicyNetImpl(int candidate_features, int global_features, const std::vector<int>& hidden) {
-    const int h = hidden.back();
-    glob = register_module("glob", torch::nn::Linear(global_features, h));
-    int in = candidate_features + h;
-    for (int width : hidden) {
-      cand->push_back(torch::nn::Linear(in, width));
-      in = width;
-    }
-    register_module("cand", cand);
-    score = register_module("score", torch::nn::Linear(h, 1));
-    wait = register_module("wait", torch::nn::Linear(2 * h, 1));
-    value1 = register_module("value1", torch::nn::Linear(2 * h, h));
-    value2 = register_module("value2", torch::nn::Linear(h, 1));
-    cand_mean = register_buffer("cand_mean", torch::zeros({candidate_features}));
-    cand_std = register_buffer("cand_std", torch::ones({candidate_features}));
-    glob_mean = register_buffer("glob_mean", torch::zeros({global_features}));
-    glob_std = register_buffer("glob_std", torch::ones({global_features}));
-    // Near-uniform initial policy: small output layers.
-    torch::NoGradGuard guard;
-    score->weight.mul_(0.01);
-    wait->weight.mul_(0.01);
-  }
-
-  // candidates [B,K,F], global [B,G], mask [B,K+1] (bool) -> logits [B,K+1], value [B].
-  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& candidates, const torch::Tensor& global, const torch::Tensor& mask) {
-    ++forward_calls;
-    const auto B = candidates.size(0), K = candidates.size(1);
-    auto c = (candidates - cand_mean) / cand_std;
-    auto g = torch::tanh(glob->forward((global - glob_mean) / glob_std));
-    auto x = torch::cat({c, g.unsqueeze(1).expand({B, K, g.size(1)})}, 2);
-    for (const auto& layer : *cand) x = torch::tanh(layer->as<torch::nn::Linear>()->forward(x));
-    auto scores = score->forward(x).squeeze(-1);                   // [B,K]
-    auto legal = mask.slice(1, 0, K).to(x.scalar_type()).unsqueeze(-1);  // [B,K,1]
-    auto pooled = (x * legal).sum(1) / legal.sum(1).clamp_min(1.0);     // [B,H]
-    auto z = torch::cat({g, pooled}, 1);
-    auto logits = torch::cat({scores, wait->forward(z)}, 1).masked_fill(mask.logical_not(), kMaskedLogit);
-    auto value = value2->forward(torch::tanh(value1->forward(z))).squeeze(-1);
-    return {logits, value};
-  }
-
-  torch::nn::Linear glob{nullptr}, score{nullptr}, wait{nullptr}, value1{nullptr}, value2{nullptr};
-  torch::nn::ModuleList cand;
-  torch::Tensor cand_mean, cand_std, glob_mean, glob_std;
-  std::int64_t forward_calls = 0;  // Learner::network_forward_calls()
-};
-TORCH_MODULE(PolicyNet);
 
 // The same forward as TorchScript source, generated for the layer count (LibTorch C++
 // has no tracer; Module::define compiles source without Python).
@@ -465,7 +413,7 @@ struct Learner::Impl {
       perm = perm.to(device);
       for (std::int64_t start = 0; start < M; start += mb) {
         auto b = perm.slice(0, start, std::min(start + mb, M));
-        auto [logits, value] = net->forward(C.index_select(0, b), Gl.index_select(0, b), Ms.index_select(0, b));
+        auto [logits, value] = net->forward_packed(C.index_select(0, b), Gl.index_select(0, b), Ms.index_select(0, b));
         auto logp_all = torch::log_softmax(logits, 1);
         auto logp = logp_all.gather(1, A.index_select(0, b).unsqueeze(1)).squeeze(1);
         auto adv_b = Adv.index_select(0, b);

@@ -12,7 +12,7 @@ namespace schedsim::rl {
 
 std::string ppo_bench_train_yaml(const PpoBenchOptions& o) {
   return "{algorithm: ppo, total_steps: " + std::to_string(o.steps) + ", num_envs: " + std::to_string(o.num_envs) +
-         ", epochs: " + std::to_string(o.epochs) + ", minibatch: 256, lr: 0.001, lr_schedule: linear, gamma: 0.995, gae_lambda: 0.95, clip: 0.2,"
+         ", epochs: " + std::to_string(o.epochs) + ", minibatch: " + std::to_string(o.minibatch) + ", lr: 0.001, lr_schedule: linear, gamma: 0.995, gae_lambda: 0.95, clip: 0.2,"
          " entropy_coef: 0.01, value_coef: 0.5, max_grad_norm: 0.5, hidden: [64, 64], seed: 1, eval_every: 0,"
          " train_seed_start: 1000, threads: " +
          std::to_string(o.threads) + ", env_threads: " + std::to_string(o.env_threads) + "}";

@@ -18,6 +18,7 @@ struct PpoBenchOptions {
   int env_threads = 2;          // threads stepping the environments
   int num_envs = 8;
   int epochs = 4;               // PPO passes over each batch (1 and 4 give the cost of one pass)
+  int minibatch = 256;          // samples per gradient step (rl_train.yaml's)
 };
 
 struct PpoBenchResult {
