@@ -155,7 +155,7 @@ struct Learner::Impl {
   std::unique_ptr<EigenPolicyNet> rollout_net;
   torch::Tensor draws;                               // [N, K+1] Exponential(1) variates
   std::vector<float> step_logits, step_logp, step_value;  // one step: [N, K+1], [N, K+1], [N]
-  std::vector<float> roll_cand, roll_glob, roll_logp, values;  // the batch, step-major: [T*N, ...]
+  std::vector<float> roll_cand, roll_glob, roll_logp, roll_value;  // the batch, step-major: [T*N, ...]
   std::vector<std::uint8_t> roll_mask;
   std::vector<std::int64_t> roll_act;
 
@@ -272,7 +272,7 @@ struct Learner::Impl {
     }
     sync_rollout_net();
     const int num_actions = K + 1, F = shape.candidate_features, G = shape.global_features;
-    for (auto* v : {&roll_cand, &roll_glob, &roll_logp, &values}) v->clear();
+    for (auto* v : {&roll_cand, &roll_glob, &roll_logp, &roll_value}) v->clear();
     roll_mask.clear();
     roll_act.clear();
     int T = 0;
@@ -300,7 +300,7 @@ struct Learner::Impl {
           const int a = sample_by_exponential_race(step_logp.data() + row, q + row, num_actions);
           roll_act.push_back(a);
           roll_logp.push_back(step_logp[row + static_cast<std::size_t>(a)]);
-          values.push_back(step_value[static_cast<std::size_t>(i)]);
+          roll_value.push_back(step_value[static_cast<std::size_t>(i)]);
           // A finished environment has auto-reset into an episode this update ignores: it
           // waits, or takes its sampled (legal) action where waiting is illegal.
           const bool may_wait = env->masks()[row + static_cast<std::size_t>(K)] != 0;
@@ -371,8 +371,8 @@ struct Learner::Impl {
         const auto k = static_cast<std::size_t>(i);
         if (!valids[tt][k]) continue;
         const double nonterminal = dones[tt][k] ? 0.0 : 1.0;
-        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? values[(tt + 1) * static_cast<std::size_t>(N) + k] : bootstrap[k];
-        const double v = values[tt * static_cast<std::size_t>(N) + k];
+        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? roll_value[(tt + 1) * static_cast<std::size_t>(N) + k] : bootstrap[k];
+        const double v = roll_value[tt * static_cast<std::size_t>(N) + k];
         const bool last = !(t + 1 < T && valids[tt + 1][k]);
         const double carry = last ? 0.0 : next_adv[k];
         const double delta = rewards[tt][k] * scale + config.gamma * next_v * nonterminal - v;
@@ -398,7 +398,7 @@ struct Learner::Impl {
     auto Ms = torch::from_blob(roll_mask.data(), {TN, num_actions}, torch::kUInt8).index_select(0, idx).to(torch::kBool).to(device);
     auto A = torch::from_blob(roll_act.data(), {TN}, torch::kInt64).index_select(0, idx).to(device);
     auto old_logp = torch::from_blob(roll_logp.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
-    auto old_v = torch::from_blob(values.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
+    auto old_v = torch::from_blob(roll_value.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
     auto Adv = torch::tensor(adv_flat, torch::kFloat32).to(device);
     auto Ret = Adv + old_v;
 
