@@ -189,6 +189,7 @@ int main(int argc, char** argv) {
   bench->add_option("--ppo-steps", ppo_bench_options.steps, "ppo: agent steps to train for")->capture_default_str();
   bench->add_option("--ppo-threads", ppo_bench_options.threads, "ppo: LibTorch intra-op threads")->capture_default_str();
   bench->add_option("--ppo-epochs", ppo_bench_options.epochs, "ppo: PPO passes over each batch")->capture_default_str();
+  bench->add_option("--ppo-minibatch", ppo_bench_options.minibatch, "ppo: samples per gradient step")->capture_default_str();
   bench->add_option("--ppo-env-threads", ppo_bench_options.env_threads, "ppo: threads stepping the environments")->capture_default_str();
 #endif
 
@@ -311,6 +312,8 @@ int main(int argc, char** argv) {
           std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
                       j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
                       j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
+          std::printf("         cpu=%.3f s  of which env %.3f s  rollout policy %.3f s  learn %.3f s\n", j["cpu_s"].get<double>(),
+                      j["env_s"].get<double>(), j["policy_s"].get<double>(), j["learn_s"].get<double>());
           std::fflush(stdout);
           all.push_back(j);
 #else

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -14,6 +15,8 @@
 #include <torch/torch.h>
 
 #include "rl/distributed.hpp"
+#include "rl/eigen_policy_net.hpp"
+#include "rl/policy_net.hpp"
 #include "sim/error.hpp"
 
 // Weak: absent when LibTorch uses another BLAS.
@@ -23,57 +26,20 @@ namespace schedsim::rl {
 namespace {
 
 constexpr std::int64_t kCheckpointVersion = 1;
-constexpr double kMaskedLogit = -1e9;  // not -inf: keeps softmax, entropy and gradients finite
+// Adds the process CPU time (all threads) of its scope to a LearnerTimes field. CPU
+// time, not wall time: on a busy machine the wall time of a phase is mostly waiting for
+// a core.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& total_s) : total_s_(total_s), start_(std::clock()) {}
+  ~PhaseTimer() { total_s_ += static_cast<double>(std::clock() - start_) / CLOCKS_PER_SEC; }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
 
-// The policy/value network. A shared MLP scores every candidate row concatenated with an
-// embedding of the global features, so the policy is permutation invariant and works for
-// any number of candidates; "wait" and the value are read from the global embedding plus
-// the mean of the legal candidates' embeddings.
-struct PolicyNetImpl : torch::nn::Module {
-  PolicyNetImpl(int candidate_features, int global_features, const std::vector<int>& hidden) {
-    const int h = hidden.back();
-    glob = register_module("glob", torch::nn::Linear(global_features, h));
-    int in = candidate_features + h;
-    for (int width : hidden) {
-      cand->push_back(torch::nn::Linear(in, width));
-      in = width;
-    }
-    register_module("cand", cand);
-    score = register_module("score", torch::nn::Linear(h, 1));
-    wait = register_module("wait", torch::nn::Linear(2 * h, 1));
-    value1 = register_module("value1", torch::nn::Linear(2 * h, h));
-    value2 = register_module("value2", torch::nn::Linear(h, 1));
-    cand_mean = register_buffer("cand_mean", torch::zeros({candidate_features}));
-    cand_std = register_buffer("cand_std", torch::ones({candidate_features}));
-    glob_mean = register_buffer("glob_mean", torch::zeros({global_features}));
-    glob_std = register_buffer("glob_std", torch::ones({global_features}));
-    // Near-uniform initial policy: small output layers.
-    torch::NoGradGuard guard;
-    score->weight.mul_(0.01);
-    wait->weight.mul_(0.01);
-  }
-
-  // candidates [B,K,F], global [B,G], mask [B,K+1] (bool) -> logits [B,K+1], value [B].
-  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& candidates, const torch::Tensor& global, const torch::Tensor& mask) {
-    const auto B = candidates.size(0), K = candidates.size(1);
-    auto c = (candidates - cand_mean) / cand_std;
-    auto g = torch::tanh(glob->forward((global - glob_mean) / glob_std));
-    auto x = torch::cat({c, g.unsqueeze(1).expand({B, K, g.size(1)})}, 2);
-    for (const auto& layer : *cand) x = torch::tanh(layer->as<torch::nn::Linear>()->forward(x));
-    auto scores = score->forward(x).squeeze(-1);                   // [B,K]
-    auto legal = mask.slice(1, 0, K).to(x.scalar_type()).unsqueeze(-1);  // [B,K,1]
-    auto pooled = (x * legal).sum(1) / legal.sum(1).clamp_min(1.0);     // [B,H]
-    auto z = torch::cat({g, pooled}, 1);
-    auto logits = torch::cat({scores, wait->forward(z)}, 1).masked_fill(mask.logical_not(), kMaskedLogit);
-    auto value = value2->forward(torch::tanh(value1->forward(z))).squeeze(-1);
-    return {logits, value};
-  }
-
-  torch::nn::Linear glob{nullptr}, score{nullptr}, wait{nullptr}, value1{nullptr}, value2{nullptr};
-  torch::nn::ModuleList cand;
-  torch::Tensor cand_mean, cand_std, glob_mean, glob_std;
+ private:
+  double& total_s_;
+  std::clock_t start_;
 };
-TORCH_MODULE(PolicyNet);
 
 // The same forward as TorchScript source, generated for the layer count (LibTorch C++
 // has no tracer; Module::define compiles source without Python).
@@ -179,34 +145,35 @@ std::mt19937_64 env_rng(std::uint64_t seed, Stream stream, std::uint64_t update,
   return std::mt19937_64(mix64(mix64(mix64(mix64(seed) + static_cast<std::uint64_t>(stream)) + update) + env));
 }
 
-// One action per row of `weights` [N, A] (non-negative, unnormalised), row i drawn with
-// rngs[i] by inversion; zero-weight actions are never drawn.
+// One action drawn from `row` (A non-negative, unnormalised weights) with `rng`, by
+// inversion; zero-weight actions are never drawn.
+template <typename W>
+int sample_row(const W* row, int A, std::mt19937_64& rng) {
+  double total = 0.0;
+  int last = -1;
+  for (int a = 0; a < A; ++a) {
+    total += static_cast<double>(row[a]);
+    if (row[a] > 0) last = a;
+  }
+  // NaN or no weight at all: the policy diverged (torch::multinomial refuses these too).
+  if (!(total > 0.0) || !std::isfinite(total)) throw Error("the policy's action probabilities are NaN or all zero (training diverged)");
+  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53 * total;
+  double cum = 0.0;
+  for (int a = 0; a < A; ++a) {
+    cum += static_cast<double>(row[a]);
+    if (row[a] > 0 && cum > u) return a;
+  }
+  return last;
+}
+
+// One action per row of `weights` [N, A], row i drawn with rngs[i] (sample_row).
 torch::Tensor sample_rows(const torch::Tensor& weights, std::vector<std::mt19937_64>& rngs) {
   auto w = weights.to(torch::kFloat64).cpu().contiguous();
   const auto N = w.size(0), A = w.size(1);
   auto out = torch::empty({N}, torch::kInt64);
   const double* p = w.data_ptr<double>();
   std::int64_t* picks = out.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < N; ++i) {
-    const double* row = p + i * A;
-    double total = 0.0;
-    std::int64_t last = -1;
-    for (std::int64_t a = 0; a < A; ++a) {
-      total += row[a];
-      if (row[a] > 0) last = a;
-    }
-    const double u = static_cast<double>(rngs[static_cast<std::size_t>(i)]() >> 11) * 0x1.0p-53 * total;
-    std::int64_t pick = last;
-    double cum = 0.0;
-    for (std::int64_t a = 0; a < A; ++a) {
-      cum += row[a];
-      if (row[a] > 0 && cum > u) {
-        pick = a;
-        break;
-      }
-    }
-    picks[i] = pick;
-  }
+  for (std::int64_t i = 0; i < N; ++i) picks[i] = sample_row(p + i * A, static_cast<int>(A), rngs[static_cast<std::size_t>(i)]);
   return out;
 }
 
@@ -255,6 +222,16 @@ struct Learner::Impl {
   bool obs_normalized = false;
   // Running statistics of discounted returns; rewards are divided by their std.
   double ret_count = 0.0, ret_mean = 0.0, ret_m2 = 0.0;
+  LearnerTimes times;  // learn_s is the total of update() until update() returns
+  // The rollouts evaluate the policy with Eigen (rl/eigen_policy_net.hpp) on a copy of
+  // the network's parameters, into buffers reused across steps and updates; actions are
+  // drawn from each environment's own stream (env_rng), as with several ranks.
+  std::unique_ptr<EigenPolicyNet> rollout_net;
+  std::vector<float> step_logits, step_logp, step_value;  // one step: [N, K+1], [N, K+1], [N]
+  std::vector<double> step_prob;                          // one row's probabilities
+  std::vector<float> roll_cand, roll_glob, roll_logp, roll_value;  // the batch, step-major: [T*N, ...]
+  std::vector<std::uint8_t> roll_mask;
+  std::vector<std::int64_t> roll_act;
 
   Impl(const TrainConfig& c, BatchEnvFactory make_env, const DistConfig& dist) : config(c), gen(at::detail::createCPUGenerator(c.seed)) {
     if (c.device == "cuda") {
@@ -283,6 +260,33 @@ struct Learner::Impl {
     net = PolicyNet(shape.candidate_features, shape.global_features, c.hidden);
     net->to(device);
     optimizer = std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(c.lr).eps(1e-5));
+    const int N = env->num_envs(), A = shape.num_candidates + 1;
+    rollout_net = std::make_unique<EigenPolicyNet>(shape.num_candidates, shape.candidate_features, shape.global_features, c.hidden, N);
+    step_logits.resize(static_cast<std::size_t>(N) * static_cast<std::size_t>(A));
+    step_logp.resize(step_logits.size());
+    step_value.resize(static_cast<std::size_t>(N));
+    step_prob.resize(static_cast<std::size_t>(A));
+  }
+
+  // Copies the network's parameters and normalisation buffers into the rollout network.
+  void sync_rollout_net() {
+    torch::NoGradGuard guard;
+    auto copy = [&](const std::string& name, const torch::Tensor& t) {
+      const auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+      rollout_net->set_parameter(name, c.data_ptr<float>(), c.numel());
+    };
+    for (const auto& kv : net->named_parameters()) copy(kv.key(), kv.value());
+    for (const auto& kv : net->named_buffers()) copy(kv.key(), kv.value());
+  }
+
+  // Evaluates the rollout network on the environments' current observations.
+  void rollout_forward(const BatchEnv& e) {
+    rollout_net->forward(e.num_envs(), e.candidates(), e.global(), e.masks(), step_logits.data(), step_logp.data(), step_value.data());
+  }
+
+  template <typename T>
+  static void append(std::vector<T>& to, const T* from, std::int64_t n) {
+    to.insert(to.end(), from, from + n);
   }
 
   Meta meta() const { return Meta{shape.candidate_features, shape.global_features, config.hidden}; }
@@ -339,6 +343,14 @@ struct Learner::Impl {
   double reward_std() const { return ret_count > 1 ? std::sqrt(ret_m2 / ret_count) + 1e-8 : 1.0; }
 
   UpdateStats update() {
+    const double inner_s = times.env_s + times.policy_s;
+    PhaseTimer total(times.learn_s);
+    UpdateStats st = update_untimed();
+    times.learn_s -= times.env_s + times.policy_s - inner_s;
+    return st;
+  }
+
+  UpdateStats update_untimed() {
     if (!obs_normalized) fit_observation_statistics();
     const int N = env->num_envs(), K = shape.num_candidates;
     const double progress = static_cast<double>(steps) / static_cast<double>(config.total_steps);
@@ -348,12 +360,19 @@ struct Learner::Impl {
     // --- collect one episode per environment (this rank's share of the global batch)
     const std::uint64_t first_seed =
         config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(config.num_envs) + static_cast<std::uint64_t>(env_offset);
-    env->reset(first_seed);
+    {
+      PhaseTimer timer(times.env_s);
+      env->reset(first_seed);
+    }
+    sync_rollout_net();
+    const int num_actions = K + 1, F = shape.candidate_features, G = shape.global_features;
+    for (auto* v : {&roll_cand, &roll_glob, &roll_logp, &roll_value}) v->clear();
+    roll_mask.clear();
+    roll_act.clear();
+    int T = 0;
     std::vector<std::mt19937_64> rngs;
     for (int i = 0; i < N; ++i)
       rngs.push_back(env_rng(config.seed, Stream::kRollout, static_cast<std::uint64_t>(updates), static_cast<std::uint64_t>(env_offset + i)));
-    std::vector<Obs> obs;
-    std::vector<torch::Tensor> acts, logps, values;
     std::vector<std::vector<float>> rewards;
     std::vector<std::vector<std::uint8_t>> dones, valids;
     std::vector<std::uint8_t> active(static_cast<std::size_t>(N), 1);
@@ -365,25 +384,30 @@ struct Learner::Impl {
       int n_active = 0;
       for (auto a : active) n_active += a;
       if (n_active == 0 || (config.rollout_steps > 0 && t >= config.rollout_steps)) break;
-      Obs o = observe(*env);
-      torch::Tensor a, lp, v;
       {
-        torch::NoGradGuard guard;
-        auto [logits, value] = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device));
-        auto logp_all = torch::log_softmax(logits, 1).cpu();
-        a = sample_rows(logp_all.exp(), rngs);
-        lp = logp_all.gather(1, a.unsqueeze(1)).squeeze(1);
-        v = value.cpu();
+        PhaseTimer timer(times.policy_s);
+        append(roll_cand, env->candidates(), static_cast<std::int64_t>(N) * K * F);
+        append(roll_glob, env->global(), static_cast<std::int64_t>(N) * G);
+        append(roll_mask, env->masks(), static_cast<std::int64_t>(N) * num_actions);
+        rollout_forward(*env);
+        for (int i = 0; i < N; ++i) {
+          const auto row = static_cast<std::size_t>(i) * static_cast<std::size_t>(num_actions);
+          for (int j = 0; j < num_actions; ++j) step_prob[static_cast<std::size_t>(j)] = std::exp(step_logp[row + static_cast<std::size_t>(j)]);
+          const int a = sample_row(step_prob.data(), num_actions, rngs[static_cast<std::size_t>(i)]);
+          roll_act.push_back(a);
+          roll_logp.push_back(step_logp[row + static_cast<std::size_t>(a)]);
+          roll_value.push_back(step_value[static_cast<std::size_t>(i)]);
+          // A finished environment has auto-reset into an episode this update ignores: it
+          // waits, or takes its sampled (legal) action where waiting is illegal.
+          const bool may_wait = env->masks()[row + static_cast<std::size_t>(K)] != 0;
+          actions[static_cast<std::size_t>(i)] = active[static_cast<std::size_t>(i)] || !may_wait ? a : K;
+        }
       }
       std::vector<std::uint8_t> valid(active);
-      // A finished environment has auto-reset into an episode this update ignores: it
-      // waits, or takes its sampled (legal) action where waiting is illegal.
-      for (int i = 0; i < N; ++i) {
-        const bool may_wait = env->masks()[static_cast<std::ptrdiff_t>(i) * (K + 1) + K] != 0;
-        actions[static_cast<std::size_t>(i)] =
-            active[static_cast<std::size_t>(i)] || !may_wait ? static_cast<std::int32_t>(a[i].item<std::int64_t>()) : K;
+      {
+        PhaseTimer timer(times.env_s);
+        env->step(actions.data());
       }
-      env->step(actions.data());
       std::vector<float> r(static_cast<std::size_t>(N));
       std::vector<std::uint8_t> d(static_cast<std::size_t>(N));
       for (int i = 0; i < N; ++i) {
@@ -401,24 +425,19 @@ struct Learner::Impl {
         sum_jct += e.mean_jct_s;
         ++finished_eps;
       }
-      obs.push_back(std::move(o));
-      acts.push_back(a.clone());
-      logps.push_back(lp.clone());
-      values.push_back(v.clone());
+      ++T;
       rewards.push_back(std::move(r));
       dones.push_back(std::move(d));
       valids.push_back(std::move(valid));
     }
-    const int T = static_cast<int>(obs.size());
     std::vector<float> bootstrap(static_cast<std::size_t>(N), 0.0f);
     bool any_active = false;
     for (auto a : active) any_active = any_active || a;
     if (any_active) {
-      torch::NoGradGuard guard;
-      Obs o = observe(*env);
-      auto v = net->forward(o.cand.to(device), o.glob.to(device), o.mask.to(device)).second.cpu();
+      PhaseTimer timer(times.policy_s);
+      rollout_forward(*env);
       for (int i = 0; i < N; ++i)
-        if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = v[i].item<float>();
+        if (active[static_cast<std::size_t>(i)]) bootstrap[static_cast<std::size_t>(i)] = step_value[static_cast<std::size_t>(i)];
     }
 
     // --- reward scale from the discounted returns seen so far: this batch's count, mean
@@ -461,8 +480,8 @@ struct Learner::Impl {
         const auto k = static_cast<std::size_t>(i);
         if (!valids[tt][k]) continue;
         const double nonterminal = dones[tt][k] ? 0.0 : 1.0;
-        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? values[tt + 1][i].item<float>() : bootstrap[k];
-        const double v = values[tt][i].item<float>();
+        const double next_v = (t + 1 < T && valids[tt + 1][k]) ? roll_value[(tt + 1) * static_cast<std::size_t>(N) + k] : bootstrap[k];
+        const double v = roll_value[tt * static_cast<std::size_t>(N) + k];
         const bool last = !(t + 1 < T && valids[tt + 1][k]);
         const double carry = last ? 0.0 : next_adv[k];
         const double delta = rewards[tt][k] * scale + config.gamma * next_v * nonterminal - v;
@@ -495,21 +514,18 @@ struct Learner::Impl {
     if (M_local > 0) all_adv[0].slice(0, offset, offset + M_local).copy_(torch::tensor(adv_flat, torch::kFloat32));
     comm->allreduce_sum(all_adv);
     const torch::Tensor AdvAll = all_adv[0];
-    std::vector<torch::Tensor> cs, gs, ms;
-    for (auto& o : obs) {
-      cs.push_back(o.cand);
-      gs.push_back(o.glob);
-      ms.push_back(o.mask);
-    }
+    // The batch's tensors read the rollout buffers in place (index_select copies).
+    const std::int64_t TN = static_cast<std::int64_t>(T) * N;
     auto idx = torch::tensor(rows, torch::kInt64);
     torch::Tensor C, Gl, Ms, A, old_logp, Ret;
     if (M_local > 0) {
-      C = torch::cat(cs, 0).index_select(0, idx).to(device);
-      Gl = torch::cat(gs, 0).index_select(0, idx).to(device);
-      Ms = torch::cat(ms, 0).index_select(0, idx).to(device);
-      A = torch::cat(acts, 0).index_select(0, idx).to(device);
-      old_logp = torch::cat(logps, 0).index_select(0, idx).to(device);
-      Ret = torch::tensor(adv_flat, torch::kFloat32).to(device) + torch::cat(values, 0).index_select(0, idx).to(device);
+      C = torch::from_blob(roll_cand.data(), {TN, K, F}, torch::kFloat32).index_select(0, idx).to(device);
+      Gl = torch::from_blob(roll_glob.data(), {TN, G}, torch::kFloat32).index_select(0, idx).to(device);
+      Ms = torch::from_blob(roll_mask.data(), {TN, num_actions}, torch::kUInt8).index_select(0, idx).to(torch::kBool).to(device);
+      A = torch::from_blob(roll_act.data(), {TN}, torch::kInt64).index_select(0, idx).to(device);
+      old_logp = torch::from_blob(roll_logp.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
+      auto old_v = torch::from_blob(roll_value.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
+      Ret = torch::tensor(adv_flat, torch::kFloat32).to(device) + old_v;
     }
 
     // --- gradient steps. Each rank computes its samples' share of the minibatch loss
@@ -533,7 +549,7 @@ struct Learner::Impl {
         if (mine.size(0) > 0) {
           auto lb = (b.index_select(0, mine) - offset).to(device);
           auto adv_l = adv_b.index_select(0, mine).to(device);
-          auto [logits, value] = net->forward(C.index_select(0, lb), Gl.index_select(0, lb), Ms.index_select(0, lb));
+          auto [logits, value] = net->forward_packed(C.index_select(0, lb), Gl.index_select(0, lb), Ms.index_select(0, lb));
           auto logp_all = torch::log_softmax(logits, 1);
           auto logp = logp_all.gather(1, A.index_select(0, lb).unsqueeze(1)).squeeze(1);
           auto old_lp = old_logp.index_select(0, lb);
@@ -699,6 +715,8 @@ std::int64_t Learner::steps() const { return impl_->steps; }
 std::int64_t Learner::updates() const { return impl_->updates; }
 int Learner::rank() const { return impl_->comm->rank(); }
 int Learner::world_size() const { return impl_->comm->world_size(); }
+LearnerTimes Learner::times() const { return impl_->times; }
+std::int64_t Learner::network_forward_calls() const { return impl_->net->forward_calls; }
 void Learner::save_checkpoint(const std::string& path) const { impl_->save(path); }
 void Learner::load_checkpoint(const std::string& path) { impl_->load(path); }
 

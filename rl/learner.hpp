@@ -44,6 +44,14 @@ struct EvalStats {
   int episodes = 0;
 };
 
+// Process CPU time (all threads) update() has spent so far, by phase (`schedsim bench
+// ppo` prints it; training outputs never contain it, so they stay deterministic).
+struct LearnerTimes {
+  double env_s = 0.0;     // stepping and resetting the training environments
+  double policy_s = 0.0;  // the rollouts' policy evaluation, sampling and recording
+  double learn_s = 0.0;   // the rest: observation statistics, advantages, gradient steps
+};
+
 class Learner {
  public:
   // Builds the network (initialised from config.seed), the optimizer and this rank's
@@ -69,6 +77,11 @@ class Learner {
   int rank() const;
   int world_size() const;
   // Network, optimizer, minibatch-shuffling RNG and progress; written to a temporary file, then
+  LearnerTimes times() const;
+  // Forward passes of the LibTorch network so far (tests: rollouts evaluate the policy
+  // with Eigen, so only gradient steps, evaluation and the probability probes count).
+  std::int64_t network_forward_calls() const;
+  // Network, optimizer, sampling RNG and progress; written to a temporary file, then
   // renamed. load_checkpoint() checks that the network shape matches the config.
   void save_checkpoint(const std::string& path) const;
   void load_checkpoint(const std::string& path);

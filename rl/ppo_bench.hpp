@@ -18,6 +18,7 @@ struct PpoBenchOptions {
   int env_threads = 2;          // threads stepping the environments
   int num_envs = 8;
   int epochs = 4;               // PPO passes over each batch (1 and 4 give the cost of one pass)
+  int minibatch = 256;          // samples per gradient step (rl_train.yaml's)
 };
 
 struct PpoBenchResult {
@@ -28,6 +29,11 @@ struct PpoBenchResult {
   std::int64_t updates = 0;
   double wall_s = 0;           // construction, observation statistics, rollouts and updates
   double env_steps_per_s = 0;
+  double cpu_s = 0;            // process CPU time over the same span (all threads): on a busy
+                               // machine wall_s also counts waiting for a core, this does not
+  // Where the CPU time went (Learner::times()): stepping the environments, the rollouts'
+  // policy evaluation and sampling, everything else (mostly the gradient steps).
+  double env_s = 0, policy_s = 0, learn_s = 0;
 };
 
 // The train: map the benchmark uses (rl_train.yaml's hyper-parameters, no evaluation).
