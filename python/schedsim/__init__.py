@@ -40,6 +40,7 @@ Move = _schedsim.Move
 from .config import Config, load_config, scenario_path, scenarios  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .simulate import SimulationResult, simulate  # noqa: E402
+from .advise import AdviseResult, advise  # noqa: E402
 
 
 def policies():
