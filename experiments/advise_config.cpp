@@ -96,7 +96,6 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
   market_ = std::make_unique<Market>(sc.market->build(setup_->cluster(), &*sc.datacenters));
   world_.origin_utc_us = sc.market->origin_utc_us;
   world_.failures = sc.failures;
-  world_.reclaim_restart_s = sc.datacenters->restart_s;
 
   const ConfigNode j = root.child("job");
   j.expect_map({"profile", "steps", "reference", "device_types", "device_counts", "regions", "kinds", "earliest_start_h", "deadline_h", "budget_usd",

@@ -111,9 +111,10 @@ Hazards hazards_of(const AdvisorWorld& world, const AdviseJob& job, const OfferT
     h.failure_per_s = spikes + device;
     weighted_restart += spikes * f.loss_spikes.restart_s + device * f.devices.restart_s;
   }
+  // A reclaimed job pays no restart, only the restore (as the kernel does: docs/market.md),
+  // after waiting for the capacity to come back.
   if (const auto spot = spot_rate(offer, devices)) {
     h.reclaim_per_s = spot->reclaim_per_h / 3600.0;
-    weighted_restart += h.reclaim_per_s * world.reclaim_restart_s;
     weighted_wait += h.reclaim_per_s * spot->wait_s;
   }
   if (h.total() > 0.0) {

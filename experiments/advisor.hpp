@@ -139,7 +139,6 @@ struct AdvisorWorld {
   // The scenario's `failures:` map; none: devices never fail and nothing checkpoints
   // periodically.
   std::optional<FailureConfig> failures;
-  double reclaim_restart_s = 60.0;     // after a spot reclamation, before the restore (datacenters.restart_s)
   std::int64_t origin_utc_us = 0;      // simulated time 0
 
   const RunModel* run_model(const std::string& type, int devices) const;

@@ -241,7 +241,7 @@ TEST_CASE("advisor: spot reclamations are priced as failures with a wait for cap
   // lambda = 0.2/h; Young-Daly with delta = 60 s: tau = sqrt(2 x 60 x 18000) = 1469.7 s.
   const double lambda = 0.2 / 3600, delta = 60, tau = std::sqrt(2 * 60 * 18000.0);
   CHECK(s.checkpoint_interval_s == Approx(tau));
-  const double restart = 3600 + 60 + 90;  // wait, restart, restore
+  const double restart = 3600 + 90;  // the wait for capacity and the restore (no restart_s)
   CHECK(s.wall_s == Approx(expected_completion_s(36000, tau, delta, lambda, restart)));
   const double n = std::floor(36000 / tau), r = 36000 - n * tau;
   const double reclaims = n * std::expm1(lambda * (tau + delta)) + std::expm1(lambda * r);
