@@ -61,7 +61,6 @@ std::optional<RunModel> run_model_of(const ScenarioConfig& scenario, const Workl
   m.checkpoint_restore_s = physics.checkpoint_restore_s(job, n);
   m.idle_w = type.idle_w;
   m.busy_w = type.idle_w + m.compute_share * (type.tdp_w - type.idle_w);
-  m.checkpoint_bytes = profile.params * config.checkpoint_bytes_per_param;
   return m;
 }
 

@@ -192,12 +192,12 @@ bool evaluate(const AdvisorWorld& world, const AdviseJob& job, Plan& plan, const
     PlanSegment& seg = plan.segments[i];
     seg.start_s = t;
     seg.lead_in_s = 0.0;
-    if (i > 0) {  // the checkpoint crosses the WAN, then a restart and a restore
+    if (i > 0) {  // the kernel's relocation (checkpoint over the WAN, restart), then a restore
       const PlanSegment& prev = plan.segments[i - 1];
       const int from = world.offers[static_cast<std::size_t>(prev.offer)].site;
       const int to = world.offers[static_cast<std::size_t>(seg.offer)].site;
       const RunModel* m = world.run_model(world.offers[static_cast<std::size_t>(seg.offer)].device_type, seg.devices);
-      seg.lead_in_s = world.geography->transfer_s(from, to, m->checkpoint_bytes) + world.geography->options().restart_s + m->checkpoint_restore_s;
+      seg.lead_in_s = world.geography->relocation_s(from, to) + m->checkpoint_restore_s;
     }
     if (!evaluate_segment(world, job, seg, i + 1 < plan.segments.size(), why)) return false;
     t = seg.end_s;

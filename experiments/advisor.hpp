@@ -65,7 +65,6 @@ struct RunModel {
   double checkpoint_restore_s = 0.0;
   double busy_w = 0.0;              // per device: idle + u (tdp - idle)
   double idle_w = 0.0;              // per device
-  double checkpoint_bytes = 0.0;    // moved over the WAN when a plan changes region
 };
 
 enum class Objective { kCost, kFinish, kEmissions };

@@ -53,8 +53,8 @@ struct Fixture {
                     offer(1, "Y", OfferKind::kOnDemand, 2.2)};
     world.model_types = {"X", "Y"};
     world.model_counts = {8};
-    RunModel x{1.0, 1.0, 60.0, 90.0, 300.0, 50.0, 8e9};
-    RunModel y{0.5, 1.0, 60.0, 90.0, 600.0, 100.0, 8e9};
+    RunModel x{1.0, 1.0, 60.0, 90.0, 300.0, 50.0};
+    RunModel y{0.5, 1.0, 60.0, 90.0, 600.0, 100.0};
     world.models = {x, y};
     job.profile = "test";
     job.steps = 36000;  // X: 10 h, Y: 5 h
@@ -185,9 +185,10 @@ TEST_CASE("advisor: a split plan costs its segments plus the move", "[advisor]")
   // no periodic checkpoints).
   CHECK(s1.checkpoint_interval_s == 0.0);
   CHECK(s1.wall_s == Approx(18000 + 60));
-  // The move: 8 GB over 8 Gbit/s + 0.5 s latency, the 60 s restart and the 90 s restore.
-  const double move_s = 0.5 + 8e9 * 8 / 8e9 + 60 + 90;
-  CHECK(move_s == Approx(f.geography.transfer_s(0, 1, 8e9) + 60 + 90));
+  // The move: the kernel's relocation (the 10 GB checkpoint of datacenters.checkpoint_gb
+  // over 8 Gbit/s + 0.5 s latency, the 60 s restart), then the 90 s restore.
+  const double move_s = 0.5 + 10e9 * 8 / 8e9 + 60 + 90;
+  CHECK(move_s == Approx(f.geography.relocation_s(0, 1) + 90));
   CHECK(s2.lead_in_s == Approx(move_s));
   CHECK(s2.start_s == Approx(s1.end_s));
   CHECK(s2.wall_s == Approx(move_s + 18000));
