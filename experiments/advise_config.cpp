@@ -21,15 +21,6 @@ Objective parse_objective(const std::string& name, const std::string& where) {
 
 namespace {
 
-OfferKind offer_kind(PriceKind k) {
-  switch (k) {
-    case PriceKind::kOnDemand: return OfferKind::kOnDemand;
-    case PriceKind::kReserved: return OfferKind::kReserved;
-    case PriceKind::kSpot: return OfferKind::kSpot;
-  }
-  return OfferKind::kOnDemand;
-}
-
 // Devices per node of `type` in the scenario's cluster (the first node group of that type).
 int devices_per_node(const ScenarioConfig& scenario, const AcceleratorSpec& type) {
   for (const NodeGroup& g : scenario.cluster) {
@@ -155,10 +146,10 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
     string_list(*k);
     for (std::size_t i = 0; i < k->size(); ++i) {
       const std::string v = k->at(i).as_choice({"on_demand", "reserved", "spot"});
-      job_.kinds.push_back(v == "on_demand" ? OfferKind::kOnDemand : v == "reserved" ? OfferKind::kReserved : OfferKind::kSpot);
+      job_.kinds.push_back(v == "on_demand" ? PriceKind::kOnDemand : v == "reserved" ? PriceKind::kReserved : PriceKind::kSpot);
     }
   } else {
-    job_.kinds = {OfferKind::kOnDemand, OfferKind::kReserved, OfferKind::kSpot};
+    job_.kinds = {PriceKind::kOnDemand, PriceKind::kReserved, PriceKind::kSpot};
   }
 
   // Times, in hours since simulated time 0 (the signals' origin).
@@ -223,7 +214,7 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
     t.provider = market_->providers()[static_cast<std::size_t>(o.provider)].name;
     t.site = world_.geography->find(market_->sites()[static_cast<std::size_t>(o.site)].name);
     t.device_type = sc.accelerators.get(o.device_type).name;
-    t.kind = offer_kind(o.kind);
+    t.kind = o.kind;
     t.price_usd_per_device_h = o.usd_per_device_h;
     t.max_devices = o.devices;
     if (o.kind == PriceKind::kSpot) {

@@ -84,7 +84,7 @@ std::string plans_table(const AdvisorWorld& world, const AdviseOutcome& outcome,
     width = std::max(width, labels.back().size());
   }
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%4s %-*s %-20s %-20s %9s %14s %11s %9s\n", "rank", static_cast<int>(width), "plan", "start (UTC)", "finish (UTC)", "hours",
+  std::snprintf(buf, sizeof buf, "%4s %-*s %-20s %-20s %9s %14s %11s %9s\n", "rank", static_cast<int>(width), "plan", "start (UTC)", "finish (UTC)", "run (h)",
                 "cost (USD)", "CO2 (t)", "spot risk");
   o << buf;
   for (std::size_t i = 0; i < n; ++i) {

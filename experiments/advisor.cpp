@@ -12,15 +12,6 @@
 
 namespace schedsim {
 
-const char* to_string(OfferKind kind) {
-  switch (kind) {
-    case OfferKind::kOnDemand: return "on_demand";
-    case OfferKind::kReserved: return "reserved";
-    case OfferKind::kSpot: return "spot";
-  }
-  return "?";
-}
-
 const char* to_string(Objective objective) {
   switch (objective) {
     case Objective::kCost: return "cost";
@@ -39,7 +30,7 @@ const RunModel* AdvisorWorld::run_model(const std::string& type, int devices) co
 }
 
 std::optional<SpotRate> spot_rate(const OfferTerms& offer, int devices) {
-  if (offer.kind != OfferKind::kSpot) return SpotRate{};
+  if (offer.kind != PriceKind::kSpot) return SpotRate{};
   const OfferTerms::Spot& s = offer.spot;
   switch (s.kind) {
     case OfferTerms::Spot::Kind::kAlways: return SpotRate{};

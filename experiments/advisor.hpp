@@ -16,19 +16,17 @@
 
 #include "sim/datacenters.hpp"
 #include "sim/failure_model.hpp"
+#include "sim/market.hpp"
 #include "sim/signals.hpp"
 
 namespace schedsim {
-
-enum class OfferKind { kOnDemand, kReserved, kSpot };
-const char* to_string(OfferKind kind);  // "on_demand", "reserved", "spot" (as market: spells them)
 
 // What the advisor needs to know about one offer of devices.
 struct OfferTerms {
   std::string provider;
   int site = 0;                 // Geography site index
   std::string device_type;      // canonical catalogue name
-  OfferKind kind = OfferKind::kOnDemand;
+  PriceKind kind = PriceKind::kOnDemand;
   // USD per device-hour as a step function of UTC time (constant prices are constant series).
   std::shared_ptr<const StepSeries> price_usd_per_device_h;
   int max_devices = 0;          // the most devices the offer can give at once
@@ -76,7 +74,7 @@ struct AdviseJob {
   std::vector<std::string> device_types; // canonical names allowed
   std::vector<int> device_counts;        // allowed device counts, ascending
   std::vector<int> sites;                // allowed sites (Geography indices)
-  std::vector<OfferKind> kinds;          // allowed offer kinds
+  std::vector<PriceKind> kinds;          // allowed offer kinds
   double earliest_start_s = 0.0;         // simulated seconds (since the signals' origin)
   double latest_start_s = 0.0;           // last start on the grid
   double start_step_s = 86400.0;

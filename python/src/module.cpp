@@ -171,4 +171,5 @@ PYBIND11_MODULE(_schedsim, m) {
   bind_policy_bridge(m);
   bind_simulate(m);
   bind_env(m);
+  bind_advise(m);
 }

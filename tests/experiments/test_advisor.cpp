@@ -39,7 +39,7 @@ struct Fixture {
   Fixture()
       : geography(cluster, sites(&signals_a, &signals_b), {{WanLink{}, WanLink{8e9, 0.5}}, {WanLink{8e9, 0.5}, WanLink{}}}, geo_options()) {
     world.geography = &geography;
-    auto offer = [](int site, const std::string& type, OfferKind kind, double usd_h) {
+    auto offer = [](int site, const std::string& type, PriceKind kind, double usd_h) {
       OfferTerms o;
       o.provider = site == 0 ? "pa" : "pb";
       o.site = site;
@@ -49,8 +49,8 @@ struct Fixture {
       o.max_devices = 64;
       return o;
     };
-    world.offers = {offer(0, "X", OfferKind::kOnDemand, 1.0), offer(0, "Y", OfferKind::kOnDemand, 2.5), offer(1, "X", OfferKind::kOnDemand, 1.2),
-                    offer(1, "Y", OfferKind::kOnDemand, 2.2)};
+    world.offers = {offer(0, "X", PriceKind::kOnDemand, 1.0), offer(0, "Y", PriceKind::kOnDemand, 2.5), offer(1, "X", PriceKind::kOnDemand, 1.2),
+                    offer(1, "Y", PriceKind::kOnDemand, 2.2)};
     world.model_types = {"X", "Y"};
     world.model_counts = {8};
     RunModel x{1.0, 1.0, 60.0, 90.0, 300.0, 50.0};
@@ -61,7 +61,7 @@ struct Fixture {
     job.device_types = {"X", "Y"};
     job.device_counts = {8};
     job.sites = {0, 1};
-    job.kinds = {OfferKind::kOnDemand, OfferKind::kReserved, OfferKind::kSpot};
+    job.kinds = {PriceKind::kOnDemand, PriceKind::kReserved, PriceKind::kSpot};
     job.earliest_start_s = 0;
     job.latest_start_s = 0;
     job.start_step_s = 3600;
@@ -221,7 +221,7 @@ TEST_CASE("advisor: spot reclamations are priced as failures with a wait for cap
   Fixture f;
   // A spot copy of A-X at 0.4 USD/device-hour, reclaimed on average every 5 h, down for 1 h.
   OfferTerms spot = f.world.offers[0];
-  spot.kind = OfferKind::kSpot;
+  spot.kind = PriceKind::kSpot;
   spot.price_usd_per_device_h = std::make_shared<StepSeries>(StepSeries::constant("spot", 0.4));
   spot.spot.kind = OfferTerms::Spot::Kind::kOnOff;
   spot.spot.mean_up_h = 5;
@@ -258,13 +258,13 @@ TEST_CASE("advisor: spot reclamations are priced as failures with a wait for cap
   REQUIRE(out.plans.size() == 5);
   CHECK(out.plans[0].segments[0].offer == 4);
   CHECK(out.plans[0].spot_loss_risk > 0.85);
-  f.job.kinds = {OfferKind::kOnDemand};
+  f.job.kinds = {PriceKind::kOnDemand};
   CHECK(advise(f.world, f.job, Objective::kCost).plans.size() == 4);
 }
 
 TEST_CASE("advisor: spot availability from a timeline", "[advisor]") {
   OfferTerms o;
-  o.kind = OfferKind::kSpot;
+  o.kind = PriceKind::kSpot;
   o.spot.kind = OfferTerms::Spot::Kind::kTimeline;
   // 16 devices for 10 h, 4 for 2 h, 16 for 8 h, 0 for 4 h, 16 until 30 h.
   o.spot.timeline = {{0, 16}, {36000, 4}, {43200, 16}, {72000, 0}, {86400, 16}};
