@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-JOB = os.path.join(ROOT, "experiments", "configs", "advise_512gpu_2weeks.yaml")
+JOB = os.path.join(ROOT, "experiments", "configs", "advise", "advise_512gpu_2weeks.yaml")
 DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
 REGIONS = ["DE-LU", "US-CAL-CISO", "SG", "JP-TK"]
 

@@ -67,6 +67,6 @@ if HAS_ENV:
 
 __all__ = [
     "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move",
-    "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate",
+    "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate", "AdviseResult", "advise",
     "policies", "policy_info", "HAS_ENV",
 ] + (["SchedsimEnv", "VectorEnv", "make", "register_envs"] if HAS_ENV else [])

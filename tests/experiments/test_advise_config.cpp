@@ -193,7 +193,7 @@ TEST_CASE("advise config: the 512-GPU two-week experiment on the four 2023 regio
     WARN("skipped: ../shared/data is absent (the experiment reads the 2023 carbon and price files)");
     return;
   }
-  const AdvisePlanner planner(ConfigNode::load_file(std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/advise_512gpu_2weeks.yaml"));
+  const AdvisePlanner planner(ConfigNode::load_file(std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/advise/advise_512gpu_2weeks.yaml"));
   const AdviseOutcome out = planner.run(Objective::kCost);
   REQUIRE_FALSE(out.plans.empty());
   // The reference: 512 A100-80GB for 336 h is the job's work, so that plan takes 336 h of
