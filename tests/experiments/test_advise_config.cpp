@@ -218,3 +218,41 @@ TEST_CASE("advise config: the 512-GPU two-week experiment on the four 2023 regio
   CHECK(front > 1);
   CHECK(front < out.plans.size());
 }
+
+TEST_CASE("advise config: a spot offer with an availability file becomes an empirical reclamation rate", "[advisor]") {
+  const test::TempDir dir;
+  // 8 spot devices for 10 h, none for 2 h, then 8 again (the last value holds).
+  std::string csv = "Datetime (UTC),devices\n";
+  for (int h = 0; h < 24; ++h) {
+    char row[64];
+    std::snprintf(row, sizeof row, "2023-01-01T%02d:00:00Z,%d\n", h, h >= 10 && h < 12 ? 0 : 8);
+    csv += row;
+  }
+  const std::string file = dir.write("avail.csv", csv);
+  YAML::Node n = base();
+  n["scenario"]["market"]["offers"][0]["spot"] = YAML::Load("{devices: 8, usd_h: 0.3, availability: {file: " + file + "}}");
+  const AdvisePlanner planner(node(n));
+  const OfferTerms* spot = nullptr;
+  for (const OfferTerms& o : planner.world().offers) {
+    if (o.kind == PriceKind::kSpot) spot = &o;
+  }
+  REQUIRE(spot);
+  CHECK(spot->spot.kind == OfferTerms::Spot::Kind::kTimeline);
+  CHECK(spot->max_devices == 8);
+  // Over the 1,000 h to the deadline: one drop, 998 h up, a 2 h wait.
+  const auto rate = spot_rate(*spot, 1);
+  REQUIRE(rate);
+  CHECK(rate->reclaim_per_h == Approx(1.0 / 998));
+  CHECK(rate->wait_s == Approx(2 * 3600.0));
+  CHECK_FALSE(spot_rate(*spot, 9).has_value());
+  // The spot plan is evaluated with that rate: its risk is 1 - e^{-E[reclaims]}.
+  const AdviseOutcome out = planner.run(Objective::kCost);
+  bool found = false;
+  for (const Plan& p : out.plans) {
+    if (planner.world().offers[static_cast<std::size_t>(p.segments[0].offer)].kind != PriceKind::kSpot) continue;
+    found = true;
+    CHECK(p.expected_reclaims > 0.0);
+    CHECK(p.spot_loss_risk == Approx(1 - std::exp(-p.expected_reclaims)));
+  }
+  CHECK(found);
+}
