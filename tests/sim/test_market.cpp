@@ -1,11 +1,24 @@
-// The market's immutable part: which offer each device is sold under, price lookups and
-// integrals, and the spot availability cursors.
+// The market: which offer each device is sold under, price lookups and integrals, the
+// spot availability cursors, and in the kernel spot reclamation and compute cost.
 #include <catch2/catch.hpp>
 
+#include <map>
+
+#include "first_fit_policy.hpp"
+#include "policies/registry.hpp"
 #include "sim/error.hpp"
+#include "sim/failure_model.hpp"
+#include "sim/invariant_checker.hpp"
 #include "sim/market.hpp"
+#include "sim/market_meter.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
 
 using namespace schedsim;
+using schedsim::test::Ends;
+using schedsim::test::FirstFit;
+using schedsim::test::make_job;
+using schedsim::test::VectorSource;
 
 namespace {
 
@@ -111,16 +124,6 @@ TEST_CASE("market: spot availability from a series and from the on/off model", "
 
 // ---- the kernel: spot reclamation and what jobs pay ----
 
-#include "policies/placement.hpp"
-#include "sim/failure_model.hpp"
-#include "sim/invariant_checker.hpp"
-#include "sim/market_meter.hpp"
-#include "sim/simulator.hpp"
-#include "test_support.hpp"
-
-using schedsim::test::make_job;
-using schedsim::test::VectorSource;
-
 namespace {
 
 // Rate 1 everywhere; a checkpoint restore takes kRestoreS.
@@ -134,30 +137,6 @@ class RestorePhysics : public PhysicsModel {
   double estimated_rate(const JobSpec&, int, int) const override { return 1.0; }
   double checkpoint_save_s(const JobSpec&, int) const override { return 0.0; }
   double checkpoint_restore_s(const JobSpec&, int) const override { return kRestoreS; }
-};
-
-class FirstFit : public Policy {
- public:
-  std::string name() const override { return "first-fit"; }
-  void on_job_queued(const SchedulerView&, JobSlot) override {}
-  void decide(const SchedulerView& view, ActionBatch& out) override {
-    free_.reset(view.cluster_state());
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      devices_.clear();
-      if (!free_.first_fit(view.job(s).spec.num_gpus, devices_)) break;
-      out.start(s, devices_);
-    }
-  }
-
- private:
-  FreeDevices free_;
-  std::vector<DeviceId> devices_;
-};
-
-class Ends : public Observer {
- public:
-  void on_job_end(const JobState& j) override { jobs.push_back(j); }
-  std::vector<JobState> jobs;
 };
 
 // One node of 4 devices, all sold as spot at 1 USD/h: every device available, then none
@@ -263,4 +242,45 @@ TEST_CASE("a job's compute cost integrates a time-varying price exactly", "[sim]
   CHECK(t.by_tenant[0].compute_usd == t.total.compute_usd);
   CHECK(t.by_tenant[1].compute_usd == 0.0);
   CHECK(t.by_tenant[1].device_h == Approx(1).epsilon(1e-12));
+}
+
+namespace {
+
+class Placements : public Observer {
+ public:
+  void on_job_start(const JobState& j) override { devices[j.spec.id] = j.devices; }
+  std::map<std::string, std::vector<DeviceId>> devices;
+};
+
+// 8 devices: 0..3 spot, 4..7 on demand; one 2-device job with the given estimate.
+std::vector<DeviceId> placed_with(const std::string& policy_yaml, double estimate_s) {
+  const ClusterSpec cluster({NodeGroup{2, "test", 4}});
+  const Market market(cluster, {{"cluster", 0, 0, 8}}, {Provider{"cloud", {0}}},
+                      {offer(0, "test", PriceKind::kSpot, constant(1.0), 4), offer(0, "test", PriceKind::kOnDemand, constant(3.0))}, kOrigin);
+  const PolicyRegistry registry = builtin_policies();
+  PolicyInstance policy = registry.create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
+  VectorSource source({make_job("j", 0, 2, 100, estimate_s)});
+  SimulatorOptions options;
+  options.market = &market;
+  Simulator sim(cluster, source, *policy.policy, options);
+  Placements p;
+  sim.add_observer(p);
+  sim.run();
+  return p.devices.at("j");
+}
+
+}  // namespace
+
+TEST_CASE("queue policies can prefer or avoid spot devices", "[sim][market][policies]") {
+  using V = std::vector<DeviceId>;
+  CHECK(placed_with("fifo", 600) == V{0, 1});  // any: first fit, spot or not
+  CHECK(placed_with("{name: fifo, spot: avoid}", 600) == V{4, 5});
+  CHECK(placed_with("{name: sjf, spot: prefer, placement: spread}", 600) == V{0, 1});
+  CHECK(placed_with("{name: fifo, spot: short}", 600) == V{0, 1});
+  CHECK(placed_with("{name: fifo, spot: short}", 7200) == V{4, 5});
+  CHECK(placed_with("{name: fifo, spot: short, spot_short_s: 10000}", 7200) == V{0, 1});
+  const PolicyRegistry registry = builtin_policies();
+  CHECK(registry.create(ConfigNode::load_string("{name: fifo, spot: short}", "p")).resolved["spot_short_s"].as<double>() == 3600.0);
+  CHECK_THROWS_WITH(registry.create(ConfigNode::load_string("{name: fifo, spot: always}", "p")),
+                    Catch::Contains("'always' is not allowed; choose one of: any, prefer, avoid, short"));
 }
