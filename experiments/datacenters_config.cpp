@@ -46,12 +46,16 @@ DatacentersConfig DatacentersConfig::parse(const ConfigNode& node, std::int64_t&
   if (!sites.is_sequence() || sites.size() == 0) sites.fail("expected a list of datacenters, each {name, nodes, pue, utc_offset_h, signals}");
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const ConfigNode s = sites.at(i);
-    s.expect_map({"name", "nodes", "pue", "utc_offset_h", "signals", "home_weight"});
+    s.expect_map({"name", "nodes", "pue", "utc_offset_h", "signals", "home_weight", "provider"});
     DatacenterConfig dc;
     dc.name = s.child("name").as_string();
     if (dc.name.empty()) s.child("name").fail("must be a non-empty region name such as DE-LU");
     for (const auto& other : c.sites) {
       if (other.name == dc.name) s.child("name").fail("datacenter '" + dc.name + "' is listed twice");
+    }
+    if (auto p = s.maybe_child("provider")) {
+      dc.provider = p->as_string();
+      if (dc.provider.empty()) p->fail("must be a non-empty provider name such as cloud-a");
     }
     dc.nodes = parse_node_groups(s.child("nodes"), total_devices);
     if (auto p = s.maybe_child("pue")) {
@@ -156,6 +160,7 @@ YAML::Node DatacentersConfig::to_yaml() const {
   for (const auto& dc : sites) {
     YAML::Node s(YAML::NodeType::Map);
     s["name"] = dc.name;
+    if (!dc.provider.empty() && dc.provider != dc.name) s["provider"] = dc.provider;
     YAML::Node nodes(YAML::NodeType::Sequence);
     for (const auto& g : dc.nodes) {
       YAML::Node gn(YAML::NodeType::Map);

@@ -25,6 +25,7 @@ std::vector<NodeGroup> parse_node_groups(const ConfigNode& nodes, std::int64_t& 
 
 struct DatacenterConfig {
   std::string name;
+  std::string provider;  // the market provider owning the site; "" = the site's own name
   std::vector<NodeGroup> nodes;
   double pue = 1.0;
   double utc_offset_h = 0.0;

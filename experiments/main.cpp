@@ -9,11 +9,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/advise_command.hpp"
 #include "experiments/bench.hpp"
 #include "rl/env/env_bench.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/interrupt.hpp"
+#include "experiments/ledger.hpp"
 #include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -227,6 +229,21 @@ int main(int argc, char** argv) {
   add_scenario_args(eval, eval_args, "results/eval");
   eval->add_option("--policy", eval_policy, "the policy: rl:CHECKPOINT, a registered name, or a YAML map")->required();
 
+  std::string ledger_path;
+  auto* ledger = app.add_subcommand("ledger", "work with settlement ledgers (a run's ledger.csv with a market: map)");
+  ledger->require_subcommand(1);
+  auto* ledger_verify = ledger->add_subcommand("verify", "recompute a ledger's hash chain: OK with its row count and totals, or the first edited row");
+  ledger_verify->add_option("file", ledger_path, "the ledger.csv")->required();
+
+  AdviseCliOptions advise_options;
+  auto* advise_cmd = app.add_subcommand("advise", "rank plans (region x device type x count x start x offer kind, and moves between regions) for one training job; see docs/market.md");
+  advise_cmd->add_option("job", advise_options.job, "job YAML file (scenario, job, search)")->required();
+  advise_cmd->add_option("--objective", advise_options.objective, "rank by cost, finish or emissions")->capture_default_str()->check(CLI::IsMember({"cost", "finish", "emissions"}));
+  advise_cmd->add_option("--top", advise_options.top, "rows of the table (0 = all)")->capture_default_str();
+  advise_cmd->add_option("--out", advise_options.out, "output folder: plans.csv (every feasible plan, with a pareto column)")->capture_default_str();
+  advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
+  advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
+
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -378,6 +395,17 @@ int main(int argc, char** argv) {
       else std::cout << "); other shards' runs are not all done yet: tables not written (the last shard, or a sweep without --shard, writes them)\n";
     } else if (*report) {
       return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
+    } else if (*ledger_verify) {
+      const LedgerCheck c = verify_ledger_file(ledger_path);
+      if (!c.ok) {
+        std::fprintf(stderr, "schedsim: ledger verification failed: %s\n", c.problem.c_str());
+        return 1;
+      }
+      const LedgerTotals& t = c.totals;
+      std::printf("OK: %zu rows; device_hours=%.17g energy_kwh=%.17g electricity_usd=%.17g compute_usd=%.17g co2_kg=%.17g\n", t.rows, t.device_h,
+                  t.energy_kwh, t.electricity_usd, t.compute_usd, t.co2_kg);
+    } else if (*advise_cmd) {
+      run_advise_cli(advise_options, std::cout);
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }

@@ -10,6 +10,8 @@
 #include <map>
 #include <sstream>
 
+#include "experiments/ledger.hpp"
+#include "experiments/sha256.hpp"
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
 #include "experiments/interrupt.hpp"
@@ -299,6 +301,44 @@ nlohmann::ordered_json energy_json(const EnergyTotals& e) {
   return j;
 }
 
+nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& stats) {
+  auto use = [](const MarketUse& u) {
+    nlohmann::ordered_json j;
+    j["device_hours"] = u.device_h;
+    j["compute_usd"] = u.compute_usd;
+    return j;
+  };
+  nlohmann::ordered_json j = use(m.total);
+  j["spot_reclamations"] = stats.spot_reclamations;
+  j["spot_devices_reclaimed"] = stats.spot_devices_reclaimed;
+  j["jobs_hit_by_reclaim"] = stats.jobs_hit_by_reclaim;
+  nlohmann::ordered_json kinds;
+  for (PriceKind k : {PriceKind::kOnDemand, PriceKind::kReserved, PriceKind::kSpot}) kinds[to_string(k)] = use(m.by_kind[static_cast<int>(k)]);
+  j["by_kind"] = kinds;
+  auto named = [&](const std::vector<std::string>& names, const std::vector<MarketUse>& uses) {
+    auto list = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < uses.size(); ++i) {
+      nlohmann::ordered_json e;
+      e["name"] = names[i];
+      e.update(use(uses[i]));
+      list.push_back(e);
+    }
+    return list;
+  };
+  j["by_provider"] = named(m.provider_names, m.by_provider);
+  j["by_tenant"] = named(m.tenants, m.by_tenant);
+  const LedgerTotals t = ledger_totals(m.settlement);
+  nlohmann::ordered_json ledger;
+  ledger["rows"] = t.rows;
+  ledger["device_hours"] = t.device_h;
+  ledger["energy_kwh"] = t.energy_kwh;
+  ledger["electricity_usd"] = t.electricity_usd;
+  ledger["compute_usd"] = t.compute_usd;
+  ledger["co2_kg"] = t.co2_kg;
+  j["ledger"] = ledger;
+  return j;
+}
+
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   nlohmann::ordered_json j;
   j["schedsim_version"] = kVersion;
@@ -306,6 +346,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["policy"] = r.policy_name;
   j["summary"] = summary_json(r.summary);
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
+  if (r.market) j["market"] = market_json(*r.market, r.stats);
   if (!r.inference.empty()) {  // only with the `inference` policy and services
     auto services = nlohmann::ordered_json::array();
     for (const ServiceMetrics& m : r.inference) {
@@ -386,6 +427,11 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     }
     sim.add_observer(*energy);
   }
+  std::unique_ptr<MarketMeter> market;
+  if (const Market* m = setup.market()) {  // after the energy meter, whose last_job() it books
+    market = std::make_unique<MarketMeter>(sim, *m, energy.get());
+    sim.add_observer(*market);
+  }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open() || options.jobs_csv) {
     jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get());
@@ -459,8 +505,14 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   result.sorted_jct_s = metrics.sorted_jct_s();
   result.stats = sim.stats();
   if (energy) result.energy = energy->totals();
+  if (market) result.market = market->totals();
   if (const auto* inference = dynamic_cast<const InferenceMetricsSource*>(&policy)) result.inference = inference->inference_metrics();
   result.resolved_config = scenario.to_yaml(resolved_policy);
+  {
+    YAML::Emitter emitter;
+    emitter << result.resolved_config;
+    result.config_sha256 = sha256_hex(emitter.c_str());
+  }
 
   if (!options.out_dir.empty()) {
     jobs_out.flush();
@@ -478,6 +530,15 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       if (!out.flush()) throw InputError(timeline_paths[i], "write failed (disk full?)");
       out.close();
       fs::rename(temps.paths[2 + i], timeline_paths[i], ec);
+    }
+    if (!ec && result.market) {
+      const std::string ledger_path = (fs::path(options.out_dir) / "ledger.csv").string();
+      temps.paths.push_back(temp_name(ledger_path));
+      std::ofstream out(temps.paths.back(), std::ios::binary | std::ios::trunc);
+      out << ledger_csv(result.market->settlement, result.config_sha256);
+      if (!out.flush()) throw InputError(ledger_path, "write failed (disk full?)");
+      out.close();
+      fs::rename(temps.paths.back(), ledger_path, ec);
     }
     if (!ec) fs::rename(temps.paths[0], jobs_path, ec);
     if (!ec) fs::rename(temps.paths[1], results_path, ec);

@@ -2,6 +2,7 @@
 //   DIR/results.json  summary, seed, version, warnings and the fully resolved config
 //   DIR/jobs.csv      one row per finished job, in completion order
 //   DIR/timeline.csv, DIR/allocations.csv   only with RunOptions::timeline
+//   DIR/ledger.csv    the hash-chained settlement ledger, only with a `market:` map
 // Both are written under temporary names and renamed at the very end, so a failed run
 // never leaves a file that looks complete (and leaves no new file at all).
 #pragma once
@@ -18,6 +19,7 @@
 #include "experiments/snapshot_run.hpp"
 #include "policies/inference_autoscale.hpp"
 #include "sim/energy.hpp"
+#include "sim/market_meter.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
@@ -47,6 +49,8 @@ struct RunResult {
   std::vector<double> sorted_jct_s;  // for CDF figures
   std::optional<EnergyTotals> energy;  // with the scenario's `energy:` map
   std::vector<ServiceMetrics> inference;  // with the `inference` policy and services
+  std::optional<MarketTotals> market;     // with the scenario's `market:` map
+  std::string config_sha256;              // SHA-256 of the resolved config (YAML), the ledger's seed
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).
@@ -62,6 +66,9 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);
 nlohmann::ordered_json summary_json(const Summary& s);
 nlohmann::ordered_json energy_json(const EnergyTotals& e);
+// results.json's `market` section: compute cost and device-hours by kind, provider and
+// tenant, the spot counters and the settlement ledger's totals.
+nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& stats);
 // YAML scalars become numbers, booleans or null where they read as such.
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
 

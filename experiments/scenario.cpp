@@ -34,7 +34,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) {
@@ -92,13 +92,14 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
   if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
+  // Simulated time 0 is the signals' origin (the first datacenter's with several), else 2023-01-01 UTC.
+  std::int64_t origin_us = 1'672'531'200'000'000LL;
+  if (s.signals) origin_us = s.signals->origin_utc_us;
+  if (s.datacenters && s.datacenters->sites.front().signals) origin_us = s.datacenters->sites.front().signals->origin_utc_us;
   if (auto inf = root.maybe_child("inference")) {
-    // Simulated time 0 is the signals' origin (the first datacenter's with several), else 2023-01-01 UTC.
-    std::int64_t origin_us = 1'672'531'200'000'000LL;
-    if (s.signals) origin_us = s.signals->origin_utc_us;
-    if (s.datacenters && s.datacenters->sites.front().signals) origin_us = s.datacenters->sites.front().signals->origin_utc_us;
     s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
   }
+  if (auto m = root.maybe_child("market")) s.market = MarketConfig::parse(*m, s.cluster, s.datacenters ? &*s.datacenters : nullptr, s.accelerators, origin_us);
   if (auto f = root.maybe_child("failures")) {
     s.failures = FailureConfig::parse(*f);
     if (s.failures->checkpoint.policy != CheckpointConfig::Policy::kNone && s.failures->checkpoint.cost_s < 0.0 && !s.physics) {
@@ -197,6 +198,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (signals) n["signals"] = signals->to_yaml();
   if (datacenters) n["datacenters"] = datacenters->to_yaml();
   if (inference) n["inference"] = inference->resolved;
+  if (market) n["market"] = market->to_yaml();
   if (failures) n["failures"] = failures->to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
   return n;

@@ -12,6 +12,7 @@
 #include "experiments/datacenters_config.hpp"
 #include "experiments/energy_config.hpp"
 #include "experiments/inference_config.hpp"
+#include "experiments/market_config.hpp"
 #include "policies/registry.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/cluster_physics.hpp"
@@ -48,6 +49,8 @@ struct ScenarioConfig {
   std::optional<DatacentersConfig> datacenters;
   // Inference services (`inference:`), run by the `inference` policy.
   std::optional<InferenceConfig> inference;
+  // The compute market (`market:`, docs/market.md): providers' offers and spot capacity.
+  std::optional<MarketConfig> market;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
   // The `env:` map as written (RL environment options), parsed strictly by rl/env

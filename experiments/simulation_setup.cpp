@@ -59,6 +59,11 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
     options_.failures = failures_.get();
   }
+  if (scenario.market) {
+    market_ = std::make_unique<Market>(scenario.market->build(cluster_, scenario.datacenters ? &*scenario.datacenters : nullptr));
+    options_.market = market_.get();
+    options_.market_seed = seed;
+  }
 }
 
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {

@@ -14,6 +14,7 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/datacenters.hpp"
 #include "sim/failure_model.hpp"
+#include "sim/market.hpp"
 #include "sim/simulator.hpp"
 #include "sim/topology.hpp"
 
@@ -39,6 +40,8 @@ class SimulationSetup {
   std::uint64_t seed() const { return seed_; }
   // The datacenters of `datacenters:` (null for one cluster), with each site's signals.
   const Geography* geography() const { return geography_.get(); }
+  // The compute market of `market:` (null without).
+  const Market* market() const { return market_.get(); }
 
   // A simulator over this world (one per setup: the job source is consumed by the run).
   std::unique_ptr<Simulator> make_simulator(Policy& policy);
@@ -53,6 +56,7 @@ class SimulationSetup {
   std::vector<std::unique_ptr<GridSignals>> site_signals_;
   std::unique_ptr<Geography> geography_;
   std::unique_ptr<FailureModel> failures_;
+  std::unique_ptr<Market> market_;
   std::vector<int> node_rack_;
   std::vector<double> device_speed_;  // power caps
   SimulatorOptions options_;

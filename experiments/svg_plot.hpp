@@ -25,3 +25,18 @@ struct LineSeries {
 std::string line_svg(const std::vector<LineSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title);
 
 }  // namespace schedsim
+
+namespace schedsim {
+
+struct ScatterPoint {
+  double x = 0, y = 0;
+  double shade = 0;        // mapped onto a light-to-dark color scale
+  bool highlight = false;  // drawn larger, outlined
+};
+
+// Dots on linear axes, colored by `shade` (scale legend on the right, labelled
+// `shade_label`); highlighted dots joined by a line in x order.
+std::string scatter_svg(const std::vector<ScatterPoint>& points, const std::string& x_label, const std::string& y_label, const std::string& shade_label,
+                        const std::string& title);
+
+}  // namespace schedsim

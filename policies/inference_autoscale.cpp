@@ -94,7 +94,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
       ar(s.metrics.slo_violation_s, s.metrics.replica_s, s.metrics.borrowed_device_s, s.metrics.lends, s.metrics.reclaims, s.metrics.peak_replicas);
       ar.io_each(s.loans, [&](Loan& l) { ar(l.job, l.seq, l.devices); });
     }
-    ar(last_, instant_, decided_, next_tick_);
+    ar(last_, instant_, decided_, next_tick_, elastic_seq_, elastic_jobs_);
     base_->snapshot(ar);
   }
  private:

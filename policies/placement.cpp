@@ -50,6 +50,21 @@ bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
   return true;
 }
 
+bool FreeDevices::first_fit_among(int n, const std::vector<DeviceId>& candidates, std::vector<DeviceId>& out) {
+  if (n > free_) return false;
+  const std::size_t before = out.size();
+  for (DeviceId d : candidates) {
+    if (static_cast<int>(out.size() - before) == n) break;
+    if (state_->is_free(d) && !claimed(d)) out.push_back(d);
+  }
+  if (static_cast<int>(out.size() - before) < n) {
+    out.resize(before);
+    return false;
+  }
+  for (std::size_t i = before; i < out.size(); ++i) claim(out[i]);
+  return true;
+}
+
 }  // namespace schedsim
 
 namespace schedsim {

@@ -47,6 +47,10 @@ class FreeDevices {
   bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type = -1);
   // One device per node in turn, emptiest nodes first: spreads a job out.
   bool spread(int n, std::vector<DeviceId>& out);
+  // The `n` lowest-numbered free devices among `candidates` (ascending ids), appended to
+  // `out` and claimed; false, claiming nothing, when fewer than `n` of them are free.
+  // O(candidates). For placements restricted to a set, e.g. a market's spot devices.
+  bool first_fit_among(int n, const std::vector<DeviceId>& candidates, std::vector<DeviceId>& out);
 
   // Fractional requests: one device with at least `milli` free (counting this decision's
   // claims), appended to `out` and its share claimed. A device that gets a share is no

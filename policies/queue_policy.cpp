@@ -3,13 +3,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
+#include "sim/market.hpp"
 
 namespace schedsim {
 
 namespace {
 
 const char* to_string(Backfill b) { return b == Backfill::kEasy ? "easy" : "none"; }
+
+const char* to_string(SpotPreference p) {
+  switch (p) {
+    case SpotPreference::kAny: return "any";
+    case SpotPreference::kPrefer: return "prefer";
+    case SpotPreference::kAvoid: return "avoid";
+    case SpotPreference::kShort: return "short";
+  }
+  return "any";
+}
 
 // Estimated seconds until `job` ends: its estimate (or duration when it has none) scaled
 // by the fraction of work left, at its current rate when it has one.
@@ -24,7 +36,7 @@ double estimated_remaining_s(const SchedulerView& view, const JobState& job) {
 }  // namespace
 
 const std::vector<std::string>& QueuePolicyOptions::keys() {
-  static const std::vector<std::string> k = {"placement", "preemption", "backfill", "backfill_depth"};
+  static const std::vector<std::string> k = {"placement", "preemption", "backfill", "backfill_depth", "spot", "spot_short_s"};
   return k;
 }
 
@@ -32,7 +44,9 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
   return {{"placement", schedsim::to_string(d.placement), std::string("where a job goes: ") + kPlacementNames},
           {"preemption", d.preemption ? "true" : "false", "a blocked head may stop running jobs the order ranks strictly worse"},
           {"backfill", to_string(d.backfill), "none, or easy: later jobs start if they do not delay the blocked head's reservation"},
-          {"backfill_depth", std::to_string(d.backfill_depth), "queued jobs one backfill pass examines at most"}};
+          {"backfill_depth", std::to_string(d.backfill_depth), "queued jobs one backfill pass examines at most"},
+          {"spot", to_string(d.spot), "with a market: any, prefer (spot devices first), avoid (non-spot first), or short (spot first for jobs whose estimate <= spot_short_s)"},
+          {"spot_short_s", "3600", "spot: short: the longest estimate (seconds) that prefers spot devices"}};
 }
 
 QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults) {
@@ -42,6 +56,11 @@ QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const Pol
   if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
   if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
   if (auto d = config.maybe_child("backfill_depth")) o.backfill_depth = d->as_positive_int();
+  if (auto p = config.maybe_child("spot")) {
+    const std::string v = p->as_choice({"any", "prefer", "avoid", "short"});
+    o.spot = v == "prefer" ? SpotPreference::kPrefer : v == "avoid" ? SpotPreference::kAvoid : v == "short" ? SpotPreference::kShort : SpotPreference::kAny;
+  }
+  if (auto t = config.maybe_child("spot_short_s")) o.spot_short_s = t->as_positive_double();
   return o;
 }
 
@@ -50,6 +69,8 @@ void QueuePolicyOptions::write(YAML::Node& resolved) const {
   resolved["preemption"] = preemption;
   resolved["backfill"] = to_string(backfill);
   resolved["backfill_depth"] = backfill_depth;
+  resolved["spot"] = to_string(spot);
+  resolved["spot_short_s"] = spot_short_s;
 }
 
 QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
@@ -73,8 +94,42 @@ bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, in
   return false;
 }
 
+bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+  const Market& market = *view.market();
+  const auto sites = market.sites().size();
+  const auto types = view.cluster().device_types().size();
+  auto list = [&](std::size_t site, bool spot, std::size_t type) -> std::vector<DeviceId>& {
+    return by_class_[(site * 2 + (spot ? 1 : 0)) * types + type];
+  };
+  if (by_class_.empty()) {  // the market is fixed for the run: split its devices once
+    by_class_.resize(sites * 2 * types);
+    for (std::size_t s = 0; s < sites; ++s) {
+      const MarketSite& site = market.sites()[s];
+      for (DeviceId d = site.first_device; d < site.first_device + site.num_devices; ++d) {
+        list(s, market.is_spot(d), static_cast<std::size_t>(view.cluster().node(view.cluster().node_of(d)).type_index)).push_back(d);
+      }
+    }
+  }
+  const bool spot = options_.spot == SpotPreference::kPrefer ||
+                    (options_.spot == SpotPreference::kShort && job.has_estimate() && job.estimate_s <= options_.spot_short_s);
+  const Geography* geo = view.geography();
+  const PhysicsModel* physics = view.physics();
+  // One datacenter and one device type (the kernel's and the physics model's rules), in
+  // site and type order.
+  for (std::size_t s = 0; s < sites; ++s) {
+    if (geo && !geo->allowed(job, static_cast<int>(s))) continue;
+    for (std::size_t t = 0; t < types; ++t) {
+      if (physics && physics->estimated_rate(job, static_cast<int>(t), job.num_gpus) <= 0) continue;
+      if (free_.first_fit_among(job.num_gpus, list(s, spot, t), out)) return true;
+    }
+  }
+  return false;
+}
+
 bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
   const int n = job.num_gpus;
+  // Whole-device jobs try their preferred class first (fractional ones take any device).
+  if (options_.spot != SpotPreference::kAny && view.market() && !job.is_fractional() && place_by_spot(view, job, out)) return true;
   const bool fractional = job.is_fractional();
   const PhysicsModel* physics = view.physics();
   if (physics && (options_.placement == Placement::kFastestType || view.cluster().device_types().size() > 1)) {

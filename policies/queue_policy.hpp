@@ -32,6 +32,12 @@ namespace schedsim {
 enum class Backfill { kNone, kEasy };
 
 // Options every queue policy shares.
+// Which devices a job tries first when the scenario has a market (docs/market.md): any
+// (the placement decides), spot first, non-spot first, or spot first only for short jobs
+// (estimate <= spot_short_s) and non-spot first for the others. Falls back to the
+// placement over every device when the preferred class has no room.
+enum class SpotPreference : std::uint8_t { kAny, kPrefer, kAvoid, kShort };
+
 struct QueuePolicyOptions {
   Placement placement = Placement::kFirstFit;
   bool preemption = false;
@@ -39,6 +45,8 @@ struct QueuePolicyOptions {
   // Slurm's bf_max_job_test: how many queued jobs behind the head one backfill pass
   // examines at most; bounds the work per decision.
   std::int64_t backfill_depth = 100;
+  SpotPreference spot = SpotPreference::kAny;
+  double spot_short_s = 3600.0;  // kShort: jobs whose estimate is at most this prefer spot
   std::uint64_t seed = 0;  // for random placement
 
   // The config keys parse() reads.
@@ -74,6 +82,9 @@ class QueuePolicy : public Policy {
   };
 
   bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  // The spot preference: `job` on free devices of the class it prefers (spot or not), in
+  // one datacenter it may use, lowest ids first; false when none has room.
+  bool place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   // A fractional job's device under the configured placement (only_type as in packed()).
   bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
   void promote_due(const SchedulerView& view);
@@ -99,6 +110,7 @@ class QueuePolicy : public Policy {
   QueuePolicyOptions options_;
   Rng rng_;
   FreeDevices free_;
+  std::vector<std::vector<DeviceId>> by_class_;  // the market's devices by (site, spot or not, device type), ascending
   TaskMix mix_;  // the workload's request classes seen so far (fgd placement)
   const std::vector<int>* node_group_ = nullptr;
   std::set<Entry> queue_;  // every queued job, unless grouped_

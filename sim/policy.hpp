@@ -17,6 +17,7 @@
 namespace schedsim {
 
 class Geography;
+class Market;
 class Simulator;
 
 class SchedulerView {
@@ -42,6 +43,9 @@ class SchedulerView {
   const GridSignals* signals() const { return signals_; }
   // The datacenters (sites, WAN, per-site signals), or null for a single cluster.
   const Geography* geography() const { return geography_; }
+  // The compute market (offers, prices, which offer each device is sold under), or null
+  // without `market:`. Spot devices the provider has taken back are failed in cluster_state().
+  const Market* market() const { return market_; }
 
  private:
   friend class Simulator;
@@ -56,6 +60,7 @@ class SchedulerView {
   const PhysicsModel* physics_ = nullptr;
   const GridSignals* signals_ = nullptr;
   const Geography* geography_ = nullptr;
+  const Market* market_ = nullptr;
 };
 
 class Policy {

@@ -60,6 +60,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
   view_.geography_ = options_.geography;
+  view_.market_ = options_.market;
   policy_.attach(*this);
 }
 
@@ -219,9 +220,9 @@ void Simulator::release_devices(JobSlot slot, Span<DeviceId> devices) {
   } else {
     cluster_.release(devices, slot);
   }
-  if (device_down_.empty()) return;
+  if (device_down_.empty() && device_reclaimed_.empty()) return;
   for (DeviceId d : devices) {
-    if (device_down_[static_cast<std::size_t>(d)] && cluster_.is_free(d)) cluster_.mark_failed(d);
+    if (unavailable(d) && cluster_.is_free(d)) cluster_.mark_failed(d);
   }
 }
 
@@ -326,7 +327,7 @@ void Simulator::finish_stop(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   unplace(slot);
   j.has_checkpoint = true;
-  if (options_.failures) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
+  if (options_.failures || !spot_.empty()) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
   requeue(slot);
 }
 
@@ -397,7 +398,7 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
       reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
                            std::to_string(spec_.num_devices() - 1) + ")");
     }
-    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
+    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + (device_reclaimed_.empty() || !device_reclaimed_[static_cast<std::size_t>(d)] ? " has failed and is under repair" : " has been taken back by its spot provider"));
     if (j.spec.is_fractional()) {
       // The job's own share (on a move to the same device) counts as available.
       int available = cluster_.free_milli(d);
@@ -566,7 +567,7 @@ void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t 
   for (DeviceId d : devices) {
     if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
     if (cluster_.owner(d) == owner) continue;
-    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + " has failed and is under repair");
+    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + (device_reclaimed_.empty() || !device_reclaimed_[static_cast<std::size_t>(d)] ? " has failed and is under repair" : " has been taken back by its spot provider"));
     if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
   }
   scratch_.assign(devices.begin(), devices.end());
@@ -581,7 +582,7 @@ void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t 
   }
   cluster_.release(dropped, owner);
   for (DeviceId d : dropped) {
-    if (!device_down_.empty() && device_down_[static_cast<std::size_t>(d)]) cluster_.mark_failed(d);
+    if (unavailable(d)) cluster_.mark_failed(d);
   }
   cluster_.allocate(added, owner);
   held = scratch_;
@@ -642,6 +643,7 @@ bool Simulator::advance() {
     started_ = true;
     pull_next_arrival();
     if (options_.failures) start_failures();
+    if (options_.market) start_market();
   }
   bool boundary = true;  // between instants: the previous one is over
   while (!queue_.empty()) {
@@ -667,6 +669,7 @@ bool Simulator::advance() {
       case kCheckpointCommit: handle_checkpoint_commit(e); break;
       case kUnitFailure: handle_unit_failure(e); break;
       case kUnitRepair: handle_unit_repair(e); break;
+      case kSpotChange: handle_spot_change(e); break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;

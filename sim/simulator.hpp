@@ -17,6 +17,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/job.hpp"
 #include "sim/job_source.hpp"
+#include "sim/market.hpp"
 #include "sim/observer.hpp"
 #include "sim/physics.hpp"
 #include "sim/policy.hpp"
@@ -48,6 +49,11 @@ struct SimulatorOptions {
   // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
   // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
   const std::vector<double>* device_speed = nullptr;
+  // The compute market (sim/market.hpp): spot offers' devices are taken back and returned
+  // as their availability changes (sim/simulator_market.cpp); nullptr = none. Must
+  // outlive the simulator. `market_seed` seeds the spot on/off model.
+  const Market* market = nullptr;
+  std::uint64_t market_seed = 0;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -67,6 +73,10 @@ struct SimulatorStats {
   std::uint64_t unit_failures = 0;    // device or node failures
   std::uint64_t job_failure_hits = 0; // jobs hit by a device or node failure
   std::uint64_t checkpoints = 0;      // periodic checkpoints started
+  // Market (all 0 without spot offers).
+  std::uint64_t spot_reclamations = 0;      // drops of a spot offer's availability
+  std::uint64_t spot_devices_reclaimed = 0; // devices taken back, summed over the drops
+  std::uint64_t jobs_hit_by_reclaim = 0;    // jobs preempted because a device of theirs was taken back
 };
 
 class Simulator {
@@ -150,6 +160,7 @@ class Simulator {
     kUnitFailure = 7,
     kUnitRepair = 8,
     kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
+    kSpotChange = 10,  // a spot offer's availability changes (sim/simulator_market.cpp); arg = index into spot_
   };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
@@ -192,6 +203,19 @@ class Simulator {
   void fail_job(JobSlot slot, Tick repair_at);
   void requeue_after_failure(JobSlot slot);
   double rate_factor(const JobState& j) const;
+  // Market (sim/simulator_market.cpp).
+  struct SpotOffer {  // one spot offer: where its availability stands and its next change
+    int offer;
+    SpotCursor cursor;
+    int available;
+    SpotChange next;
+  };
+  void start_market();
+  void handle_spot_change(const Event& e);
+  void set_spot_available(SpotOffer& s, int available);
+  void reclaim_job(JobSlot slot);
+  // A device that is down for repair or taken back by its provider: failed in cluster_.
+  bool unavailable(DeviceId d) const;
   static std::int64_t& stall_account(JobState& j, StallKind kind);
   // Take / give back devices for a job: whole devices, or its share of one (fractional).
   void hold_devices(JobSlot slot, Span<DeviceId> devices);
@@ -243,6 +267,8 @@ class Simulator {
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
   std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
+  std::vector<SpotOffer> spot_;         // market: the spot offers' availability state
+  std::vector<char> device_reclaimed_;  // market: device taken back by its provider
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

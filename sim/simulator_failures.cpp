@@ -59,7 +59,9 @@ void Simulator::cut_stall(JobState& j) {
 void Simulator::commit_checkpoint(JobState& j, const CheckpointMark& mark) {
   j.checkpoints.push_back(mark);
   // Keep the start and as many marks as a rollback can reach.
-  const auto keep = static_cast<std::size_t>(std::max(1, options_.failures->config().loss_spikes.rollback_checkpoints)) + 1;
+  // (Without the failures model only the market's spot reclamation rolls back, one mark.)
+  const int back = options_.failures ? options_.failures->config().loss_spikes.rollback_checkpoints : 1;
+  const auto keep = static_cast<std::size_t>(std::max(1, back)) + 1;
   if (j.checkpoints.size() > keep) j.checkpoints.erase(j.checkpoints.begin() + 1);
 }
 
@@ -154,7 +156,15 @@ void Simulator::handle_unit_failure(const Event& e) {
   // Once no job is coming and none is running on a healthy cluster, failures change
   // nothing: the failure processes stop, and with them the run (jobs a policy left
   // waiting are then reported as such instead of waiting forever).
-  if (!has_next_job_ && num_running_ == 0 && !dirty_ && cluster_.failed_devices() == 0) return;
+  if (!has_next_job_ && num_running_ == 0 && !dirty_) {
+    // Failed devices that are down for repair (not only taken back by a spot provider).
+    int under_repair = cluster_.failed_devices();
+    if (!device_reclaimed_.empty()) {
+      under_repair = 0;
+      for (std::size_t d = 0; d < device_down_.size(); ++d) under_repair += device_down_[d] && cluster_.is_failed(static_cast<DeviceId>(d));
+    }
+    if (under_repair == 0) return;
+  }
   const auto unit = static_cast<int>(e.arg);
   FailureModel& f = *options_.failures;
   ++stats_.unit_failures;
@@ -179,7 +189,7 @@ void Simulator::handle_unit_repair(const Event& e) {
   FailureModel& f = *options_.failures;
   for (DeviceId d : f.unit_devices(unit)) {
     device_down_[static_cast<std::size_t>(d)] = 0;
-    if (cluster_.is_failed(d)) cluster_.mark_repaired(d);  // devices a waiting job holds stay with it
+    if (cluster_.is_failed(d) && !unavailable(d)) cluster_.mark_repaired(d);  // devices a waiting job holds stay with it; spot devices taken back stay failed
   }
   if (auto t = f.sample_time_to_failure_s(unit)) queue_.schedule(now_ + Tick::from_seconds(*t), kUnitFailure, unit);
   dirty_ = true;

@@ -67,7 +67,7 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   ar.section("simulator");
   ar(now_, queue_, cluster_, jobs_, live_, free_slots_, pending_.head, pending_.tail, running_.head, running_.tail, num_pending_, num_running_);
   ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_,
-     device_down_, service_devices_, stats_);
+     device_down_, service_devices_, stats_, touched_, joined_running_);
   std::uint64_t read = jobs_read_;
   ar(read);
   if (ar.loading()) {
@@ -124,13 +124,15 @@ void MetricsCollector::snapshot(SnapshotArchive& ar) {
 void EnergyMeter::snapshot(SnapshotArchive& ar) {
   ar.section("energy meter");
   ar.io_each(sites_, [&](Site& s) {
-    ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.price_int, s.carbon_int, s.total.joules, s.total.cost, s.total.co2, s.jobs.joules, s.jobs.cost,
+    ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.jobs_idle_w, s.price_int, s.carbon_int, s.total.joules, s.total.cost, s.total.co2, s.jobs.joules, s.jobs.cost,
        s.jobs.co2);
   });
-  ar.io_each(acc_, [&](Acc& a) {
-    ar(a.seq, a.site, a.joules, a.cost_wsusd, a.co2_wsg, a.power_w, a.site_power_w, a.active, a.placed_since_us, a.idle_w, a.dynamic_w);
+  ar.io_each(slots_, [&](SlotInfo& i) {
+    ar(i.seq, i.pos, i.stamp, i.joined_stamp, i.placed_since_us, i.site, i.idle_w, i.dynamic_w, i.joules, i.cost_wsusd, i.co2_wsg, i.last_join);
   });
-  ar(active_, seen_, seen_valid_, full_passes_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
+  ar(entries_.slot, entries_.site, entries_.power_w, entries_.site_power_w, entries_.idle_w, entries_.joules, entries_.cost_wsusd, entries_.co2_wsg,
+     entries_.power_prefix_w, entries_.idle_prefix_w);
+  ar(dead_, first_changed_, calls_, power_evaluations_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
 }
 
 void InvariantChecker::snapshot(SnapshotArchive& ar) {

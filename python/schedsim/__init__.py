@@ -40,6 +40,7 @@ Move = _schedsim.Move
 from .config import Config, load_config, scenario_path, scenarios  # noqa: E402
 from .policy import Policy  # noqa: E402
 from .simulate import SimulationResult, simulate  # noqa: E402
+from .advise import AdviseResult, advise  # noqa: E402
 
 
 def policies():
@@ -58,6 +59,15 @@ def policy_info(name=None):
     raise ValueError(f"policy: expected one of {', '.join(x['name'] for x in infos)}, got {name!r}")
 
 
+def ledger_verify(path):
+    """Recomputes the hash chain of a run's ledger.csv (docs/market.md#settlement-ledger).
+
+    Returns a dict: ok (bool), problem ("" when ok, else the first bad line), rows and
+    the totals device_hours, energy_kwh, electricity_usd, compute_usd, co2_kg.
+    Raises InputError when the file cannot be read."""
+    return _schedsim.ledger_verify(str(path))
+
+
 HAS_ENV = getattr(_schedsim, "HAS_ENV", False)
 if HAS_ENV:
     from .env import SchedsimEnv, VectorEnv, make, register_envs  # noqa: E402
@@ -66,6 +76,6 @@ if HAS_ENV:
 
 __all__ = [
     "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move",
-    "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate",
-    "policies", "policy_info", "HAS_ENV",
+    "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate", "AdviseResult", "advise",
+    "policies", "policy_info", "ledger_verify", "HAS_ENV",
 ] + (["SchedsimEnv", "VectorEnv", "make", "register_envs"] if HAS_ENV else [])

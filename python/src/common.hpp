@@ -33,5 +33,6 @@ void register_errors(py::module_& m);
 void bind_policy_bridge(py::module_& m);
 void bind_simulate(py::module_& m);
 void bind_env(py::module_& m);
+void bind_advise(py::module_& m);
 
 }  // namespace schedsim::python

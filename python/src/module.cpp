@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
+#include "experiments/ledger.hpp"
 #include "experiments/runner.hpp"
 #include "policies/registry.hpp"
 #include "sim/error.hpp"
@@ -140,6 +141,13 @@ PYBIND11_MODULE(_schedsim, m) {
 
   m.def("default_scenario_yaml", [] { return std::string(default_scenario_yaml()); });
 
+  m.def("ledger_verify", [](const std::string& path) {
+    const LedgerCheck c = verify_ledger_file(path);
+    return py::dict(py::arg("ok") = c.ok, py::arg("problem") = c.problem, py::arg("rows") = c.totals.rows, py::arg("device_hours") = c.totals.device_h,
+                    py::arg("energy_kwh") = c.totals.energy_kwh, py::arg("electricity_usd") = c.totals.electricity_usd,
+                    py::arg("compute_usd") = c.totals.compute_usd, py::arg("co2_kg") = c.totals.co2_kg);
+  }, py::arg("path"), "Recomputes a settlement ledger's hash chain (docs/market.md): ok, the first problem, the row count and totals.");
+
   py::class_<Scenario>(m, "Scenario", "A parsed, validated scenario (immutable).")
       .def_static("from_file", [](const std::string& path, std::optional<std::vector<std::string>> overrides, std::optional<std::int64_t> seed) {
         return load(ConfigNode::load_file(path), overrides, seed);
@@ -171,4 +179,5 @@ PYBIND11_MODULE(_schedsim, m) {
   bind_policy_bridge(m);
   bind_simulate(m);
   bind_env(m);
+  bind_advise(m);
 }

@@ -163,5 +163,5 @@ TEST_CASE("compose and presets resolve their options and reject bad ones", "[pol
                     Catch::Contains("'conservative' is not allowed; choose one of: none, easy"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, thresholds_gpu_s: [10, 5]}", "p.yaml")), Catch::Contains("thresholds must increase"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: edf, by: duration}", "p.yaml")),
-                    Catch::Contains("unknown key 'by'; valid keys here: name, placement, preemption, backfill, backfill_depth"));
+                    Catch::Contains("unknown key 'by'; valid keys here: name, placement, preemption, backfill, backfill_depth, spot, spot_short_s"));
 }

@@ -87,3 +87,27 @@ def test_jobs_without_pandas_are_columns(golden_yaml, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     r = schedsim.simulate(golden_yaml)
     assert isinstance(r.jobs, dict) and len(r.jobs["job_id"]) == 80 and r.jobs["jct_s"].dtype.name == "float64"
+
+
+def test_ledger_verify(cli, tmp_path):
+    """A market run's ledger verifies with the totals of results.json; an edited row fails."""
+    import json
+    import pathlib
+
+    config = pathlib.Path(__file__).resolve().parents[2] / "experiments" / "configs" / "market_two_clouds.yaml"
+    out = tmp_path / "run"
+    subprocess.run([cli, "run", str(config), "--quiet", "--set", "workload.synthetic.num_jobs=30", "--out", str(out)], check=True)
+    check = schedsim.ledger_verify(out / "ledger.csv")
+    assert check["ok"], check["problem"]
+    market = json.loads((out / "results.json").read_text())["market"]
+    assert check["rows"] == market["ledger"]["rows"] == 2
+    assert check["compute_usd"] == market["compute_usd"]
+    assert check["energy_kwh"] == market["ledger"]["energy_kwh"]
+    lines = (out / "ledger.csv").read_text().split("\n")
+    lines[3] = lines[3].replace(",cloud-b,", ",cloud-c,")
+    (tmp_path / "edited.csv").write_text("\n".join(lines))
+    bad = schedsim.ledger_verify(tmp_path / "edited.csv")
+    assert not bad["ok"]
+    assert bad["problem"].endswith("edited.csv:4: row 2: row_hash does not match the row's contents (the row was edited)")
+    with pytest.raises(schedsim.InputError, match="cannot open the ledger"):
+        schedsim.ledger_verify(tmp_path / "missing.csv")

@@ -36,40 +36,17 @@
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "first_fit_policy.hpp"
 #include "test_support.hpp"
 
 using namespace schedsim;
 using schedsim::test::make_job;
 using schedsim::test::TempDir;
 using schedsim::test::VectorSource;
+using schedsim::test::Ends;
+using schedsim::test::FirstFit;
 
 namespace {
-
-// First-fit FIFO (head-of-line blocking).
-class FirstFit : public Policy {
- public:
-  std::string name() const override { return "first-fit"; }
-  void on_job_queued(const SchedulerView&, JobSlot) override {}
-  void decide(const SchedulerView& view, ActionBatch& out) override {
-    free_.reset(view.cluster_state());
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      devices_.clear();
-      if (!free_.first_fit(view.job(s).spec.num_gpus, devices_)) break;
-      out.start(s, devices_);
-    }
-  }
-
- private:
-  FreeDevices free_;
-  std::vector<DeviceId> devices_;
-};
-
-// Records each ended job's state.
-class Ends : public Observer {
- public:
-  void on_job_end(const JobState& j) override { jobs.push_back(j); }
-  std::vector<JobState> jobs;
-};
 
 FailureConfig spike_config(double mtbf_s, double tau_s, double delta_s, double restart_s, int gpus = 1) {
   FailureConfig c;

@@ -5,7 +5,7 @@
 #include <functional>
 #include <map>
 
-#include "policies/placement.hpp"
+#include "first_fit_policy.hpp"
 #include "sim/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
@@ -38,12 +38,11 @@ class TestPhysics : public PhysicsModel {
 };
 
 // Starts pending jobs first-fit, except that at given instants it runs a script.
-class ScriptPolicy : public Policy {
+class ScriptPolicy : public test::FirstFit {
  public:
   using Step = std::function<void(const SchedulerView&, ActionBatch&)>;
   std::map<std::int64_t, Step> script;  // keyed by time in microseconds
   std::string name() const override { return "script"; }
-  void on_job_queued(const SchedulerView&, JobSlot) override {}
   void decide(const SchedulerView& view, ActionBatch& out) override {
     auto it = script.find(view.now().us());
     if (it != script.end()) {
@@ -51,17 +50,8 @@ class ScriptPolicy : public Policy {
       script.erase(it);
       return;
     }
-    free_.reset(view.cluster_state());
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      devices_.clear();
-      if (!free_.first_fit(view.job(s).spec.num_gpus, devices_)) break;
-      out.start(s, devices_);
-    }
+    FirstFit::decide(view, out);
   }
-
- private:
-  FreeDevices free_;
-  std::vector<DeviceId> devices_;
 };
 
 JobSlot find(const SchedulerView& v, const std::string& id) {

@@ -1,0 +1,28 @@
+#include "experiments/advise_command.hpp"
+
+#include <filesystem>
+#include <ostream>
+
+#include "experiments/advise_config.hpp"
+#include "experiments/advise_output.hpp"
+#include "experiments/runner.hpp"
+#include "sim/error.hpp"
+
+namespace schedsim {
+
+void run_advise_cli(const AdviseCliOptions& options, std::ostream& table_out) {
+  const Objective objective = parse_objective(options.objective, "--objective");
+  const AdvisePlanner planner(ConfigNode::load_file(options.job));
+  const AdviseOutcome outcome = planner.run(objective);
+  if (outcome.plans.empty()) throw InputError(options.job, no_feasible_plan_message(outcome));
+  std::filesystem::create_directories(options.out);
+  write_file_atomically(options.out + "/plans.csv", plans_csv(planner.world(), outcome));
+  if (options.plot) write_file_atomically(options.out + "/pareto.svg", pareto_svg(outcome));
+  if (!options.quiet) {
+    table_out << plans_table(planner.world(), outcome, objective, options.top);
+    table_out << "\nall " << outcome.plans.size() << " feasible plans in " << options.out << "/plans.csv" << (options.plot ? ", the front in " + options.out + "/pareto.svg" : "")
+              << '\n';
+  }
+}
+
+}  // namespace schedsim
