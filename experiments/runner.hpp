@@ -19,6 +19,7 @@
 #include "sim/energy.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal_meter.hpp"
 
 namespace schedsim {
 
@@ -44,6 +45,7 @@ struct RunResult {
   std::vector<double> sorted_jct_s;  // for CDF figures
   std::optional<EnergyTotals> energy;  // with the scenario's `energy:` map
   std::vector<ServiceMetrics> inference;  // with the `inference` policy and services
+  std::vector<ThermalSiteTotals> thermal;  // with a thermal model: by datacenter (one for a cluster)
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).
@@ -59,6 +61,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed);
 nlohmann::ordered_json summary_json(const Summary& s);
 nlohmann::ordered_json energy_json(const EnergyTotals& e);
+// results.json -> energy.thermal: cooling energy and PUE, set-points, throttling, by datacenter.
+nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<ThermalSiteTotals>& sites);
 // YAML scalars become numbers, booleans or null where they read as such.
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
 

@@ -17,6 +17,7 @@ namespace schedsim {
 
 class Geography;
 class Simulator;
+class ThermalModel;
 
 class SchedulerView {
  public:
@@ -41,6 +42,8 @@ class SchedulerView {
   const GridSignals* signals() const { return signals_; }
   // The datacenters (sites, WAN, per-site signals), or null for a single cluster.
   const Geography* geography() const { return geography_; }
+  // Outside temperatures, cooling set-points and PUE (sim/thermal.hpp), or null without.
+  const ThermalModel* thermal() const { return thermal_; }
 
  private:
   friend class Simulator;
@@ -55,6 +58,7 @@ class SchedulerView {
   const PhysicsModel* physics_ = nullptr;
   const GridSignals* signals_ = nullptr;
   const Geography* geography_ = nullptr;
+  const ThermalModel* thermal_ = nullptr;
 };
 
 class Policy {

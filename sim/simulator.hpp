@@ -24,6 +24,7 @@ namespace schedsim {
 
 class FailureModel;
 class Geography;
+class ThermalModel;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -46,6 +47,10 @@ struct SimulatorOptions {
   // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
   // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
   const std::vector<double>* device_speed = nullptr;
+  // Thermal and cooling (sim/thermal.hpp): outside temperature steps become events and
+  // decision points, set-point actions are accepted, and device_speed must point at the
+  // model's device_speed() (power caps x throttle). nullptr = no thermal model.
+  ThermalModel* thermal = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -132,6 +137,7 @@ class Simulator {
     kUnitFailure = 7,
     kUnitRepair = 8,
     kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
+    kThermalStep = 10,  // an outside temperature steps (sim/thermal.hpp)
   };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
@@ -148,6 +154,11 @@ class Simulator {
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_set_cooling(const Action& a, std::size_t index);
+  // Thermal model: new rates for running jobs on devices whose speed changed, and the
+  // next outside-temperature step scheduled while anything happens after it.
+  void rerate_thermal();
+  void schedule_thermal_step();
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
   double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
@@ -224,6 +235,7 @@ class Simulator {
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
   std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
+  bool thermal_step_pending_ = false;
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;
