@@ -89,6 +89,9 @@ PolicyInfo thermal_aware_policy_info() {
         resolved["step_c"] = o.step_c;
         return PolicyInstance{std::make_unique<ThermalAware>(std::move(base.policy), o), resolved};
       },
+      false,
+      "",
+      true,
   };
 }
 

@@ -4,9 +4,11 @@
 // effect) and the thermal-aware heuristic's choice.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "experiments/compare.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "experiments/thermal_config.hpp"
@@ -301,6 +303,19 @@ policy: thermal-aware
   CHECK(double(th["by_datacenter"][0]["throttled_device_hours"]) == 0);
   CHECK(double(r["config"]["energy"]["thermal"]["outside_c"]["constant"]) == 30);
   CHECK(r["config"]["policy"]["name"] == "thermal-aware");
+  // `compare` (all policies) runs thermal-aware only where it can act.
+  auto names = [&](const ScenarioConfig& sc) {
+    std::vector<std::string> out;
+    for (const RunResult& run : compare_policies(sc, reg, {"all"}, RunOptions{})) out.push_back(run.policy_name);
+    return out;
+  };
+  const std::vector<std::string> with = names(s);
+  CHECK(std::count(with.begin(), with.end(), "thermal-aware") == 1);
+  const std::string plain = dir.write("plain.yaml", "cluster: {nodes: [{count: 1, type: V100, devices_per_node: 1}]}\n"
+                                                    "workload: {trace: {path: jobs.csv, format: schedsim}}\n");
+  const std::vector<std::string> without = names(load_scenario(plain, {}, std::nullopt, reg));
+  CHECK(std::count(without.begin(), without.end(), "thermal-aware") == 0);
+  CHECK(std::count(without.begin(), without.end(), "fifo") == 1);
 
   // Errors name the key.
   auto error = [&](const std::string& yaml) {
