@@ -69,11 +69,13 @@ std::string policy_label(const ConfigNode& node) {
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
   // "all" (or nothing) = every registered policy that needs no argument and that the
-  // scenario can run (price/carbon shifting needs its `signals:`).
+  // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
   std::vector<std::string> specs;
   for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
     if (p == "all") {
       for (const auto& info : registry.all()) {
+        const bool thermal = (scenario.energy && scenario.energy->thermal) || (scenario.datacenters && scenario.datacenters->sites.front().thermal);
+        if (info.needs_thermal && !thermal) continue;
         if (info.argument_option.empty() && (!info.needs_signals || scenario.signals || (scenario.datacenters && scenario.datacenters->sites.front().signals))) specs.push_back(info.name);
       }
     } else {

@@ -46,7 +46,7 @@ DatacentersConfig DatacentersConfig::parse(const ConfigNode& node, std::int64_t&
   if (!sites.is_sequence() || sites.size() == 0) sites.fail("expected a list of datacenters, each {name, nodes, pue, utc_offset_h, signals}");
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const ConfigNode s = sites.at(i);
-    s.expect_map({"name", "nodes", "pue", "utc_offset_h", "signals", "home_weight", "provider"});
+    s.expect_map({"name", "nodes", "pue", "utc_offset_h", "signals", "home_weight", "provider", "thermal"});
     DatacenterConfig dc;
     dc.name = s.child("name").as_string();
     if (dc.name.empty()) s.child("name").fail("must be a non-empty region name such as DE-LU");
@@ -80,6 +80,12 @@ DatacentersConfig DatacentersConfig::parse(const ConfigNode& node, std::int64_t&
       }
     } else if (!c.sites.empty() && c.sites.front().signals) {
       s.fail("needs signals like the first datacenter (every datacenter has signals, or none has)");
+    }
+    if (auto th = s.maybe_child("thermal")) {
+      if (!c.sites.empty() && !c.sites.front().thermal) th->fail("the first datacenter has no thermal model: every datacenter has one, or none has");
+      dc.thermal = ThermalConfig::parse(*th, dc.utc_offset_h, false);
+    } else if (!c.sites.empty() && c.sites.front().thermal) {
+      s.fail("needs thermal like the first datacenter (every datacenter has a thermal model, or none has)");
     }
     c.sites.push_back(dc);
   }
@@ -174,6 +180,7 @@ YAML::Node DatacentersConfig::to_yaml() const {
     s["utc_offset_h"] = dc.utc_offset_h;
     s["home_weight"] = dc.home_weight;
     if (dc.signals) s["signals"] = dc.signals->to_yaml();
+    if (dc.thermal) s["thermal"] = dc.thermal->to_yaml(false);
     n["sites"].push_back(s);
   }
   n["wan"]["bandwidth_gbit_s"] = default_bandwidth_gbit_s;

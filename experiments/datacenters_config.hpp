@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/energy_config.hpp"
+#include "experiments/thermal_config.hpp"
 #include "sim/cluster_spec.hpp"
 #include "sim/config_node.hpp"
 #include "sim/datacenters.hpp"
@@ -31,6 +32,7 @@ struct DatacenterConfig {
   double utc_offset_h = 0.0;
   double home_weight = 1.0;
   std::optional<SignalsConfig> signals;
+  std::optional<ThermalConfig> thermal;
 };
 
 struct WanLinkConfig {

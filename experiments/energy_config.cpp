@@ -12,7 +12,7 @@ namespace schedsim {
 EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue) {
   EnergyConfig c;
   if (!node.is_null()) {
-    node.expect_map({"pue", "power_caps"});
+    node.expect_map({"pue", "power_caps", "thermal"});
     if (auto p = node.maybe_child("pue")) {
       c.pue = p->as_double();
       if (!(c.pue >= 1.0) || c.pue > 10.0) p->fail("the PUE (facility power / IT power) must be in [1, 10], got " + std::to_string(c.pue));
@@ -29,6 +29,7 @@ EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeG
     }
     c.power_by_type.push_back(DevicePower{a->idle_w, a->tdp_w});
     c.speed_by_type.push_back(1.0);
+    c.load_by_type.push_back(1.0);
   }
   if (auto caps = node.is_null() ? std::nullopt : node.maybe_child("power_caps")) {
     if (!caps->is_map()) caps->fail("expected a map from device type to {fraction, curve}");
@@ -70,11 +71,13 @@ EnergyConfig EnergyConfig::parse(const ConfigNode& node, const std::vector<NodeG
       }
       cap.capped = cap.curve->capped(c.power_by_type[t].tdp_w, cap.fraction);
       if (cap.capped.busy_power_w < c.power_by_type[t].idle_w) fr.fail("the capped busy power is below the type's idle power; raise the cap");
+      c.load_by_type[t] = cap.capped.busy_power_w / c.power_by_type[t].tdp_w;
       c.power_by_type[t].tdp_w = cap.capped.busy_power_w;
       c.speed_by_type[t] = cap.capped.speed;
       c.power_caps.push_back(cap);
     }
   }
+  if (auto th = node.is_null() ? std::nullopt : node.maybe_child("thermal")) c.thermal = ThermalConfig::parse(*th, 0.0, true);
   return c;
 }
 
@@ -103,6 +106,7 @@ YAML::Node EnergyConfig::to_yaml() const {
     c["busy_power_w"] = cap.capped.busy_power_w;
     n["power_caps"][cap.type] = c;
   }
+  if (thermal) n["thermal"] = thermal->to_yaml(true);
   return n;
 }
 

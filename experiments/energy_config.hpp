@@ -17,6 +17,7 @@
 #include "sim/energy.hpp"
 #include "sim/power_cap.hpp"
 #include "sim/signals.hpp"
+#include "experiments/thermal_config.hpp"
 #include "traces/power_sweep_file.hpp"
 
 namespace schedsim {
@@ -36,6 +37,8 @@ struct EnergyConfig {
   std::vector<DevicePower> power_by_type;  // by ClusterSpec::device_types() order, from the catalogue (busy power capped)
   std::vector<PowerCapConfig> power_caps;
   std::vector<double> speed_by_type;       // by device type: 1, or the cap's speed
+  std::vector<double> load_by_type;        // by device type: busy power / TDP (1, or the cap's)
+  std::optional<ThermalConfig> thermal;    // one cluster's outside temperature and cooling
 
   static EnergyConfig parse(const ConfigNode& node, const std::vector<NodeGroup>& cluster, const AcceleratorCatalogue& catalogue);
   YAML::Node to_yaml() const;

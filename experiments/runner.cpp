@@ -339,6 +339,31 @@ nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& 
   return j;
 }
 
+nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<ThermalSiteTotals>& sites) {
+  nlohmann::ordered_json j;
+  j["cooling_energy_kwh"] = e.cooling_energy_kwh;
+  j["mean_pue"] = e.it_energy_kwh > 0 ? nlohmann::ordered_json(e.facility.energy_kwh / e.it_energy_kwh) : nlohmann::ordered_json(nullptr);
+  auto list = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const ThermalSiteTotals& t = sites[i];
+    const double facility_kwh = e.by_site.empty() ? e.facility.energy_kwh : e.by_site[i].energy_kwh;
+    const double it_kwh = e.site_it_kwh[i];
+    nlohmann::ordered_json site;
+    site["name"] = t.name;
+    site["it_energy_kwh"] = it_kwh;
+    site["cooling_energy_kwh"] = e.site_cooling_kwh[i];
+    site["mean_pue"] = it_kwh > 0 ? nlohmann::ordered_json(facility_kwh / it_kwh) : nlohmann::ordered_json(nullptr);
+    site["max_pue"] = t.max_pue;
+    site["mean_outside_c"] = t.mean_outside_c;
+    site["mean_setpoint_c"] = t.mean_setpoint_c;
+    site["setpoint_changes"] = t.setpoint_changes;
+    site["throttled_device_hours"] = t.throttled_device_hours;
+    list.push_back(site);
+  }
+  j["by_datacenter"] = list;
+  return j;
+}
+
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   nlohmann::ordered_json j;
   j["schedsim_version"] = kVersion;
@@ -347,6 +372,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["summary"] = summary_json(r.summary);
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
   if (r.market) j["market"] = market_json(*r.market, r.stats);
+  if (r.energy && r.energy->thermal) j["energy"]["thermal"] = thermal_json(*r.energy, r.thermal);
   if (!r.inference.empty()) {  // only with the `inference` policy and services
     auto services = nlohmann::ordered_json::array();
     for (const ServiceMetrics& m : r.inference) {
@@ -413,19 +439,12 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   Simulator& sim = *simulator;
   MetricsCollector metrics(setup.cluster().num_devices());
   sim.add_observer(metrics);
-  std::unique_ptr<EnergyMeter> energy;
-  if (scenario.energy) {  // before the jobs.csv writer, which reads each job's use
-    if (const Geography* geo = setup.geography()) {
-      std::vector<MeteredSite> sites;
-      for (int i = 0; i < geo->num_sites(); ++i) {
-        const Datacenter& dc = geo->site(i);
-        sites.push_back(MeteredSite{dc.name, dc.first_device, dc.num_devices, dc.pue, dc.signals});
-      }
-      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, sites);
-    } else {
-      energy = std::make_unique<EnergyMeter>(sim, scenario.energy->power_by_type, scenario.energy->pue, setup.signals());
-    }
-    sim.add_observer(*energy);
+  std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);  // before the jobs.csv writer, which reads each job's use
+  if (energy) sim.add_observer(*energy);
+  std::unique_ptr<ThermalMeter> thermal;
+  if (setup.thermal()) {
+    thermal = std::make_unique<ThermalMeter>(*setup.thermal());
+    sim.add_observer(*thermal);
   }
   std::unique_ptr<MarketMeter> market;
   if (const Market* m = setup.market()) {  // after the energy meter, whose last_job() it books
@@ -506,6 +525,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   result.stats = sim.stats();
   if (energy) result.energy = energy->totals();
   if (market) result.market = market->totals();
+  if (thermal) result.thermal = thermal->totals();
   if (const auto* inference = dynamic_cast<const InferenceMetricsSource*>(&policy)) result.inference = inference->inference_metrics();
   result.resolved_config = scenario.to_yaml(resolved_policy);
   {

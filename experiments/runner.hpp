@@ -22,6 +22,7 @@
 #include "sim/market_meter.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal_meter.hpp"
 
 namespace schedsim {
 
@@ -51,6 +52,7 @@ struct RunResult {
   std::vector<ServiceMetrics> inference;  // with the `inference` policy and services
   std::optional<MarketTotals> market;     // with the scenario's `market:` map
   std::string config_sha256;              // SHA-256 of the resolved config (YAML), the ledger's seed
+  std::vector<ThermalSiteTotals> thermal;  // with a thermal model: by datacenter (one for a cluster)
 };
 
 // `policy_override`, when not null, replaces the scenario's policy (used by compare).
@@ -69,6 +71,8 @@ nlohmann::ordered_json energy_json(const EnergyTotals& e);
 // results.json's `market` section: compute cost and device-hours by kind, provider and
 // tenant, the spot counters and the settlement ledger's totals.
 nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& stats);
+// results.json -> energy.thermal: cooling energy and PUE, set-points, throttling, by datacenter.
+nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<ThermalSiteTotals>& sites);
 // YAML scalars become numbers, booleans or null where they read as such.
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
 

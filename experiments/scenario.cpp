@@ -53,6 +53,9 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     if (cluster.has("nodes")) cluster.child("nodes").fail("with `datacenters:` the nodes go under each datacenter (datacenters.sites[i].nodes)");
     if (root.has("signals")) root.child("signals").fail("with `datacenters:` the signals go under each datacenter (datacenters.sites[i].signals)");
     if (root.has("energy") && root.child("energy").has("pue")) root.child("energy").child("pue").fail("with `datacenters:` the PUE goes under each datacenter (datacenters.sites[i].pue)");
+    if (root.has("energy") && root.child("energy").has("thermal")) {
+      root.child("energy").child("thermal").fail("with `datacenters:` the thermal model goes under each datacenter (datacenters.sites[i].thermal)");
+    }
     s.datacenters = DatacentersConfig::parse(*datacenters, total);
     s.cluster = s.datacenters->cluster();
   } else {
@@ -92,10 +95,10 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (auto e = root.maybe_child("energy")) s.energy = EnergyConfig::parse(*e, s.cluster, s.accelerators);
   if (auto sg = root.maybe_child("signals")) s.signals = SignalsConfig::parse(*sg);
-  // Simulated time 0 is the signals' origin (the first datacenter's with several), else 2023-01-01 UTC.
-  std::int64_t origin_us = 1'672'531'200'000'000LL;
-  if (s.signals) origin_us = s.signals->origin_utc_us;
-  if (s.datacenters && s.datacenters->sites.front().signals) origin_us = s.datacenters->sites.front().signals->origin_utc_us;
+  if (s.datacenters && s.datacenters->sites.front().thermal && !s.energy) {
+    datacenters->child("sites").at(0).child("thermal").fail("the thermal model needs an `energy:` map (the meter that applies its PUE)");
+  }
+  const std::int64_t origin_us = s.origin_utc_us();
   if (auto inf = root.maybe_child("inference")) {
     s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
   }
@@ -158,6 +161,13 @@ int ScenarioConfig::num_devices() const {
   int n = 0;
   for (const auto& g : cluster) n += g.count * g.devices_per_node;
   return n;
+}
+
+std::int64_t ScenarioConfig::origin_utc_us() const {
+  std::int64_t origin_us = 1'672'531'200'000'000LL;
+  if (signals) origin_us = signals->origin_utc_us;
+  if (datacenters && datacenters->sites.front().signals) origin_us = datacenters->sites.front().signals->origin_utc_us;
+  return origin_us;
 }
 
 YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {

@@ -66,6 +66,9 @@ struct ScenarioConfig {
   // The resolved document: every default filled in, the policy as `resolved_policy`.
   YAML::Node to_yaml(const YAML::Node& resolved_policy) const;
   int num_devices() const;
+  // The UTC instant of simulated time 0: the signals' origin (the first datacenter's with
+  // several), else 2023-01-01 UTC.
+  std::int64_t origin_utc_us() const;
 };
 
 // What the scenario's policy is built with: the seed, the device catalogue, the `env:`

@@ -5,7 +5,7 @@
 namespace schedsim {
 
 SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t seed, std::vector<std::string>& warnings)
-    : seed_(seed), cluster_(scenario.cluster), source_(scenario.workload.make_source(seed, warnings)) {
+    : scenario_(scenario), seed_(seed), cluster_(scenario.cluster), source_(scenario.workload.make_source(seed, warnings)) {
   options_.oversized = scenario.workload.oversized;
   if (scenario.physics) {
     topology_ = std::make_unique<TopologySpec>(cluster_, scenario.topology, [&](const std::string& type) {
@@ -55,6 +55,25 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     }
     options_.device_speed = &device_speed_;
   }
+  const bool site_thermal = scenario.datacenters && scenario.datacenters->sites.front().thermal;
+  if (scenario.energy && (scenario.energy->thermal || site_thermal)) {  // throttled speeds replace the caps' (they include them)
+    std::vector<ThermalSiteSpec> sites;
+    if (site_thermal) {
+      for (int i = 0; i < geography_->num_sites(); ++i) {
+        const Datacenter& dc = geography_->site(i);
+        sites.push_back(scenario.datacenters->sites[static_cast<std::size_t>(i)].thermal->site(dc.name, dc.first_device, dc.num_devices, dc.pue));
+      }
+    } else {
+      sites.push_back(scenario.energy->thermal->site("", 0, cluster_.num_devices(), scenario.energy->pue));
+    }
+    std::vector<double> load;
+    for (DeviceId d = 0; d < cluster_.num_devices(); ++d) {
+      load.push_back(scenario.energy->load_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
+    }
+    thermal_ = std::make_unique<ThermalModel>(std::move(sites), scenario.origin_utc_us(), std::move(load), device_speed_);
+    options_.thermal = thermal_.get();
+    options_.device_speed = &thermal_->device_speed();
+  }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
     options_.failures = failures_.get();
@@ -70,6 +89,24 @@ std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   if (used_) throw InvariantError("SimulationSetup::make_simulator called twice: the job source is consumed by the first run");
   used_ = true;
   return std::make_unique<Simulator>(cluster_, *source_, policy, options_);
+}
+
+std::unique_ptr<EnergyMeter> SimulationSetup::make_energy_meter(const Simulator& sim) const {
+  if (!scenario_.energy) return nullptr;
+  const std::vector<DevicePower>& power = scenario_.energy->power_by_type;
+  if (const Geography* geo = geography()) {
+    std::vector<MeteredSite> sites;
+    for (int i = 0; i < geo->num_sites(); ++i) {
+      const Datacenter& dc = geo->site(i);
+      sites.push_back(MeteredSite{dc.name, dc.first_device, dc.num_devices, dc.pue, dc.signals, thermal(), thermal() ? i : -1});
+    }
+    return std::make_unique<EnergyMeter>(sim, power, sites);
+  }
+  if (thermal()) {
+    return std::make_unique<EnergyMeter>(sim, power,
+                                         std::vector<MeteredSite>{MeteredSite{"", 0, cluster_.num_devices(), scenario_.energy->pue, signals(), thermal(), 0}});
+  }
+  return std::make_unique<EnergyMeter>(sim, power, scenario_.energy->pue, signals());
 }
 
 }  // namespace schedsim

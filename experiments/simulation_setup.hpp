@@ -13,9 +13,11 @@
 #include "experiments/scenario.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/datacenters.hpp"
+#include "sim/energy.hpp"
 #include "sim/failure_model.hpp"
 #include "sim/market.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 #include "sim/topology.hpp"
 
 namespace schedsim {
@@ -42,11 +44,19 @@ class SimulationSetup {
   const Geography* geography() const { return geography_.get(); }
   // The compute market of `market:` (null without).
   const Market* market() const { return market_.get(); }
+  // Outside temperatures, set-points and throttling (null without `thermal:`); its sites
+  // are the datacenters in order, or the one cluster.
+  const ThermalModel* thermal() const { return thermal_.get(); }
 
   // A simulator over this world (one per setup: the job source is consumed by the run).
   std::unique_ptr<Simulator> make_simulator(Policy& policy);
+  // The energy meter of the scenario's `energy:` map for `sim` (null without one): one site
+  // per datacenter, each with its PUE (or thermal model) and signals. Add it to `sim`
+  // before observers that read its last_job().
+  std::unique_ptr<EnergyMeter> make_energy_meter(const Simulator& sim) const;
 
  private:
+  const ScenarioConfig& scenario_;
   std::uint64_t seed_;
   ClusterSpec cluster_;
   std::unique_ptr<JobSource> source_;
@@ -59,6 +69,7 @@ class SimulationSetup {
   std::unique_ptr<Market> market_;
   std::vector<int> node_rack_;
   std::vector<double> device_speed_;  // power caps
+  std::unique_ptr<ThermalModel> thermal_;
   SimulatorOptions options_;
   bool used_ = false;
 };

@@ -14,6 +14,7 @@
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
 #include "policies/inference_autoscale.hpp"
+#include "policies/thermal_aware.hpp"
 #include "policies/spatial_routing.hpp"
 #include "policies/temporal_shift.hpp"
 #include "policies/themis.hpp"
@@ -45,6 +46,7 @@ PolicyRegistry builtin_policies() {
   r.add(inference_policy_info());
   r.add(fgd_policy_info());
   r.add(gavel_policy_info());
+  r.add(thermal_aware_policy_info());
   return r;
 }
 

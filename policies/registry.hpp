@@ -56,6 +56,9 @@ struct PolicyInfo {
   // When set, the short form "NAME:VALUE" means {name: NAME, <argument_option>: VALUE}
   // (e.g. "rl:agent.pt"), and the policy is left out of "all" (it needs that value).
   std::string argument_option;
+  // Acts only through a thermal model (`thermal:`); `compare` without --policy skips it on
+  // scenarios without one (it would repeat its base).
+  bool needs_thermal = false;
 };
 
 class PolicyRegistry {

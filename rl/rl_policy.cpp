@@ -12,6 +12,7 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 namespace {
@@ -38,20 +39,24 @@ class RlPolicy final : public Policy {
     bool any_legal = false;
     for (int i = 0; i < rows; ++i) any_legal = any_legal || candidates_[static_cast<std::size_t>(i)].legal;
     if (!any_legal) return;  // the environment lets the simulator run on here, asking nothing
-    cand_.resize(static_cast<std::size_t>(k) * kCandidateFeatures);
-    glob_.resize(kGlobalFeatures);
+    const int f = candidate_feature_count(config_), g = global_feature_count(config_);
+    cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(f));
+    glob_.resize(static_cast<std::size_t>(g));
     mask_.resize(static_cast<std::size_t>(k) + 1);
-    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data());
+    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data(), f);
     // As the environment: wait is illegal while jobs pending could otherwise wait forever.
     mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_running() > 0 || sim_->num_pending() == 0 ? 1 : 0;
-    write_global_features(view, queue_, glob_.data());
+    write_global_features(view, queue_, glob_.data(), g);
     const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
     if (a < 0 || a >= k) {  // wait: until the next event, or the next signal change (as the environment)
       out.wake_at(signal_wake(view));
       return;
     }
     const Candidate& c = candidates_[static_cast<std::size_t>(a)];
-    if (c.preempt) {
+    if (c.cooling) {  // every datacenter to the row's set-point, as the environment does
+      for (int s = 0; s < view.thermal()->num_sites(); ++s) out.set_cooling_setpoint(s, c.setpoint_c);
+      builder_->cooling_chosen(view.now());
+    } else if (c.preempt) {
       out.preempt(c.job);  // back in this policy's queue through on_job_queued after its save
     } else {
       out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
@@ -92,10 +97,11 @@ void register_rl_policy(PolicyRegistry& registry) {
     }
     EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
                                                                                 : EnvConfig{};
-    if (agent->candidate_features() != kCandidateFeatures || agent->global_features() != kGlobalFeatures) {
+    const int f = candidate_feature_count(env), g = global_feature_count(env);
+    if (agent->candidate_features() != f || agent->global_features() != g) {
       path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +
-                     std::to_string(agent->global_features()) + " global features; this build's environment has " +
-                     std::to_string(kCandidateFeatures) + " and " + std::to_string(kGlobalFeatures) + " (retrain the agent)");
+                     std::to_string(agent->global_features()) + " global features; this build's environment (with this scenario's env map) has " +
+                     std::to_string(f) + " and " + std::to_string(g) + " (retrain the agent)");
     }
     PolicyInstance out;
     out.policy = std::make_unique<RlPolicy>(std::move(agent), std::move(env),

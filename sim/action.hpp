@@ -20,6 +20,8 @@ enum class ActionKind : std::uint8_t {
   kMove,     // migrate or resize a running job to a new device set (may overlap the old)
   kHold,     // set the devices an inference service holds (its replicas) to exactly these;
              // `job` is the service index (sim/inference_service.hpp), not a job
+  kSetCooling,  // set a datacenter's cooling set-point (sim/thermal.hpp): `job` is the
+                // datacenter index (0 for one cluster), `value` the set-point in °C
 };
 
 const char* to_string(ActionKind k);
@@ -29,6 +31,7 @@ struct Action {
   JobSlot job = kNoJob;
   std::uint32_t first_device = 0;  // offset into the batch's device buffer
   std::uint32_t num_devices = 0;
+  double value = 0.0;  // kSetCooling: the set-point, °C
 };
 
 class ActionBatch {
@@ -37,6 +40,10 @@ class ActionBatch {
   void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
   void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
   void hold(int service, Span<DeviceId> devices) { add(ActionKind::kHold, service, devices); }
+  void set_cooling_setpoint(int datacenter, double setpoint_c) {
+    add(ActionKind::kSetCooling, datacenter, {});
+    actions_.back().value = setpoint_c;
+  }
   // Asks for a decision point at `t` (the earliest of the requests counts) even if no
   // other event happens then: how a policy that defers jobs gets back to them.
   void wake_at(Tick t) {
@@ -55,7 +62,7 @@ class ActionBatch {
 
  private:
   void add(ActionKind kind, JobSlot job, Span<DeviceId> devices) {
-    actions_.push_back(Action{kind, job, static_cast<std::uint32_t>(devices_.size()), static_cast<std::uint32_t>(devices.size())});
+    actions_.push_back(Action{kind, job, static_cast<std::uint32_t>(devices_.size()), static_cast<std::uint32_t>(devices.size()), 0.0});
     devices_.insert(devices_.end(), devices.begin(), devices.end());
   }
 

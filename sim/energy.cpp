@@ -5,6 +5,7 @@
 
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim {
 
@@ -30,6 +31,13 @@ EnergyMeter::EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& p
     site.pue = m.pue;
     site.signals = m.signals;
     site.weight = m.pue / sites[0].pue;
+    if ((m.thermal != nullptr) != (sites[0].thermal != nullptr)) throw InvariantError("EnergyMeter: every site or none has a thermal model");
+    if (m.thermal) {  // sums are kept in facility units (each interval's PUE applied as it is integrated)
+      thermal_ = true;
+      site.thermal = m.thermal;
+      site.thermal_site = m.thermal_site;
+      site.pue = 1.0;
+    }
     sites_.push_back(site);
   }
   const ClusterSpec& cluster = sim.view().cluster();
@@ -50,6 +58,15 @@ EnergyMeter::EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& p
     }
   }
   for (Site& site : sites_) site.total_power_w = site.idle_w;
+  if (thermal_) read_thermal();
+}
+
+void EnergyMeter::read_thermal() {
+  for (Site& site : sites_) {
+    site.pue_now = site.thermal->pue(site.thermal_site);
+    site.cooling_now = site.thermal->cooling_fraction(site.thermal_site);
+    site.weight = site.pue_now;
+  }
 }
 
 void EnergyMeter::Entries::push_back(JobSlot s, std::int32_t site_index) {
@@ -174,8 +191,15 @@ void EnergyMeter::after_event(const Simulator& sim) {
     for (Site& site : sites_) {
       site.price_int = has_price_ ? site.signals->integral(SignalKind::kPrice, last_, now) : 0.0;
       site.carbon_int = has_carbon_ ? site.signals->integral(SignalKind::kCarbon, last_, now) : 0.0;
-      site.total.add(site.total_power_w, dt, site.price_int, site.carbon_int);
-      site.jobs.add(site.jobs_power_w, dt, site.price_int, site.carbon_int);
+      if (thermal_) {
+        site.total.add(site.total_power_w * site.pue_now, dt, site.price_int, site.carbon_int);
+        site.jobs.add(site.jobs_power_w * site.pue_now, dt, site.price_int, site.carbon_int);
+        site.it_joules += site.total_power_w * dt;
+        site.cooling_joules += site.total_power_w * site.cooling_now * dt;
+      } else {
+        site.total.add(site.total_power_w, dt, site.price_int, site.carbon_int);
+        site.jobs.add(site.jobs_power_w, dt, site.price_int, site.carbon_int);
+      }
     }
     integrate_interval(dt);
   }
@@ -237,6 +261,18 @@ void EnergyMeter::after_event(const Simulator& sim) {
     entries_.compact(slots_);
     dead_ = 0;
   }
+  // A PUE change (an outside temperature step, a set-point action) re-weights the running
+  // jobs of that site: their facility power is their IT power times the PUE.
+  if (thermal_) {
+    thermal_weights_.clear();
+    for (const Site& site : sites_) thermal_weights_.push_back(site.weight);
+    read_thermal();
+    for (std::size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_.slot[i] < 0) continue;
+      const auto site = static_cast<std::size_t>(entries_.site[i]);
+      if (sites_[site].weight != thermal_weights_[site]) entries_.power_w[i] = entries_.site_power_w[i] * sites_[site].weight;
+    }
+  }
   resum();
 }
 
@@ -272,7 +308,7 @@ void EnergyMeter::resum() {
 
 double EnergyMeter::facility_power_w() const {
   double w = 0.0;
-  for (const Site& site : sites_) w += site.total_power_w * site.pue;
+  for (const Site& site : sites_) w += site.total_power_w * (thermal_ ? site.pue_now : site.pue);
   return w;
 }
 
@@ -301,6 +337,7 @@ EnergyTotals EnergyMeter::totals() const {
     t.jobs = to_use(s.jobs.joules, s.jobs.cost, s.jobs.co2, s.pue);
     t.idle = to_use(s.total.joules - s.jobs.joules, s.total.cost - s.jobs.cost, s.total.co2 - s.jobs.co2, s.pue);
     t.it_energy_kwh = s.total.joules / kJoulesPerKwh;
+    if (thermal_) add_thermal(t);
     return t;
   }
   double it_joules = 0.0;
@@ -314,7 +351,19 @@ EnergyTotals EnergyMeter::totals() const {
     it_joules += s.total.joules;
   }
   t.it_energy_kwh = it_joules / kJoulesPerKwh;
+  if (thermal_) add_thermal(t);
   return t;
+}
+
+void EnergyMeter::add_thermal(EnergyTotals& t) const {
+  t.thermal = true;
+  t.it_energy_kwh = 0.0;
+  for (const Site& s : sites_) {
+    t.it_energy_kwh += s.it_joules / kJoulesPerKwh;
+    t.cooling_energy_kwh += s.cooling_joules / kJoulesPerKwh;
+    t.site_it_kwh.push_back(s.it_joules / kJoulesPerKwh);
+    t.site_cooling_kwh.push_back(s.cooling_joules / kJoulesPerKwh);
+  }
 }
 
 }  // namespace schedsim

@@ -22,6 +22,8 @@
 
 namespace schedsim {
 
+class ThermalModel;
+
 // Power of one device type.
 struct DevicePower {
   double idle_w = 0.0;
@@ -44,6 +46,11 @@ struct EnergyTotals {
   // Several datacenters: the facility use of each (empty with one site).
   std::vector<EnergyUse> by_site;
   std::vector<std::string> site_names;
+  // Thermal model (sim/thermal.hpp): the facility energy uses each interval's PUE; what
+  // the cooling drew, and each site's IT and cooling energy (one element per site).
+  bool thermal = false;
+  double cooling_energy_kwh = 0.0;
+  std::vector<double> site_it_kwh, site_cooling_kwh;
 };
 
 // One datacenter as the meter sees it: its devices [first_device, first_device +
@@ -54,6 +61,10 @@ struct MeteredSite {
   int num_devices = 0;
   double pue = 1.0;
   const GridSignals* signals = nullptr;
+  // With a thermal model the PUE is its site `thermal_site`'s, interval by interval
+  // (`pue` is then unused); every site or none has one.
+  const ThermalModel* thermal = nullptr;
+  int thermal_site = -1;
 };
 
 class EnergyMeter : public Observer {
@@ -132,7 +143,15 @@ class EnergyMeter : public Observer {
     double jobs_idle_w = 0.0;        // idle power of the devices jobs hold
     double price_int = 0.0, carbon_int = 0.0;  // signal integrals over the last interval
     Totals total, jobs;
+    // Thermal model: the PUE and cooling share since the last event; sums in IT joules.
+    const ThermalModel* thermal = nullptr;
+    int thermal_site = -1;
+    double pue_now = 1.0, cooling_now = 0.0;
+    double it_joules = 0.0, cooling_joules = 0.0;
   };
+  // Reads each site's PUE from its thermal model (constant until the next event).
+  void read_thermal();
+  void add_thermal(EnergyTotals& t) const;
   EnergyUse to_use(double joules, double cost, double co2, double pue) const;
   void integrate_interval(double dt);
   // The power of the job in `slot` now, written to its entry.
@@ -144,6 +163,8 @@ class EnergyMeter : public Observer {
   std::vector<Site> sites_;
   std::vector<int> device_site_;  // empty with one site
   bool has_price_ = false, has_carbon_ = false;
+  bool thermal_ = false;  // every site has a thermal model: sums are in facility units
+  std::vector<double> thermal_weights_;  // scratch: the sites' weights before read_thermal()
   std::vector<double> idle_w_, dynamic_w_;  // by device
   Entries entries_;
   std::vector<SlotInfo> slots_;

@@ -19,6 +19,7 @@ namespace schedsim {
 class Geography;
 class Market;
 class Simulator;
+class ThermalModel;
 
 class SchedulerView {
  public:
@@ -46,6 +47,8 @@ class SchedulerView {
   // The compute market (offers, prices, which offer each device is sold under), or null
   // without `market:`. Spot devices the provider has taken back are failed in cluster_state().
   const Market* market() const { return market_; }
+  // Outside temperatures, cooling set-points and PUE (sim/thermal.hpp), or null without.
+  const ThermalModel* thermal() const { return thermal_; }
 
  private:
   friend class Simulator;
@@ -61,6 +64,7 @@ class SchedulerView {
   const GridSignals* signals_ = nullptr;
   const Geography* geography_ = nullptr;
   const Market* market_ = nullptr;
+  const ThermalModel* thermal_ = nullptr;
 };
 
 class Policy {

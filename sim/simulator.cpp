@@ -7,6 +7,7 @@
 #include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/failure_model.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim {
 namespace {
@@ -43,6 +44,7 @@ const char* to_string(ActionKind k) {
     case ActionKind::kPreempt: return "preempt";
     case ActionKind::kMove: return "move";
     case ActionKind::kHold: return "hold";
+    case ActionKind::kSetCooling: return "set-cooling-setpoint";
   }
   return "unknown";
 }
@@ -61,6 +63,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.signals_ = options_.signals;
   view_.geography_ = options_.geography;
   view_.market_ = options_.market;
+  view_.thermal_ = options_.thermal;
   policy_.attach(*this);
 }
 
@@ -373,8 +376,8 @@ void Simulator::handle_completion(const Event& e) {
 }
 
 void Simulator::reject(std::size_t index, const Action& a, const std::string& why) const {
-  std::string job = "job slot " + std::to_string(a.job);
-  if (a.job >= 0 && static_cast<std::size_t>(a.job) < jobs_.size() && live_[static_cast<std::size_t>(a.job)]) {
+  std::string job = (a.kind == ActionKind::kSetCooling ? "datacenter " : "job slot ") + std::to_string(a.job);
+  if (a.kind != ActionKind::kSetCooling && a.job >= 0 && static_cast<std::size_t>(a.job) < jobs_.size() && live_[static_cast<std::size_t>(a.job)]) {
     job = "job '" + jobs_[static_cast<std::size_t>(a.job)].spec.id + "'";
   }
   throw PolicyError("policy '" + policy_.name() + "' at t=" + format_seconds(now_) + " s: action #" + std::to_string(index) + " (" +
@@ -590,6 +593,37 @@ void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t 
   if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
 }
 
+void Simulator::apply_set_cooling(const Action& a, std::size_t index) {
+  if (!options_.thermal) reject(index, a, "the scenario has no thermal model (add `thermal:` under `energy:` or under each datacenter)");
+  if (a.num_devices != 0) reject(index, a, "a set-point action names no devices");
+  const std::string problem = options_.thermal->setpoint_problem(a.job, a.value);
+  if (!problem.empty()) reject(index, a, problem);
+  ++stats_.actions;
+  if (options_.thermal->set_setpoint(a.job, a.value)) rerate_thermal();
+}
+
+void Simulator::rerate_thermal() {
+  for (JobSlot slot = running_.head; slot != kNoJob; slot = jobs_[static_cast<std::size_t>(slot)].next_in_list) {
+    JobState& j = jobs_[static_cast<std::size_t>(slot)];
+    if (j.status != JobStatus::kRunning) continue;  // a stopping job makes no progress
+    bool hit = false;
+    for (DeviceId d : j.devices) hit = hit || options_.thermal->speed_changed(d);
+    if (!hit) continue;
+    if (options_.physics) changed_.push_back(slot);  // the rate update at the instant's end applies the new factor
+    else set_rate(slot, rate_factor(j));
+  }
+}
+
+// The next step is scheduled only when a live event lies at or after it, so a run still
+// ends at its last real event (the step is renewed at every instant until then).
+void Simulator::schedule_thermal_step() {
+  if (thermal_step_pending_ || queue_.empty()) return;
+  const Tick next = options_.thermal->next_change(now_);
+  if (next == Tick::max() || next > queue_.next_time()) return;
+  queue_.schedule(next, kThermalStep, 0);
+  thermal_step_pending_ = true;
+}
+
 void Simulator::apply(const ActionBatch& batch) {
   if (!paused_) throw InvariantError("Simulator::apply called outside a decision point");
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -599,6 +633,7 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
       case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
+      case ActionKind::kSetCooling: apply_set_cooling(a, i); break;
     }
   }
   const Tick wake = batch.wake_time();
@@ -625,6 +660,7 @@ void Simulator::update_rates() {
 
 void Simulator::finish_instant(bool instant_over) {
   if (instant_over && !changed_.empty()) update_rates();
+  if (instant_over && options_.thermal) schedule_thermal_step();
   for (Observer* o : observers_) o->after_event(*this);
   touched_.clear();
   joined_running_.clear();
@@ -644,6 +680,10 @@ bool Simulator::advance() {
     pull_next_arrival();
     if (options_.failures) start_failures();
     if (options_.market) start_market();
+    if (options_.thermal) {
+      options_.thermal->update(now_);
+      schedule_thermal_step();
+    }
   }
   bool boundary = true;  // between instants: the previous one is over
   while (!queue_.empty()) {
@@ -670,6 +710,11 @@ bool Simulator::advance() {
       case kUnitFailure: handle_unit_failure(e); break;
       case kUnitRepair: handle_unit_repair(e); break;
       case kSpotChange: handle_spot_change(e); break;
+      case kThermalStep:
+        thermal_step_pending_ = false;
+        if (options_.thermal->update(now_)) rerate_thermal();
+        dirty_ = true;  // a decision point, like a signal change: set-points may be revisited
+        break;
       default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;

@@ -27,6 +27,7 @@ namespace schedsim {
 class FailureModel;
 class Geography;
 class SnapshotArchive;
+class ThermalModel;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -54,6 +55,10 @@ struct SimulatorOptions {
   // outlive the simulator. `market_seed` seeds the spot on/off model.
   const Market* market = nullptr;
   std::uint64_t market_seed = 0;
+  // Thermal and cooling (sim/thermal.hpp): outside temperature steps become events and
+  // decision points, set-point actions are accepted, and device_speed must point at the
+  // model's device_speed() (power caps x throttle). nullptr = no thermal model.
+  ThermalModel* thermal = nullptr;
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -161,6 +166,7 @@ class Simulator {
     kUnitRepair = 8,
     kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
     kSpotChange = 10,  // a spot offer's availability changes (sim/simulator_market.cpp); arg = index into spot_
+    kThermalStep = 11,  // an outside temperature steps (sim/thermal.hpp)
   };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
@@ -177,6 +183,11 @@ class Simulator {
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_set_cooling(const Action& a, std::size_t index);
+  // Thermal model: new rates for running jobs on devices whose speed changed, and the
+  // next outside-temperature step scheduled while anything happens after it.
+  void rerate_thermal();
+  void schedule_thermal_step();
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
   double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
@@ -269,6 +280,7 @@ class Simulator {
   std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
   std::vector<SpotOffer> spot_;         // market: the spot offers' availability state
   std::vector<char> device_reclaimed_;  // market: device taken back by its provider
+  bool thermal_step_pending_ = false;
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

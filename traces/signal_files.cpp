@@ -13,9 +13,15 @@ std::string default_value_column(SignalKind kind) {
 }
 
 StepSeries load_signal_csv(const std::string& path, SignalKind kind, const SignalFileColumns& columns, const std::string& display_name) {
-  CsvTable table(path, std::string(to_string(kind)) + " signal");
-  const int tcol = table.column(columns.time.empty() ? "Datetime (UTC)" : columns.time, true);
-  const int vcol = table.column(columns.value.empty() ? default_value_column(kind) : columns.value, true);
+  return load_step_csv(path, std::string(to_string(kind)) + " signal", columns.time.empty() ? "Datetime (UTC)" : columns.time,
+                       columns.value.empty() ? default_value_column(kind) : columns.value, display_name);
+}
+
+StepSeries load_step_csv(const std::string& path, const std::string& what, const std::string& time_column, const std::string& value_column,
+                         const std::string& display_name) {
+  CsvTable table(path, what);
+  const int tcol = table.column(time_column, true);
+  const int vcol = table.column(value_column, true);
   std::vector<std::int64_t> times;
   std::vector<double> values;
   std::int64_t step_us = 0;

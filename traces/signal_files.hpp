@@ -25,5 +25,9 @@ std::string default_value_column(SignalKind kind);
 // columns (listing the header), unreadable times and non-numeric values. `display_name`
 // names the series in later messages (e.g. the file path).
 StepSeries load_signal_csv(const std::string& path, SignalKind kind, const SignalFileColumns& columns, const std::string& display_name);
+// The same for any step series: `what` names it in messages ("outside temperature"),
+// `time_column` and `value_column` are required.
+StepSeries load_step_csv(const std::string& path, const std::string& what, const std::string& time_column, const std::string& value_column,
+                         const std::string& display_name);
 
 }  // namespace schedsim

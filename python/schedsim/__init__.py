@@ -36,6 +36,7 @@ View = _schedsim.View
 Start = _schedsim.Start
 Preempt = _schedsim.Preempt
 Move = _schedsim.Move
+SetCooling = _schedsim.SetCooling
 
 from .config import Config, load_config, scenario_path, scenarios  # noqa: E402
 from .policy import Policy  # noqa: E402
@@ -75,7 +76,7 @@ if HAS_ENV:
     register_envs()
 
 __all__ = [
-    "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move",
+    "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move", "SetCooling",
     "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate", "AdviseResult", "advise",
     "policies", "policy_info", "ledger_verify", "HAS_ENV",
 ] + (["SchedsimEnv", "VectorEnv", "make", "register_envs"] if HAS_ENV else [])

@@ -8,7 +8,7 @@ class Policy:
     instant). `view` (a schedsim.View, valid only during the call) shows the time,
     the pending and running jobs and the free devices; decide returns a list of
     actions: schedsim.Start(job, devices), schedsim.Preempt(job), schedsim.Move(job,
-    devices). The kernel validates them exactly as for a built-in policy and raises
+    devices), schedsim.SetCooling(datacenter, setpoint_c). The kernel validates them exactly as for a built-in policy and raises
     schedsim.PolicyError (naming the policy, the time and the action) for an illegal
     one. An exception raised in decide propagates out of schedsim.simulate() as is,
     with a note naming the policy and the decision time.

@@ -7,6 +7,7 @@
 
 #include "policies/queue_order.hpp"
 #include "sim/error.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim::python {
 
@@ -128,7 +129,7 @@ void PythonPolicy::decide(const SchedulerView& view, ActionBatch& out) {
   if (result.is_none()) return;
   const auto bad = [&](const std::string& what) {
     return py::type_error("policy '" + name_ + "' at t=" + seconds_text(view.now()) + " s: decide() must return a list of schedsim.Start, "
-                          "schedsim.Preempt or schedsim.Move (or None), got " + what);
+                          "schedsim.Preempt, schedsim.Move or schedsim.SetCooling (or None), got " + what);
   };
   if (!py::hasattr(result, "__iter__") || py::isinstance<py::str>(result) || py::isinstance<py::dict>(result))
     throw bad("a " + type_name(result));
@@ -142,6 +143,9 @@ void PythonPolicy::decide(const SchedulerView& view, ActionBatch& out) {
     } else if (py::isinstance<MoveAction>(item)) {
       const auto& a = item.cast<const MoveAction&>();
       out.move(a.job, Span<DeviceId>(a.devices.data(), a.devices.size()));
+    } else if (py::isinstance<SetCoolingAction>(item)) {
+      const auto& a = item.cast<const SetCoolingAction&>();
+      out.set_cooling_setpoint(a.datacenter, a.setpoint_c);
     } else {
       throw bad("item " + std::to_string(i) + " of type " + type_name(item));
     }
@@ -190,6 +194,14 @@ void bind_policy_bridge(py::module_& m) {
            py::arg("job"), py::arg("devices"))
       .def_readonly("job", &MoveAction::job)
       .def_readonly("devices", &MoveAction::devices);
+  py::class_<SetCoolingAction>(m, "SetCooling", "Set a datacenter's cooling set-point (°C); needs a thermal model (docs/energy.md).")
+      .def(py::init([](int datacenter, double setpoint_c) { return SetCoolingAction{datacenter, setpoint_c}; }), py::arg("datacenter"),
+           py::arg("setpoint_c"))
+      .def_readonly("datacenter", &SetCoolingAction::datacenter)
+      .def_readonly("setpoint_c", &SetCoolingAction::setpoint_c)
+      .def("__repr__", [](const SetCoolingAction& a) {
+        return "SetCooling(datacenter=" + std::to_string(a.datacenter) + ", setpoint_c=" + std::to_string(a.setpoint_c) + ")";
+      });
 
   py::class_<PolicyView, std::shared_ptr<PolicyView>>(m, "View", "The simulator at a decision point (read-only, valid during the call).")
       .def_property_readonly("now", [](const PolicyView& v) { return v.get().now().seconds(); }, "simulated time, seconds")
@@ -205,6 +217,23 @@ void bind_policy_bridge(py::module_& m) {
         for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) out.append(job_info(view, s));
         return out;
       }, "running and stopping jobs in the order they were placed")
+      .def_property_readonly("thermal", [](const PolicyView& v) {
+        py::list out;
+        if (const ThermalModel* t = v.get().thermal()) {
+          for (int s = 0; s < t->num_sites(); ++s) {
+            py::dict d;
+            d["name"] = t->site(s).name;
+            d["outside_c"] = t->outside_c(s);
+            d["setpoint_c"] = t->setpoint_c(s);
+            d["supply_c"] = t->supply_c(s);
+            d["pue"] = t->pue(s);
+            d["min_setpoint_c"] = t->site(s).min_setpoint_c;
+            d["max_setpoint_c"] = t->site(s).max_setpoint_c;
+            out.append(d);
+          }
+        }
+        return out;
+      }, "per datacenter (one for a cluster): name, outside_c, setpoint_c, supply_c, pue, min/max_setpoint_c; empty without a thermal model")
       .def_property_readonly("num_pending", [](const PolicyView& v) { return v.get().num_pending(); })
       .def_property_readonly("num_running", [](const PolicyView& v) { return v.get().num_running(); })
       .def_property_readonly("free_devices", [](const PolicyView& v) {

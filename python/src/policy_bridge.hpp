@@ -37,6 +37,10 @@ struct MoveAction {
   JobSlot job = kNoJob;
   std::vector<DeviceId> devices;
 };
+struct SetCoolingAction {
+  int datacenter = 0;
+  double setpoint_c = 0.0;
+};
 
 // The decision point as Python sees it. Reads through to the kernel's view, so it is
 // invalid (every access raises) once decide() has returned.

@@ -6,6 +6,7 @@
 #include "policies/queue_order.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 
@@ -187,6 +188,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
     Candidate& c = out[static_cast<std::size_t>(rows++)];
     c.legal = true;
     c.preempt = true;
+    c.cooling = false;
     c.job = slot;
     c.rank = i;
     c.option = PlacementOption::kPacked;
@@ -200,8 +202,30 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
 int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
   const int k_all = config_.max_candidates;
   if (static_cast<int>(out.size()) != k_all) out.resize(static_cast<std::size_t>(k_all));
-  const int rows = build_starts(view, queue, out, k_all - config_.preempt_rows);
-  return config_.preempt_rows > 0 ? add_preempt_rows(view, out, rows) : rows;
+  const int cooling = static_cast<int>(config_.cooling_setpoints_c.size());
+  int rows = build_starts(view, queue, out, k_all - config_.preempt_rows - cooling);
+  if (config_.preempt_rows > 0) rows = add_preempt_rows(view, out, rows);
+  return cooling > 0 ? add_cooling_rows(view, out, rows) : rows;
+}
+
+int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows) {
+  const ThermalModel* thermal = view.thermal();
+  for (double setpoint : config_.cooling_setpoints_c) {
+    Candidate& c = out[static_cast<std::size_t>(rows++)];
+    bool differs = false;
+    if (thermal) {
+      for (int s = 0; s < thermal->num_sites(); ++s) differs = differs || thermal->setpoint_c(s) != setpoint;
+    }
+    c.legal = differs && view.now() != cooling_at_;
+    c.preempt = false;
+    c.cooling = true;
+    c.setpoint_c = setpoint;
+    c.job = kNoJob;
+    c.rank = 0;
+    c.option = PlacementOption::kPacked;
+    c.devices.clear();
+  }
+  return rows;
 }
 
 int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k) {
@@ -229,6 +253,7 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;
         c.preempt = false;
+        c.cooling = false;
         c.job = slot;
         c.rank = rank;
         c.option = option;
@@ -241,6 +266,7 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
       Candidate& c = out[static_cast<std::size_t>(rows++)];
       c.legal = false;
       c.preempt = false;
+      c.cooling = false;
       c.job = slot;
       c.rank = rank;
       c.option = PlacementOption::kPacked;

@@ -66,6 +66,8 @@ double estimated_remaining_s(const SchedulerView& view, const JobState& j);
 struct Candidate {
   bool legal = false;    // a startable placement (false: the job fits nowhere now); a preemptible job
   bool preempt = false;  // a preemption row: `devices` are the job's current ones, `rate` its rate now
+  bool cooling = false;  // a set-point row (EnvConfig::cooling_setpoints_c): no job, every datacenter to setpoint_c
+  double setpoint_c = 0.0;
   JobSlot job = kNoJob;
   int rank = 0;          // position of the job in the candidate order (0 = first)
   PlacementOption option = PlacementOption::kPacked;
@@ -92,11 +94,18 @@ class CandidateBuilder {
   // preempt_rows = P > 0, start rows stop at K - P and up to P preemption rows follow: the
   // running jobs on their devices for at least preempt_min_run_s, the longest estimated
   // remaining run time first (ties: earlier arrival). Returns the number of rows filled.
+  // With cooling_setpoints_c (C values), start rows stop at K - P - C and the last rows
+  // offer the set-points: legal when the run has a thermal model, the set-point differs
+  // from a datacenter's current one, and no set-point was chosen at this instant yet.
   int build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out);
+  // A set-point row was applied now: the others are masked until the next instant (no
+  // endless changes at one decision point).
+  void cooling_chosen(Tick now) { cooling_at_ = now; }
 
  private:
   int build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k);
   int add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
+  int add_cooling_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   bool place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out);
   void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
   // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
@@ -123,6 +132,7 @@ class CandidateBuilder {
   };
   std::vector<Rates> rates_;  // by job slot
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> victims_;  // (-remaining run time, arrival seq, slot)
+  Tick cooling_at_ = Tick::max();  // the instant a set-point row was last applied
 };
 
 }  // namespace schedsim::rl

@@ -7,6 +7,7 @@
 #include "policies/queue_order.hpp"
 #include "sim/signals.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 
@@ -21,19 +22,34 @@ double log1p_signed(double x) { return x >= 0 ? std::log1p(x) : -std::log1p(-x);
 
 }  // namespace
 
-std::vector<std::string> candidate_feature_names() {
-  return {"gpus_frac",       "log_est_work_h", "log_est_gpu_h",  "log_age_h",   "speed_vs_best",    "log_est_runtime_h", "memory_use",
+int candidate_feature_count(const EnvConfig& config) {
+  return kCandidateFeatures + (config.cooling_setpoints_c.empty() ? 0 : kCoolingCandidateFeatures);
+}
+int global_feature_count(const EnvConfig& config) { return kGlobalFeatures + (config.cooling_setpoints_c.empty() ? 0 : kCoolingGlobalFeatures); }
+
+std::vector<std::string> candidate_feature_names(bool cooling) {
+  std::vector<std::string> names = {"gpus_frac",       "log_est_work_h", "log_est_gpu_h",  "log_age_h",   "speed_vs_best",    "log_est_runtime_h", "memory_use",
           "priority",        "has_deadline",   "deadline_slack", "log2_nodes",  "cross_rack",       "shares_node",       "log_rank",
           "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit",    "preempt"};
+  if (cooling) names.insert(names.end(), {"cooling", "cooling_setpoint"});
+  return names;
 }
 
-std::vector<std::string> global_feature_names() {
-  return {"free_frac_type0", "free_frac_type1", "free_frac_type2", "free_frac_type3", "free_frac",      "log_queue_len",
+std::vector<std::string> global_feature_names(bool cooling) {
+  std::vector<std::string> names = {"free_frac_type0", "free_frac_type1", "free_frac_type2", "free_frac_type3", "free_frac",      "log_queue_len",
           "queued_gpus_frac", "log_queued_gpu_h", "log_running",    "log_running_mean_remaining_h",     "time_of_day_sin",
           "time_of_day_cos", "price_now",        "carbon_now",     "price_forecast", "carbon_forecast"};
+  if (cooling) names.insert(names.end(), {"outside_temp", "cooling_setpoint", "pue_excess"});
+  return names;
 }
 
-void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row) {
+void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features) {
+  if (c.cooling) {  // a set-point row: only its own columns
+    std::fill(row, row + features, 0.0f);
+    row[kCandidateFeatures] = 1.0f;
+    row[kCandidateFeatures + 1] = static_cast<float>(c.setpoint_c / kTemperatureScale_c);
+    return;
+  }
   const JobState& j = view.job(c.job);
   const JobSpec& s = j.spec;
   const double now_s = view.now().seconds();
@@ -68,15 +84,16 @@ void write_candidate_features(const SchedulerView& view, const Candidate& c, int
       c.preempt ? 1.0 : 0.0,
   };
   for (int i = 0; i < kCandidateFeatures; ++i) row[i] = static_cast<float>(values[i]);
+  for (int i = kCandidateFeatures; i < features; ++i) row[i] = 0.0f;
 }
 
 void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
-                          std::uint8_t* mask) {
-  std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * kCandidateFeatures);
+                          std::uint8_t* mask, int features) {
+  std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * static_cast<std::size_t>(features));
   std::memset(mask, 0, static_cast<std::size_t>(max_candidates));
   for (int i = 0; i < rows; ++i) {
     const Candidate& c = candidates[static_cast<std::size_t>(i)];
-    write_candidate_features(view, c, max_candidates, out + static_cast<std::size_t>(i) * kCandidateFeatures);
+    write_candidate_features(view, c, max_candidates, out + static_cast<std::size_t>(i) * static_cast<std::size_t>(features), features);
     mask[i] = c.legal ? 1 : 0;
   }
 }
@@ -98,7 +115,7 @@ double forecast_mean(const GridSignals& signals, SignalKind kind, Tick now, std:
 
 }  // namespace
 
-void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global) {
+void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global, int features) {
   const ClusterState& state = view.cluster_state();
   const ClusterSpec& spec = state.spec();
   double free_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
@@ -144,6 +161,22 @@ void write_global_features(const SchedulerView& view, const PendingQueue& queue,
     }
   }
   for (int i = 0; i < kGlobalFeatures; ++i) global[i] = static_cast<float>(v[i]);
+  if (features > kGlobalFeatures) {  // the cooling family: means over the datacenters
+    double outside = 0.0, setpoint = 0.0, pue = 0.0;
+    if (const ThermalModel* thermal = view.thermal()) {
+      for (int s = 0; s < thermal->num_sites(); ++s) {
+        outside += thermal->outside_c(s);
+        setpoint += thermal->setpoint_c(s);
+        pue += thermal->pue(s);
+      }
+      outside /= thermal->num_sites();
+      setpoint /= thermal->num_sites();
+      pue /= thermal->num_sites();
+    }
+    global[kGlobalFeatures] = static_cast<float>(outside / kTemperatureScale_c);
+    global[kGlobalFeatures + 1] = static_cast<float>(setpoint / kTemperatureScale_c);
+    global[kGlobalFeatures + 2] = static_cast<float>(pue > 0 ? pue - 1.0 : 0.0);
+  }
 }
 
 }  // namespace schedsim::rl

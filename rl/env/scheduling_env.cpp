@@ -6,9 +6,11 @@
 #include "experiments/simulation_setup.hpp"
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
+#include "sim/energy.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/signals.hpp"
 #include "sim/simulator.hpp"
+#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 
@@ -35,7 +37,7 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
   EnvConfig c;
   if (node.is_null()) return c;
   node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
-                   "preempt_rows", "preempt_min_run_s", "check_invariants"});
+                   "preempt_rows", "preempt_min_run_s", "check_invariants", "cooling_setpoints"});
   if (auto k = node.maybe_child("max_candidates")) {
     const std::int64_t v = k->as_positive_int();
     if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
@@ -48,10 +50,11 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     c.max_steps = v;
   }
   if (auto r = node.maybe_child("reward")) {
-    r->expect_map({"jobs_in_system", "slowdown", "makespan"});
+    r->expect_map({"jobs_in_system", "slowdown", "makespan", "energy_kwh"});
     if (auto w = r->maybe_child("jobs_in_system")) c.reward.jobs_in_system = w->as_nonnegative_double();
     if (auto w = r->maybe_child("slowdown")) c.reward.slowdown = w->as_nonnegative_double();
     if (auto w = r->maybe_child("makespan")) c.reward.makespan = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("energy_kwh")) c.reward.energy_kwh = w->as_nonnegative_double();
   }
   if (auto o = node.maybe_child("order")) {
     const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus"});
@@ -89,6 +92,20 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     c.preempt_rows = static_cast<int>(v);
   }
   if (auto m = node.maybe_child("preempt_min_run_s")) c.preempt_min_run_s = m->as_nonnegative_double();
+  if (auto cs = node.maybe_child("cooling_setpoints")) {
+    if (!cs->is_sequence() || cs->size() == 0) cs->fail("expected a non-empty list of cooling set-points in °C, e.g. [18, 24, 30]");
+    for (std::size_t i = 0; i < cs->size(); ++i) {
+      const double v = cs->at(i).as_double();
+      for (double seen : c.cooling_setpoints_c) {
+        if (seen == v) cs->at(i).fail("set-point " + std::to_string(v) + " is listed twice");
+      }
+      c.cooling_setpoints_c.push_back(v);
+    }
+    if (c.preempt_rows + static_cast<int>(c.cooling_setpoints_c.size()) >= c.max_candidates) {
+      cs->fail("preempt_rows + the number of set-points must be below max_candidates (" + std::to_string(c.max_candidates) +
+               "), so that rows remain for starts");
+    }
+  }
   return c;
 }
 
@@ -101,6 +118,27 @@ Tick signal_wake(const SchedulerView& view) {
   const GridSignals* signals = view.signals();
   if (!signals || view.num_pending() == 0) return Tick::max();
   return signals->next_change(view.now());
+}
+
+void check_cooling(const ScenarioConfig& scenario, const EnvConfig& config) {
+  std::vector<std::pair<std::string, const ThermalConfig*>> sites;
+  if (scenario.energy && scenario.energy->thermal) sites.emplace_back("energy.thermal", &*scenario.energy->thermal);
+  if (scenario.datacenters) {
+    for (const DatacenterConfig& dc : scenario.datacenters->sites) {
+      if (dc.thermal) sites.emplace_back("datacenter '" + dc.name + "'", &*dc.thermal);
+    }
+  }
+  if (sites.empty()) {
+    throw InputError(scenario.source, "env.cooling_setpoints needs a thermal model: add `thermal:` under `energy:` or under each datacenter");
+  }
+  for (double c : config.cooling_setpoints_c) {
+    for (const auto& [name, t] : sites) {
+      if (c < t->min_setpoint_c || c > t->max_setpoint_c) {
+        throw InputError(scenario.source, "env.cooling_setpoints: " + std::to_string(c) + " °C is outside " + name + "'s setpoint_range_c [" +
+                                              std::to_string(t->min_setpoint_c) + ", " + std::to_string(t->max_setpoint_c) + "]");
+      }
+    }
+  }
 }
 
 namespace {
@@ -131,6 +169,7 @@ struct SchedulingEnv::Impl {
   std::unique_ptr<SimulationSetup> setup;
   std::unique_ptr<CandidateBuilder> builder;
   std::unique_ptr<Simulator> sim;
+  std::unique_ptr<EnergyMeter> energy;  // only with an energy reward weight
   std::vector<Candidate> candidates;
   int rows = 0;
   bool wait_legal = true;
@@ -193,12 +232,16 @@ struct SchedulingEnv::Impl {
     }
   }
 
+  // Facility energy metered so far (0 without the energy term).
+  double energy_kwh() const { return energy ? energy->totals().facility.energy_kwh : 0.0; }
+
   // The time-integral terms accrue inside advance(); the step's reward is their change.
-  double reward_since(double integral_before_s, Tick time_before, double slowdown_before) const {
+  double reward_since(double integral_before_s, Tick time_before, double slowdown_before, double energy_before_kwh) const {
     const RewardWeights& w = config.reward;
     const double jobs_s = sim->job_seconds_in_system() - integral_before_s;
     const double dt_s = (sim->now() - time_before).seconds();
-    return -(w.jobs_in_system * jobs_s + w.makespan * dt_s) * config.reward_scale - w.slowdown * (meter.sum - slowdown_before);
+    return -(w.jobs_in_system * jobs_s + w.makespan * dt_s) * config.reward_scale - w.slowdown * (meter.sum - slowdown_before) -
+           w.energy_kwh * (energy_kwh() - energy_before_kwh);
   }
 };
 
@@ -218,9 +261,19 @@ SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, Env
     throw InputError(m.scenario->source, "the RL environment's observation covers at most " + std::to_string(kMaxDeviceTypes) +
                                              " device types; the cluster has " + std::to_string(cluster.device_types().size()));
   }
+  if (m.config.reward.energy_kwh > 0 && !m.scenario->energy) {
+    throw InputError(m.scenario->source, "env.reward.energy_kwh needs an `energy:` map (the meter whose facility energy it charges)");
+  }
+  if (!m.config.cooling_setpoints_c.empty()) {
+    if (m.config.preempt_rows + static_cast<int>(m.config.cooling_setpoints_c.size()) >= m.config.max_candidates) {
+      throw InputError(m.scenario->source, "env.preempt_rows + the number of env.cooling_setpoints must be below max_candidates (" +
+                                               std::to_string(m.config.max_candidates) + "), so that rows remain for starts");
+    }
+    check_cooling(*m.scenario, m.config);
+  }
   m.shape.num_candidates = m.config.max_candidates;
-  m.shape.candidate_features = kCandidateFeatures;
-  m.shape.global_features = kGlobalFeatures;
+  m.shape.candidate_features = candidate_feature_count(m.config);
+  m.shape.global_features = global_feature_count(m.config);
 }
 
 SchedulingEnv::~SchedulingEnv() = default;
@@ -228,9 +281,12 @@ SchedulingEnv::~SchedulingEnv() = default;
 const EnvShape& SchedulingEnv::shape() const { return impl_->shape; }
 std::vector<std::string> SchedulingEnv::candidate_feature_names() { return rl::candidate_feature_names(); }
 std::vector<std::string> SchedulingEnv::global_feature_names() { return rl::global_feature_names(); }
+std::vector<std::string> SchedulingEnv::candidate_columns() const { return rl::candidate_feature_names(!impl_->config.cooling_setpoints_c.empty()); }
+std::vector<std::string> SchedulingEnv::global_columns() const { return rl::global_feature_names(!impl_->config.cooling_setpoints_c.empty()); }
 
 void SchedulingEnv::reset(std::uint64_t seed) {
   Impl& m = *impl_;
+  m.energy.reset();
   m.sim.reset();
   m.builder.reset();
   m.setup.reset();
@@ -244,6 +300,10 @@ void SchedulingEnv::reset(std::uint64_t seed) {
   m.sim = m.setup->make_simulator(m.queue);
   if (m.config.check_invariants) m.sim->add_observer(m.checker);
   m.sim->add_observer(m.meter);
+  if (m.config.reward.energy_kwh > 0) {
+    m.energy = m.setup->make_energy_meter(*m.sim);
+    m.sim->add_observer(*m.energy);
+  }
   for (Observer* o : m.observers) m.sim->add_observer(*o);
   m.seed = seed;
   m.steps = 0;
@@ -260,7 +320,8 @@ void SchedulingEnv::reset(std::uint64_t seed) {
   // Jobs may be in the system before the first choice (when none could start at once):
   // their share of the reward goes to the first step, so the return still sums to
   // -total JCT. The makespan term counts from the first choice.
-  m.carry = -m.config.reward.jobs_in_system * m.sim->job_seconds_in_system() * m.config.reward_scale - m.config.reward.slowdown * m.meter.sum;
+  m.carry = -m.config.reward.jobs_in_system * m.sim->job_seconds_in_system() * m.config.reward_scale - m.config.reward.slowdown * m.meter.sum -
+            m.config.reward.energy_kwh * m.energy_kwh();
 }
 
 StepResult SchedulingEnv::step(int action) {
@@ -274,6 +335,8 @@ StepResult SchedulingEnv::step(int action) {
   }
   if (!m.legal(action)) {
     const std::string what = action == k ? "wait (illegal while jobs are pending and nothing else can happen)"
+                             : action < m.rows && m.candidates[static_cast<std::size_t>(action)].cooling
+                                 ? "candidate " + std::to_string(action) + " (a cooling set-point already in force or already changed at this instant)"
                              : action < m.rows ? "candidate " + std::to_string(action) + " (its job cannot start now)"
                                                : "candidate " + std::to_string(action) + " (a padding row)";
     throw InvalidAction("action " + std::to_string(action) + " is masked: " + what + "; mask over actions 0.." + std::to_string(k) +
@@ -282,11 +345,17 @@ StepResult SchedulingEnv::step(int action) {
   const double integral_before = m.sim->job_seconds_in_system();
   const Tick time_before = m.sim->now();
   const double slowdown_before = m.meter.sum;
+  const double energy_before = m.energy_kwh();
   if (action < k) {
     const Candidate& c = m.candidates[static_cast<std::size_t>(action)];
     m.batch.clear();
     const JobSlot job = c.job;
-    if (c.preempt) {
+    if (c.cooling) {  // every datacenter to the row's set-point
+      const ThermalModel* thermal = m.sim->view().thermal();
+      for (int s = 0; s < thermal->num_sites(); ++s) m.batch.set_cooling_setpoint(s, c.setpoint_c);
+      m.sim->apply(m.batch);
+      m.builder->cooling_chosen(m.sim->now());
+    } else if (c.preempt) {
       m.batch.preempt(job);  // the kernel queues it again (on_job_queued) once its save ends
       m.sim->apply(m.batch);
     } else {
@@ -311,7 +380,7 @@ StepResult SchedulingEnv::step(int action) {
     }
   }
   StepResult r;
-  r.reward = m.reward_since(integral_before, time_before, slowdown_before) + m.carry;
+  r.reward = m.reward_since(integral_before, time_before, slowdown_before, energy_before) + m.carry;
   m.carry = 0.0;
   ++m.steps;
   m.episode_return += r.reward;
@@ -324,14 +393,14 @@ StepResult SchedulingEnv::step(int action) {
 void SchedulingEnv::write_observation(float* candidates, float* global, std::uint8_t* mask) const {
   const Impl& m = *impl_;
   const int k = m.config.max_candidates;
-  std::memset(candidates, 0, sizeof(float) * static_cast<std::size_t>(k) * kCandidateFeatures);
-  std::memset(global, 0, sizeof(float) * kGlobalFeatures);
+  std::memset(candidates, 0, sizeof(float) * static_cast<std::size_t>(k) * static_cast<std::size_t>(m.shape.candidate_features));
+  std::memset(global, 0, sizeof(float) * static_cast<std::size_t>(m.shape.global_features));
   std::memset(mask, 0, static_cast<std::size_t>(k) + 1);
   mask[k] = 1;
   if (!m.sim || m.terminated) return;
-  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask);
+  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask, m.shape.candidate_features);
   mask[k] = m.wait_legal ? 1 : 0;
-  write_global_features(m.sim->view(), m.queue, global);
+  write_global_features(m.sim->view(), m.queue, global, m.shape.global_features);
 }
 
 void SchedulingEnv::add_observer(Observer& observer) { impl_->observers.push_back(&observer); }
@@ -360,6 +429,9 @@ SchedulingEnv::CandidateInfo SchedulingEnv::candidate(int i) const {
   const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
   info.legal = c.legal;
   info.job = c.job;
+  info.cooling = c.cooling;
+  info.setpoint_c = c.setpoint_c;
+  if (c.cooling) return info;
   info.job_id = m.sim->job(c.job).spec.id;
   info.option = c.option;
   info.devices = c.devices;

@@ -42,6 +42,7 @@ struct RewardWeights {
   double jobs_in_system = 1.0;  // x -(jobs in system) x dt, dt in seconds x reward_scale
   double slowdown = 0.0;        // x -(sum of slowdowns of jobs finished in the step)
   double makespan = 0.0;        // x -(dt of the step, seconds x reward_scale) while jobs remain
+  double energy_kwh = 0.0;      // x -(facility energy drawn in the step, kWh); needs `energy:`
 };
 
 // The order in which pending jobs are offered as candidates (the first ones fill the K rows).
@@ -84,6 +85,10 @@ struct EnvConfig {
   // preemption (a minimum run quantum, as cluster schedulers have: it bounds the
   // save/restore churn an untrained agent can cause).
   double preempt_min_run_s = 600.0;
+  // The cooling action family: the last rows offer these set-points (°C) for every
+  // datacenter (sim/thermal.hpp); rows and the global vector get cooling columns. Empty
+  // (default) = off, and the shapes are those of a scenario without a thermal model.
+  std::vector<double> cooling_setpoints_c;
   // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
   bool check_invariants = false;
 
@@ -97,6 +102,9 @@ struct EnvConfig {
 // the next signal change is a decision point as well (the env and the rl policy ask the
 // kernel for a wake-up there); Tick::max() when there is none.
 Tick signal_wake(const SchedulerView& view);
+
+// Rejects env.cooling_setpoints without a thermal model or outside a datacenter's range.
+void check_cooling(const ScenarioConfig& scenario, const EnvConfig& config);
 
 // A masked or out-of-range action: the message names the action and the mask.
 class InvalidAction : public PolicyError {
@@ -129,6 +137,9 @@ class SchedulingEnv {
   const EnvShape& shape() const;
   static std::vector<std::string> candidate_feature_names();
   static std::vector<std::string> global_feature_names();
+  // The names of this environment's columns (with the cooling columns when enabled).
+  std::vector<std::string> candidate_columns() const;
+  std::vector<std::string> global_columns() const;
 
   // Starts a new episode: the scenario's workload drawn with `seed`; runs to the first
   // decision point.
@@ -164,6 +175,8 @@ class SchedulingEnv {
     std::string job_id;
     PlacementOption option = PlacementOption::kPacked;
     std::vector<DeviceId> devices;
+    bool cooling = false;     // a set-point row: job is kNoJob, setpoint_c the offered set-point
+    double setpoint_c = 0.0;
   };
   CandidateInfo candidate(int i) const;
 

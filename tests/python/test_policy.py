@@ -111,3 +111,41 @@ def test_policy_that_never_starts_anything_is_reported(golden_yaml):
 
     with pytest.raises(schedsim.PolicyError):
         schedsim.simulate(golden_yaml, policy=Idle())
+
+
+def test_python_policy_sets_the_cooling_setpoint(tmp_path):
+    """A Python policy reads the thermal state and sets the set-point (docs/energy.md)."""
+    (tmp_path / "jobs.csv").write_text("job_id,submit_time_s,num_gpus,duration_s\nj,0,1,1000\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "cluster: {nodes: [{count: 1, type: V100, devices_per_node: 1}]}\n"
+        "workload: {trace: {path: jobs.csv, format: schedsim}}\n"
+        "energy: {pue: 1.1, thermal: {outside_c: 30, setpoint_c: 20}}\n"
+    )
+    seen = []
+
+    class Warm(PyFifo):
+        name = "py-warm"
+
+        def decide(self, view):
+            seen.append(dict(view.thermal[0]))
+            return super().decide(view) + ([schedsim.SetCooling(0, 30)] if view.now == 0 else [])
+
+    r = schedsim.simulate(str(scenario), policy=Warm())
+    assert seen[0]["outside_c"] == 30 and seen[0]["setpoint_c"] == 20 and seen[0]["max_setpoint_c"] == 35
+    assert seen[-1]["setpoint_c"] == 30
+    # 30 °C outside at 30 °C: lift 15 K, COP 0.5 x 303.15 / 15; the job's 300 W for 1000 s.
+    pue = 1.15 + 15 / (0.5 * 303.15)
+    th = r.results["energy"]["thermal"]
+    assert th["mean_pue"] == pytest.approx(pue, rel=1e-12)
+    assert th["by_datacenter"][0]["setpoint_changes"] == 1
+    assert r.results["energy"]["energy_kwh"] == pytest.approx(300 * 1000 * pue / 3.6e6, rel=1e-12)
+
+    class TooWarm(PyFifo):
+        name = "py-too-warm"
+
+        def decide(self, view):
+            return [schedsim.SetCooling(0, 50)]
+
+    with pytest.raises(schedsim.PolicyError, match="outside the allowed range"):
+        schedsim.simulate(str(scenario), policy=TooWarm())

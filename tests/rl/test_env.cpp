@@ -680,3 +680,76 @@ TEST_CASE("The default RL scenario loads and an episode runs", "[rl][env]") {
 }
 
 }  // namespace schedsim::rl
+
+namespace schedsim::rl {
+
+TEST_CASE("Cooling rows: set-points as actions with their features, only with a thermal model", "[rl][env][thermal]") {
+  test::TempDir dir;
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s\n"
+                                      "a,0,1,600\n"
+                                      "b,100,1,600\n");
+  const std::string world = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace + "}}\n";
+  const std::string thermal = "energy: {thermal: {outside_c: 20, setpoint_c: 22, setpoint_range_c: [18, 35]}}\n";
+  auto sc = scenario_from(world + thermal + "env: {max_candidates: 4, placements: [first_fit], cooling_setpoints: [22, 30]}\n");
+  const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+  SchedulingEnv env(sc, cfg);
+  CHECK(env.shape().candidate_features == kCandidateFeatures + 2);
+  CHECK(env.shape().global_features == kGlobalFeatures + 3);
+  const std::vector<std::string> cols = env.candidate_columns(), globals = env.global_columns();
+  REQUIRE(cols.size() == 22);
+  CHECK(cols[20] == "cooling");
+  CHECK(globals[16] == "outside_temp");
+  env.reset(1);
+  Obs obs(env.shape());
+  obs.read(env);
+  const int f = env.shape().candidate_features;
+  // Row 0 starts job a; rows 1 and 2 offer 22 °C (in force: masked) and 30 °C.
+  CHECK(env.candidate(0).job_id == "a");
+  CHECK(env.candidate(1).cooling);
+  CHECK(env.candidate(2).setpoint_c == 30);
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 0, 1, 0, 1});
+  CHECK(obs.cand[static_cast<std::size_t>(2 * f + 20)] == 1.0f);
+  CHECK(obs.cand[static_cast<std::size_t>(2 * f + 21)] == Approx(30.0 / 40));
+  CHECK(obs.cand[static_cast<std::size_t>(0 * f + 20)] == 0.0f);
+  // 20 °C outside, 22 °C set-point, no economizer: lift 13 K, COP 0.5 x 295.15 / 13.
+  CHECK(obs.global[16] == Approx(20.0 / 40));
+  CHECK(obs.global[17] == Approx(22.0 / 40));
+  CHECK(obs.global[18] == Approx(0.05 + 13 / (0.5 * 295.15)).epsilon(1e-6));
+  env.step(2);  // 30 °C everywhere, at the same instant
+  CHECK(env.simulator().view().thermal()->setpoint_c(0) == 30);
+  CHECK(env.simulator().now().seconds() == 0);
+  obs.read(env);
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 0, 0, 0, 1});  // one set-point change per instant
+  CHECK(obs.global[17] == Approx(30.0 / 40));
+  CHECK_THROWS_WITH(env.step(1), Catch::Contains("masked") && Catch::Contains("cooling set-point"));
+  // The energy reward term: with only it, the return is minus the facility energy. At
+  // 30 °C the 20 °C outside air cools for free (fans only): PUE 1.05 throughout. Jobs a
+  // (0-600 s) and b (100-700 s) on four V100s (idle 40 W, busy 300 W).
+  EnvConfig priced = cfg;
+  priced.reward.jobs_in_system = 0;
+  priced.reward.energy_kwh = 1;
+  SchedulingEnv green(sc, priced);
+  green.reset(1);
+  double ret = green.step(2).reward;  // 30 °C
+  ret += green.step(0).reward;        // start a; nothing else to choose until b arrives
+  CHECK(green.simulator().now().seconds() == 100);
+  ret += green.step(0).reward;  // start b
+  while (!green.done()) ret += green.step(4).reward;
+  CHECK(ret == Approx(-(4 * 40.0 * 700 + 260.0 * 1200) * 1.05 / 3.6e6).epsilon(1e-12));
+  CHECK(ret == Approx(green.episode_return()).epsilon(1e-12));
+  EnvConfig no_meter = priced;
+  no_meter.cooling_setpoints_c.clear();
+  CHECK_THROWS_WITH(SchedulingEnv(scenario_from(world), no_meter), Catch::Contains("env.reward.energy_kwh needs an `energy:` map"));
+  // Off by default: the shapes of a scenario without the family.
+  SchedulingEnv plain(scenario_from(world + thermal), EnvConfig{});
+  CHECK(plain.shape().candidate_features == kCandidateFeatures);
+  CHECK(plain.shape().global_features == kGlobalFeatures);
+  // Errors: no thermal model; a set-point outside the range.
+  CHECK_THROWS_WITH(SchedulingEnv(scenario_from(world), cfg), Catch::Contains("env.cooling_setpoints needs a thermal model"));
+  EnvConfig hot = cfg;
+  hot.cooling_setpoints_c = {22, 40};
+  CHECK_THROWS_WITH(SchedulingEnv(sc, hot), Catch::Contains("40.000000 °C is outside energy.thermal's setpoint_range_c [18.000000, 35.000000]"));
+}
+
+}  // namespace schedsim::rl
