@@ -48,6 +48,9 @@ void snapshot_fields(SnapshotArchive& ar, JobState& j) {
      j.failure_restarts, j.site, j.prev_in_list, j.next_in_list);
 }
 
+// A new counter must be added below, or a resumed run would restart it from zero.
+static_assert(sizeof(SimulatorStats) == 14 * sizeof(std::uint64_t), "SimulatorStats changed: update snapshot_fields(SimulatorStats&)");
+
 void snapshot_fields(SnapshotArchive& ar, SimulatorStats& s) {
   ar(s.events, s.decision_points, s.actions, s.jobs_arrived, s.jobs_completed, s.jobs_dropped_oversized, s.preemptions, s.moves,
      s.rate_updates, s.rate_changes, s.loss_spikes, s.unit_failures, s.job_failure_hits, s.checkpoints);

@@ -443,4 +443,36 @@ TEST_CASE("a run killed with SIGKILL after a snapshot resumes to the uninterrupt
   for (const auto& e : fs::directory_iterator(killed)) left.push_back(e.path().filename().string());
   std::sort(left.begin(), left.end());
   CHECK(left == std::vector<std::string>{"jobs.csv", "results.json", "snapshot.bin"});
+
+  // Ctrl-C in a run that takes snapshots: it stops at the end of the instant, after a last
+  // snapshot that matches the rows it keeps, and says how to continue.
+  const std::string stopped = dir.path("stopped");
+  const pid_t second = spawn(with({"--snapshot-every", "10000d", "--out", stopped}), dir.path("stopped.err"));
+  bool simulating = false;
+  for (int i = 0; i < 6000 && !simulating; ++i) {
+    if (fs::exists(stopped)) {
+      for (const auto& e : fs::directory_iterator(stopped)) {
+        std::error_code ec;
+        simulating = simulating || (e.path().filename().string().rfind("jobs.csv.partial-", 0) == 0 && fs::file_size(e.path(), ec) > 4096);
+      }
+    }
+    if (!simulating) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(second, SIGINT);
+  const int stopped_status = wait_status(second);
+  REQUIRE(simulating);
+  REQUIRE(WIFEXITED(stopped_status));
+  REQUIRE(WEXITSTATUS(stopped_status) == 130);
+  const std::string message = read_file(dir.path("stopped.err"));
+  CHECK_THAT(message, Catch::StartsWith("schedsim: interrupted by SIGINT (Ctrl-C) at simulated time ") &&
+                          Catch::Contains(" s, after a snapshot of that instant; the ") &&
+                          Catch::EndsWith("; continue from the last snapshot with --resume " + stopped + "/snapshot.bin\n"));
+  REQUIRE(fs::exists(stopped + "/snapshot.bin"));
+  REQUIRE(fs::exists(stopped + "/jobs.csv.interrupted"));
+  REQUIRE(wait_status(spawn(with({"--snapshot-every", "10000d", "--resume", stopped + "/snapshot.bin", "--out", stopped}), dir.path("resume2.err"))) == 0);
+  for (const char* f : {"results.json", "jobs.csv"}) {
+    INFO(f);
+    CHECK(read_file(stopped + "/" + f) == read_file(dir.path("whole") + "/" + f));
+  }
+  CHECK_FALSE(fs::exists(stopped + "/jobs.csv.interrupted"));
 }
