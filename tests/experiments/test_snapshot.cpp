@@ -367,7 +367,7 @@ TEST_CASE("a component without snapshot support makes --snapshot-every fail befo
         "--snapshot-every: an observer of this run cannot be saved in a snapshot; run without --snapshot-every");
 }
 
-TEST_CASE("--snapshot-every reads a period of simulated time", "[snapshot]") {
+TEST_CASE("snapshot periods are simulated time: seconds or s, m, h, d", "[snapshot]") {
   CHECK(parse_snapshot_period("3600", "--snapshot-every") == Tick::from_seconds(3600));
   CHECK(parse_snapshot_period("90s", "--snapshot-every") == Tick::from_seconds(90));
   CHECK(parse_snapshot_period("30m", "--snapshot-every") == Tick::from_seconds(1800));
@@ -475,4 +475,40 @@ TEST_CASE("a run killed with SIGKILL after a snapshot resumes to the uninterrupt
     CHECK(read_file(stopped + "/" + f) == read_file(dir.path("whole") + "/" + f));
   }
   CHECK_FALSE(fs::exists(stopped + "/jobs.csv.interrupted"));
+}
+
+TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's bytes", "[snapshot]") {
+  // The shipped agent on rl_default.yaml (physics, loss spikes, checkpoints; the agent
+  // preempts), through the CLI: only builds with LibTorch have the rl policy.
+  TempDir dir;
+  const std::string src = SCHEDSIM_SOURCE_DIR;
+  const std::vector<std::string> run = {SCHEDSIM_EXE, "run", src + "/experiments/configs/rl_default.yaml", "--quiet", "--timeline",
+                                        "--set", "policy={name: rl, path: '" + src + "/experiments/agents/default.pt'}"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  if (wait_status(spawn(with({"--out", dir.path("A")}), dir.path("A.err"))) != 0) {
+    const std::string why = read_file(dir.path("A.err"));
+    REQUIRE_THAT(why, Catch::Contains("LibTorch"));
+    WARN("skipped: this build has no LibTorch, so no rl policy (" << why << ")");
+    return;
+  }
+  // The run lasts about 63,000 s: one snapshot at 43,200 s, or three, the last at 54,000 s.
+  for (const char* every : {"12h", "5h"}) {
+    INFO("--snapshot-every " << every);
+    const std::string b = dir.path(std::string("B") + every), r = dir.path(std::string("R") + every);
+    REQUIRE(wait_status(spawn(with({"--snapshot-every", every, "--out", b}), dir.path("B.err"))) == 0);
+    fs::create_directories(r);
+    for (const char* f : {"jobs.csv", "timeline.csv", "allocations.csv"}) fs::copy_file(b + "/" + f, r + "/" + f + ".interrupted");
+    REQUIRE(wait_status(spawn(with({"--resume", b + "/snapshot.bin", "--out", r}), dir.path("R.err"))) == 0);
+    for (const char* f : kOutputs) {
+      INFO(f);
+      const std::string want = read_file(dir.path("A") + "/" + f);
+      REQUIRE(want.size() > 0);
+      CHECK(read_file(b + "/" + f) == want);
+      CHECK(read_file(r + "/" + f) == want);
+    }
+  }
 }
