@@ -80,7 +80,9 @@ class EnergyMeter : public Observer {
   // the powers of the event before): tests check the work per event.
   std::uint64_t full_passes() const { return full_passes_; }
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct Acc {  // per job slot
     std::uint64_t seq = UINT64_MAX;
