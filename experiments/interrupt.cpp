@@ -43,6 +43,11 @@ const char* signal_name(int signal) {
 
 void InterruptObserver::after_event(const Simulator& sim) {
   if (const int s = pending_interrupt()) {
+    if (deferred_) {
+      if (!deferred_called_) deferred_();
+      deferred_called_ = true;
+      return;
+    }
     throw Interrupted(s, std::string("interrupted by ") + signal_name(s) + " at simulated time " + format_seconds(sim.now()) + " s");
   }
 }

@@ -5,6 +5,7 @@
 // kills the process the default way.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "sim/error.hpp"
@@ -36,10 +37,17 @@ class Interrupted : public Error {
   int signal_;
 };
 
-// Throws Interrupted after the first event that follows a signal.
+// Throws Interrupted after the first event that follows a signal; or, once
+// defer_to(hook) was called (a run that takes snapshots), calls `hook` instead, once, so
+// that the run stops at the end of the instant, after a last snapshot.
 class InterruptObserver : public Observer {
  public:
   void after_event(const Simulator& sim) override;
+  void defer_to(std::function<void()> hook) { deferred_ = std::move(hook); }
+
+ private:
+  std::function<void()> deferred_;
+  bool deferred_called_ = false;
 };
 
 }  // namespace schedsim

@@ -495,6 +495,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       snapshots->add_stream(allocations_out, temps.paths[3], "allocations.csv");
     }
     snapshots->start(sim);
+    if (options.snapshot.every > Tick()) interrupt.defer_to([&] { snapshots->stop_at_next_boundary(); });
   }
   try {
     sim.run();

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "experiments/interrupt.hpp"
 #include "experiments/runner.hpp"
 #include "sim/error.hpp"
 
@@ -125,7 +126,7 @@ void RunSnapshots::stream_position(SnapshotArchive& ar, Stream& s) {
     if (!in || !*s.out) throw InputError(c, "cannot copy the rows written before the snapshot");
     s.hashed_bytes = bytes;
     s.hash = hash;
-    if (c == candidates[0]) resumed_partials_.push_back(c);
+    resumed_partials_.push_back(c);  // superseded once this run has finished
     return;
   }
   throw InputError(options_.resume_from, "the snapshot continues " + candidates[0] + " (the first " + std::to_string(bytes) + " bytes of " + s.final_name +
@@ -152,7 +153,21 @@ void RunSnapshots::start(Simulator& sim) {
     SnapshotArchive trial;  // refuses, naming it, a component that cannot be saved
     for (Component& c : components_) c.snapshot(trial);
   }
-  if (options_.every > Tick()) sim.set_boundary_hook(options_.every, [this] { save(); });
+  sim_ = &sim;
+  if (options_.every <= Tick()) return;
+  sim.set_boundary_hook(options_.every, [this] {
+    save();
+    if (stopping_) {
+      const int s = pending_interrupt();
+      throw Interrupted(s, std::string("interrupted by ") + signal_name(s) + " at simulated time " + format_seconds(sim_->now()) +
+                               " s, after a snapshot of that instant");
+    }
+  });
+}
+
+void RunSnapshots::stop_at_next_boundary() {
+  stopping_ = true;
+  sim_->request_boundary();
 }
 
 void RunSnapshots::finish() {

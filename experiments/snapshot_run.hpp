@@ -47,7 +47,11 @@ class RunSnapshots {
   void start(Simulator& sim);
   // Writes a snapshot now (atomically).
   void save();
-  // After the run finished: removes the partial outputs of the run that was resumed.
+  // Ctrl-C / SIGTERM: at the end of the current instant, write a snapshot and stop the
+  // run (Interrupted), instead of stopping in the middle of the instant.
+  void stop_at_next_boundary();
+  // After the run finished: removes the partial outputs of the run that was resumed
+  // (jobs.csv.partial-PID or jobs.csv.interrupted: the finished files supersede them).
   void finish();
 
   std::uint64_t written() const { return written_; }
@@ -75,6 +79,8 @@ class RunSnapshots {
   std::vector<Stream> streams_;
   std::vector<std::string> resumed_partials_;
   std::uint64_t written_ = 0;
+  Simulator* sim_ = nullptr;
+  bool stopping_ = false;
 };
 
 }  // namespace schedsim

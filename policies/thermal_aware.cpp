@@ -21,6 +21,9 @@ class ThermalAware : public Policy {
   void on_job_queued(const SchedulerView& view, JobSlot slot) override { base_->on_job_queued(view, slot); }
   void on_job_finished(const SchedulerView& view, JobSlot slot) override { base_->on_job_finished(view, slot); }
 
+  // load_ is scratch, refilled at every decision: only the base has state.
+  void snapshot(SnapshotArchive& ar) override { base_->snapshot(ar); }
+
   void decide(const SchedulerView& view, ActionBatch& out) override {
     const ThermalModel* thermal = view.thermal();
     const std::size_t first_new = out.size();

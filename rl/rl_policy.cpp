@@ -29,6 +29,9 @@ class RlPolicy final : public Policy {
     builder_ = std::make_unique<CandidateBuilder>(config_, simulator.view().cluster(), physics, simulator.view().node_group(), accelerators_);
   }
   bool decide_again_after_actions() const override { return true; }
+  // The agent is fixed and picks greedily; the candidate builder's rate cache and free
+  // index are rebuilt: the pending queue is all the policy remembers.
+  void snapshot(SnapshotArchive& ar) override { queue_.snapshot(ar); }
   void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.on_job_queued(view, job); }
   void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.on_job_finished(view, job); }
 

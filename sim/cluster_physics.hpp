@@ -83,7 +83,9 @@ class ClusterPhysics : public PhysicsModel {
   // job is not in the matrix or the matrix has no such measurement.
   std::optional<double> measured_steps_per_s(const JobSpec& job, int type_index, int num_devices, bool consolidated) const;
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct Placed {  // what the model remembers about a placed job, by slot
     std::uint64_t arrival_seq = 0;

@@ -74,6 +74,7 @@ class ClusterState {
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+
  private:
   const ClusterSpec* spec_;
   std::vector<std::uint64_t> free_bits_;

@@ -89,6 +89,7 @@ class MaxMinFairShare {
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+
  private:
   struct Flow {
     std::vector<int> links;  // ascending

@@ -92,7 +92,9 @@ class EnergyMeter : public Observer {
   // that the work per event follows the changed jobs, not the running ones.
   std::uint64_t power_evaluations() const { return power_evaluations_; }
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct SlotInfo {  // per job slot
     std::uint64_t seq = UINT64_MAX;  // arrival_seq of the job the entry belongs to

@@ -50,6 +50,7 @@ class EventQueue {
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+
  private:
   void drop_cancelled_top();
   void sift_up(std::size_t i);

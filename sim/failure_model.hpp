@@ -127,6 +127,7 @@ class FailureModel {
 
   // Saves or restores the random streams (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+
  private:
   FailureConfig config_;
   const ClusterSpec& cluster_;

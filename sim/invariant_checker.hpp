@@ -50,7 +50,9 @@ class InvariantChecker : public Observer {
   // The last events, oldest first, one line each ("t=12.5 s start job 'a' on 2 devices").
   std::vector<std::string> recent_events() const;
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct Entry {
     Tick time;

@@ -88,6 +88,8 @@ class SpotCursor {
   // availability different from the previous one; time == Tick::max() when none is left.
   SpotChange next();
 
+  void snapshot(SnapshotArchive& ar);
+
  private:
   const Market* market_;
   int offer_;

@@ -60,6 +60,8 @@ class MarketMeter : public Observer {
 
   MarketTotals totals() const;
 
+  void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct Held {  // one job's placement as of the last event: the devices it pays for
     int tenant = 0;

@@ -71,7 +71,9 @@ class MetricsCollector : public Observer {
   // Every completed job's JCT, sorted (after summarize()).
   const std::vector<double>& sorted_jct_s() const { return jct_s_; }
 
+  // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
+
  private:
   int num_devices_;
   std::uint64_t arrived_ = 0;

@@ -34,6 +34,7 @@ class Rng {
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+
  private:
   std::uint64_t s_[4];
 };

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,8 @@ class Simulator {
   // observers told, no decision pending) when the next event lies at or after the next
   // multiple of `every`: at most once per period, never in the middle of an instant.
   void set_boundary_hook(Tick every, std::function<void()> hook);
+  // Calls the boundary hook at the next instant boundary, whatever the period.
+  void request_boundary() { next_boundary_ = Tick::from_us(std::numeric_limits<std::int64_t>::min()); }
   // Saves or restores the kernel's whole state; the source is repositioned by reading
   // the jobs already read again (JobSource has no other position). Only between instants
   // (from the boundary hook, or before run() on a simulator built the same way).

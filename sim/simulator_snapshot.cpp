@@ -8,10 +8,14 @@
 #include "sim/event_queue.hpp"
 #include "sim/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
+#include "sim/market.hpp"
+#include "sim/market_meter.hpp"
 #include "sim/metrics.hpp"
 #include "sim/rng.hpp"
 #include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
+#include "sim/thermal.hpp"
+#include "sim/thermal_meter.hpp"
 
 namespace schedsim {
 
@@ -48,9 +52,13 @@ void snapshot_fields(SnapshotArchive& ar, JobState& j) {
      j.failure_restarts, j.site, j.prev_in_list, j.next_in_list);
 }
 
+// A new counter must be added below, or a resumed run would restart it from zero.
+static_assert(sizeof(SimulatorStats) == 17 * sizeof(std::uint64_t), "SimulatorStats changed: update snapshot_fields(SimulatorStats&)");
+
 void snapshot_fields(SnapshotArchive& ar, SimulatorStats& s) {
   ar(s.events, s.decision_points, s.actions, s.jobs_arrived, s.jobs_completed, s.jobs_dropped_oversized, s.preemptions, s.moves,
-     s.rate_updates, s.rate_changes, s.loss_spikes, s.unit_failures, s.job_failure_hits, s.checkpoints);
+     s.rate_updates, s.rate_changes, s.loss_spikes, s.unit_failures, s.job_failure_hits, s.checkpoints,
+     s.spot_reclamations, s.spot_devices_reclaimed, s.jobs_hit_by_reclaim);
 }
 
 void Simulator::set_boundary_hook(Tick every, std::function<void()> hook) {
@@ -82,6 +90,10 @@ void Simulator::snapshot(SnapshotArchive& ar) {
     jobs_read_ = read;
   }
   // The models the kernel was given own state that evolves with the run.
+  // The market's spot offers (where each availability stands) and the thermal model.
+  ar.io_each(spot_, [&](SpotOffer& o) { ar(o.offer, o.cursor, o.available, o.next.time, o.next.available); });
+  ar(device_reclaimed_, thermal_step_pending_);
+  if (options_.thermal) options_.thermal->snapshot(ar);
   if (options_.physics) options_.physics->snapshot(ar);
   if (options_.failures) options_.failures->snapshot(ar);
 }
@@ -140,6 +152,32 @@ void InvariantChecker::snapshot(SnapshotArchive& ar) {
   ar(last_time_, checks_, seen_owner_, seen_milli_);
   ar.io_each(log_, [&](Entry& e) { ar(e.time, e.seq, e.kind, e.job, e.a, e.b); });
   ar(log_next_, log_size_, ended_jobs_kwh_, last_facility_kwh_, last_jobs_kwh_);
+}
+
+void SpotCursor::snapshot(SnapshotArchive& ar) { ar(rng_, initial_, current_, t_, up_); }
+
+void ThermalModel::snapshot(SnapshotArchive& ar) {
+  ar.section("thermal model");
+  ar(load_, base_speed_, speed_, changed_);
+  ar.io_each(state_, [&](SiteState& st) { ar(st.outside_c, st.setpoint_c, st.supply_c, st.pue, st.cooling_fraction, st.changes); });
+}
+
+void ThermalMeter::snapshot(SnapshotArchive& ar) {
+  ar.section("thermal meter");
+  ar.io_each(sites_, [&](Site& st) {
+    ar(st.pue, st.outside_c, st.setpoint_c, st.throttled_busy, st.max_pue, st.outside_cs, st.setpoint_cs, st.throttled_device_s);
+  });
+  ar(last_);
+}
+
+void MarketMeter::snapshot(SnapshotArchive& ar) {
+  ar.section("market meter");
+  ar(tenant_names_);
+  ar.io_each(accounts_, [&](Account& a) { ar(a.use.device_h, a.use.compute_usd, a.energy_kwh, a.electricity_usd, a.co2_kg, a.touched); });
+  ar.io_each(held_, [&](Held& h) { ar(h.tenant, h.offers, h.seq, h.placed_since_us, h.num_devices, h.first, h.last); });
+  ar(active_);
+  for (MarketUse& u : by_kind_) ar(u.device_h, u.compute_usd);
+  ar(has_price_, has_carbon_, last_);
 }
 
 }  // namespace schedsim

@@ -139,7 +139,8 @@ class SnapshotArchive {
   void io_value(std::tuple<T...>& t) {
     std::apply([this](auto&... x) { (io(x), ...); }, t);
   }
-  // Ordered containers: elements in their (deterministic) order; loading inserts at the end.
+  // Sets: elements in their (deterministic) order; loading inserts at the end. Saving
+  // passes each element through io(), which only reads it.
   template <typename C>
   void io_ordered(C& c) {
     std::uint64_t n = c.size();
@@ -149,21 +150,12 @@ class SnapshotArchive {
       c.clear();
       for (std::uint64_t i = 0; i < n; ++i) {
         typename C::value_type x{};
-        io_mutable(x);
+        io(x);
         c.insert(c.end(), std::move(x));
       }
     } else {
-      for (const auto& x : c) io_mutable(const_cast<typename C::value_type&>(x));
+      for (const auto& x : c) io(const_cast<typename C::value_type&>(x));
     }
-  }
-  template <typename K, typename V>
-  void io_mutable(std::pair<const K, V>& p) {
-    io(const_cast<K&>(p.first));
-    io(p.second);
-  }
-  template <typename T>
-  void io_mutable(T& x) {
-    io(x);
   }
   template <typename T, typename C>
   void io_value(std::set<T, C>& s) {
@@ -175,7 +167,23 @@ class SnapshotArchive {
   }
   template <typename K, typename V, typename C>
   void io_value(std::map<K, V, C>& m) {
-    io_ordered(m);
+    std::uint64_t n = m.size();
+    raw(&n, sizeof n);
+    if (!loading_) {
+      for (auto& [k, v] : m) {
+        K key = k;
+        io(key);
+        io(v);
+      }
+      return;
+    }
+    check_count(n, 1);
+    m.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      std::pair<K, V> x{};
+      io(x);
+      m.emplace_hint(m.end(), std::move(x));
+    }
   }
   // Unordered sets: saved sorted, so the snapshot does not depend on hash order.
   template <typename T>

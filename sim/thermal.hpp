@@ -32,6 +32,8 @@
 
 namespace schedsim {
 
+class SnapshotArchive;
+
 struct CoolingSpec {
   double carnot_fraction = 0.5;     // chiller COP / Carnot COP, in (0, 1]
   double approach_c = 15.0;         // condenser + evaporator approach added to the lift, °C
@@ -108,6 +110,9 @@ class ThermalModel {
   // throttle threshold at the current outside temperature; the lowest allowed when none does.
   double highest_safe_setpoint_c(int s, double load_fraction, const std::vector<double>& candidates_c, double step_c) const;
   std::uint64_t setpoint_changes(int s) const { return state_[static_cast<std::size_t>(s)].changes; }
+
+  // Saves or restores the set-points, outside temperatures and speeds (snapshots).
+  void snapshot(SnapshotArchive& ar);
 
  private:
   struct SiteState {

@@ -30,6 +30,8 @@ class ThermalMeter : public Observer {
   void after_event(const Simulator& sim) override;
   std::vector<ThermalSiteTotals> totals() const;
 
+  void snapshot(SnapshotArchive& ar) override;
+
  private:
   struct Site {
     double pue = 1.0, outside_c = 0.0, setpoint_c = 0.0;  // since the last event

@@ -30,6 +30,10 @@ class PendingQueue : public Policy {
 
   void started(JobSlot job);
   void clear();
+  void snapshot(SnapshotArchive& ar) override {
+    ar(queue_, queued_gpus_, queued_gpu_s_);
+    ar.io_each(by_slot_, [&](Queued& q) { ar(q.key, q.seq, q.in_queue, q.gpus, q.gpu_s); });
+  }
 
   using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (order key, arrival seq, slot)
   const std::set<Entry>& jobs() const { return queue_; }

@@ -367,7 +367,7 @@ TEST_CASE("a component without snapshot support makes --snapshot-every fail befo
         "--snapshot-every: an observer of this run cannot be saved in a snapshot; run without --snapshot-every");
 }
 
-TEST_CASE("--snapshot-every reads a period of simulated time", "[snapshot]") {
+TEST_CASE("snapshot periods are simulated time: seconds or s, m, h, d", "[snapshot]") {
   CHECK(parse_snapshot_period("3600", "--snapshot-every") == Tick::from_seconds(3600));
   CHECK(parse_snapshot_period("90s", "--snapshot-every") == Tick::from_seconds(90));
   CHECK(parse_snapshot_period("30m", "--snapshot-every") == Tick::from_seconds(1800));
@@ -443,4 +443,72 @@ TEST_CASE("a run killed with SIGKILL after a snapshot resumes to the uninterrupt
   for (const auto& e : fs::directory_iterator(killed)) left.push_back(e.path().filename().string());
   std::sort(left.begin(), left.end());
   CHECK(left == std::vector<std::string>{"jobs.csv", "results.json", "snapshot.bin"});
+
+  // Ctrl-C in a run that takes snapshots: it stops at the end of the instant, after a last
+  // snapshot that matches the rows it keeps, and says how to continue.
+  const std::string stopped = dir.path("stopped");
+  const pid_t second = spawn(with({"--snapshot-every", "10000d", "--out", stopped}), dir.path("stopped.err"));
+  bool simulating = false;
+  for (int i = 0; i < 6000 && !simulating; ++i) {
+    if (fs::exists(stopped)) {
+      for (const auto& e : fs::directory_iterator(stopped)) {
+        std::error_code ec;
+        simulating = simulating || (e.path().filename().string().rfind("jobs.csv.partial-", 0) == 0 && fs::file_size(e.path(), ec) > 4096);
+      }
+    }
+    if (!simulating) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(second, SIGINT);
+  const int stopped_status = wait_status(second);
+  REQUIRE(simulating);
+  REQUIRE(WIFEXITED(stopped_status));
+  REQUIRE(WEXITSTATUS(stopped_status) == 130);
+  const std::string message = read_file(dir.path("stopped.err"));
+  CHECK_THAT(message, Catch::StartsWith("schedsim: interrupted by SIGINT (Ctrl-C) at simulated time ") &&
+                          Catch::Contains(" s, after a snapshot of that instant; the ") &&
+                          Catch::EndsWith("; continue from the last snapshot with --resume " + stopped + "/snapshot.bin\n"));
+  REQUIRE(fs::exists(stopped + "/snapshot.bin"));
+  REQUIRE(fs::exists(stopped + "/jobs.csv.interrupted"));
+  REQUIRE(wait_status(spawn(with({"--snapshot-every", "10000d", "--resume", stopped + "/snapshot.bin", "--out", stopped}), dir.path("resume2.err"))) == 0);
+  for (const char* f : {"results.json", "jobs.csv"}) {
+    INFO(f);
+    CHECK(read_file(stopped + "/" + f) == read_file(dir.path("whole") + "/" + f));
+  }
+  CHECK_FALSE(fs::exists(stopped + "/jobs.csv.interrupted"));
+}
+
+TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's bytes", "[snapshot]") {
+  // The shipped agent on rl_default.yaml (physics, loss spikes, checkpoints; the agent
+  // preempts), through the CLI: only builds with LibTorch have the rl policy.
+  TempDir dir;
+  const std::string src = SCHEDSIM_SOURCE_DIR;
+  const std::vector<std::string> run = {SCHEDSIM_EXE, "run", src + "/experiments/configs/rl_default.yaml", "--quiet", "--timeline",
+                                        "--set", "policy={name: rl, path: '" + src + "/experiments/agents/default.pt'}"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = run;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  if (wait_status(spawn(with({"--out", dir.path("A")}), dir.path("A.err"))) != 0) {
+    const std::string why = read_file(dir.path("A.err"));
+    REQUIRE_THAT(why, Catch::Contains("LibTorch"));
+    WARN("skipped: this build has no LibTorch, so no rl policy (" << why << ")");
+    return;
+  }
+  // The run lasts about 63,000 s: one snapshot at 43,200 s, or three, the last at 54,000 s.
+  for (const char* every : {"12h", "5h"}) {
+    INFO("--snapshot-every " << every);
+    const std::string b = dir.path(std::string("B") + every), r = dir.path(std::string("R") + every);
+    REQUIRE(wait_status(spawn(with({"--snapshot-every", every, "--out", b}), dir.path("B.err"))) == 0);
+    fs::create_directories(r);
+    for (const char* f : {"jobs.csv", "timeline.csv", "allocations.csv"}) fs::copy_file(b + "/" + f, r + "/" + f + ".interrupted");
+    REQUIRE(wait_status(spawn(with({"--resume", b + "/snapshot.bin", "--out", r}), dir.path("R.err"))) == 0);
+    for (const char* f : kOutputs) {
+      INFO(f);
+      const std::string want = read_file(dir.path("A") + "/" + f);
+      REQUIRE(want.size() > 0);
+      CHECK(read_file(b + "/" + f) == want);
+      CHECK(read_file(r + "/" + f) == want);
+    }
+  }
 }
