@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -118,19 +119,32 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     // service's), asked at every decision point and for every replica count at each tick,
     // of the few rates a step series takes.
     std::map<std::pair<double, int>, bool> slo_met;
+    // The last answer, asked again at most decision points (the rate and the replicas in
+    // service rarely change between two), without the map's tree walk.
+    double last_lambda = std::numeric_limits<double>::quiet_NaN();
+    int last_replicas = -1;
+    bool last_met = false;
+    // replicas_for_slo_memo() by rate: the predictive autoscaler's answer at each tick.
+    std::map<double, int> replicas_for_rate;
   };
 
   static bool meets_slo_memo(Service& s, double lambda, int replicas) {
+    if (lambda == s.last_lambda && replicas == s.last_replicas) return s.last_met;
     const auto [it, inserted] = s.slo_met.try_emplace({lambda, replicas}, false);
     if (inserted) it->second = meets_slo(lambda, s.mu, replicas, s.spec->slo_p99_s);
+    s.last_lambda = lambda;
+    s.last_replicas = replicas;
+    s.last_met = it->second;
     return it->second;
   }
-  // replicas_for_slo() through the memo.
+  // replicas_for_slo() through the memos.
   static int replicas_for_slo_memo(Service& s, double lambda) {
+    const auto [it, inserted] = s.replicas_for_rate.try_emplace(lambda, s.spec->max_replicas);
+    if (!inserted) return it->second;
     for (int c = 1; c <= s.spec->max_replicas; ++c) {
-      if (meets_slo_memo(s, lambda, c)) return c;
+      if (meets_slo_memo(s, lambda, c)) return it->second = c;
     }
-    return s.spec->max_replicas;
+    return it->second;
   }
 
   void start(const SchedulerView& view) {

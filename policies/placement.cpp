@@ -119,7 +119,7 @@ void FreeDevices::build_index() {
   max_per_node_ = 0;
   for (int k = 0; k < nodes; ++k) max_per_node_ = std::max(max_per_node_, spec.node(k).num_devices);
   const std::size_t filters = num_types_ == 1 ? 1 : static_cast<std::size_t>(num_types_) + 1;
-  buckets_.assign(filters, std::vector<std::set<int>>(static_cast<std::size_t>(max_per_node_) + 1));
+  buckets_.assign(filters, std::vector<SummaryBitset>(static_cast<std::size_t>(max_per_node_) + 1, SummaryBitset(static_cast<std::size_t>(nodes))));
   filter_free_.assign(filters, 0);
   groups_of_ = nullptr;
   num_groups_ = 1;
@@ -141,8 +141,8 @@ void FreeDevices::set_node_free(int node, int value) {
   const int group = groups_of_ ? (*groups_of_)[k] : 0;
   auto update = [&](std::size_t filter) {
     auto& b = buckets_[filter];
-    if (old > 0) b[static_cast<std::size_t>(old)].erase(node);
-    if (value > 0) b[static_cast<std::size_t>(value)].insert(node);
+    if (old > 0) b[static_cast<std::size_t>(old)].reset(k);
+    if (value > 0) b[static_cast<std::size_t>(value)].set(k);
     filter_free_[filter] += value - old;
     group_free_[filter][static_cast<std::size_t>(group)] += value - old;
   };
@@ -220,7 +220,7 @@ bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<
   for (int c = n; c <= max_per_node_; ++c) {
     const auto& b = buckets[static_cast<std::size_t>(c)];
     if (!b.empty()) {
-      take_from_node(*b.begin(), n, out);
+      take_from_node(static_cast<int>(b.next(0)), n, out);
       return true;
     }
   }
@@ -241,8 +241,9 @@ bool FreeDevices::packed(int n, const std::vector<int>* node_group, std::vector<
     // Emptiest first, ascending node id among equals, until the job is covered.
     int covered = 0;
     for (int c = max_per_node_; c > 0 && covered < n; --c) {
-      for (auto it = buckets[static_cast<std::size_t>(c)].begin(); it != buckets[static_cast<std::size_t>(c)].end() && covered < n; ++it) {
-        order_.push_back(*it);
+      const SummaryBitset& b = buckets[static_cast<std::size_t>(c)];
+      for (std::int64_t k = b.next(0); k >= 0 && covered < n; k = b.next(k + 1)) {
+        order_.push_back(static_cast<int>(k));
         covered += c;
       }
     }

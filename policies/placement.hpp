@@ -11,6 +11,7 @@
 #include "policies/fragmentation.hpp"
 #include "sim/cluster_state.hpp"
 #include "sim/rng.hpp"
+#include "sim/summary_bitset.hpp"
 
 namespace schedsim {
 
@@ -97,10 +98,11 @@ class FreeDevices {
   bool index_built_ = false;      // node_free_ and the index describe some earlier state
   // The index, per filter (0: all nodes, 1 + t: nodes of type t when there are several
   // types): nodes by free count (buckets[f][c] = nodes with c free, ascending), free
-  // devices in total and per locality group.
+  // devices in total and per locality group. A bucket is a bitset of nodes: moving a node
+  // between buckets (every claim of a candidate placement does) allocates nothing.
   int num_types_ = 1;
   int max_per_node_ = 0;
-  std::vector<std::vector<std::set<int>>> buckets_;
+  std::vector<std::vector<SummaryBitset>> buckets_;
   std::vector<int> filter_free_;
   const std::vector<int>* groups_of_ = nullptr;  // the node -> group map group_free_ follows
   int num_groups_ = 1;

@@ -8,8 +8,7 @@ namespace schedsim {
 
 ClusterState::ClusterState(const ClusterSpec& spec)
     : spec_(&spec),
-      free_bits_((static_cast<std::size_t>(spec.num_devices()) + 63) / 64, 0),
-      nonempty_words_((free_bits_.size() + 63) / 64, 0),
+      free_(static_cast<std::size_t>(spec.num_devices())),
       owner_(static_cast<std::size_t>(spec.num_devices()), kNoOwner),
       node_free_(static_cast<std::size_t>(spec.num_nodes())),
       free_total_(spec.num_devices()) {
@@ -17,24 +16,7 @@ ClusterState::ClusterState(const ClusterSpec& spec)
   for (int n = 0; n < spec.num_nodes(); ++n) node_free_[static_cast<std::size_t>(n)] = spec.node(n).num_devices;
 }
 
-DeviceId ClusterState::next_free(DeviceId from) const {
-  if (from < 0) from = 0;
-  std::size_t w = static_cast<std::size_t>(from) >> 6;
-  if (w >= free_bits_.size()) return -1;
-  std::uint64_t word = free_bits_[w] & (~0ULL << (from & 63));
-  if (word == 0) {  // the next word with a free device, from the summary
-    if (++w == free_bits_.size()) return -1;
-    std::size_t s = w >> 6;
-    std::uint64_t summary = nonempty_words_[s] & (~0ULL << (w & 63));
-    while (summary == 0) {
-      if (++s == nonempty_words_.size()) return -1;
-      summary = nonempty_words_[s];
-    }
-    w = s * 64 + static_cast<std::size_t>(__builtin_ctzll(summary));
-    word = free_bits_[w];
-  }
-  return static_cast<DeviceId>(w * 64 + static_cast<std::size_t>(__builtin_ctzll(word)));
-}
+DeviceId ClusterState::next_free(DeviceId from) const { return static_cast<DeviceId>(free_.next(from)); }
 
 void ClusterState::allocate(Span<DeviceId> devices, std::int64_t owner) {
   // Check everything before changing anything: a refused allocation leaves no trace.

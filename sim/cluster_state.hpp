@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cluster_spec.hpp"
+#include "sim/summary_bitset.hpp"
 #include "sim/span.hpp"
 
 namespace schedsim {
@@ -38,7 +39,7 @@ class ClusterState {
   int free_devices() const { return free_total_; }
   int free_on_node(int node) const { return node_free_[static_cast<std::size_t>(node)]; }
   bool is_free(DeviceId d) const {
-    return (free_bits_[static_cast<std::size_t>(d) >> 6] >> (static_cast<unsigned>(d) & 63)) & 1U;
+    return free_.test(static_cast<std::size_t>(d));
   }
   std::int64_t owner(DeviceId d) const { return owner_[static_cast<std::size_t>(d)]; }
   // The lowest free device with id >= from, or -1 when there is none. Scans 64 devices
@@ -77,19 +78,11 @@ class ClusterState {
 
  private:
   const ClusterSpec* spec_;
-  std::vector<std::uint64_t> free_bits_;
-  // Bit w of nonempty_words_: free_bits_[w] has a free device. next_free() skips 4,096
-  // devices per summary word, so finding a free device is not linear in the cluster.
-  std::vector<std::uint64_t> nonempty_words_;
-  void set_free_bit(std::size_t d) {
-    free_bits_[d >> 6] |= 1ULL << (d & 63);
-    nonempty_words_[d >> 12] |= 1ULL << ((d >> 6) & 63);
-  }
-  void clear_free_bit(std::size_t d) {
-    std::uint64_t& word = free_bits_[d >> 6];
-    word &= ~(1ULL << (d & 63));
-    if (word == 0) nonempty_words_[d >> 12] &= ~(1ULL << ((d >> 6) & 63));
-  }
+  // The whole free devices; next_free() skips 4,096 devices per summary word, so finding
+  // a free device is not linear in the cluster.
+  SummaryBitset free_;
+  void set_free_bit(std::size_t d) { free_.set(d); }
+  void clear_free_bit(std::size_t d) { free_.reset(d); }
   std::vector<std::int64_t> owner_;
   std::vector<int> node_free_;
   int free_total_ = 0;

@@ -8,33 +8,30 @@
 namespace schedsim {
 namespace {
 
-// Min-heap order on (time, id).
-inline bool earlier(const Event& a, const Event& b) {
+constexpr EventId kNoEvent = 0;  // the id a free slot holds
+
+// A strict total order on (time, id): any heap pops the events in the same sequence.
+template <class E>
+inline bool earlier(const E& a, const E& b) {
   return a.time < b.time || (a.time == b.time && a.id < b.id);
 }
 
 }  // namespace
 
 // A 4-ary heap: half the depth of a binary heap, and the four children of a node share
-// a cache line or two, so a pop touches fewer lines. Sifting moves a hole instead of
-// swapping.
-void EventQueue::sift_up(std::size_t i) {
-  Event e = heap_[i];
+// a cache line, so a pop touches fewer lines. Sifting moves a hole instead of swapping.
+void EventQueue::sift_up(std::size_t i, Entry e) {
   while (i > 0) {
     const std::size_t parent = (i - 1) / 4;
     if (!earlier(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  place(i, e);
 }
 
-void EventQueue::pop_top() {
-  const Event last = heap_.back();
-  heap_.pop_back();
+void EventQueue::sift_down(std::size_t i, Entry e) {
   const std::size_t n = heap_.size();
-  if (n == 0) return;
-  std::size_t i = 0;
   while (true) {
     const std::size_t first = 4 * i + 1;
     if (first >= n) break;
@@ -43,11 +40,27 @@ void EventQueue::pop_top() {
     for (std::size_t c = first + 1; c < end; ++c) {
       if (earlier(heap_[c], heap_[best])) best = c;
     }
-    if (!earlier(heap_[best], last)) break;
-    heap_[i] = heap_[best];
+    if (!earlier(heap_[best], e)) break;
+    place(i, heap_[best]);
     i = best;
   }
-  heap_[i] = last;
+  place(i, e);
+}
+
+void EventQueue::remove_at(std::size_t i) {
+  const std::uint32_t slot = slot_of(heap_[i].id);
+  events_[slot].id = kNoEvent;
+  free_slots_.push_back(slot);
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  // The last entry fills the hole: it moves up if it is earlier than the hole's parent,
+  // down otherwise.
+  if (i > 0 && earlier(last, heap_[(i - 1) / 4])) {
+    sift_up(i, last);
+  } else {
+    sift_down(i, last);
+  }
 }
 
 EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {
@@ -55,40 +68,37 @@ EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {
     throw InvariantError("event scheduled in the past: at t=" + format_seconds(at) +
                          " s while the clock is at " + format_seconds(now_) + " s");
   }
-  const EventId id = next_id_++;
-  heap_.push_back(Event{at, id, kind, arg});
-  sift_up(heap_.size() - 1);
+  std::uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    if (events_.size() >= (std::size_t{1} << kEventSlotBits)) {
+      throw InvariantError("more than " + std::to_string(std::size_t{1} << kEventSlotBits) +
+                           " events pending at once (the event queue's limit)");
+    }
+    slot = static_cast<std::uint32_t>(events_.size());
+    events_.emplace_back();
+    pos_.push_back(0);
+  }
+  const EventId id = (next_seq_++ << kEventSlotBits) | slot;
+  events_[slot] = Event{at, id, kind, arg};
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, Entry{at, id});
   return id;
 }
 
 void EventQueue::cancel(EventId id) {
-  if (id == 0 || id >= next_id_) throw InvariantError("cancel of unknown event id " + std::to_string(id));
-  if (!cancelled_.insert(id).second) throw InvariantError("event " + std::to_string(id) + " cancelled twice");
-}
-
-void EventQueue::drop_cancelled_top() {
-  while (!heap_.empty() && !cancelled_.empty()) {
-    auto it = cancelled_.find(heap_.front().id);
-    if (it == cancelled_.end()) return;
-    cancelled_.erase(it);
-    pop_top();
+  const std::uint32_t slot = slot_of(id);
+  if (id == kNoEvent || slot >= events_.size() || events_[slot].id != id) {
+    throw InvariantError("cancel of event " + std::to_string(id) + ", which is not pending (never scheduled, fired or cancelled before)");
   }
-}
-
-bool EventQueue::empty() {
-  drop_cancelled_top();
-  return heap_.empty();
-}
-
-Tick EventQueue::next_time() {
-  drop_cancelled_top();
-  return heap_.front().time;
+  remove_at(pos_[slot]);
 }
 
 Event EventQueue::pop() {
-  drop_cancelled_top();
-  const Event e = heap_.front();
-  pop_top();
+  const Event e = events_[slot_of(heap_.front().id)];
+  remove_at(0);
   now_ = e.time;
   return e;
 }

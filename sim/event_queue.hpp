@@ -1,11 +1,11 @@
 // The kernel's future-event list. Events are ordered by (time, sequence number): two
 // events at the same tick fire in the order they were scheduled, never by pointer or
-// hash order. Any event can be cancelled by its id; cancellation is lazy (the event is
-// skipped when it reaches the top), which keeps rescheduling a job O(log n).
+// hash order. Any event can be cancelled by its id; cancellation removes the event from
+// the heap at once (the heap knows each pending event's position), so the heap holds
+// exactly the live events and rescheduling a job stays O(log n).
 #pragma once
 
 #include <cstdint>
-#include <unordered_set>
 #include <vector>
 
 #include "sim/tick.hpp"
@@ -14,7 +14,11 @@ namespace schedsim {
 
 class SnapshotArchive;
 
+// A pending event's id: its sequence number in the high bits and the slot that holds it
+// in the low kEventSlotBits bits. Ids grow with the sequence number, so ordering by id
+// is ordering by sequence number; 0 is never an id.
 using EventId = std::uint64_t;
+inline constexpr int kEventSlotBits = 24;
 
 struct Event {
   Tick time;
@@ -26,39 +30,50 @@ struct Event {
 class EventQueue {
  public:
   // Schedules an event at absolute time `at`, which must not lie before the time of the
-  // last event popped (ns-3's rule: no scheduling into the past). Throws InvariantError.
+  // last event popped (ns-3's rule: no scheduling into the past). Throws InvariantError,
+  // also when more than 2^kEventSlotBits events would be pending at once.
   EventId schedule(Tick at, std::uint32_t kind, std::int64_t arg);
   // Cancels a pending event. The caller must only cancel events that have not fired
-  // (the kernel clears its stored ids when an event fires); an unknown id or a second
-  // cancel of the same id throws InvariantError.
+  // (the kernel clears its stored ids when an event fires); an unknown id, the id of an
+  // event that fired or a second cancel of the same id throws InvariantError.
   void cancel(EventId id);
 
   // True when no live (uncancelled) event is left.
-  bool empty();
+  bool empty() const { return heap_.empty(); }
   // Time of the next live event; requires !empty().
-  Tick next_time();
+  Tick next_time() const { return heap_.front().time; }
   // Removes and returns the next live event; requires !empty().
   Event pop();
 
   Tick last_popped_time() const { return now_; }
   // The next live event without removing it; requires !empty().
-  const Event& peek() {
-    drop_cancelled_top();
-    return heap_.front();
-  }
-  std::uint64_t live_count() const { return heap_.size() - cancelled_.size(); }
+  const Event& peek() const { return events_[slot_of(heap_.front().id)]; }
+  std::uint64_t live_count() const { return heap_.size(); }
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
 
  private:
-  void drop_cancelled_top();
-  void sift_up(std::size_t i);
-  void pop_top();
+  // What the heap orders: 16 bytes, so a node's four children share one cache line.
+  struct Entry {
+    Tick time;
+    EventId id;
+  };
+  static std::uint32_t slot_of(EventId id) { return static_cast<std::uint32_t>(id & ((EventId{1} << kEventSlotBits) - 1)); }
+  void place(std::size_t i, const Entry& e) {
+    heap_[i] = e;
+    pos_[slot_of(e.id)] = static_cast<std::uint32_t>(i);
+  }
+  void sift_up(std::size_t i, Entry e);
+  void sift_down(std::size_t i, Entry e);
+  // Removes the entry at heap position i and frees its slot.
+  void remove_at(std::size_t i);
 
-  std::vector<Event> heap_;
-  std::unordered_set<EventId> cancelled_;
-  EventId next_id_ = 1;
+  std::vector<Entry> heap_;                // 4-ary min-heap on (time, id)
+  std::vector<Event> events_;              // by slot: the pending event held there
+  std::vector<std::uint32_t> pos_;         // by slot: its heap position
+  std::vector<std::uint32_t> free_slots_;  // slots of fired or cancelled events
+  EventId next_seq_ = 1;
   Tick now_;
 };
 

@@ -154,7 +154,9 @@ void Simulator::list_remove(JobList& list, JobSlot slot) {
 void Simulator::handle_arrival() {
   const JobSlot slot = alloc_slot();
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
-  std::swap(j.spec, next_job_);  // swap, not copy: reuses the slot's string buffers
+  // A move, not a swap (a swap is three moves of the whole spec): the sources set every
+  // field they vary before the next arrival, and leave the others at their defaults.
+  j.spec = std::move(next_job_);
   j.status = JobStatus::kPending;
   j.arrival_seq = next_arrival_seq_++;
   j.remaining_work_s = j.spec.duration_s;

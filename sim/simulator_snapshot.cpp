@@ -14,6 +14,7 @@
 #include "sim/rng.hpp"
 #include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
+#include "sim/summary_bitset.hpp"
 #include "sim/thermal.hpp"
 #include "sim/thermal_meter.hpp"
 
@@ -27,14 +28,17 @@ void EventQueue::snapshot(SnapshotArchive& ar) {
   ar.section("event queue");
   // The heap array as it is: its layout decides nothing (events are totally ordered by
   // time and id) but keeps the restored queue identical to the saved one.
-  ar(heap_, cancelled_, next_id_, now_);
+  ar.io_each(heap_, [&](Entry& e) { ar(e.time, e.id); });
+  ar(events_, pos_, free_slots_, next_seq_, now_);
 }
+
+void SummaryBitset::snapshot(SnapshotArchive& ar) { ar(words_, summary_, count_); }
 
 void snapshot_fields(SnapshotArchive& ar, ClusterState::Share& s) { ar(s.owner, s.milli); }
 
 void ClusterState::snapshot(SnapshotArchive& ar) {
   ar.section("cluster state");
-  ar(free_bits_, nonempty_words_, owner_, node_free_, free_total_, failed_total_, used_milli_, shares_, shared_milli_total_, shared_devices_);
+  ar(free_, owner_, node_free_, free_total_, failed_total_, used_milli_, shares_, shared_milli_total_, shared_devices_);
 }
 
 void snapshot_fields(SnapshotArchive& ar, JobSpec& j) {
@@ -91,7 +95,16 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   }
   // The models the kernel was given own state that evolves with the run.
   // The market's spot offers (where each availability stands) and the thermal model.
-  ar.io_each(spot_, [&](SpotOffer& o) { ar(o.offer, o.cursor, o.available, o.next.time, o.next.available); });
+  if (ar.loading() && options_.market && spot_.empty()) {  // the offers' cursors; their state is read below
+    const Market& m = *options_.market;
+    for (int o = 0; o < static_cast<int>(m.offers().size()); ++o) {
+      if (m.offer(o).kind == PriceKind::kSpot) spot_.push_back(SpotOffer{o, SpotCursor(m, o, options_.market_seed), 0, SpotChange{}});
+    }
+  }
+  std::uint64_t spot_offers = spot_.size();
+  ar(spot_offers);
+  if (spot_offers != spot_.size()) throw InputError("snapshot", "the market's spot offers differ from this configuration's");
+  for (SpotOffer& o : spot_) ar(o.offer, o.cursor, o.available, o.next.time, o.next.available);
   ar(device_reclaimed_, thermal_step_pending_);
   if (options_.thermal) options_.thermal->snapshot(ar);
   if (options_.physics) options_.physics->snapshot(ar);

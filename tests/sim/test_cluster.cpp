@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <set>
 
 #include "sim/cluster_state.hpp"
 #include "sim/error.hpp"
+#include "sim/summary_bitset.hpp"
 
 using namespace schedsim;
 
@@ -81,4 +83,32 @@ TEST_CASE("next_free finds the first free device at or after `from`, as a linear
   }
   CHECK(mismatches == 0);
   CHECK(state.next_free(4096) >= 8192);
+}
+
+TEST_CASE("SummaryBitset: next() and count agree with a std::set across summary words", "[sim][cluster]") {
+  // 10,000 bits span three summary words (4,096 bits each); random sets and resets,
+  // repeats included, and next() from random points is the set's lower_bound.
+  const std::size_t size = 10000;
+  SummaryBitset bits(size);
+  std::set<std::int64_t> model;
+  std::mt19937_64 rng(3);
+  for (int step = 0; step < 20000; ++step) {
+    const auto i = static_cast<std::int64_t>(rng() % size);
+    if (rng() % 3 == 0) {
+      bits.reset(static_cast<std::size_t>(i));
+      model.erase(i);
+    } else {
+      bits.set(static_cast<std::size_t>(i));
+      model.insert(i);
+    }
+    REQUIRE(bits.count() == model.size());
+    REQUIRE(bits.empty() == model.empty());
+    const auto from = static_cast<std::int64_t>(rng() % (size + 10));
+    const auto it = model.lower_bound(from);
+    REQUIRE(bits.next(from) == (it == model.end() ? -1 : *it));
+    REQUIRE(bits.test(static_cast<std::size_t>(i)) == (model.count(i) == 1));
+  }
+  std::int64_t walked = 0;
+  for (std::int64_t k = bits.next(0); k >= 0; k = bits.next(k + 1)) ++walked;
+  CHECK(walked == static_cast<std::int64_t>(model.size()));
 }

@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
 #include "sim/error.hpp"
 #include "sim/event_queue.hpp"
 
@@ -29,6 +35,53 @@ TEST_CASE("cancelled events never fire and do not count as live", "[sim][event_q
   CHECK(q.pop().arg == 11);
   CHECK(q.empty());
   CHECK_THROWS_AS(q.cancel(999), InvariantError);  // never scheduled
+}
+
+TEST_CASE("cancelled events leave the heap at once and pops keep (time, sequence) order", "[sim][event_queue]") {
+  // A reference model: the live events in a sorted set of (time, schedule order). Random
+  // schedules, cancellations and pops, many at equal ticks; after each operation the
+  // queue holds exactly the live events (no tombstones) and pops what the model pops.
+  EventQueue q;
+  std::set<std::pair<std::int64_t, std::int64_t>> model;  // (time us, arg = schedule order)
+  std::vector<std::pair<EventId, std::pair<std::int64_t, std::int64_t>>> pending;
+  std::mt19937_64 rng(7);
+  std::int64_t order = 0;
+  std::int64_t now_us = 0;
+  std::uint64_t pops = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const auto r = rng() % 10;
+    if (r < 5 || pending.empty()) {
+      const std::int64_t at = now_us + static_cast<std::int64_t>(rng() % 50);
+      const EventId id = q.schedule(Tick::from_us(at), 1, order);
+      pending.push_back({id, {at, order}});
+      model.insert({at, order});
+      ++order;
+    } else if (r < 8) {
+      const std::size_t k = rng() % pending.size();
+      q.cancel(pending[k].first);
+      CHECK_THROWS_AS(q.cancel(pending[k].first), InvariantError);
+      model.erase(pending[k].second);
+      pending[k] = pending.back();
+      pending.pop_back();
+    } else {
+      REQUIRE(!q.empty());
+      REQUIRE(q.peek().arg == model.begin()->second);
+      const Event e = q.pop();
+      ++pops;
+      REQUIRE(e.time.us() == model.begin()->first);
+      REQUIRE(e.arg == model.begin()->second);
+      now_us = e.time.us();
+      model.erase(model.begin());
+      const auto it = std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return p.first == e.id; });
+      REQUIRE(it != pending.end());
+      CHECK_THROWS_AS(q.cancel(e.id), InvariantError);  // fired: no longer pending
+      *it = pending.back();
+      pending.pop_back();
+    }
+    REQUIRE(q.live_count() == model.size());
+    REQUIRE(q.empty() == model.empty());
+  }
+  CHECK(pops > 1000);
 }
 
 TEST_CASE("scheduling into the past is a kernel error", "[sim][event_queue]") {
