@@ -484,6 +484,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     snapshots->add("policy", [&](SnapshotArchive& ar) { policy.snapshot(ar); });
     snapshots->add("metrics", [&](SnapshotArchive& ar) { metrics.snapshot(ar); });
     if (energy) snapshots->add("energy", [&](SnapshotArchive& ar) { energy->snapshot(ar); });
+    if (thermal) snapshots->add("thermal", [&](SnapshotArchive& ar) { thermal->snapshot(ar); });
+    if (market) snapshots->add("market", [&](SnapshotArchive& ar) { market->snapshot(ar); });
     if (timeline) snapshots->add("timeline", [&](SnapshotArchive& ar) { timeline->snapshot(ar); });
     if (options.check_invariants) snapshots->add("invariants", [&](SnapshotArchive& ar) { checker.snapshot(ar); });
     for (std::size_t i = 0; i < observers.size(); ++i) {

@@ -151,6 +151,7 @@ void EnergyMeter::snapshot(SnapshotArchive& ar) {
   ar.io_each(sites_, [&](Site& s) {
     ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.jobs_idle_w, s.price_int, s.carbon_int, s.total.joules, s.total.cost, s.total.co2, s.jobs.joules, s.jobs.cost,
        s.jobs.co2);
+    ar(s.weight, s.pue_now, s.cooling_now, s.it_joules, s.cooling_joules);  // the thermal model's PUE and sums
   });
   ar.io_each(slots_, [&](SlotInfo& i) {
     ar(i.seq, i.pos, i.stamp, i.joined_stamp, i.placed_since_us, i.site, i.idle_w, i.dynamic_w, i.joules, i.cost_wsusd, i.co2_wsg, i.last_join);

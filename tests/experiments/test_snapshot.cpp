@@ -143,6 +143,52 @@ workload:
 policy: fgd
 )";
 
+// Spot offers reclaimed on a seeded on/off model, compute prices, the ledger.
+const std::string kMarket = R"(name: snap-market
+seed: 5
+datacenters:
+  sites:
+    - {name: DE-LU, provider: cloud-a, nodes: [{count: 2, type: A100-80GB, devices_per_node: 8}], pue: 1.2, signals: {price: 90, carbon: 350}}
+    - {name: SG, provider: cloud-b, nodes: [{count: 2, type: V100, devices_per_node: 8}], pue: 1.4, signals: {price: 130, carbon: 480}}
+energy: {}
+physics: {}
+market:
+  offers:
+    - {datacenter: DE-LU, type: A100-80GB, on_demand_usd_h: 3.2, reserved: {devices: 4, usd_h: 2.0},
+       spot: {devices: 8, usd_h: 1.1, availability: {model: on_off, mean_up_h: 6, mean_down_h: 1, fraction_reclaimed: 0.5}}}
+    - {datacenter: SG, type: V100, on_demand_usd_h: 1.4}
+failures:
+  checkpoint: {interval: fixed, interval_s: 1800, cost_s: 30}
+workload:
+  synthetic:
+    num_jobs: 150
+    arrival: {process: poisson, mean_interarrival_s: 600}
+    duration_s: {dist: lognormal, median: 3600, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.25, 4: 0.15, 8: 0.1}
+policy: spatial
+)";
+// A hot site: hourly outside temperatures, set-point actions, throttling.
+const std::string kThermal = R"(name: snap-thermal
+seed: 3
+cluster:
+  nodes:
+    - {count: 2, type: A100-80GB, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 150
+    arrival: {process: poisson, mean_interarrival_s: 1800}
+    duration_s: {dist: lognormal, median: 7200, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1}
+energy:
+  pue: 1.1
+  thermal:
+    outside_c: {synthetic: {mean_c: 36, amplitude_c: 10, peak_hour_local: 15}}
+    utc_offset_h: 3
+    setpoint_c: 22
+    setpoint_range_c: [18, 35]
+policy: {name: thermal-aware, base: fifo}
+)";
+
 struct Case {
   std::string name, scenario;
   std::vector<std::string> sets;
@@ -165,6 +211,9 @@ void check_same_outputs(const TempDir& dir, const std::string& expected, const s
     REQUIRE(want.size() > 0);
     CHECK(read_file(dir.path(actual + "/" + f)) == want);
   }
+  // Runs with a market also write the settlement ledger.
+  REQUIRE(fs::exists(dir.path(expected + "/ledger.csv")) == fs::exists(dir.path(actual + "/ledger.csv")));
+  if (fs::exists(dir.path(expected + "/ledger.csv"))) CHECK(read_file(dir.path(actual + "/ledger.csv")) == read_file(dir.path(expected + "/ledger.csv")));
 }
 
 // What a run interrupted after its last snapshot leaves for the resumed run: the rows
@@ -199,6 +248,9 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"datacenters and inference services", kGeo, {}},
       {"spatio-temporal", kGeo, {"policy=spatio-temporal"}},
       {"fractional jobs from a trace, fgd", kTrace, {}},
+      {"market: spot reclamations and the ledger", kMarket, {}},
+      {"thermal model under thermal-aware", kThermal, {}},
+      {"thermal model at a fixed hot set-point (throttling)", kThermal, {"policy=fifo", "energy.thermal.setpoint_c=35"}},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {
