@@ -28,63 +28,91 @@ int MarketMeter::provider_of(int key) const {
   return key >= 0 ? market_.offer(key).provider : market_.sites()[static_cast<std::size_t>(-1 - key)].provider;
 }
 
+void MarketMeter::book(int tenant, int key, std::int64_t milli, Tick now) {
+  if (milli == 0 || now <= last_) return;
+  const double devices = static_cast<double>(milli) / 1000.0;
+  const double device_h = devices * (now - last_).seconds() / 3600.0;
+  Account& a = account(tenant, provider_of(key));
+  a.touched = true;
+  a.use.device_h += device_h;
+  if (key < 0) return;  // owned by the operator: no compute price
+  if (cost_until_ != now) {  // a new interval: forget the per-offer integrals
+    std::fill(offer_cost_.begin(), offer_cost_.end(), -1.0);
+    cost_until_ = now;
+  }
+  double& per_device = offer_cost_[static_cast<std::size_t>(key)];
+  if (per_device < 0.0) per_device = market_.cost_usd_per_device(key, last_, now);
+  const double usd = devices * per_device;
+  a.use.compute_usd += usd;
+  MarketUse& k = by_kind_[static_cast<int>(market_.offer(key).kind)];
+  k.device_h += device_h;
+  k.compute_usd += usd;
+}
+
+void MarketMeter::hold(const Held& h, int sign) {
+  for (const Held::Part& p : h.offers) holdings_[p.holding].milli += sign * p.milli;
+}
+
 void MarketMeter::after_event(const Simulator& sim) {
   const Tick now = sim.now();
-  if (now > last_) {
-    const double dt_h = (now - last_).seconds() / 3600.0;
-    for (std::size_t o = 0; o < offer_cost_.size(); ++o) offer_cost_[o] = -1.0;  // computed when first needed
-    for (JobSlot s : active_) {
-      const Held& h = held_[static_cast<std::size_t>(s)];
-      for (const auto& [key, devices] : h.offers) {
-        Account& a = account(h.tenant, provider_of(key));
-        a.touched = true;
-        a.use.device_h += devices * dt_h;
-        if (key < 0) continue;  // owned by the operator: no compute price
-        double& per_device = offer_cost_[static_cast<std::size_t>(key)];
-        if (per_device < 0.0) per_device = market_.cost_usd_per_device(key, last_, now);
-        const double usd = devices * per_device;
-        a.use.compute_usd += usd;
-        MarketUse& k = by_kind_[static_cast<int>(market_.offer(key).kind)];
-        k.device_h += devices * dt_h;
-        k.compute_usd += usd;
-      }
-    }
-  }
+  for (const Holding& h : holdings_) book(h.tenant, h.key, h.milli, now);
   last_ = now;
-  // The placements held until the next event.
-  active_.clear();
+  // The placements held until the next event. When no action was applied and the only
+  // devices given back since the last event were those of ended jobs (one release each),
+  // their holdings are already gone (on_job_end) and nothing else changed.
+  const SimulatorStats& st = sim.stats();
+  const bool unchanged = seen_valid_ && st.actions == seen_.actions &&
+                         st.placement_changes - seen_.placement_changes == st.jobs_completed - seen_.jobs_completed;
+  seen_ = st;
+  seen_valid_ = true;
+  if (unchanged) return;
+  for (Holding& h : holdings_) h.milli = 0;
   for (JobSlot s = sim.first_running(); s != kNoJob; s = sim.job(s).next_in_list) {
     const JobState& j = sim.job(s);
-    if (j.devices.empty()) continue;
     if (held_.size() <= static_cast<std::size_t>(s)) held_.resize(static_cast<std::size_t>(s) + 1);
     Held& h = held_[static_cast<std::size_t>(s)];
-    active_.push_back(s);
-    if (h.seq == j.arrival_seq && h.placed_since_us == j.placed_since.us() && h.num_devices == j.devices.size() && h.first == j.devices.front() &&
-        h.last == j.devices.back()) {
-      continue;  // same placement as at the last event
+    if (j.devices.empty()) {
+      h.seq = UINT64_MAX;
+      continue;
     }
-    h.seq = j.arrival_seq;
-    h.placed_since_us = j.placed_since.us();
-    h.num_devices = j.devices.size();
-    h.first = j.devices.front();
-    h.last = j.devices.back();
-    h.tenant = tenant_index(j.spec.user);
-    h.offers.clear();
-    const double share = j.spec.is_fractional() ? j.spec.gpu_milli / 1000.0 : 1.0;
-    for (DeviceId d : j.devices) {
-      const int offer = market_.device_offer(d);
-      const int key = offer >= 0 ? offer : -1 - device_site_[static_cast<std::size_t>(d)];
-      auto it = std::find_if(h.offers.begin(), h.offers.end(), [&](const auto& p) { return p.first == key; });
-      if (it == h.offers.end()) {
-        h.offers.emplace_back(key, share);
-      } else {
-        it->second += share;
+    if (h.seq != j.arrival_seq || h.placed_since_us != j.placed_since.us() || h.num_devices != j.devices.size() || h.first != j.devices.front() ||
+        h.last != j.devices.back()) {
+      h.seq = j.arrival_seq;
+      h.placed_since_us = j.placed_since.us();
+      h.num_devices = j.devices.size();
+      h.first = j.devices.front();
+      h.last = j.devices.back();
+      h.tenant = tenant_index(j.spec.user);
+      h.offers.clear();
+      const std::int64_t share = j.spec.is_fractional() ? j.spec.gpu_milli : 1000;
+      for (DeviceId d : j.devices) {
+        const int offer = market_.device_offer(d);
+        const int key = offer >= 0 ? offer : -1 - device_site_[static_cast<std::size_t>(d)];
+        auto it = std::find_if(h.offers.begin(), h.offers.end(), [&](const Held::Part& p) { return p.key == key; });
+        if (it != h.offers.end()) {
+          it->milli += share;
+          continue;
+        }
+        auto [index, added] = holding_index_.try_emplace({h.tenant, key}, holdings_.size());
+        if (added) holdings_.push_back(Holding{h.tenant, key, 0});
+        h.offers.push_back(Held::Part{key, share, index->second});
       }
     }
+    hold(h, +1);
   }
 }
 
 void MarketMeter::on_job_end(const JobState& job) {
+  // Its devices until now, booked now (after_event books the jobs still running), then
+  // its holdings are released.
+  // The kernel passes its own record of the job: its slot is its index.
+  const auto slot = static_cast<std::size_t>(&job - &sim_.job(0));
+  if (slot < held_.size() && &sim_.job(static_cast<JobSlot>(slot)) == &job && held_[slot].seq == job.arrival_seq) {
+    Held& h = held_[slot];
+    for (const Held::Part& p : h.offers) book(h.tenant, p.key, p.milli, sim_.now());
+    hold(h, -1);
+    h.seq = UINT64_MAX;
+  }
   if (!energy_) return;
   const EnergyUse& e = energy_->last_job();
   const int site = job.site >= 0 ? job.site : 0;  // JobState::site is set with several datacenters

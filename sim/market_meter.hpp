@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,8 +66,15 @@ class MarketMeter : public Observer {
  private:
   struct Held {  // one job's placement as of the last event: the devices it pays for
     int tenant = 0;
-    // (key, devices or device shares); key = offer index, or -1 - site for devices no offer covers
-    std::vector<std::pair<int, double>> offers;
+    // What it holds per key (offer index, or -1 - site for devices no offer covers):
+    // milli-devices (1000 per whole device, gpu_milli for a share) and the index of the
+    // (tenant, key) entry in holdings_.
+    struct Part {
+      int key;
+      std::int64_t milli;
+      std::size_t holding;
+    };
+    std::vector<Part> offers;
     // identity of the placement, to reuse it while unchanged
     std::uint64_t seq = UINT64_MAX;
     std::int64_t placed_since_us = -1;
@@ -78,9 +86,18 @@ class MarketMeter : public Observer {
     double energy_kwh = 0.0, electricity_usd = 0.0, co2_kg = 0.0;
     bool touched = false;
   };
+  // Milli-devices held now per (tenant, key), summed over the running jobs: what one
+  // interval between events costs, integrated in one pass over these instead of the jobs.
+  struct Holding {
+    int tenant = 0, key = 0;
+    std::int64_t milli = 0;
+  };
   int tenant_index(const std::string& user);
   int provider_of(int key) const;
   Account& account(int tenant, int provider) { return accounts_[static_cast<std::size_t>(tenant * num_providers_ + provider)]; }
+  // Books `milli` milli-devices of (tenant, key) over [last_, now).
+  void book(int tenant, int key, std::int64_t milli, Tick now);
+  void hold(const Held& h, int sign);
 
   const Simulator& sim_;
   const Market& market_;
@@ -90,10 +107,16 @@ class MarketMeter : public Observer {
   std::vector<Account> accounts_;          // tenant-major
   std::vector<Held> held_;                 // by job slot
   std::vector<int> device_site_;           // market site of each device
-  std::vector<JobSlot> active_;            // slots holding devices since the last event
-  std::vector<double> offer_cost_;         // scratch: USD per device over the interval, by offer
+  std::vector<Holding> holdings_;          // in order of first use
+  std::map<std::pair<int, int>, std::size_t> holding_index_;
+  std::vector<double> offer_cost_;         // USD per device of each offer over [last_, cost_until_), -1 = not computed
+  Tick cost_until_;
   MarketUse by_kind_[3];
   std::optional<bool> has_price_, has_carbon_;
+  // The simulator's counters at the last after_event: when only completions changed
+  // placements since, the holdings are those minus the ended jobs.
+  SimulatorStats seen_;
+  bool seen_valid_ = false;
   Tick last_;
 };
 

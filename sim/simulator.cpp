@@ -210,6 +210,7 @@ std::int64_t device_time_us(const JobState& j, std::int64_t us) {
 }  // namespace
 
 void Simulator::hold_devices(JobSlot slot, Span<DeviceId> devices) {
+  ++stats_.placement_changes;
   const JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (j.spec.is_fractional()) {
     for (DeviceId d : devices) cluster_.allocate_share(d, j.spec.gpu_milli, slot);
@@ -219,6 +220,7 @@ void Simulator::hold_devices(JobSlot slot, Span<DeviceId> devices) {
 }
 
 void Simulator::release_devices(JobSlot slot, Span<DeviceId> devices) {
+  ++stats_.placement_changes;
   const JobState& j = jobs_[static_cast<std::size_t>(slot)];
   if (j.spec.is_fractional()) {
     for (DeviceId d : devices) cluster_.release_share(d, slot);

@@ -74,6 +74,7 @@ struct SimulatorStats {
   std::uint64_t moves = 0;
   std::uint64_t rate_updates = 0;    // calls to PhysicsModel::update_rates
   std::uint64_t rate_changes = 0;    // running jobs whose rate changed (at an update or a move)
+  std::uint64_t placement_changes = 0;  // a job took or gave back devices (start, stop, end, move, requeue)
   // Failures model (all 0 without one).
   std::uint64_t loss_spikes = 0;      // loss spikes (each a rollback and restart)
   std::uint64_t unit_failures = 0;    // device or node failures

@@ -57,10 +57,11 @@ policy: spatial
 )";
 
 std::string jobs_csv() {
-  std::string s = "job_id,submit_time_s,num_gpus,duration_s,user\n";
+  // Every eighth job takes half a device (gpu_milli 500).
+  std::string s = "job_id,submit_time_s,num_gpus,duration_s,user,gpu_milli\n";
   for (int i = 0; i < 30; ++i) {
     s += "j" + std::to_string(i) + "," + std::to_string(i * 600) + "," + std::to_string(1 + i % 4) + "," + std::to_string(1800 + 300 * (i % 7)) + "," +
-         (i % 3 == 0 ? "alice" : i % 3 == 1 ? "bob" : "\"carol,inc\"") + "\n";
+         (i % 3 == 0 ? "alice" : i % 3 == 1 ? "bob" : "\"carol,inc\"") + "," + (i % 8 == 0 ? "500" : "1000") + "\n";
   }
   return s;
 }
@@ -121,6 +122,8 @@ TEST_CASE("the ledger's totals equal results.json and every edited field fails v
   CHECK(kinds == Approx(ok.totals.compute_usd).epsilon(1e-12));
   CHECK(providers == Approx(ok.totals.compute_usd).epsilon(1e-12));
   CHECK(tenants == Approx(ok.totals.compute_usd).epsilon(1e-12));
+  // Device-hours are the device-time jobs held, which the summary counts too.
+  CHECK(m["device_hours"].get<double>() == Approx(results["summary"]["allocated_gpu_hours"].get<double>()).epsilon(1e-9));
   CHECK(m["spot_reclamations"].get<int>() > 0);
   CHECK(m["by_kind"]["spot"]["device_hours"].get<double>() > 0);
   // The seed of the chain is the resolved config's hash.
