@@ -57,12 +57,12 @@ void snapshot_fields(SnapshotArchive& ar, JobState& j) {
 }
 
 // A new counter must be added below, or a resumed run would restart it from zero.
-static_assert(sizeof(SimulatorStats) == 17 * sizeof(std::uint64_t), "SimulatorStats changed: update snapshot_fields(SimulatorStats&)");
+static_assert(sizeof(SimulatorStats) == 18 * sizeof(std::uint64_t), "SimulatorStats changed: update snapshot_fields(SimulatorStats&)");
 
 void snapshot_fields(SnapshotArchive& ar, SimulatorStats& s) {
   ar(s.events, s.decision_points, s.actions, s.jobs_arrived, s.jobs_completed, s.jobs_dropped_oversized, s.preemptions, s.moves,
      s.rate_updates, s.rate_changes, s.loss_spikes, s.unit_failures, s.job_failure_hits, s.checkpoints,
-     s.spot_reclamations, s.spot_devices_reclaimed, s.jobs_hit_by_reclaim);
+     s.spot_reclamations, s.spot_devices_reclaimed, s.jobs_hit_by_reclaim, s.placement_changes);
 }
 
 void Simulator::set_boundary_hook(Tick every, std::function<void()> hook) {
@@ -188,10 +188,15 @@ void MarketMeter::snapshot(SnapshotArchive& ar) {
   ar.section("market meter");
   ar(tenant_names_);
   ar.io_each(accounts_, [&](Account& a) { ar(a.use.device_h, a.use.compute_usd, a.energy_kwh, a.electricity_usd, a.co2_kg, a.touched); });
-  ar.io_each(held_, [&](Held& h) { ar(h.tenant, h.offers, h.seq, h.placed_since_us, h.num_devices, h.first, h.last); });
-  ar(active_);
+  ar.io_each(held_, [&](Held& h) {
+    ar(h.tenant);
+    ar.io_each(h.offers, [&](Held::Part& p) { ar(p.key, p.milli, p.holding); });
+    ar(h.seq, h.placed_since_us, h.num_devices, h.first, h.last);
+  });
+  ar.io_each(holdings_, [&](Holding& h) { ar(h.tenant, h.key, h.milli); });
+  ar(holding_index_, offer_cost_, cost_until_);
   for (MarketUse& u : by_kind_) ar(u.device_h, u.compute_usd);
-  ar(has_price_, has_carbon_, last_);
+  ar(has_price_, has_carbon_, seen_, seen_valid_, last_);
 }
 
 }  // namespace schedsim
