@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -89,8 +90,9 @@ def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, 
     (ext,) = glob.glob(str(site / "schedsim" / "_schedsim*.so"))
     needed, resolved = linked_libraries(ext)
     assert "(NEEDED)" in needed  # readelf did read the dynamic section
+    # Library names only: ldd's load addresses are hex and may contain "c10" by chance.
     for text in (needed, resolved):
-        assert "torch" not in text and "c10" not in text, text
+        assert not re.search(r"lib(torch|c10)", text), text
     assert "not found" not in resolved, resolved
 
     got = run_check(sys.executable, golden_yaml, tmp_path, {"PYTHONPATH": str(site)})
