@@ -56,7 +56,8 @@ ConfigNode node(const YAML::Node& n) { return ConfigNode(n, "job.yaml"); }
 // The roofline time of one ResNet-50 iteration (batch 256) on one device, by hand from the
 // profile's numbers (sim/data/workload_profiles.yaml) and the catalogue's peaks.
 double resnet_iteration_s(const std::string& type) {
-  const AcceleratorSpec& d = AcceleratorCatalogue::builtin().get(type);
+  const AcceleratorCatalogue catalogue = AcceleratorCatalogue::builtin();  // get() returns a reference into it
+  const AcceleratorSpec& d = catalogue.get(type);
   return std::max(5.94432e12 / (d.peak_dense_bf16_flops * 0.35), 6.144e10 / (d.memory_bandwidth_bytes_per_s * 0.35));
 }
 
@@ -88,7 +89,8 @@ TEST_CASE("advise config: the cheapest feasible plan of a constructed market", "
   CHECK(plan_label(planner.world(), out.plans[0]) == labels[cheapest]);
   CHECK(out.plans[0].cost_usd == Approx(cost[cheapest]));
   // Energy: one device at TDP (a single device never waits for an all-reduce: u = 1).
-  const AcceleratorSpec& spec = AcceleratorCatalogue::builtin().get(cheapest % 2 == 0 ? "A100-80GB" : "H100-SXM");
+  const AcceleratorCatalogue catalogue = AcceleratorCatalogue::builtin();
+  const AcceleratorSpec& spec = catalogue.get(cheapest % 2 == 0 ? "A100-80GB" : "H100-SXM");
   const double hours = cheapest % 2 == 0 ? hours_a100 : hours_h100;
   CHECK(out.plans[0].energy_kwh == Approx(spec.tdp_w * hours / 1000));
   CHECK(out.plans[0].co2_kg == Approx(spec.tdp_w * hours / 1000 * (cheapest < 2 ? 0.1 : 0.4)));

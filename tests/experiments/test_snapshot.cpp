@@ -543,7 +543,8 @@ TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's byte
   };
   if (wait_status(spawn(with({"--out", dir.path("A")}), dir.path("A.err"))) != 0) {
     const std::string why = read_file(dir.path("A.err"));
-    REQUIRE_THAT(why, Catch::Contains("LibTorch"));
+    // Builds without LibTorch register no rl policy.
+    REQUIRE_THAT(why, Catch::Contains("LibTorch") || Catch::Contains("unknown policy 'rl'"));
     WARN("skipped: this build has no LibTorch, so no rl policy (" << why << ")");
     return;
   }
