@@ -405,7 +405,7 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
       reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." +
                            std::to_string(spec_.num_devices() - 1) + ")");
     }
-    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + (device_reclaimed_.empty() || !device_reclaimed_[static_cast<std::size_t>(d)] ? " has failed and is under repair" : " has been taken back by its spot provider"));
+    if (cluster_.is_failed(d)) reject(index, a, why_failed(d));
     if (j.spec.is_fractional()) {
       // The job's own share (on a move to the same device) counts as available.
       int available = cluster_.free_milli(d);
@@ -574,7 +574,7 @@ void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t 
   for (DeviceId d : devices) {
     if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
     if (cluster_.owner(d) == owner) continue;
-    if (cluster_.is_failed(d)) reject(index, a, "device " + std::to_string(d) + (device_reclaimed_.empty() || !device_reclaimed_[static_cast<std::size_t>(d)] ? " has failed and is under repair" : " has been taken back by its spot provider"));
+    if (cluster_.is_failed(d)) reject(index, a, why_failed(d));
     if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
   }
   scratch_.assign(devices.begin(), devices.end());

@@ -231,6 +231,8 @@ class Simulator {
   void reclaim_job(JobSlot slot);
   // A device that is down for repair or taken back by its provider: failed in cluster_.
   bool unavailable(DeviceId d) const;
+  // Why a failed device cannot be used: under repair, or taken back by its spot provider.
+  std::string why_failed(DeviceId d) const;
   static std::int64_t& stall_account(JobState& j, StallKind kind);
   // Take / give back devices for a job: whole devices, or its share of one (fractional).
   void hold_devices(JobSlot slot, Span<DeviceId> devices);

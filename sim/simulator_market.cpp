@@ -19,6 +19,11 @@ bool Simulator::unavailable(DeviceId d) const {
   return (!device_down_.empty() && device_down_[i]) || (!device_reclaimed_.empty() && device_reclaimed_[i]);
 }
 
+std::string Simulator::why_failed(DeviceId d) const {
+  const bool reclaimed = !device_reclaimed_.empty() && device_reclaimed_[static_cast<std::size_t>(d)];
+  return "device " + std::to_string(d) + (reclaimed ? " has been taken back by its spot provider" : " has failed and is under repair");
+}
+
 void Simulator::start_market() {
   const Market& m = *options_.market;
   for (int o = 0; o < static_cast<int>(m.offers().size()); ++o) {
