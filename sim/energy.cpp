@@ -69,30 +69,38 @@ void EnergyMeter::read_thermal() {
   }
 }
 
-void EnergyMeter::Entries::push_back(JobSlot s, std::int32_t site_index) {
+void EnergyMeter::Entries::push_back(JobSlot s, std::int32_t site_index, Tick now) {
   slot.push_back(s);
   site.push_back(site_index);
-  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) v->push_back(0.0);
+  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg}) v->push_back(0.0);
+  since_us.push_back(now.us());
 }
 
-// Drops the dead entries, keeping the order of the others.
-void EnergyMeter::Entries::compact(std::vector<SlotInfo>& slots) {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < size(); ++i) {
-    if (slot[i] < 0) continue;
-    if (kept != i) {
-      slot[kept] = slot[i];
-      site[kept] = site[i];
-      for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) {
-        (*v)[kept] = (*v)[i];
-      }
-      slots[static_cast<std::size_t>(slot[kept])].pos = static_cast<std::int32_t>(kept);
-    }
-    ++kept;
+void EnergyMeter::Entries::move_last_to(std::size_t i) {
+  const std::size_t last = size() - 1;
+  if (i != last) {
+    slot[i] = slot[last];
+    site[i] = site[last];
+    for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg}) (*v)[i] = (*v)[last];
+    since_us[i] = since_us[last];
   }
-  slot.resize(kept);
-  site.resize(kept);
-  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg, &power_prefix_w, &idle_prefix_w}) v->resize(kept);
+  slot.pop_back();
+  site.pop_back();
+  for (std::vector<double>* v : {&power_w, &site_power_w, &idle_w, &joules, &cost_wsusd, &co2_wsg}) v->pop_back();
+  since_us.pop_back();
+}
+
+void EnergyMeter::flush(std::size_t i, Tick to) {
+  const Tick since = Tick::from_us(entries_.since_us[i]);
+  if (to <= since) return;
+  entries_.since_us[i] = to.us();
+  const double p = entries_.power_w[i];
+  if (p == 0.0) return;
+  ++job_integrations_;
+  entries_.joules[i] += p * (to - since).seconds();
+  const GridSignals* signals = sites_[static_cast<std::size_t>(entries_.site[i])].signals;
+  if (has_price_) entries_.cost_wsusd[i] += p * signals->integral(SignalKind::kPrice, since, to);
+  if (has_carbon_) entries_.co2_wsg[i] += p * signals->integral(SignalKind::kCarbon, since, to);
 }
 
 void EnergyMeter::on_job_end(const JobState& job) {
@@ -102,43 +110,26 @@ void EnergyMeter::on_job_end(const JobState& job) {
     return;
   }
   const auto i = static_cast<std::size_t>(slots_[slot].pos);
-  const double p = entries_.power_w[i];
-  // The part since the last event (the interval loop of after_event no longer sees it).
-  if (job.end > last_ && p != 0.0) {
-    const GridSignals* signals = sites_[static_cast<std::size_t>(entries_.site[i])].signals;
-    entries_.joules[i] += p * (job.end - last_).seconds();
-    if (has_price_) entries_.cost_wsusd[i] += p * signals->integral(SignalKind::kPrice, last_, job.end);
-    if (has_carbon_) entries_.co2_wsg[i] += p * signals->integral(SignalKind::kCarbon, last_, job.end);
-  }
+  flush(i, job.end);
   last_job_ = to_use(entries_.joules[i], entries_.cost_wsusd[i], entries_.co2_wsg[i], sites_[0].pue);
   slots_[slot].seq = UINT64_MAX;
   kill(i);
 }
 
-// Every entry accumulates the interval just ended at its power (dead entries add zeros).
-void EnergyMeter::integrate_interval(double dt) {
-  Entries& e = entries_;
-  const std::size_t n = e.size();
-  if (sites_.size() == 1) {
-    const double price_int = sites_[0].price_int, carbon_int = sites_[0].carbon_int;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double p = e.power_w[i];
-      e.joules[i] += p * dt;
-      e.cost_wsusd[i] += p * price_int;
-      e.co2_wsg[i] += p * carbon_int;
-    }
-    return;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const double p = e.power_w[i];
-    const Site& site = sites_[static_cast<std::size_t>(e.site[i])];
-    e.joules[i] += p * dt;
-    e.cost_wsusd[i] += p * site.price_int;
-    e.co2_wsg[i] += p * site.carbon_int;
+void EnergyMeter::count_in_site(std::size_t i, bool join) {
+  Site& site = sites_[static_cast<std::size_t>(entries_.site[i])];
+  if (join) {
+    site.jobs_power.add(entries_.site_power_w[i]);
+    site.jobs_idle.add(entries_.idle_w[i]);
+  } else {
+    site.jobs_power.remove(entries_.site_power_w[i]);
+    site.jobs_idle.remove(entries_.idle_w[i]);
   }
 }
 
 void EnergyMeter::kill(std::size_t i) {
+  flush(i, last_);
+  count_in_site(i, false);
   const JobSlot slot = entries_.slot[i];
   SlotInfo& info = slots_[static_cast<std::size_t>(slot)];
   // A job back in the queue keeps its sums for its next start.
@@ -146,12 +137,8 @@ void EnergyMeter::kill(std::size_t i) {
   info.cost_wsusd = entries_.cost_wsusd[i];
   info.co2_wsg = entries_.co2_wsg[i];
   info.pos = -1;
-  entries_.slot[i] = -1;
-  for (std::vector<double>* v : {&entries_.power_w, &entries_.site_power_w, &entries_.idle_w, &entries_.joules, &entries_.cost_wsusd, &entries_.co2_wsg}) {
-    (*v)[i] = 0.0;
-  }
-  ++dead_;
-  first_changed_ = std::min(first_changed_, i);
+  entries_.move_last_to(i);
+  if (i < entries_.size()) slots_[static_cast<std::size_t>(entries_.slot[i])].pos = static_cast<std::int32_t>(i);
 }
 
 void EnergyMeter::evaluate(const Simulator& sim, JobSlot slot, std::size_t i) {
@@ -173,11 +160,13 @@ void EnergyMeter::evaluate(const Simulator& sim, JobSlot slot, std::size_t i) {
     u = physics ? physics->compute_utilization(slot) : 1.0;
   }
   const double power_w = info.idle_w + u * info.dynamic_w;
+  flush(i, sim.now());  // the stretch at the old power ends here
+  count_in_site(i, false);
   entries_.site[i] = info.site;
   entries_.site_power_w[i] = power_w;
   entries_.power_w[i] = power_w * sites_[static_cast<std::size_t>(info.site)].weight;
   entries_.idle_w[i] = info.idle_w;
-  first_changed_ = std::min(first_changed_, i);
+  count_in_site(i, true);
 }
 
 namespace {
@@ -201,13 +190,11 @@ void EnergyMeter::after_event(const Simulator& sim) {
         site.jobs.add(site.jobs_power_w, dt, site.price_int, site.carbon_int);
       }
     }
-    integrate_interval(dt);
   }
   last_ = now;
   // The state is constant until the next event. Only the jobs the simulator touched since
   // the last call can have a new power, and only those that joined the running list are
-  // new entries (appended in the list's order, so the sums keep the order of a walk of the
-  // list).
+  // new entries.
   ++calls_;
   const std::vector<JobSlot>& joined = sim.joined_running();
   for (std::size_t k = 0; k < joined.size(); ++k) {
@@ -224,7 +211,7 @@ void EnergyMeter::after_event(const Simulator& sim) {
     info.stamp = calls_;
     if (info.pos < 0) continue;
     const JobState& j = sim.job(slot);
-    // A job that left the list, or rejoined it (its place is now at the end), loses its entry.
+    // A job that left the list, or rejoined it, loses its entry (a rejoined one gets a new one below).
     if (sim.is_live(slot) && j.arrival_seq == info.seq && in_running_list(j) && info.joined_stamp != calls_) {
       evaluate(sim, slot, static_cast<std::size_t>(info.pos));
     } else {
@@ -244,66 +231,37 @@ void EnergyMeter::after_event(const Simulator& sim) {
       info.joules = info.cost_wsusd = info.co2_wsg = 0.0;
     }
     const std::size_t i = entries_.size();
-    entries_.push_back(slot, info.site);
+    entries_.push_back(slot, info.site, now);
     entries_.joules[i] = info.joules;
     entries_.cost_wsusd[i] = info.cost_wsusd;
     entries_.co2_wsg[i] = info.co2_wsg;
     info.pos = static_cast<std::int32_t>(i);
     evaluate(sim, slot, i);
   }
-  if (dead_ > 64 && 2 * dead_ > entries_.size()) {
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_.slot[i] < 0) {
-        first_changed_ = std::min(first_changed_, i);
-        break;
-      }
-    }
-    entries_.compact(slots_);
-    dead_ = 0;
-  }
   // A PUE change (an outside temperature step, a set-point action) re-weights the running
-  // jobs of that site: their facility power is their IT power times the PUE.
+  // jobs of that site: their facility power is their IT power times the PUE, so their
+  // stretch at the old weight ends here.
   if (thermal_) {
     thermal_weights_.clear();
     for (const Site& site : sites_) thermal_weights_.push_back(site.weight);
     read_thermal();
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-      if (entries_.slot[i] < 0) continue;
+    bool changed = false;
+    for (std::size_t s = 0; s < sites_.size(); ++s) changed = changed || sites_[s].weight != thermal_weights_[s];
+    for (std::size_t i = 0; changed && i < entries_.size(); ++i) {
       const auto site = static_cast<std::size_t>(entries_.site[i]);
-      if (sites_[site].weight != thermal_weights_[site]) entries_.power_w[i] = entries_.site_power_w[i] * sites_[site].weight;
+      if (sites_[site].weight == thermal_weights_[site]) continue;
+      flush(i, now);
+      entries_.power_w[i] = entries_.site_power_w[i] * sites_[site].weight;
     }
   }
-  resum();
+  update_site_power();
 }
 
-// The jobs' power and idle power of each site, added in list order as a walk of the
-// running list would (dead entries add +0.0: the same bits).
-void EnergyMeter::resum() {
-  Entries& e = entries_;
-  const std::size_t n = e.size();
-  if (sites_.size() == 1) {
-    if (first_changed_ < n) {
-      double power = first_changed_ > 0 ? e.power_prefix_w[first_changed_ - 1] : 0.0;
-      double idle = first_changed_ > 0 ? e.idle_prefix_w[first_changed_ - 1] : 0.0;
-      for (std::size_t i = first_changed_; i < n; ++i) {
-        power += e.site_power_w[i];
-        idle += e.idle_w[i];
-        e.power_prefix_w[i] = power;
-        e.idle_prefix_w[i] = idle;
-      }
-    }
-    sites_[0].jobs_power_w = n > 0 ? e.power_prefix_w[n - 1] : 0.0;
-    sites_[0].jobs_idle_w = n > 0 ? e.idle_prefix_w[n - 1] : 0.0;
-  } else if (first_changed_ != SIZE_MAX) {
-    for (Site& site : sites_) site.jobs_power_w = site.jobs_idle_w = 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      Site& site = sites_[static_cast<std::size_t>(e.site[i])];
-      site.jobs_power_w += e.site_power_w[i];
-      site.jobs_idle_w += e.idle_w[i];
-    }
+void EnergyMeter::update_site_power() {
+  for (Site& site : sites_) {
+    site.jobs_power_w = site.jobs_power.value();
+    site.total_power_w = ExactSum::to_double(ExactSum::to_fixed(site.idle_w) - site.jobs_idle.fixed() + site.jobs_power.fixed());
   }
-  first_changed_ = SIZE_MAX;
-  for (Site& site : sites_) site.total_power_w = site.idle_w - site.jobs_idle_w + site.jobs_power_w;
 }
 
 double EnergyMeter::facility_power_w() const {

@@ -4,9 +4,13 @@
 // the compute share of its iteration time from the physics model (a communication-bound
 // job draws less), 1 for jobs without a workload profile, 0 while the job saves or
 // restores a checkpoint. Unallocated devices draw idle power. Facility power = IT power x
-// PUE. Power is constant between events, so the meter integrates it exactly at every
-// event (no sampling): energy = sum over intervals of power x length, cost and emissions
-// = sum of power x the integral of the price / carbon step function over the interval.
+// PUE. Power is constant between events, so the meter integrates it exactly (no
+// sampling): a job's energy = sum over the stretches of constant power of power x length,
+// cost and emissions = power x the integral of the price / carbon step function over the
+// stretch. A job's sums change only with its own power, so the work per event follows the
+// jobs whose state changed, and a job's numbers do not depend on other jobs' events. The
+// cluster's power is an exact sum of the jobs' powers (sim/exact_sum.hpp), integrated
+// over every interval between events.
 // Units: W, J (internally), kWh, USD (price in USD/MWh), kgCO2 (carbon in gCO2/kWh).
 #pragma once
 
@@ -15,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/exact_sum.hpp"
 #include "sim/observer.hpp"
 #include "sim/simulator.hpp"
 #include "sim/signals.hpp"
@@ -91,6 +96,10 @@ class EnergyMeter : public Observer {
   // simulator's touched_jobs()) and per job that started, none for the others. Tests check
   // that the work per event follows the changed jobs, not the running ones.
   std::uint64_t power_evaluations() const { return power_evaluations_; }
+  // Stretches of constant power integrated into a job's sums so far: one when the job's
+  // power changes, it leaves the running list or its site's PUE changes, none for the
+  // other jobs at an event.
+  std::uint64_t job_integrations() const { return job_integrations_; }
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
@@ -109,21 +118,21 @@ class EnergyMeter : public Observer {
     double joules = 0.0, cost_wsusd = 0.0, co2_wsg = 0.0;
     std::size_t last_join = 0;  // index of its last join in joined_running()
   };
-  // The metered jobs in running-list order, one array per field (the per-interval loop
-  // streams through them). An entry whose job left the list stays as zeros until the next
-  // compaction: adding +0.0 leaves every sum bit-identical.
+  // The metered jobs (any order), one array per field. Each entry's sums are integrated
+  // up to `since_us`; its power is constant from there on, so they are brought up to date
+  // (flush) only when the power changes, the job leaves, or its site's PUE changes.
   struct Entries {
-    std::vector<JobSlot> slot;           // -1: dead
+    std::vector<JobSlot> slot;
     std::vector<std::int32_t> site;
-    std::vector<double> power_w;         // IT power since the last event, in site 0's PUE units
+    std::vector<double> power_w;         // IT power since `since_us`, in site 0's PUE units
     std::vector<double> site_power_w;    // the same in its own site's units (what the site's sums add)
     std::vector<double> idle_w;          // idle power of its devices
     std::vector<double> joules, cost_wsusd, co2_wsg;  // IT W x s, W x s x USD/MWh, W x s x g/kWh
-    // Running sums over [0, i] in list order (one site): a change at entry i re-adds from i on.
-    std::vector<double> power_prefix_w, idle_prefix_w;
+    std::vector<std::int64_t> since_us;  // the sums cover [.., since_us)
     std::size_t size() const { return slot.size(); }
-    void push_back(JobSlot s, std::int32_t site_index);
-    void compact(std::vector<SlotInfo>& slots);
+    void push_back(JobSlot s, std::int32_t site_index, Tick now);
+    // Moves the last entry into i and drops the last (the order carries no meaning).
+    void move_last_to(std::size_t i);
   };
   struct Totals {
     double joules = 0.0, cost = 0.0, co2 = 0.0;
@@ -142,7 +151,8 @@ class EnergyMeter : public Observer {
     double idle_w = 0.0;             // every device idle
     double total_power_w = 0.0;      // IT power since last_
     double jobs_power_w = 0.0;       // part of it held by jobs
-    double jobs_idle_w = 0.0;        // idle power of the devices jobs hold
+    // The jobs' power and their devices' idle power, summed exactly (order-independent).
+    ExactSum jobs_power, jobs_idle;
     double price_int = 0.0, carbon_int = 0.0;  // signal integrals over the last interval
     Totals total, jobs;
     // Thermal model: the PUE and cooling share since the last event; sums in IT joules.
@@ -155,11 +165,14 @@ class EnergyMeter : public Observer {
   void read_thermal();
   void add_thermal(EnergyTotals& t) const;
   EnergyUse to_use(double joules, double cost, double co2, double pue) const;
-  void integrate_interval(double dt);
+  // Integrates entry i's power from its `since_us` to `to`.
+  void flush(std::size_t i, Tick to);
   // The power of the job in `slot` now, written to its entry.
   void evaluate(const Simulator& sim, JobSlot slot, std::size_t i);
   void kill(std::size_t i);
-  void resum();
+  // Entry i's site power and idle power leave (sign -1) or join (+1) its site's sums.
+  void count_in_site(std::size_t i, bool join);
+  void update_site_power();
 
   const Simulator& sim_;
   std::vector<Site> sites_;
@@ -170,10 +183,9 @@ class EnergyMeter : public Observer {
   std::vector<double> idle_w_, dynamic_w_;  // by device
   Entries entries_;
   std::vector<SlotInfo> slots_;
-  std::size_t dead_ = 0;           // dead entries
-  std::size_t first_changed_ = SIZE_MAX;  // lowest entry changed since the last sums; SIZE_MAX = none
   std::uint64_t calls_ = 0;        // after_event calls
   std::uint64_t power_evaluations_ = 0;
+  std::uint64_t job_integrations_ = 0;
   Tick last_;
   EnergyUse last_job_;
 };

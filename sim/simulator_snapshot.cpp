@@ -149,16 +149,16 @@ void MetricsCollector::snapshot(SnapshotArchive& ar) {
 void EnergyMeter::snapshot(SnapshotArchive& ar) {
   ar.section("energy meter");
   ar.io_each(sites_, [&](Site& s) {
-    ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.jobs_idle_w, s.price_int, s.carbon_int, s.total.joules, s.total.cost, s.total.co2, s.jobs.joules, s.jobs.cost,
-       s.jobs.co2);
+    ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.jobs_power.raw(), s.jobs_idle.raw(), s.price_int, s.carbon_int, s.total.joules, s.total.cost,
+       s.total.co2, s.jobs.joules, s.jobs.cost, s.jobs.co2);
     ar(s.weight, s.pue_now, s.cooling_now, s.it_joules, s.cooling_joules);  // the thermal model's PUE and sums
   });
   ar.io_each(slots_, [&](SlotInfo& i) {
     ar(i.seq, i.pos, i.stamp, i.joined_stamp, i.placed_since_us, i.site, i.idle_w, i.dynamic_w, i.joules, i.cost_wsusd, i.co2_wsg, i.last_join);
   });
   ar(entries_.slot, entries_.site, entries_.power_w, entries_.site_power_w, entries_.idle_w, entries_.joules, entries_.cost_wsusd, entries_.co2_wsg,
-     entries_.power_prefix_w, entries_.idle_prefix_w);
-  ar(dead_, first_changed_, calls_, power_evaluations_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
+     entries_.since_us);
+  ar(calls_, power_evaluations_, job_integrations_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
 }
 
 void InvariantChecker::snapshot(SnapshotArchive& ar) {

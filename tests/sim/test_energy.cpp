@@ -7,6 +7,7 @@
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/energy.hpp"
+#include "sim/exact_sum.hpp"
 #include "sim/failure_model.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
@@ -42,8 +43,8 @@ class JobUse : public Observer {
   Run& run_;
 };
 
-Run run(const std::vector<JobSpec>& jobs, const GridSignals* signals, double pue) {
-  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+Run run(const std::vector<JobSpec>& jobs, const GridSignals* signals, double pue, int devices = 2) {
+  const ClusterSpec cluster({NodeGroup{1, "V100", devices}});
   VectorSource source(jobs);
   PolicyInstance fifo = builtin_policies().create("fifo");
   SimulatorOptions options;
@@ -106,6 +107,31 @@ TEST_CASE("a run past the end of the signal data is an error naming the instant"
                     Catch::Contains("no value at 2023-01-01T04:00:00Z") && Catch::Contains("signals.origin_utc"));
 }
 
+TEST_CASE("a job's energy, cost and emissions do not depend on other jobs' events", "[energy]") {
+  // Job A holds one device at 300 W for 3600.123457 s across an hourly price and carbon
+  // step; alone, and with 300 short jobs starting and ending on the other devices
+  // meanwhile (600 more events in its life). Its sums are power x its duration and power x
+  // the signals' integral over it, whatever else happens: the same bits in both runs.
+  // (Adding 300 W x each of the 601 intervals between those events instead gives
+  // 1080037.0371000026 J, not 1080037.0371.)
+  const GridSignals signals = hourly_signals(1672531200LL * 1'000'000);
+  const JobSpec a = make_job("A", 0.0, 1, 3600.123457);
+  std::vector<JobSpec> busy = {a};
+  for (int i = 0; i < 300; ++i) busy.push_back(make_job("b" + std::to_string(i), 0.5 + 10.7 * i + (i * i % 7) * 0.013, 1, 5.3 + (i % 5) * 0.0371));
+  const Run alone = run({a}, &signals, 1.3, 8);
+  const Run shared = run(busy, &signals, 1.3, 8);
+  REQUIRE(shared.jobs.size() == 301);
+  const EnergyUse& x = alone.jobs.at("A");
+  const EnergyUse& y = shared.jobs.at("A");
+  CHECK(x.energy_kwh == y.energy_kwh);
+  CHECK(*x.cost_usd == *y.cost_usd);
+  CHECK(*x.co2_kg == *y.co2_kg);
+  CHECK(x.energy_kwh == 300.0 * 3600.123457 * 1.3 / 3.6e6);
+  // 3600 s at 100 USD/MWh and 0.123457 s at 40; 200 and 500 g/kWh.
+  CHECK(*x.cost_usd == Approx(300.0 * (3600 * 100.0 + 0.123457 * 40.0) * 1.3 / 3.6e9).epsilon(1e-14));
+  CHECK(*x.co2_kg == Approx(300.0 * (3600 * 200.0 + 0.123457 * 500.0) * 1.3 / 3.6e9).epsilon(1e-14));
+}
+
 TEST_CASE("the meter recomputes job powers only after events that can change them", "[energy][bench]") {
   // 400 one-GPU jobs of 1 h arriving every 15 min on 8 devices: never a queue, so each
   // arrival starts its job (one power evaluation) and each completion ends one (no other
@@ -151,6 +177,9 @@ TEST_CASE("the meter's work per event follows the jobs that changed, not the job
   sim.run();
   REQUIRE(sim.stats().checkpoints == 256 * 19);
   CHECK(meter.power_evaluations() == 256 + 2 * 256 * 19);
+  // A job's sums are integrated once per stretch of constant power: up to each
+  // checkpoint's stall, up to its end, and up to its completion.
+  CHECK(meter.job_integrations() == 256 * (2 * 19 + 1));
   // Each job: 36,000 s at 300 W and 19 x 60 s at 50 W; devices idle outside the jobs
   // until the last one ends at 7 x 255 + 37,140 s.
   const double job_j = 36000.0 * 300.0 + 19 * 60.0 * 50.0;
@@ -162,8 +191,8 @@ TEST_CASE("the meter's work per event follows the jobs that changed, not the job
 
 namespace {
 // At the end of every instant, every running job's power recomputed from the simulator's
-// state in running-list order (what a pass over the running jobs gives), against the
-// meter's facility power, bit for bit: the meter updates only the jobs the simulator
+// state (a pass over the running jobs, summed exactly), against the meter's facility
+// power, bit for bit: the meter updates only the jobs the simulator
 // reports as changed, and must miss none. (Between two events of one instant a job whose
 // stall ends at that instant, before its own event, may still show its old power; no
 // time passes there, so nothing is integrated at it.)
@@ -176,7 +205,7 @@ class PowerReference : public Observer {
     auto device_power = [&](DeviceId d) { return power_[static_cast<std::size_t>(cluster.node(cluster.node_of(d)).type_index)]; };
     double all_idle = 0.0;
     for (DeviceId d = 0; d < cluster.num_devices(); ++d) all_idle += device_power(d).idle_w;
-    double jobs = 0.0, jobs_idle = 0.0;
+    ExactSum jobs, jobs_idle;
     for (JobSlot s = sim.first_running(); s != kNoJob; s = sim.job(s).next_in_list) {
       const JobState& j = sim.job(s);
       double idle = 0.0, dynamic = 0.0;
@@ -186,12 +215,12 @@ class PowerReference : public Observer {
       }
       double u = 0.0;
       if (j.status == JobStatus::kRunning && j.rate(sim.now()) > 0.0) u = sim.view().physics() ? sim.view().physics()->compute_utilization(s) : 1.0;
-      jobs += idle + u * dynamic;
-      jobs_idle += idle;
+      jobs.add(idle + u * dynamic);
+      jobs_idle.add(idle);
     }
     pending_ = true;
     pending_time_ = sim.now();
-    expected_w_ = (all_idle - jobs_idle + jobs) * pue_;
+    expected_w_ = ExactSum::to_double(ExactSum::to_fixed(all_idle) - jobs_idle.fixed() + jobs.fixed()) * pue_;
     metered_w_ = meter_.facility_power_w();
   }
   // Checks the last instant's values (call after the run).
