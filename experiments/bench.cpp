@@ -25,10 +25,8 @@ namespace schedsim {
 namespace {
 
 constexpr std::uint64_t kDefaultJobs = 1'000'000;
-// policies: 100k jobs (the size); full: 100k as well, because its energy meter
-// costs O(running jobs) per event (docs/benchmarks.md), which makes 1M jobs take minutes.
+// policies: 100k jobs (the size); kernel and full: 1M.
 constexpr std::uint64_t kPoliciesJobs = 100'000;
-constexpr std::uint64_t kFullJobs = 100'000;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -268,7 +266,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   if (std::find(names.begin(), names.end(), name) == names.end())
     throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, physics");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
-  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "full" ? kFullJobs : kDefaultJobs);
+  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : kDefaultJobs);
   if (jobs < 1) throw InputError("--jobs", "must be at least 1");
   std::vector<BenchResult> results;
   if (name == "trace") {
