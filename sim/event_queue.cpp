@@ -11,9 +11,14 @@ namespace {
 constexpr EventId kNoEvent = 0;  // the id a free slot holds
 
 // A strict total order on (time, id): any heap pops the events in the same sequence.
+// Compared as one 128-bit key (time above id; times are never negative: nothing is
+// scheduled before t=0), which compiles to a compare and a subtract-with-borrow, no branch.
 template <class E>
 inline bool earlier(const E& a, const E& b) {
-  return a.time < b.time || (a.time == b.time && a.id < b.id);
+  using Key = unsigned __int128;
+  const Key ka = static_cast<Key>(static_cast<std::uint64_t>(a.time.us())) << 64 | a.id;
+  const Key kb = static_cast<Key>(static_cast<std::uint64_t>(b.time.us())) << 64 | b.id;
+  return ka < kb;
 }
 
 }  // namespace
@@ -30,21 +35,37 @@ void EventQueue::sift_up(std::size_t i, Entry e) {
   place(i, e);
 }
 
-void EventQueue::sift_down(std::size_t i, Entry e) {
+// Bottom-up removal: the hole left at i sinks to a leaf, each time filled by its
+// earliest child, without comparing against the entry that will fill it in the end (the
+// heap's last entry, which almost always belongs near the bottom: it would lose every
+// comparison on the way down). Three comparisons a level instead of four, and the
+// earliest of four children is picked by a tournament of branch-free selects, where the
+// winner is unpredictable. Returns the leaf position of the hole.
+std::size_t EventQueue::sink_hole(std::size_t i) {
   const std::size_t n = heap_.size();
+  Entry* const h = heap_.data();
+  std::uint32_t* const pos = pos_.data();
   while (true) {
     const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (earlier(heap_[c], heap_[best])) best = c;
+    std::size_t best;
+    if (first + 4 <= n) {
+      // Indices computed from the comparisons' 0/1 results, so no branch on them.
+      const std::size_t a = first + earlier(h[first + 1], h[first]);
+      const std::size_t b = first + 2 + earlier(h[first + 3], h[first + 2]);
+      const std::size_t b_wins = earlier(h[b], h[a]);
+      best = a + ((b - a) & (0 - b_wins));
+    } else if (first < n) {
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c) {
+        if (earlier(h[c], h[best])) best = c;
+      }
+    } else {
+      return i;
     }
-    if (!earlier(heap_[best], e)) break;
-    place(i, heap_[best]);
+    h[i] = h[best];
+    pos[slot_of(h[i].id)] = static_cast<std::uint32_t>(i);
     i = best;
   }
-  place(i, e);
 }
 
 void EventQueue::remove_at(std::size_t i) {
@@ -54,13 +75,9 @@ void EventQueue::remove_at(std::size_t i) {
   const Entry last = heap_.back();
   heap_.pop_back();
   if (i == heap_.size()) return;
-  // The last entry fills the hole: it moves up if it is earlier than the hole's parent,
-  // down otherwise.
-  if (i > 0 && earlier(last, heap_[(i - 1) / 4])) {
-    sift_up(i, last);
-  } else {
-    sift_down(i, last);
-  }
+  // The hole sinks to a leaf; the last entry fills it there and rises to its place, which
+  // may lie above i when an inner entry was cancelled.
+  sift_up(sink_hole(i), last);
 }
 
 EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {

@@ -65,7 +65,7 @@ class EventQueue {
     pos_[slot_of(e.id)] = static_cast<std::uint32_t>(i);
   }
   void sift_up(std::size_t i, Entry e);
-  void sift_down(std::size_t i, Entry e);
+  std::size_t sink_hole(std::size_t i);
   // Removes the entry at heap position i and frees its slot.
   void remove_at(std::size_t i);
 
