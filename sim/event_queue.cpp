@@ -8,14 +8,14 @@
 namespace schedsim {
 namespace {
 
-constexpr EventId kNoEvent = 0;  // the id a free slot holds
+constexpr EventId kNoEvent = 0;  // the id a free slot holds, and front_'s when empty
 
 // A strict total order on (time, id): any heap pops the events in the same sequence.
 // Compared as one 128-bit key (time above id; times are never negative: nothing is
 // scheduled before t=0), which compiles to a compare and a subtract-with-borrow, no branch.
 template <class E>
 inline bool earlier(const E& a, const E& b) {
-  using Key = unsigned __int128;
+  __extension__ using Key = unsigned __int128;  // a GCC/Clang type: __extension__ quiets -Wpedantic
   const Key ka = static_cast<Key>(static_cast<std::uint64_t>(a.time.us())) << 64 | a.id;
   const Key kb = static_cast<Key>(static_cast<std::uint64_t>(b.time.us())) << 64 | b.id;
   return ka < kb;
@@ -68,16 +68,29 @@ std::size_t EventQueue::sink_hole(std::size_t i) {
   }
 }
 
-void EventQueue::remove_at(std::size_t i) {
-  const std::uint32_t slot = slot_of(heap_[i].id);
+void EventQueue::release_slot(std::uint32_t slot) {
   events_[slot].id = kNoEvent;
   free_slots_.push_back(slot);
+}
+
+void EventQueue::push_heap(const Entry& e) {
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, e);
+}
+
+void EventQueue::remove_at(std::size_t i) {
+  release_slot(slot_of(heap_[i].id));
   const Entry last = heap_.back();
   heap_.pop_back();
   if (i == heap_.size()) return;
   // The hole sinks to a leaf; the last entry fills it there and rises to its place, which
-  // may lie above i when an inner entry was cancelled.
-  sift_up(sink_hole(i), last);
+  // may lie above i when an inner entry was cancelled. Usually it stays at the leaf.
+  const std::size_t leaf = sink_hole(i);
+  if (leaf == 0 || !earlier(last, heap_[(leaf - 1) / 4])) {
+    place(leaf, last);
+  } else {
+    sift_up(leaf, last);
+  }
 }
 
 EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {
@@ -100,8 +113,21 @@ EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {
   }
   const EventId id = (next_seq_++ << kEventSlotBits) | slot;
   events_[slot] = Event{at, id, kind, arg};
-  heap_.emplace_back();
-  sift_up(heap_.size() - 1, Entry{at, id});
+  const Entry e{at, id};
+  if (front_.id == kNoEvent) {
+    if (heap_.empty() || earlier(e, heap_[0])) {
+      set_front(e);
+    } else {
+      push_heap(e);
+    }
+  } else if (earlier(e, front_)) {
+    // Rare: earlier than the earliest. The old front is earlier than the whole heap, so it
+    // rises to the root.
+    push_heap(front_);
+    set_front(e);
+  } else {
+    push_heap(e);
+  }
   return id;
 }
 
@@ -110,12 +136,25 @@ void EventQueue::cancel(EventId id) {
   if (id == kNoEvent || slot >= events_.size() || events_[slot].id != id) {
     throw InvariantError("cancel of event " + std::to_string(id) + ", which is not pending (never scheduled, fired or cancelled before)");
   }
-  remove_at(pos_[slot]);
+  if (pos_[slot] == kAtFront) {
+    release_slot(slot);
+    front_.id = kNoEvent;
+  } else {
+    remove_at(pos_[slot]);
+  }
 }
 
 Event EventQueue::pop() {
-  const Event e = events_[slot_of(heap_.front().id)];
-  remove_at(0);
+  Event e;
+  if (front_.id != kNoEvent) {
+    const std::uint32_t slot = slot_of(front_.id);
+    e = events_[slot];
+    release_slot(slot);
+    front_.id = kNoEvent;
+  } else {
+    e = events_[slot_of(heap_.front().id)];
+    remove_at(0);
+  }
   now_ = e.time;
   return e;
 }

@@ -351,7 +351,7 @@ TEST_CASE("snapshots of another run, damaged snapshots and lost rows are refused
     std::string other = good;
     other[18] = 9;  // the version field follows the 18-byte magic line
     dir.write("s.bin", other);
-    CHECK_THAT(resume_error(s, c), Catch::Contains("snapshot format version 9; this schedsim reads version 1"));
+    CHECK_THAT(resume_error(s, c), Catch::Contains("snapshot format version 9; this schedsim reads version 2"));
   }
   SECTION("the rows written before the snapshot are gone or changed") {
     fs::remove_all(dir.path("R"));

@@ -8,6 +8,7 @@
 
 #include "sim/error.hpp"
 #include "sim/event_queue.hpp"
+#include "sim/snapshot_archive.hpp"
 
 using namespace schedsim;
 
@@ -82,6 +83,132 @@ TEST_CASE("cancelled events leave the heap at once and pops keep (time, sequence
     REQUIRE(q.empty() == model.empty());
   }
   CHECK(pops > 1000);
+}
+
+namespace {
+
+// Pops everything, as (time us, arg) pairs.
+std::vector<std::pair<std::int64_t, std::int64_t>> drain(EventQueue& q) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  while (!q.empty()) {
+    const Event e = q.pop();
+    out.push_back({e.time.us(), e.arg});
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the kernel's pattern: a near arrival at a time among far completions, the earliest cancelled", "[sim][event_queue]") {
+  // What the kernel does: one pending arrival about a second ahead (usually the earliest
+  // event: the queue keeps it out of the heap) among thousands of completions hours
+  // ahead, completions rescheduled (cancel + schedule), the earliest event cancelled,
+  // events scheduled earlier than the earliest, and bursts at one tick. Checked against
+  // a sorted reference after every operation, with peek, next_time and live_count.
+  EventQueue q;
+  std::set<std::pair<std::int64_t, std::int64_t>> model;  // (time us, arg = schedule order)
+  std::vector<std::pair<EventId, std::pair<std::int64_t, std::int64_t>>> pending;
+  std::mt19937_64 rng(11);
+  std::int64_t order = 0;
+  std::int64_t now_us = 0;
+  std::uint64_t earliest_cancels = 0;
+  std::uint64_t pops = 0;
+  auto add = [&](std::int64_t at) {
+    pending.push_back({q.schedule(Tick::from_us(at), 1, order), {at, order}});
+    model.insert({at, order});
+    ++order;
+  };
+  auto drop = [&](std::size_t k) {
+    q.cancel(pending[k].first);
+    model.erase(pending[k].second);
+    pending[k] = pending.back();
+    pending.pop_back();
+  };
+  for (int i = 0; i < 3000; ++i) add(static_cast<std::int64_t>(rng() % 3'600'000'000));
+  for (int step = 0; step < 60000; ++step) {
+    const auto r = rng() % 100;
+    if (r < 35) {
+      add(now_us + 1 + static_cast<std::int64_t>(rng() % 2'000'000));  // an arrival
+    } else if (r < 55) {
+      add(now_us + static_cast<std::int64_t>(rng() % 7'200'000'000));  // a completion
+    } else if (r < 60) {
+      for (int b = 0; b < 3; ++b) add(now_us);  // a burst at this tick
+    } else if (r < 70 && !pending.empty()) {
+      drop(rng() % pending.size());  // a reschedule's cancel
+    } else if (r < 75 && !pending.empty()) {
+      // Cancel the earliest pending event.
+      const auto first = *model.begin();
+      const auto it = std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return p.second == first; });
+      REQUIRE(it != pending.end());
+      drop(static_cast<std::size_t>(it - pending.begin()));
+      ++earliest_cancels;
+    } else if (!model.empty()) {
+      REQUIRE(q.peek().arg == model.begin()->second);
+      REQUIRE(q.next_time().us() == model.begin()->first);
+      const Event e = q.pop();
+      ++pops;
+      REQUIRE(e.time.us() == model.begin()->first);
+      REQUIRE(e.arg == model.begin()->second);
+      REQUIRE(q.last_popped_time() == e.time);
+      now_us = e.time.us();
+      model.erase(model.begin());
+      const auto it = std::find_if(pending.begin(), pending.end(), [&](const auto& p) { return p.first == e.id; });
+      REQUIRE(it != pending.end());
+      *it = pending.back();
+      pending.pop_back();
+    }
+    REQUIRE(q.live_count() == model.size());
+    REQUIRE(q.empty() == model.empty());
+  }
+  CHECK(pops > 10000);
+  CHECK(earliest_cancels > 1000);
+  std::vector<std::pair<std::int64_t, std::int64_t>> rest(model.begin(), model.end());
+  CHECK(drain(q) == rest);
+}
+
+TEST_CASE("an event earlier than the earliest pending one fires first, the displaced one next", "[sim][event_queue]") {
+  EventQueue q;
+  q.schedule(Tick::from_us(100), 1, 0);
+  q.schedule(Tick::from_us(50), 1, 1);   // earlier than everything: the new earliest
+  q.schedule(Tick::from_us(10), 1, 2);   // earlier still: 50 goes back among the others
+  q.schedule(Tick::from_us(10), 1, 3);   // same tick as the earliest: after it
+  const EventId c = q.schedule(Tick::from_us(5), 1, 4);
+  q.cancel(c);                            // the earliest cancelled: 10 (arg 2) is next
+  CHECK(q.live_count() == 4);
+  CHECK(q.peek().arg == 2);
+  CHECK(drain(q) == std::vector<std::pair<std::int64_t, std::int64_t>>{{10, 2}, {10, 3}, {50, 1}, {100, 0}});
+}
+
+TEST_CASE("a saved and restored event queue pops what the original pops and rejects the same cancels", "[sim][event_queue][snapshot]") {
+  // Saved while the earliest event sits outside the heap (an arrival before all
+  // completions) and while it does not.
+  for (const bool near_first : {true, false}) {
+    EventQueue q;
+    std::mt19937_64 rng(3);
+    std::vector<EventId> ids;
+    for (int i = 0; i < 200; ++i) ids.push_back(q.schedule(Tick::from_us(1000 + static_cast<std::int64_t>(rng() % 100000)), 2, i));
+    const EventId latest = q.schedule(Tick::from_us(500000), 2, 200);  // pending until the end
+    for (int i = 0; i < 50; ++i) q.pop();
+    const EventId cancelled = ids[150];
+    q.cancel(cancelled);
+    if (near_first) q.schedule(q.last_popped_time(), 7, -1);
+    SnapshotArchive out;
+    q.snapshot(out);
+    EventQueue restored;
+    SnapshotArchive in(out.bytes(), "test");
+    restored.snapshot(in);
+    in.expect_end();
+    CHECK(restored.live_count() == q.live_count());
+    CHECK(restored.last_popped_time() == q.last_popped_time());
+    CHECK_THROWS_AS(restored.cancel(cancelled), InvariantError);
+    // Both continue alike: new ids, a cancel of a restored event, and the pops.
+    CHECK(restored.schedule(Tick::from_us(200000), 3, 999) == q.schedule(Tick::from_us(200000), 3, 999));
+    q.cancel(latest);
+    restored.cancel(latest);
+    const auto a = drain(q);
+    CHECK(a.size() > 100);
+    CHECK(drain(restored) == a);
+  }
 }
 
 TEST_CASE("scheduling into the past is a kernel error", "[sim][event_queue]") {
