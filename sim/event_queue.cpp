@@ -49,11 +49,12 @@ std::size_t EventQueue::sink_hole(std::size_t i) {
     const std::size_t first = 4 * i + 1;
     std::size_t best;
     if (first + 4 <= n) {
-      // Indices computed from the comparisons' 0/1 results, so no branch on them.
-      const std::size_t a = first + earlier(h[first + 1], h[first]);
-      const std::size_t b = first + 2 + earlier(h[first + 3], h[first + 2]);
-      const std::size_t b_wins = earlier(h[b], h[a]);
-      best = a + ((b - a) & (0 - b_wins));
+      // Offsets computed from the comparisons' 0/1 results, so no branch on them.
+      const Entry* c = h + first;
+      const std::size_t a = earlier(c[1], c[0]);
+      const std::size_t b = 2 + earlier(c[3], c[2]);
+      const std::size_t b_wins = earlier(c[b], c[a]);
+      best = first + (a ^ ((a ^ b) & (0 - b_wins)));
     } else if (first < n) {
       best = first;
       for (std::size_t c = first + 1; c < n; ++c) {
@@ -62,8 +63,9 @@ std::size_t EventQueue::sink_hole(std::size_t i) {
     } else {
       return i;
     }
-    h[i] = h[best];
-    pos[slot_of(h[i].id)] = static_cast<std::uint32_t>(i);
+    const Entry e = h[best];
+    h[i] = e;
+    pos[slot_of(e.id)] = static_cast<std::uint32_t>(i);
     i = best;
   }
 }
