@@ -8,12 +8,17 @@
 namespace schedsim {
 namespace {
 
-constexpr EventId kNoEvent = 0;  // the id a free slot holds
+constexpr EventId kNoEvent = 0;  // the id a free slot holds, and front_'s when empty
 
 // A strict total order on (time, id): any heap pops the events in the same sequence.
+// Compared as one 128-bit key (time above id; times are never negative: nothing is
+// scheduled before t=0), which compiles to a compare and a subtract-with-borrow, no branch.
 template <class E>
 inline bool earlier(const E& a, const E& b) {
-  return a.time < b.time || (a.time == b.time && a.id < b.id);
+  __extension__ using Key = unsigned __int128;  // a GCC/Clang type: __extension__ quiets -Wpedantic
+  const Key ka = static_cast<Key>(static_cast<std::uint64_t>(a.time.us())) << 64 | a.id;
+  const Key kb = static_cast<Key>(static_cast<std::uint64_t>(b.time.us())) << 64 | b.id;
+  return ka < kb;
 }
 
 }  // namespace
@@ -30,36 +35,63 @@ void EventQueue::sift_up(std::size_t i, Entry e) {
   place(i, e);
 }
 
-void EventQueue::sift_down(std::size_t i, Entry e) {
+// Bottom-up removal: the hole left at i sinks to a leaf, each time filled by its
+// earliest child, without comparing against the entry that will fill it in the end (the
+// heap's last entry, which almost always belongs near the bottom: it would lose every
+// comparison on the way down). Three comparisons a level instead of four, and the
+// earliest of four children is picked by a tournament of branch-free selects, where the
+// winner is unpredictable. Returns the leaf position of the hole.
+std::size_t EventQueue::sink_hole(std::size_t i) {
   const std::size_t n = heap_.size();
+  Entry* const h = heap_.data();
+  std::uint32_t* const pos = pos_.data();
   while (true) {
     const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (earlier(heap_[c], heap_[best])) best = c;
+    std::size_t best;
+    if (first + 4 <= n) {
+      // Offsets computed from the comparisons' 0/1 results, so no branch on them.
+      const Entry* c = h + first;
+      const std::size_t a = earlier(c[1], c[0]);
+      const std::size_t b = 2 + earlier(c[3], c[2]);
+      const std::size_t b_wins = earlier(c[b], c[a]);
+      best = first + (a ^ ((a ^ b) & (0 - b_wins)));
+    } else if (first < n) {
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c) {
+        if (earlier(h[c], h[best])) best = c;
+      }
+    } else {
+      return i;
     }
-    if (!earlier(heap_[best], e)) break;
-    place(i, heap_[best]);
+    const Entry e = h[best];
+    h[i] = e;
+    pos[slot_of(e.id)] = static_cast<std::uint32_t>(i);
     i = best;
   }
-  place(i, e);
+}
+
+void EventQueue::release_slot(std::uint32_t slot) {
+  events_[slot].id = kNoEvent;
+  free_slots_.push_back(slot);
+}
+
+void EventQueue::push_heap(const Entry& e) {
+  heap_.emplace_back();
+  sift_up(heap_.size() - 1, e);
 }
 
 void EventQueue::remove_at(std::size_t i) {
-  const std::uint32_t slot = slot_of(heap_[i].id);
-  events_[slot].id = kNoEvent;
-  free_slots_.push_back(slot);
+  release_slot(slot_of(heap_[i].id));
   const Entry last = heap_.back();
   heap_.pop_back();
   if (i == heap_.size()) return;
-  // The last entry fills the hole: it moves up if it is earlier than the hole's parent,
-  // down otherwise.
-  if (i > 0 && earlier(last, heap_[(i - 1) / 4])) {
-    sift_up(i, last);
+  // The hole sinks to a leaf; the last entry fills it there and rises to its place, which
+  // may lie above i when an inner entry was cancelled. Usually it stays at the leaf.
+  const std::size_t leaf = sink_hole(i);
+  if (leaf == 0 || !earlier(last, heap_[(leaf - 1) / 4])) {
+    place(leaf, last);
   } else {
-    sift_down(i, last);
+    sift_up(leaf, last);
   }
 }
 
@@ -83,8 +115,21 @@ EventId EventQueue::schedule(Tick at, std::uint32_t kind, std::int64_t arg) {
   }
   const EventId id = (next_seq_++ << kEventSlotBits) | slot;
   events_[slot] = Event{at, id, kind, arg};
-  heap_.emplace_back();
-  sift_up(heap_.size() - 1, Entry{at, id});
+  const Entry e{at, id};
+  if (front_.id == kNoEvent) {
+    if (heap_.empty() || earlier(e, heap_[0])) {
+      set_front(e);
+    } else {
+      push_heap(e);
+    }
+  } else if (earlier(e, front_)) {
+    // Rare: earlier than the earliest. The old front is earlier than the whole heap, so it
+    // rises to the root.
+    push_heap(front_);
+    set_front(e);
+  } else {
+    push_heap(e);
+  }
   return id;
 }
 
@@ -93,12 +138,25 @@ void EventQueue::cancel(EventId id) {
   if (id == kNoEvent || slot >= events_.size() || events_[slot].id != id) {
     throw InvariantError("cancel of event " + std::to_string(id) + ", which is not pending (never scheduled, fired or cancelled before)");
   }
-  remove_at(pos_[slot]);
+  if (pos_[slot] == kAtFront) {
+    release_slot(slot);
+    front_.id = kNoEvent;
+  } else {
+    remove_at(pos_[slot]);
+  }
 }
 
 Event EventQueue::pop() {
-  const Event e = events_[slot_of(heap_.front().id)];
-  remove_at(0);
+  Event e;
+  if (front_.id != kNoEvent) {
+    const std::uint32_t slot = slot_of(front_.id);
+    e = events_[slot];
+    release_slot(slot);
+    front_.id = kNoEvent;
+  } else {
+    e = events_[slot_of(heap_.front().id)];
+    remove_at(0);
+  }
   now_ = e.time;
   return e;
 }

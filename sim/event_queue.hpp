@@ -1,8 +1,8 @@
 // The kernel's future-event list. Events are ordered by (time, sequence number): two
 // events at the same tick fire in the order they were scheduled, never by pointer or
 // hash order. Any event can be cancelled by its id; cancellation removes the event from
-// the heap at once (the heap knows each pending event's position), so the heap holds
-// exactly the live events and rescheduling a job stays O(log n).
+// the heap at once (the heap knows each pending event's position), so the heap (with the
+// front slot) holds exactly the live events and rescheduling a job stays O(log n).
 #pragma once
 
 #include <cstdint>
@@ -39,16 +39,16 @@ class EventQueue {
   void cancel(EventId id);
 
   // True when no live (uncancelled) event is left.
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return front_.id == 0 && heap_.empty(); }
   // Time of the next live event; requires !empty().
-  Tick next_time() const { return heap_.front().time; }
+  Tick next_time() const { return front_.id != 0 ? front_.time : heap_.front().time; }
   // Removes and returns the next live event; requires !empty().
   Event pop();
 
   Tick last_popped_time() const { return now_; }
   // The next live event without removing it; requires !empty().
-  const Event& peek() const { return events_[slot_of(heap_.front().id)]; }
-  std::uint64_t live_count() const { return heap_.size(); }
+  const Event& peek() const { return events_[slot_of(front_.id != 0 ? front_.id : heap_.front().id)]; }
+  std::uint64_t live_count() const { return heap_.size() + (front_.id != 0 ? 1 : 0); }
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
@@ -64,11 +64,25 @@ class EventQueue {
     heap_[i] = e;
     pos_[slot_of(e.id)] = static_cast<std::uint32_t>(i);
   }
+  void set_front(const Entry& e) {
+    front_ = e;
+    pos_[slot_of(e.id)] = kAtFront;
+  }
   void sift_up(std::size_t i, Entry e);
-  void sift_down(std::size_t i, Entry e);
+  std::size_t sink_hole(std::size_t i);
+  void push_heap(const Entry& e);
   // Removes the entry at heap position i and frees its slot.
   void remove_at(std::size_t i);
+  void release_slot(std::uint32_t slot);
 
+  // pos_ of the event held in front_.
+  static constexpr std::uint32_t kAtFront = 0xFFFFFFFF;
+
+  // The earliest event, when it was earlier than the whole heap as it was scheduled
+  // (id 0: none): a job's next arrival usually is, and then it is scheduled and popped
+  // in O(1) instead of rising to the heap's root and sinking a hole back down. Invariant:
+  // front_, when set, is earlier than every heap entry.
+  Entry front_{Tick(), 0};
   std::vector<Entry> heap_;                // 4-ary min-heap on (time, id)
   std::vector<Event> events_;              // by slot: the pending event held there
   std::vector<std::uint32_t> pos_;         // by slot: its heap position

@@ -424,7 +424,17 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
                            (owner >= 0 ? "job '" + jobs_[static_cast<std::size_t>(owner)].spec.id + "'" : "an inference service"));
     }
   }
-  if (n > 1) {
+  if (n > 1 && n <= 16) {
+    // A node's worth of devices: pairwise, without copying and sorting. The message
+    // names the smallest duplicate, as the sorted scan below does.
+    DeviceId dup = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t k = i + 1; k < n; ++k) {
+        if (devices[i] == devices[k] && (dup < 0 || devices[i] < dup)) dup = devices[i];
+      }
+    }
+    if (dup >= 0) reject(index, a, "device " + std::to_string(dup) + " is listed twice");
+  } else if (n > 16) {
     scratch_.assign(devices.begin(), devices.end());
     std::sort(scratch_.begin(), scratch_.end());
     auto dup = std::adjacent_find(scratch_.begin(), scratch_.end());

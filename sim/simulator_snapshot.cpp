@@ -28,6 +28,7 @@ void EventQueue::snapshot(SnapshotArchive& ar) {
   ar.section("event queue");
   // The heap array as it is: its layout decides nothing (events are totally ordered by
   // time and id) but keeps the restored queue identical to the saved one.
+  ar(front_.time, front_.id);
   ar.io_each(heap_, [&](Entry& e) { ar(e.time, e.id); });
   ar(events_, pos_, free_slots_, next_seq_, now_);
 }

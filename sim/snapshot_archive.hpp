@@ -225,6 +225,8 @@ std::string encode_snapshot_file(std::uint64_t config_hash, const std::string& p
 // configuration (config_hash differs).
 std::string decode_snapshot_file(const std::string& file_bytes, const std::string& where, std::uint64_t config_hash);
 
+// 2: the event queue saves its front slot; the energy meter its per-job integration
+// instants and exact power sums.
 constexpr std::uint32_t kSnapshotFormatVersion = 2;
 
 // FNV-1a-64, continuing from `h` (for files hashed piece by piece).

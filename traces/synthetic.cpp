@@ -1,6 +1,7 @@
 #include "traces/synthetic.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "sim/error.hpp"
@@ -269,6 +270,9 @@ double SyntheticConfig::mean_gpus() const {
 
 SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint64_t seed)
     : config_(config),
+      process_(config.arrival_process == "fixed"     ? ArrivalProcess::kFixed
+               : config.arrival_process == "poisson" ? ArrivalProcess::kPoisson
+                                                     : ArrivalProcess::kBursty),
       arrivals_(seed, "synthetic.arrivals"),
       durations_(seed, "synthetic.durations"),
       gpus_(seed, "synthetic.gpus"),
@@ -286,8 +290,8 @@ SyntheticJobSource::SyntheticJobSource(const SyntheticConfig& config, std::uint6
 }
 
 double SyntheticJobSource::next_arrival_s() {
-  if (config_.arrival_process == "fixed") return t_s_ + config_.mean_interarrival_s;
-  if (config_.arrival_process == "poisson") return t_s_ + arrivals_.exponential(config_.mean_interarrival_s);
+  if (process_ == ArrivalProcess::kFixed) return t_s_ + config_.mean_interarrival_s;
+  if (process_ == ArrivalProcess::kPoisson) return t_s_ + arrivals_.exponential(config_.mean_interarrival_s);
   // Bursty: exponential gaps at the current state's rate. A gap that would cross the end
   // of the state is cut there (memorylessness makes the redraw exact) and the state flips.
   double t = t_s_;
@@ -304,7 +308,9 @@ double SyntheticJobSource::next_arrival_s() {
 bool SyntheticJobSource::next(JobSpec& out) {
   if (generated_ >= config_.num_jobs) return false;
   t_s_ = next_arrival_s();
-  out.id = std::to_string(generated_);
+  // Formatted in place: no temporary string per job.
+  char digits[24];
+  out.id.assign(digits, std::to_chars(digits, digits + sizeof digits, generated_).ptr);
   out.submit = Tick::from_seconds(t_s_);
   out.duration_s = config_.duration_s.sample(durations_);
   std::size_t i = 0;

@@ -76,6 +76,8 @@ class SyntheticJobSource : public JobSource {
   double next_arrival_s();
 
   const SyntheticConfig& config_;
+  // config_.arrival_process decoded once: next() runs once per job.
+  enum class ArrivalProcess { kFixed, kPoisson, kBursty } process_;
   Rng arrivals_, durations_, gpus_, estimates_, statuses_, models_, elastic_, bursts_;
   std::vector<double> gpu_cdf_, model_cdf_;
   std::uint64_t generated_ = 0;

@@ -63,9 +63,9 @@ class ScriptedPolicy : public Policy {
   bool done_ = false;
 };
 
-std::string run_scripted(std::vector<std::pair<JobSlot, std::vector<DeviceId>>> script) {
-  const ClusterSpec cluster({NodeGroup{1, "V100", 4}});
-  VectorSource source({make_job("a", 0, 2, 10), make_job("b", 0, 2, 10)});
+std::string run_scripted(std::vector<std::pair<JobSlot, std::vector<DeviceId>>> script, int node_gpus = 4, int job_gpus = 2) {
+  const ClusterSpec cluster({NodeGroup{1, "V100", node_gpus}});
+  VectorSource source({make_job("a", 0, job_gpus, 10), make_job("b", 0, job_gpus, 10)});
   ScriptedPolicy policy(std::move(script));
   Simulator sim(cluster, source, policy);
   try {
@@ -120,6 +120,14 @@ TEST_CASE("illegal actions are rejected with the policy, time, action and reason
         "policy 'scripted' at t=0 s: action #0 (start job 'a'): device 9 does not exist (the cluster has devices 0..3)");
   CHECK(run_scripted({{0, {0, 1}}, {0, {2, 3}}}) == "policy 'scripted' at t=0 s: action #1 (start job 'a'): the job is running, not pending");
   CHECK(run_scripted({{0, {2, 2}}}) == "policy 'scripted' at t=0 s: action #0 (start job 'a'): device 2 is listed twice");
+  // Several duplicates: the smallest is named, for short lists (compared pairwise) and long
+  // ones (sorted) alike.
+  CHECK(run_scripted({{0, {3, 1, 3, 1}}}, 8, 4) == "policy 'scripted' at t=0 s: action #0 (start job 'a'): device 1 is listed twice");
+  std::vector<DeviceId> long_list;
+  for (DeviceId d = 20; d > 0; --d) long_list.push_back(d);
+  long_list[0] = 7;   // 7 twice
+  long_list[19] = 5;  // 5 twice (1 left out)
+  CHECK(run_scripted({{0, long_list}}, 32, 20) == "policy 'scripted' at t=0 s: action #0 (start job 'a'): device 5 is listed twice");
   CHECK(run_scripted({{7, {0, 1}}}) == "policy 'scripted' at t=0 s: action #0 (start job slot 7): no such job in the system");
   CHECK_THAT(run_scripted({}), Catch::Contains("left 2 jobs waiting with nothing left to happen"));
 }
