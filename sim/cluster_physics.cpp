@@ -197,7 +197,7 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
     if (t < 64) seen_types |= 1 << t;
     compute_s = std::max(compute_s, compute_time_s(*profile, *type_specs_[static_cast<std::size_t>(t)], n));
   }
-  CommPath path;
+  CommPath& path = path_scratch_;
   topology_.comm_path(devices, path);
   // Uncontended, the slowest shared link still caps the ring.
   double bandwidth = path.private_bandwidth_Bps;

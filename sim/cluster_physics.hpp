@@ -126,6 +126,7 @@ class ClusterPhysics : public PhysicsModel {
   // By ClusterSpec::groups() index: the group's catalogue entry (null when unknown), looked
   // up once (a lookup normalizes names: most of a rate query's cost when done per query).
   std::vector<const AcceleratorSpec*> group_specs_;
+  mutable CommPath path_scratch_;  // iteration_time_s's, reused (its vectors allocate)
   MaxMinFairShare fair_share_;
   std::vector<Placed> placed_;          // by job slot
   std::vector<std::vector<JobSlot>> node_jobs_;  // placed jobs per node

@@ -136,7 +136,10 @@ int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState
         const double r = rates[static_cast<std::size_t>(t)];
         if (r > 0) type_order_.emplace_back(option == PlacementOption::kFastestType ? -r : r, t);
       }
-      std::stable_sort(type_order_.begin(), type_order_.end());
+      // Stable insertion sort: a handful of types (std::stable_sort would allocate a buffer).
+      for (std::size_t i = 1; i < type_order_.size(); ++i) {
+        for (std::size_t j = i; j > 0 && type_order_[j] < type_order_[j - 1]; --j) std::swap(type_order_[j], type_order_[j - 1]);
+      }
       for (const auto& [unused, t] : type_order_) {
         const int q = query(true, n, t);
         if (q >= 0) return q;
