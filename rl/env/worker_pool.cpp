@@ -1,5 +1,6 @@
 #include "rl/env/worker_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -20,8 +21,9 @@ inline void cpu_pause() {
 
 }  // namespace
 
-WorkerPool::WorkerPool(int threads, int spin_us) : spin_us_(spin_us < 0 ? 0 : spin_us) {
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+WorkerPool::WorkerPool(int threads, int spin_us)
+    : spin_us_(spin_us < 0 ? 0 : spin_us), blocks_(std::make_unique<Block[]>(static_cast<std::size_t>(threads < 1 ? 1 : threads))) {
+  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -50,50 +52,78 @@ bool WorkerPool::spin_until(Done done) const {
 
 void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   if (n < 0 || n > kMaxItems) throw std::invalid_argument("WorkerPool::run: " + std::to_string(n) + " items, allowed 0.." + std::to_string(kMaxItems));
-  if (workers_.empty()) {
+  if (workers_.empty() || serial_left_ > 0) {
+    if (serial_left_ > 0) {
+      --serial_left_;
+      ++serial_rounds_;
+    }
     for (int i = 0; i < n; ++i) fn(i);
     return;
   }
   if (n == 0) return;
   fn_.store(&fn, std::memory_order_relaxed);
   completed_.store(0, std::memory_order_relaxed);
-  const std::uint64_t round = round_of(ticket_.load(std::memory_order_relaxed)) + 1U;
-  const std::uint64_t t = (round & 0xFFFFFFFFULL) << 32 | static_cast<std::uint64_t>(n) << 16;
-  ticket_.store(t);  // publishes fn_ and completed_ (sequentially consistent)
+  const std::uint32_t round = round_.load(std::memory_order_relaxed) + 1U;
+  const int t = threads();
+  for (int b = 0; b < t; ++b) {  // block b: indices [b n / t, (b + 1) n / t)
+    const auto begin = static_cast<std::uint64_t>(static_cast<std::int64_t>(b) * n / t);
+    const auto end = static_cast<std::uint64_t>(static_cast<std::int64_t>(b + 1) * n / t);
+    blocks_[static_cast<std::size_t>(b)].word.store(static_cast<std::uint64_t>(round) << 32 | end << 16 | begin, std::memory_order_release);
+  }
+  round_.store(round);  // publishes the round (sequentially consistent)
   if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
     wake_.notify_all();
   }
-  claim(t);
-  if (!spin_until([&] { return completed_.load(std::memory_order_acquire) == n; })) {
+  claim(0);
+  if (spin_until([&] { return completed_.load(std::memory_order_acquire) == n; })) {
+    backoff_ = 0;
+  } else {
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true);
     blocked_waits_.fetch_add(1, std::memory_order_relaxed);
     done_.wait(lock, [&] { return completed_.load() == n; });
     caller_sleeping_.store(false);
+    backoff_ = backoff_ == 0 ? 1 : std::min(2 * backoff_, kMaxSerialRounds);
+    serial_left_ = backoff_;
   }
 }
 
-void WorkerPool::claim(std::uint64_t t) {
-  const std::uint32_t round = round_of(t);
-  while (round_of(t) == round) {
-    const int n = static_cast<int>((t >> 16) & 0xFFFF);
-    const int i = static_cast<int>(t & 0xFFFF);
-    if (i >= n) return;
-    if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-    (*fn_.load(std::memory_order_relaxed))(i);  // ordered by the claim's acquire
-    // The last item of the round wakes the caller if it stopped spinning.
-    if (completed_.fetch_add(1) + 1 == n && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_.notify_one();
+bool WorkerPool::claim_from(int block, bool stolen) {
+  std::atomic<std::uint64_t>& word = blocks_[static_cast<std::size_t>(block)].word;
+  std::uint64_t w = word.load(std::memory_order_acquire);
+  while (true) {
+    const int next = static_cast<int>(w & 0xFFFF);
+    const int end = static_cast<int>((w >> 16) & 0xFFFF);
+    if (next >= end) return false;
+    if (word.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      (*fn_.load(std::memory_order_relaxed))(next);  // ordered by the claim's acquire
+      if (stolen) stolen_items_.fetch_add(1, std::memory_order_relaxed);
+      completed_.fetch_add(1);
+      // The caller may have stopped spinning: it checks its condition again when woken.
+      if (caller_sleeping_.load()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+      return true;
     }
-    t = ticket_.load(std::memory_order_acquire);
   }
 }
 
-void WorkerPool::work() {
+void WorkerPool::claim(int self) {
+  const int t = threads();
+  while (claim_from(self, false)) {
+  }
+  for (int k = 1; k < t; ++k) {
+    const int b = (self + k) % t;
+    while (claim_from(b, true)) {
+    }
+  }
+}
+
+void WorkerPool::work(int self) {
   std::uint32_t seen = 0;
-  auto ready = [&] { return stop_.load() || round_of(ticket_.load()) != seen; };
+  auto ready = [&] { return stop_.load() || round_.load() != seen; };
   while (true) {
     if (!spin_until(ready)) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -103,9 +133,8 @@ void WorkerPool::work() {
       sleeping_workers_.fetch_sub(1);
     }
     if (stop_.load()) return;
-    const std::uint64_t t = ticket_.load(std::memory_order_acquire);
-    seen = round_of(t);
-    claim(t);
+    seen = round_.load();
+    claim(self);
   }
 }
 

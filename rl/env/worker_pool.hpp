@@ -1,22 +1,33 @@
 // Persistent worker threads that run fn(0..n-1) together with the calling thread, for
-// work items of a few microseconds each (a VectorEnv step: ~4 us per environment).
+// work items of a few microseconds each (a VectorEnv step: ~3 us per environment).
 //
 // Waking a thread blocked on a condition variable costs about as much as such an item, so
 // a waiting thread (a worker between rounds, the caller waiting for the items in flight)
 // first spins for at most spin_us microseconds, with a pause instruction, watching for
 // its signal, and only then blocks. The spin is bounded: on a loaded machine a waiting
 // thread gives its core back after spin_us (an unbounded spin loop, as libgomp's, can
-// make such a machine many times slower). Items are claimed one at a time and the caller
-// waits only for items, not for workers: a worker that is slow to wake (descheduled on a
-// busy machine) finds the round done and claims nothing, so the caller never waits for
-// it to be scheduled. Which thread runs which index varies from round to round; callers
-// keep results independent of it by writing only per-index outputs.
+// make such a machine many times slower).
+//
+// Thread t owns the t-th block of the indices and takes its items first, so an index
+// keeps running on the same thread from round to round (its data stays in that core's
+// cache: with items handed out first-come, the environments' state moved between cores
+// and two threads ran slower than one). A thread that is done steals what is left of the
+// other blocks, and the caller waits only for items, not for workers: a worker slow to
+// wake (descheduled on a busy machine) finds the round done, so the caller never waits
+// for it to be scheduled. Which thread runs which index still varies with timing;
+// callers keep results independent of it by writing only per-index outputs.
+//
+// When the caller's own wait outlasts the spin (a worker was descheduled in the middle of
+// an item: the machine has no core to spare), the next rounds run on the caller alone,
+// 1, 2, 4, ... up to kMaxSerialRounds of them after consecutive such waits, before the
+// workers are tried again: on a busy machine the pool costs about what one thread does.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,7 +37,8 @@ namespace schedsim::rl {
 class WorkerPool {
  public:
   static constexpr int kDefaultSpinUs = 50;
-  static constexpr int kMaxItems = 0xFFFF;  // per run(): n and the next index share a word
+  static constexpr int kMaxItems = 0xFFFF;
+  static constexpr int kMaxSerialRounds = 256;  // per run(): indices share a word with the round
   // `threads` - 1 workers (the caller is the other thread); spin_us < 0 counts as 0
   // (block at once).
   explicit WorkerPool(int threads, int spin_us = kDefaultSpinUs);
@@ -40,30 +52,38 @@ class WorkerPool {
   // kMaxItems (std::invalid_argument beyond).
   void run(int n, const std::function<void(int)>& fn);
 
-  // How often a waiting thread had to block (its spin ran out) since construction: a
-  // diagnostic of the spin window, not deterministic.
+  // Diagnostics since construction, not deterministic: waits that outlasted the spin
+  // and blocked, and items run by a thread other than their block's owner.
   std::uint64_t blocked_waits() const { return blocked_waits_.load(std::memory_order_relaxed); }
+  std::uint64_t stolen_items() const { return stolen_items_.load(std::memory_order_relaxed); }
+  // Rounds run on the caller alone after a blocked wait (see above).
+  std::uint64_t serial_rounds() const { return serial_rounds_; }
 
  private:
-  // The round's ticket: round number (high 32 bits), item count n (bits 16..31), next
-  // index to claim (low 16 bits). One word, so that a claim (compare-and-swap of the
-  // index) can only succeed in the round whose n it read, however late its thread runs.
-  static std::uint32_t round_of(std::uint64_t t) { return static_cast<std::uint32_t>(t >> 32); }
-  // Claims and runs items of the round in `t` until none is left; `fn` is read after a
-  // successful claim (an item of the round still open, so the round's own function).
-  void claim(std::uint64_t t);
-  void work();
+  // A block's claim word: round (high 32 bits), end (bits 16..31), next index (low 16
+  // bits). A claim is a compare-and-swap of the whole word, so it can only take an item of
+  // the round the word holds, however late its thread runs; that round is then still
+  // open (the item is not done), so fn_ is still its function.
+  struct alignas(64) Block {
+    std::atomic<std::uint64_t> word{0};
+  };
+  static std::uint32_t round_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
+  // Runs items while any is left: own block first, then the others in turn.
+  void claim(int self);
+  bool claim_from(int block, bool stolen);
+  void work(int self);
   // Spins up to spin_us_ until done() holds; true when it did.
   template <class Done>
   bool spin_until(Done done) const;
 
   std::vector<std::thread> workers_;
   const int spin_us_;
+  std::unique_ptr<Block[]> blocks_;  // one per thread
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::atomic<const std::function<void(int)>*> fn_{nullptr};  // written before the ticket
-  std::atomic<std::uint64_t> ticket_{0};
-  std::atomic<int> completed_{0};  // items of this round finished
+  std::atomic<const std::function<void(int)>*> fn_{nullptr};  // written before the blocks
+  alignas(64) std::atomic<std::uint32_t> round_{0};           // bumped after the blocks
+  alignas(64) std::atomic<int> completed_{0};                 // items of this round done
   // Sleepers announce themselves under the mutex before their last check of the
   // condition (sequentially consistent, as the signaller's update then its read): the
   // signaller takes the mutex and notifies only when someone may be blocked, so no
@@ -72,6 +92,11 @@ class WorkerPool {
   std::atomic<bool> caller_sleeping_{false};
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> blocked_waits_{0};
+  std::atomic<std::uint64_t> stolen_items_{0};
+  // The caller's backoff (only the caller touches these).
+  int serial_left_ = 0;
+  int backoff_ = 0;
+  std::uint64_t serial_rounds_ = 0;
 };
 
 }  // namespace schedsim::rl
