@@ -1,6 +1,5 @@
 #include "rl/env/worker_pool.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -52,15 +51,37 @@ bool WorkerPool::spin_until(Done done) const {
 
 void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   if (n < 0 || n > kMaxItems) throw std::invalid_argument("WorkerPool::run: " + std::to_string(n) + " items, allowed 0.." + std::to_string(kMaxItems));
-  if (workers_.empty() || serial_left_ > 0) {
-    if (serial_left_ > 0) {
-      --serial_left_;
-      ++serial_rounds_;
-    }
+  if (workers_.empty()) {
     for (int i = 0; i < n; ++i) fn(i);
     return;
   }
   if (n == 0) return;
+  bool shared = prefer_shared_;
+  bool timed = true;
+  if (probe_left_ > 0) {  // a probe of the other way; its first round is not timed
+    shared = !prefer_shared_;
+    timed = probe_left_ < kProbeRounds;
+    --probe_left_;
+  } else if (++since_probe_ >= kProbeEvery) {
+    since_probe_ = 0;
+    probe_left_ = kProbeRounds;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (shared) {
+    run_shared(n, fn);
+  } else {
+    ++serial_rounds_;
+    for (int i = 0; i < n; ++i) fn(i);
+  }
+  if (timed) {
+    const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / n;
+    double& mean = ns_per_item_[shared ? 1 : 0];
+    mean = mean < 0 ? ns : mean + (ns - mean) / 4;
+    if (ns_per_item_[0] >= 0 && ns_per_item_[1] >= 0) prefer_shared_ = ns_per_item_[1] <= ns_per_item_[0];
+  }
+}
+
+void WorkerPool::run_shared(int n, const std::function<void(int)>& fn) {
   fn_.store(&fn, std::memory_order_relaxed);
   completed_.store(0, std::memory_order_relaxed);
   const std::uint32_t round = round_.load(std::memory_order_relaxed) + 1U;
@@ -76,16 +97,12 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
     wake_.notify_all();
   }
   claim(0);
-  if (spin_until([&] { return completed_.load(std::memory_order_acquire) == n; })) {
-    backoff_ = 0;
-  } else {
+  if (!spin_until([&] { return completed_.load(std::memory_order_acquire) == n; })) {
     std::unique_lock<std::mutex> lock(mutex_);
     caller_sleeping_.store(true);
     blocked_waits_.fetch_add(1, std::memory_order_relaxed);
     done_.wait(lock, [&] { return completed_.load() == n; });
     caller_sleeping_.store(false);
-    backoff_ = backoff_ == 0 ? 1 : std::min(2 * backoff_, kMaxSerialRounds);
-    serial_left_ = backoff_;
   }
 }
 

@@ -9,18 +9,19 @@
 // make such a machine many times slower).
 //
 // Thread t owns the t-th block of the indices and takes its items first, so an index
-// keeps running on the same thread from round to round (its data stays in that core's
-// cache: with items handed out first-come, the environments' state moved between cores
-// and two threads ran slower than one). A thread that is done steals what is left of the
+// keeps running on the same thread from round to round while the threads keep pace (its
+// data stays in that core's cache). A thread that is done steals what is left of the
 // other blocks, and the caller waits only for items, not for workers: a worker slow to
 // wake (descheduled on a busy machine) finds the round done, so the caller never waits
 // for it to be scheduled. Which thread runs which index still varies with timing;
 // callers keep results independent of it by writing only per-index outputs.
 //
-// When the caller's own wait outlasts the spin (a worker was descheduled in the middle of
-// an item: the machine has no core to spare), the next rounds run on the caller alone,
-// 1, 2, 4, ... up to kMaxSerialRounds of them after consecutive such waits, before the
-// workers are tried again: on a busy machine the pool costs about what one thread does.
+// Whether a round is worth sharing depends on the machine: on an idle one the threads
+// run side by side, on one whose cores are busy with other work the hand-offs (and a
+// worker descheduled in the middle of an item) cost more than they save. The caller times its rounds (per item)
+// both ways and runs the cheaper way, trying the other one for a few rounds every
+// kProbeEvery rounds (its first probe round not timed: workers blocked meanwhile must be
+// woken first). So on a busy machine the pool costs about what one thread does.
 #pragma once
 
 #include <atomic>
@@ -38,7 +39,8 @@ class WorkerPool {
  public:
   static constexpr int kDefaultSpinUs = 50;
   static constexpr int kMaxItems = 0xFFFF;
-  static constexpr int kMaxSerialRounds = 256;  // per run(): indices share a word with the round
+  static constexpr int kProbeEvery = 64;
+  static constexpr int kProbeRounds = 4;  // per run(): indices share a word with the round
   // `threads` - 1 workers (the caller is the other thread); spin_us < 0 counts as 0
   // (block at once).
   explicit WorkerPool(int threads, int spin_us = kDefaultSpinUs);
@@ -56,7 +58,7 @@ class WorkerPool {
   // and blocked, and items run by a thread other than their block's owner.
   std::uint64_t blocked_waits() const { return blocked_waits_.load(std::memory_order_relaxed); }
   std::uint64_t stolen_items() const { return stolen_items_.load(std::memory_order_relaxed); }
-  // Rounds run on the caller alone after a blocked wait (see above).
+  // Rounds run on the caller alone because that was the cheaper way (see above).
   std::uint64_t serial_rounds() const { return serial_rounds_; }
 
  private:
@@ -93,10 +95,14 @@ class WorkerPool {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> blocked_waits_{0};
   std::atomic<std::uint64_t> stolen_items_{0};
-  // The caller's backoff (only the caller touches these).
-  int serial_left_ = 0;
-  int backoff_ = 0;
+  // The caller's choice between serial and shared rounds (only the caller touches these):
+  // mean nanoseconds per item of each way (exponentially weighted; < 0 until measured).
+  double ns_per_item_[2] = {-1.0, -1.0};  // [0] serial, [1] shared
+  bool prefer_shared_ = true;
+  int since_probe_ = kProbeEvery - kProbeRounds;  // the first probe comes early
+  int probe_left_ = 0;
   std::uint64_t serial_rounds_ = 0;
+  void run_shared(int n, const std::function<void(int)>& fn);
 };
 
 }  // namespace schedsim::rl
