@@ -57,15 +57,17 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   }
   if (n == 0) return;
   bool shared = prefer_shared_;
-  bool timed = true;
-  if (probe_left_ > 0) {  // a probe of the other way; its first round is not timed
+  if (probe_left_ > 0) {  // a probe of the other way
     shared = !prefer_shared_;
-    timed = probe_left_ < kProbeRounds;
     --probe_left_;
   } else if (++since_probe_ >= kProbeEvery) {
     since_probe_ = 0;
     probe_left_ = kProbeRounds;
   }
+  // The first round after a switch pays for it (workers that blocked meanwhile are woken):
+  // not timed.
+  const bool timed = shared == last_shared_;
+  last_shared_ = shared;
   const auto start = std::chrono::steady_clock::now();
   if (shared) {
     run_shared(n, fn);

@@ -19,9 +19,10 @@
 // Whether a round is worth sharing depends on the machine: on an idle one the threads
 // run side by side, on one whose cores are busy with other work the hand-offs (and a
 // worker descheduled in the middle of an item) cost more than they save. The caller times its rounds (per item)
-// both ways and runs the cheaper way, trying the other one for a few rounds every
-// kProbeEvery rounds (its first probe round not timed: workers blocked meanwhile must be
-// woken first). So on a busy machine the pool costs about what one thread does.
+// both ways and runs the cheaper way, trying the other one for kProbeRounds rounds every
+// kProbeEvery rounds (the first round after each switch is not timed: workers blocked
+// meanwhile must be woken first). So on a busy machine the pool costs about what one
+// thread does.
 #pragma once
 
 #include <atomic>
@@ -99,6 +100,7 @@ class WorkerPool {
   // mean nanoseconds per item of each way (exponentially weighted; < 0 until measured).
   double ns_per_item_[2] = {-1.0, -1.0};  // [0] serial, [1] shared
   bool prefer_shared_ = true;
+  bool last_shared_ = true;
   int since_probe_ = kProbeEvery - kProbeRounds;  // the first probe comes early
   int probe_left_ = 0;
   std::uint64_t serial_rounds_ = 0;
