@@ -1,5 +1,6 @@
 #include "rl/env/worker_pool.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -57,10 +58,12 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   }
   if (n == 0) return;
   bool shared = prefer_shared_;
-  if (probe_left_ > 0) {  // a probe of the other way
+  const bool probing = probe_left_ > 0;
+  const bool preferred_before = prefer_shared_;
+  if (probing) {  // a probe of the other way
     shared = !prefer_shared_;
     --probe_left_;
-  } else if (++since_probe_ >= kProbeEvery) {
+  } else if (++since_probe_ >= probe_every_) {
     since_probe_ = 0;
     probe_left_ = kProbeRounds;
   }
@@ -80,6 +83,11 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
     double& mean = ns_per_item_[shared ? 1 : 0];
     mean = mean < 0 ? ns : mean + (ns - mean) / 4;
     if (ns_per_item_[0] >= 0 && ns_per_item_[1] >= 0) prefer_shared_ = ns_per_item_[1] <= ns_per_item_[0];
+  }
+  if (probing && probe_left_ == 0) {
+    // A probe that changed nothing comes back later and later (a shared probe on a busy
+    // machine can stall for a scheduler time slice); one that won, soon again.
+    probe_every_ = prefer_shared_ == preferred_before ? std::min(2 * probe_every_, kMaxProbeEvery) : kProbeEvery;
   }
 }
 

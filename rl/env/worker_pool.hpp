@@ -19,10 +19,11 @@
 // Whether a round is worth sharing depends on the machine: on an idle one the threads
 // run side by side, on one whose cores are busy with other work the hand-offs (and a
 // worker descheduled in the middle of an item) cost more than they save. The caller times its rounds (per item)
-// both ways and runs the cheaper way, trying the other one for kProbeRounds rounds every
-// kProbeEvery rounds (the first round after each switch is not timed: workers blocked
-// meanwhile must be woken first). So on a busy machine the pool costs about what one
-// thread does.
+// both ways and runs the cheaper way, trying the other one for kProbeRounds rounds after
+// kProbeEvery rounds, then after twice as many each time the probe changes nothing (up to
+// kMaxProbeEvery: a shared probe on a busy machine can stall for a scheduler time slice).
+// The first round after each switch is not timed (workers blocked meanwhile must be
+// woken first). So on a busy machine the pool costs about what one thread does.
 #pragma once
 
 #include <atomic>
@@ -41,7 +42,8 @@ class WorkerPool {
   static constexpr int kDefaultSpinUs = 50;
   static constexpr int kMaxItems = 0xFFFF;
   static constexpr int kProbeEvery = 64;
-  static constexpr int kProbeRounds = 4;  // per run(): indices share a word with the round
+  static constexpr int kProbeRounds = 4;
+  static constexpr int kMaxProbeEvery = 4096;  // per run(): indices share a word with the round
   // `threads` - 1 workers (the caller is the other thread); spin_us < 0 counts as 0
   // (block at once).
   explicit WorkerPool(int threads, int spin_us = kDefaultSpinUs);
@@ -101,6 +103,7 @@ class WorkerPool {
   double ns_per_item_[2] = {-1.0, -1.0};  // [0] serial, [1] shared
   bool prefer_shared_ = true;
   bool last_shared_ = true;
+  int probe_every_ = kProbeEvery;
   int since_probe_ = kProbeEvery - kProbeRounds;  // the first probe comes early
   int probe_left_ = 0;
   std::uint64_t serial_rounds_ = 0;
