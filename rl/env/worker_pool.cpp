@@ -47,6 +47,9 @@ bool WorkerPool::spin_until(Done done) const {
       if (done()) return true;
     }
     if (std::chrono::steady_clock::now() >= deadline) return done();
+    // A thread of this pool may be waiting for this core (the scheduler put both on one):
+    // let it run. On an idle core this returns at once.
+    std::this_thread::yield();
   }
 }
 
@@ -59,17 +62,18 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   if (n == 0) return;
   bool shared = prefer_shared_;
   const bool probing = probe_left_ > 0;
-  const bool preferred_before = prefer_shared_;
   if (probing) {  // a probe of the other way
     shared = !prefer_shared_;
     --probe_left_;
-  } else if (++since_probe_ >= probe_every_) {
+  } else if (++since_probe_ >= probe_every_ && mean_ns_ >= 0) {
     since_probe_ = 0;
     probe_left_ = kProbeRounds;
+    probe_sum_ns_ = 0;
+    probe_timed_ = 0;
   }
-  // The first round after a switch pays for it (workers that blocked meanwhile are woken):
+  // Rounds right after a switch pay for it (workers that blocked meanwhile are woken):
   // not timed.
-  const bool timed = shared == last_shared_;
+  const bool timed = probing ? probe_left_ < kProbeRounds - kProbeWarmup : shared == last_shared_;
   last_shared_ = shared;
   const auto start = std::chrono::steady_clock::now();
   if (shared) {
@@ -80,14 +84,25 @@ void WorkerPool::run(int n, const std::function<void(int)>& fn) {
   }
   if (timed) {
     const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / n;
-    double& mean = ns_per_item_[shared ? 1 : 0];
-    mean = mean < 0 ? ns : mean + (ns - mean) / 4;
-    if (ns_per_item_[0] >= 0 && ns_per_item_[1] >= 0) prefer_shared_ = ns_per_item_[1] <= ns_per_item_[0];
+    // A round stalled by the operating system counts at most 4 times the mean: sustained
+    // stalls still raise it within a few rounds, a single one does not decide.
+    if (probing) {
+      probe_sum_ns_ += std::min(ns, 4 * mean_ns_);
+      ++probe_timed_;
+    } else {
+      mean_ns_ = mean_ns_ < 0 ? ns : mean_ns_ + (std::min(ns, 4 * mean_ns_) - mean_ns_) / 16;
+    }
   }
   if (probing && probe_left_ == 0) {
-    // A probe that changed nothing comes back later and later (a shared probe on a busy
-    // machine can stall for a scheduler time slice); one that won, soon again.
-    probe_every_ = prefer_shared_ == preferred_before ? std::min(2 * probe_every_, kMaxProbeEvery) : kProbeEvery;
+    if (probe_timed_ > 0 && probe_sum_ns_ / probe_timed_ < mean_ns_) {
+      prefer_shared_ = !prefer_shared_;
+      mean_ns_ = probe_sum_ns_ / probe_timed_;
+      probe_every_ = kProbeEvery;
+    } else {
+      // A probe that changed nothing comes back later and later (a shared probe on a busy
+      // machine can stall for a scheduler time slice).
+      probe_every_ = std::min(2 * probe_every_, kMaxProbeEvery);
+    }
   }
 }
 

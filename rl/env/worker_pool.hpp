@@ -3,8 +3,10 @@
 //
 // Waking a thread blocked on a condition variable costs about as much as such an item, so
 // a waiting thread (a worker between rounds, the caller waiting for the items in flight)
-// first spins for at most spin_us microseconds, with a pause instruction, watching for
-// its signal, and only then blocks. The spin is bounded: on a loaded machine a waiting
+// first spins for at most spin_us microseconds, watching for its signal (pause
+// instructions, and a yield of the core every 32 of them: the scheduler may have put two
+// threads of the pool on one core, where a spinner would keep the other from working),
+// and only then blocks. The spin is bounded: on a loaded machine a waiting
 // thread gives its core back after spin_us (an unbounded spin loop, as libgomp's, can
 // make such a machine many times slower).
 //
@@ -18,12 +20,15 @@
 //
 // Whether a round is worth sharing depends on the machine: on an idle one the threads
 // run side by side, on one whose cores are busy with other work the hand-offs (and a
-// worker descheduled in the middle of an item) cost more than they save. The caller times its rounds (per item)
-// both ways and runs the cheaper way, trying the other one for kProbeRounds rounds after
-// kProbeEvery rounds, then after twice as many each time the probe changes nothing (up to
-// kMaxProbeEvery: a shared probe on a busy machine can stall for a scheduler time slice).
-// The first round after each switch is not timed (workers blocked meanwhile must be
-// woken first). So on a busy machine the pool costs about what one thread does.
+// worker descheduled in the middle of an item) cost more than they save. The caller
+// times its rounds (per item) and keeps a running mean of the way it prefers; after
+// kProbeEvery rounds it tries the other way for kProbeRounds rounds and switches when
+// their mean is lower; a probe that changes nothing comes back after twice as many rounds
+// (up to kMaxProbeEvery: a shared probe on a busy machine can stall for a scheduler time
+// slice). A round counts at most 4 times the mean (one stall does not decide); the first
+// kProbeWarmup rounds of a probe, and the first round after the preferred way resumes, are
+// not timed (workers that blocked meanwhile take a while to wake). So on a busy machine
+// the pool costs about what one thread does.
 #pragma once
 
 #include <atomic>
@@ -40,10 +45,11 @@ namespace schedsim::rl {
 class WorkerPool {
  public:
   static constexpr int kDefaultSpinUs = 50;
-  static constexpr int kMaxItems = 0xFFFF;
+  static constexpr int kMaxItems = 0xFFFF;  // per run(): indices share a word with the round
   static constexpr int kProbeEvery = 64;
-  static constexpr int kProbeRounds = 4;
-  static constexpr int kMaxProbeEvery = 4096;  // per run(): indices share a word with the round
+  static constexpr int kProbeRounds = 12;
+  static constexpr int kProbeWarmup = 4;  // of those, not timed
+  static constexpr int kMaxProbeEvery = 1024;
   // `threads` - 1 workers (the caller is the other thread); spin_us < 0 counts as 0
   // (block at once).
   explicit WorkerPool(int threads, int spin_us = kDefaultSpinUs);
@@ -98,14 +104,15 @@ class WorkerPool {
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> blocked_waits_{0};
   std::atomic<std::uint64_t> stolen_items_{0};
-  // The caller's choice between serial and shared rounds (only the caller touches these):
-  // mean nanoseconds per item of each way (exponentially weighted; < 0 until measured).
-  double ns_per_item_[2] = {-1.0, -1.0};  // [0] serial, [1] shared
+  // The caller's choice between serial and shared rounds (only the caller touches these).
   bool prefer_shared_ = true;
-  bool last_shared_ = true;
+  bool last_shared_ = false;  // the first round (threads just started) is not timed
+  double mean_ns_ = -1.0;     // per item, the preferred way (exponentially weighted; < 0 until measured)
   int probe_every_ = kProbeEvery;
-  int since_probe_ = kProbeEvery - kProbeRounds;  // the first probe comes early
+  int since_probe_ = kProbeEvery - 8;  // the first probe comes early
   int probe_left_ = 0;
+  double probe_sum_ns_ = 0.0;
+  int probe_timed_ = 0;
   std::uint64_t serial_rounds_ = 0;
   void run_shared(int n, const std::function<void(int)>& fn);
 };
