@@ -28,7 +28,13 @@ void FreeDevices::reset(const ClusterState& state) {
   node_free_valid_ = false;
 }
 
+void FreeDevices::require_claiming(const char* what) const {
+  if (!claiming_) throw InvariantError(std::string("FreeDevices::") + what + " needs claims, which set_claiming(false) turned off");
+}
+
 void FreeDevices::claim(DeviceId d) {
+  if (!claiming_) return;
+  ++claims_;
   claimed_bits_[static_cast<std::size_t>(d) >> 6] |= 1ULL << (d & 63);
   claimed_list_.push_back(d);
   --free_;
@@ -301,6 +307,7 @@ bool FreeDevices::packed_across_groups(int n, int only_type, std::vector<DeviceI
 }
 
 bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
+  require_claiming("spread");
   if (n > free_) return false;
   const std::vector<int>& nf = node_free();
   while (n > 0) {
@@ -332,6 +339,7 @@ void FreeDevices::claim_share(DeviceId d, int milli) {
 }
 
 bool FreeDevices::share(int milli, ShareRule rule, std::vector<DeviceId>& out, int only_type, Rng* rng) {
+  require_claiming("share");
   const ClusterSpec& spec = state_->spec();
   DeviceId chosen = -1;
   int chosen_free = 0;
@@ -362,6 +370,7 @@ bool FreeDevices::share(int milli, ShareRule rule, std::vector<DeviceId>& out, i
 }
 
 bool FreeDevices::fgd(int n, int milli, const TaskMix& mix, std::vector<DeviceId>& out, int only_type) {
+  require_claiming("fgd");
   const ClusterSpec& spec = state_->spec();
   const bool fractional = milli < ClusterState::kWholeMilli;
   DeviceId best_device = -1;

@@ -26,6 +26,14 @@ class FreeDevices {
   // object's claims went to) instead of comparing every node's count. A mismatch of the
   // total free count still falls back to the full comparison.
   void use_change_hints() { hints_ = true; }
+  // Off: first_fit, first_fit_among, random and packed return devices without claiming
+  // them, so every query sees the free set as reset() left it: for a caller comparing
+  // alternative placements of one decision (the RL environment's candidate rows), which
+  // then needs no reset() between queries. spread, share and fgd rely on their own
+  // claims and throw an InvariantError while it is off. On by default.
+  void set_claiming(bool on) { claiming_ = on; }
+  // Devices claimed since construction (a diagnostic: 0 while claiming is off).
+  std::uint64_t claims() const { return claims_; }
   void touch(const std::vector<DeviceId>& devices);
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
   // Returns false (claiming nothing) when fewer than `n` are free.
@@ -74,6 +82,7 @@ class FreeDevices {
  private:
   bool claimed(DeviceId d) const { return (claimed_bits_[static_cast<std::size_t>(d) >> 6] >> (d & 63)) & 1U; }
   void claim(DeviceId d);
+  void require_claiming(const char* what) const;
   // Free, unclaimed devices per node, kept up to date with the index below from the first
   // use in a decision (brought in step with the cluster state by comparing counts).
   const std::vector<int>& node_free();
@@ -90,6 +99,8 @@ class FreeDevices {
   bool packed_across_groups(int n, int only_type, std::vector<DeviceId>& out);
 
   const ClusterState* state_ = nullptr;
+  bool claiming_ = true;
+  std::uint64_t claims_ = 0;
   std::vector<std::uint64_t> claimed_bits_;
   std::vector<DeviceId> claimed_list_;
   int free_ = 0;

@@ -88,6 +88,7 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
   }
   // Looked up once (fails early on a typo): catalogue lookups normalize names, too slow per rate query.
   if (!config_.reference_device.empty()) reference_spec_ = &accelerators.get(config_.reference_device);
+  for (const NodeGroup& g : cluster_.groups()) group_specs_.push_back(accelerators.find(g.type));
 }
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
@@ -196,7 +197,7 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
     if (t < 64) seen_types |= 1 << t;
     compute_s = std::max(compute_s, compute_time_s(*profile, *type_specs_[static_cast<std::size_t>(t)], n));
   }
-  CommPath path;
+  CommPath& path = path_scratch_;
   topology_.comm_path(devices, path);
   // Uncontended, the slowest shared link still caps the ring.
   double bandwidth = path.private_bandwidth_Bps;
@@ -216,9 +217,9 @@ double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_de
   // Consolidated: inside one NVLink domain when the domain is large enough, else over
   // uncontended node NICs.
   int devices_per_node = 8;
-  for (const NodeGroup& g : cluster_.groups()) {
-    if (accelerators_.find(g.type) == &ref) {
-      devices_per_node = g.devices_per_node;
+  for (std::size_t i = 0; i < group_specs_.size(); ++i) {
+    if (group_specs_[i] == &ref) {
+      devices_per_node = cluster_.groups()[i].devices_per_node;
       break;
     }
   }

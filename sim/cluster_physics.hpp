@@ -123,6 +123,10 @@ class ClusterPhysics : public PhysicsModel {
   std::set<std::string, std::less<>> matrix_jobs_;  // the matrix's job types
   std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
   const AcceleratorSpec* reference_spec_ = nullptr;  // config_.reference_device, when set
+  // By ClusterSpec::groups() index: the group's catalogue entry (null when unknown), looked
+  // up once (a lookup normalizes names: most of a rate query's cost when done per query).
+  std::vector<const AcceleratorSpec*> group_specs_;
+  mutable CommPath path_scratch_;  // iteration_time_s's, reused (its vectors allocate)
   MaxMinFairShare fair_share_;
   std::vector<Placed> placed_;          // by job slot
   std::vector<std::vector<JobSlot>> node_jobs_;  // placed jobs per node

@@ -76,9 +76,10 @@ CandidateBuilder::CandidateBuilder(const EnvConfig& config, const ClusterSpec& c
     const AcceleratorSpec* a = accelerators.find(type);
     type_memory_bytes_.push_back(a ? a->memory_bytes : 0.0);
   }
+  free_.set_claiming(false);
 }
 
-const std::vector<double>& CandidateBuilder::type_rates(JobSlot slot, const JobState& job) {
+CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobState& job) {
   const auto index = static_cast<std::size_t>(slot);
   if (rates_.size() <= index) rates_.resize(index + 1);
   Rates& r = rates_[index];
@@ -92,19 +93,42 @@ const std::vector<double>& CandidateBuilder::type_rates(JobSlot slot, const JobS
       r.best = std::max(r.best, r.by_type[static_cast<std::size_t>(t)]);
     }
     r.by_type.push_back(r.best);  // last entry: the best
+    const WorkloadProfile* profile = physics_ ? physics_->profile_of(job.spec) : nullptr;
+    r.memory_per_device_bytes = profile ? profile->memory_per_device_bytes : 0.0;
+    for (RowEstimate& e : r.rows) e.valid = false;
   }
-  return r.by_type;
+  return r;
 }
 
-bool CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out) {
+const std::vector<double>& CandidateBuilder::type_rates(JobSlot slot, const JobState& job) { return rates_of(slot, job).by_type; }
+
+int CandidateBuilder::query(bool packed, int n, int only_type) {
+  ++stats_.placement_lookups;
+  for (std::size_t i = 0; i < query_count_; ++i) {
+    const Query& q = queries_[i];
+    if (q.packed == packed && q.n == n && q.only_type == only_type) return q.fits ? static_cast<int>(i) : -1;
+  }
+  ++stats_.placement_queries;
+  if (query_count_ == queries_.size()) queries_.emplace_back();
+  Query& q = queries_[query_count_];
+  q.packed = packed;
+  q.n = n;
+  q.only_type = only_type;
+  q.devices.clear();
+  q.fits = packed ? free_.packed(n, node_rack_, q.devices, only_type) : free_.first_fit(n, q.devices);
+  std::sort(q.devices.begin(), q.devices.end());
+  const int index = static_cast<int>(query_count_++);
+  return q.fits ? index : -1;
+}
+
+int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState& job) {
   const int n = job.spec.num_gpus;
-  free_.reset(state);
   switch (option) {
-    case PlacementOption::kPacked: return free_.packed(n, node_rack_, out);
-    case PlacementOption::kFirstFit: return free_.first_fit(n, out);
+    case PlacementOption::kPacked: return query(true, n, -1);
+    case PlacementOption::kFirstFit: return query(false, n, -1);
     case PlacementOption::kFastestType:
     case PlacementOption::kSlowestType: {
-      if (!typed_options_) return false;  // the same device set as packed
+      if (!typed_options_) return -1;  // the same device set as packed
       type_order_.clear();
       const int types = static_cast<int>(cluster_.device_types().size());
       const std::vector<double>& rates = type_rates(slot, job);
@@ -112,14 +136,18 @@ bool CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobStat
         const double r = rates[static_cast<std::size_t>(t)];
         if (r > 0) type_order_.emplace_back(option == PlacementOption::kFastestType ? -r : r, t);
       }
-      std::stable_sort(type_order_.begin(), type_order_.end());
-      for (const auto& [unused, t] : type_order_) {
-        if (free_.packed(n, node_rack_, out, t)) return true;
+      // Stable insertion sort: a handful of types (std::stable_sort would allocate a buffer).
+      for (std::size_t i = 1; i < type_order_.size(); ++i) {
+        for (std::size_t j = i; j > 0 && type_order_[j] < type_order_[j - 1]; --j) std::swap(type_order_[j], type_order_[j - 1]);
       }
-      return false;
+      for (const auto& [unused, t] : type_order_) {
+        const int q = query(true, n, t);
+        if (q >= 0) return q;
+      }
+      return -1;
     }
   }
-  return false;
+  return -1;
 }
 
 void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const JobState& state_of_job, Candidate& c) {
@@ -128,9 +156,9 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
   c.nodes = 0;
   c.racks = 0;
   c.shares_node = false;
-  c.best_rate = type_rates(slot, state_of_job).back();
-  const WorkloadProfile* profile = physics_ ? physics_->profile_of(job) : nullptr;
-  const double need = profile ? profile->memory_per_device_bytes : 0.0;
+  Rates& estimates = rates_of(slot, state_of_job);
+  c.best_rate = estimates.by_type.back();
+  const double need = estimates.memory_per_device_bytes;
   if (!c.legal) {
     c.rate = 0.0;
     double most = 0.0;
@@ -164,8 +192,18 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
     }
   }
   // A running job's rate is the one it gets now (contention included); 1 without physics.
-  c.rate = c.preempt ? (state_of_job.physics_rate > 0 ? state_of_job.physics_rate : 1.0)
-                     : physics_ ? physics_->uncontended_rate(job, c.devices) : 1.0;
+  if (c.preempt) {
+    c.rate = state_of_job.physics_rate > 0 ? state_of_job.physics_rate : 1.0;
+  } else if (!physics_) {
+    c.rate = 1.0;
+  } else {  // a start row: build_starts left the option's physics answers for these devices
+    RowEstimate& e = estimates.rows[static_cast<int>(c.option)];
+    if (!e.rate_known) {
+      e.rate = physics_->uncontended_rate(job, c.devices);
+      e.rate_known = true;
+    }
+    c.rate = e.rate;
+  }
   c.best_rate = std::max(c.best_rate, c.rate);
   c.memory_use = need > 0 && least_memory > 0 ? need / least_memory : 0.0;
 }
@@ -200,6 +238,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
 }
 
 int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
+  ++stats_.builds;
   const int k_all = config_.max_candidates;
   if (static_cast<int>(out.size()) != k_all) out.resize(static_cast<std::size_t>(k_all));
   const int cooling = static_cast<int>(config_.cooling_setpoints_c.size());
@@ -231,6 +270,9 @@ int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Ca
 int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k) {
   const ClusterState& state = view.cluster_state();
   const int free_count = state.free_devices();
+  // One read-only view of the free devices for the whole build: the queries claim nothing.
+  free_.reset(state);
+  query_count_ = 0;
   int rows = 0, blocked = 0, scanned = 0;
   for (const auto& [key, seq, slot] : queue.jobs()) {
     if (rows == k || scanned == config_.max_scan) break;
@@ -238,18 +280,30 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
     const JobState& js = view.job(slot);
     const JobSpec& job = js.spec;
     bool any = false;
-    seen_count_ = 0;
+    seen_.clear();
     if (job.num_gpus <= free_count) {
       for (PlacementOption option : config_.placements) {
         if (rows == k) break;
-        scratch_.clear();
-        if (!place(option, slot, js, state, scratch_)) continue;
-        std::sort(scratch_.begin(), scratch_.end());
-        const auto seen_end = seen_.begin() + static_cast<std::ptrdiff_t>(seen_count_);
-        if (std::find(seen_.begin(), seen_end, scratch_) != seen_end) continue;
-        if (seen_count_ == seen_.size()) seen_.emplace_back();
-        seen_[seen_count_++].assign(scratch_.begin(), scratch_.end());
-        if (physics_ && !physics_->placement_problem(job, scratch_).empty()) continue;
+        const int q = place(option, slot, js);
+        if (q < 0) continue;
+        const std::vector<DeviceId>& devices = queries_[static_cast<std::size_t>(q)].devices;
+        bool duplicate = false;
+        for (int s : seen_) duplicate = duplicate || queries_[static_cast<std::size_t>(s)].devices == devices;
+        if (duplicate) continue;
+        seen_.push_back(q);
+        if (physics_) {
+          RowEstimate& e = rates_of(slot, js).rows[static_cast<int>(option)];
+          if (e.valid && e.devices == devices) {
+            ++stats_.physics_reused;
+          } else {
+            ++stats_.physics_evaluations;
+            e.valid = true;
+            e.devices.assign(devices.begin(), devices.end());
+            e.problem = !physics_->placement_problem(job, devices).empty();
+            e.rate_known = false;
+          }
+          if (e.problem) continue;
+        }
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;
         c.preempt = false;
@@ -257,8 +311,9 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
         c.job = slot;
         c.rank = rank;
         c.option = option;
-        c.devices.assign(scratch_.begin(), scratch_.end());
+        c.devices.assign(devices.begin(), devices.end());
         describe(view, slot, js, c);
+        ++stats_.start_rows;
         any = true;
       }
     }

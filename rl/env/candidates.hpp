@@ -84,6 +84,17 @@ struct Candidate {
   double memory_use = 0.0;  // memory per device / the placement's smallest device memory
 };
 
+// What building candidates cost, counted since construction (tests guard the shape of
+// the work with it).
+struct CandidateStats {
+  std::uint64_t builds = 0;
+  std::uint64_t start_rows = 0;          // legal start rows built
+  std::uint64_t placement_lookups = 0;   // (option, job) placements asked for
+  std::uint64_t placement_queries = 0;   // of those, computed on the placement index (the rest reused)
+  std::uint64_t physics_evaluations = 0; // placement_problem + uncontended_rate pairs computed
+  std::uint64_t physics_reused = 0;      // start rows whose physics answers were reused
+};
+
 // Builds the candidate rows of one observation.
 class CandidateBuilder {
  public:
@@ -105,12 +116,21 @@ class CandidateBuilder {
   // A set-point row was applied now: the others are masked until the next instant (no
   // endless changes at one decision point).
   void cooling_chosen(Tick now) { cooling_at_ = now; }
+  const CandidateStats& stats() const { return stats_; }
+  // Devices the placement index claimed: 0, its queries are read-only.
+  std::uint64_t index_claims() const { return free_.claims(); }
 
  private:
   int build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k);
   int add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   int add_cooling_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
-  bool place(PlacementOption option, JobSlot slot, const JobState& job, const ClusterState& state, std::vector<DeviceId>& out);
+  // The devices (sorted) of `option` for the job, or -1 when it does not fit: an index
+  // into queries_.
+  int place(PlacementOption option, JobSlot slot, const JobState& job);
+  // A placement query of this build: packed (only_type >= 0: of that device type) or
+  // first fit, for n devices. The answer depends only on these and the cluster state, which
+  // does not change during a build, so jobs of the same size share it.
+  int query(bool packed, int n, int only_type);
   void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
   // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
   // computed once per job: it does not change while the job waits.
@@ -122,21 +142,41 @@ class CandidateBuilder {
   const std::vector<int>* node_rack_;
   bool typed_options_;  // physics on and more than one device type
   std::vector<double> type_memory_bytes_;
-  FreeDevices free_;
-  std::vector<DeviceId> scratch_;
-  // Device sets of the current job's rows: the first seen_count_ entries (the vectors are
-  // kept between steps so that their storage is reused, not allocated per row).
-  std::vector<std::vector<DeviceId>> seen_;
-  std::size_t seen_count_ = 0;
+  FreeDevices free_;  // read-only queries (claiming off): reset once per build
+  struct Query {
+    bool packed = false;
+    int n = 0;
+    int only_type = -1;
+    bool fits = false;
+    std::vector<DeviceId> devices;  // sorted
+  };
+  // This build's queries: the first query_count_ entries (storage kept between builds).
+  std::vector<Query> queries_;
+  std::size_t query_count_ = 0;
+  // Queries behind the current job's rows (duplicate device sets are dropped).
+  std::vector<int> seen_;
   std::vector<std::pair<double, int>> type_order_;
+  // A start row's physics answers for one job and option, kept while the option's
+  // devices stay the same (they are functions of the job and the devices only).
+  struct RowEstimate {
+    bool valid = false;
+    std::vector<DeviceId> devices;
+    bool problem = false;  // ClusterPhysics::placement_problem is not empty
+    bool rate_known = false;
+    double rate = 0.0;  // ClusterPhysics::uncontended_rate
+  };
   struct Rates {
     std::uint64_t arrival_seq = ~0ULL;
     std::vector<double> by_type;
     double best = 0.0;
+    double memory_per_device_bytes = 0.0;  // of the job's workload profile, 0 without
+    RowEstimate rows[kNumPlacementOptions];
   };
   std::vector<Rates> rates_;  // by job slot
+  Rates& rates_of(JobSlot slot, const JobState& job);
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> victims_;  // (-remaining run time, arrival seq, slot)
   Tick cooling_at_ = Tick::max();  // the instant a set-point row was last applied
+  CandidateStats stats_;
 };
 
 }  // namespace schedsim::rl

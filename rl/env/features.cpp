@@ -43,39 +43,57 @@ std::vector<std::string> global_feature_names(bool cooling) {
   return names;
 }
 
-void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features) {
-  if (c.cooling) {  // a set-point row: only its own columns
-    std::fill(row, row + features, 0.0f);
-    row[kCandidateFeatures] = 1.0f;
-    row[kCandidateFeatures + 1] = static_cast<float>(c.setpoint_c / kTemperatureScale_c);
-    return;
-  }
+namespace {
+
+// The columns of a row that depend only on its job and rank: the rows of one job (its
+// placement options) follow each other and share them, so they are computed once.
+struct JobTerms {
+  JobSlot job = kNoJob;
+  int rank = -1;
+  double work_s = 0.0;  // estimated seconds of work left at rate 1
+  double gpus_frac = 0.0, log_work = 0.0, log_gpu_work = 0.0, log_age = 0.0, log_priority = 0.0, log_rank = 0.0;
+};
+
+void job_terms(const SchedulerView& view, const Candidate& c, int max_candidates, JobTerms& t) {
   const JobState& j = view.job(c.job);
   const JobSpec& s = j.spec;
   const double now_s = view.now().seconds();
   const double total_devices = view.cluster_state().spec().num_devices();
-  const double work_s = estimated_remaining_s(view, j);
+  t.job = c.job;
+  t.rank = c.rank;
+  t.work_s = estimated_remaining_s(view, j);
+  t.gpus_frac = s.num_gpus / total_devices;
+  t.log_work = std::log1p(t.work_s / kHour_s);
+  t.log_gpu_work = std::log1p(s.num_gpus * t.work_s / kHour_s);
+  t.log_age = std::log1p(std::max(0.0, now_s - s.submit.seconds()) / kHour_s);
+  t.log_priority = log1p_signed(s.priority);
+  t.log_rank = std::log1p(static_cast<double>(c.rank)) / std::log1p(static_cast<double>(max_candidates));
+}
+
+void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, const JobTerms& t, float* row, int features) {
+  const JobSpec& s = view.job(c.job).spec;
+  const double now_s = view.now().seconds();
   // Run time on this placement (on the best one for a blocked row; the rest of the run at
   // its current rate for a preemption row).
   const double rate = c.legal ? c.rate : c.best_rate;
   const bool start = c.legal && !c.preempt;
-  const double runtime_s = rate > 0 ? work_s / rate : work_s;
+  const double runtime_s = rate > 0 ? t.work_s / rate : t.work_s;
   const bool has_deadline = !std::isnan(s.deadline_s);
   const double values[kCandidateFeatures] = {
-      s.num_gpus / total_devices,
-      std::log1p(work_s / kHour_s),
-      std::log1p(s.num_gpus * work_s / kHour_s),
-      std::log1p(std::max(0.0, now_s - s.submit.seconds()) / kHour_s),
+      t.gpus_frac,
+      t.log_work,
+      t.log_gpu_work,
+      t.log_age,
       c.legal && c.best_rate > 0 ? c.rate / c.best_rate : 0.0,
       std::log1p(runtime_s / kHour_s),
       c.memory_use,
-      log1p_signed(s.priority),
+      t.log_priority,
       has_deadline ? 1.0 : 0.0,
       has_deadline ? log1p_signed((s.deadline_s - now_s - runtime_s) / kHour_s) : 0.0,
       c.legal ? std::log2(static_cast<double>(c.nodes)) : 0.0,
       c.legal && c.racks > 1 ? 1.0 : 0.0,
       c.legal && c.shares_node ? 1.0 : 0.0,
-      std::log1p(static_cast<double>(c.rank)) / std::log1p(static_cast<double>(max_candidates)),
+      t.log_rank,
       c.legal ? 0.0 : 1.0,
       start && c.option == PlacementOption::kPacked ? 1.0 : 0.0,
       start && c.option == PlacementOption::kFastestType ? 1.0 : 0.0,
@@ -87,13 +105,35 @@ void write_candidate_features(const SchedulerView& view, const Candidate& c, int
   for (int i = kCandidateFeatures; i < features; ++i) row[i] = 0.0f;
 }
 
+void write_cooling_row(const Candidate& c, float* row, int features) {  // only its own columns
+  std::fill(row, row + features, 0.0f);
+  row[kCandidateFeatures] = 1.0f;
+  row[kCandidateFeatures + 1] = static_cast<float>(c.setpoint_c / kTemperatureScale_c);
+}
+
+}  // namespace
+
+void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features) {
+  if (c.cooling) return write_cooling_row(c, row, features);
+  JobTerms t;
+  job_terms(view, c, max_candidates, t);
+  write_start_or_preempt_row(view, c, t, row, features);
+}
+
 void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
                           std::uint8_t* mask, int features) {
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * static_cast<std::size_t>(features));
   std::memset(mask, 0, static_cast<std::size_t>(max_candidates));
+  JobTerms t;
   for (int i = 0; i < rows; ++i) {
     const Candidate& c = candidates[static_cast<std::size_t>(i)];
-    write_candidate_features(view, c, max_candidates, out + static_cast<std::size_t>(i) * static_cast<std::size_t>(features), features);
+    float* row = out + static_cast<std::size_t>(i) * static_cast<std::size_t>(features);
+    if (c.cooling) {
+      write_cooling_row(c, row, features);
+    } else {
+      if (c.job != t.job || c.rank != t.rank) job_terms(view, c, max_candidates, t);
+      write_start_or_preempt_row(view, c, t, row, features);
+    }
     mask[i] = c.legal ? 1 : 0;
   }
 }

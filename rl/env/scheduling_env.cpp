@@ -419,6 +419,13 @@ double SchedulingEnv::total_jct_s() const { return impl_->sim ? impl_->sim->job_
 std::uint64_t SchedulingEnv::jobs_completed() const { return impl_->sim ? impl_->sim->stats().jobs_completed : 0; }
 const EnvConfig& SchedulingEnv::config() const { return impl_->config; }
 
+const CandidateStats& SchedulingEnv::candidate_stats() const {
+  if (!impl_->builder) throw InvalidAction("SchedulingEnv::candidate_stats called before reset()");
+  return impl_->builder->stats();
+}
+
+std::uint64_t SchedulingEnv::placement_claims() const { return impl_->builder ? impl_->builder->index_claims() : 0; }
+
 SchedulingEnv::CandidateInfo SchedulingEnv::candidate(int i) const {
   const Impl& m = *impl_;
   if (i < 0 || i >= m.config.max_candidates) {

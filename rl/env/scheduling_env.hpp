@@ -37,6 +37,8 @@ class Simulator;
 
 namespace schedsim::rl {
 
+struct CandidateStats;
+
 // Weights of the reward terms (all per agent step, summed). Units in the names.
 struct RewardWeights {
   double jobs_in_system = 1.0;  // x -(jobs in system) x dt, dt in seconds x reward_scale
@@ -179,6 +181,11 @@ class SchedulingEnv {
     double setpoint_c = 0.0;
   };
   CandidateInfo candidate(int i) const;
+
+  // What building this episode's candidates cost so far (rl/env/candidates.hpp), and the
+  // devices its placement queries claimed (0: they are read-only).
+  const CandidateStats& candidate_stats() const;
+  std::uint64_t placement_claims() const;
 
  private:
   struct Impl;

@@ -1,87 +1,12 @@
 #include "rl/env/vector_env.hpp"
 
-#include <atomic>
-#include <condition_variable>
 #include <exception>
 #include <functional>
-#include <mutex>
-#include <thread>
 
+#include "rl/env/worker_pool.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim::rl {
-
-namespace {
-
-// Persistent workers that run fn(0..n-1) together with the calling thread. Which thread
-// runs which index varies; each index writes only its own outputs, so the results do not.
-class WorkerPool {
- public:
-  explicit WorkerPool(int threads) {
-    for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  WorkerPool(const WorkerPool&) = delete;
-  WorkerPool& operator=(const WorkerPool&) = delete;
-
-  void run(int n, const std::function<void(int)>& fn) {
-    if (workers_.empty()) {
-      for (int i = 0; i < n; ++i) fn(i);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      fn_ = &fn;
-      n_ = n;
-      next_.store(0);
-      busy_ = static_cast<int>(workers_.size());
-      ++generation_;
-    }
-    wake_.notify_all();
-    claim();
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
-    fn_ = nullptr;
-  }
-
- private:
-  void claim() {
-    for (int i = next_.fetch_add(1); i < n_; i = next_.fetch_add(1)) (*fn_)(i);
-  }
-  void work() {
-    std::uint64_t seen = 0;
-    while (true) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      claim();
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0;
-  std::atomic<int> next_{0};
-  int busy_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-};
-
-}  // namespace
 
 struct VectorEnv::Impl {
   int n = 0;
@@ -153,6 +78,9 @@ struct VectorEnv::Impl {
 
 VectorEnv::VectorEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig config, int num_envs, int num_threads) {
   if (num_envs < 1) throw InputError("VectorEnv", "num_envs must be at least 1, got " + std::to_string(num_envs));
+  if (num_envs > WorkerPool::kMaxItems) {
+    throw InputError("VectorEnv", "num_envs must be at most " + std::to_string(WorkerPool::kMaxItems) + ", got " + std::to_string(num_envs));
+  }
   if (num_threads < 1) throw InputError("VectorEnv", "num_threads must be at least 1, got " + std::to_string(num_threads));
   impl_ = std::make_unique<Impl>(num_envs, std::min(num_threads, num_envs));
   Impl& m = *impl_;

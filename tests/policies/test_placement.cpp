@@ -9,6 +9,7 @@
 
 #include "policies/placement.hpp"
 #include "sim/cluster_state.hpp"
+#include "sim/error.hpp"
 
 using namespace schedsim;
 
@@ -140,4 +141,56 @@ TEST_CASE("packed placement with its node index picks the devices of the full sc
     CHECK(multi_node > 100);  // the multi-node paths are exercised
     CHECK(refused > 100);
   }
+}
+
+TEST_CASE("with claiming off, placements are read-only queries of the free set", "[policies][placement]") {
+  const ClusterSpec cluster({NodeGroup{6, "A", 8}, NodeGroup{4, "B", 4}});
+  std::vector<int> racks;
+  for (int k = 0; k < cluster.num_nodes(); ++k) racks.push_back(k / 3);
+  ClusterState state(cluster);
+  FreeDevices query;  // claiming off, one reset per decision, kept across decisions
+  query.set_claiming(false);
+  std::mt19937 rng(7);
+  std::vector<std::pair<std::int64_t, std::vector<DeviceId>>> running;
+  std::int64_t next_owner = 0;
+  int answered = 0;
+  for (int decision = 0; decision < 1500; ++decision) {
+    for (std::size_t i = 0; i < running.size();) {
+      if (rng() % 3 == 0) {
+        state.release(running[i].second, running[i].first);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        ++i;
+      }
+    }
+    query.reset(state);
+    std::vector<DeviceId> first;
+    for (int q = 0; q < 6; ++q) {  // several answers of one decision, none claimed
+      const int n = 1 + static_cast<int>(rng() % 12);
+      const int only_type = static_cast<int>(rng() % 3) - 1;
+      const std::vector<DeviceId> expected = packed_by_scan(state, {}, n, &racks, only_type);
+      std::vector<DeviceId> got;
+      INFO("decision " << decision << " n " << n << " type " << only_type);
+      REQUIRE(query.packed(n, &racks, got, only_type) == !expected.empty());
+      REQUIRE(got == expected);
+      std::vector<DeviceId> ff, lowest;
+      for (DeviceId d = state.next_free(0); d >= 0 && static_cast<int>(lowest.size()) < n; d = state.next_free(d + 1)) lowest.push_back(d);
+      REQUIRE(query.first_fit(n, ff) == (static_cast<int>(lowest.size()) == n));
+      if (!ff.empty()) REQUIRE(ff == lowest);
+      if (first.empty()) first = got;
+      answered += !got.empty();
+    }
+    if (!first.empty() && rng() % 2 == 0) {  // the decision starts one of its answers
+      state.allocate(first, next_owner);
+      running.emplace_back(next_owner++, first);
+    }
+  }
+  CHECK(answered > 3000);
+  CHECK(query.claims() == 0);
+  std::vector<DeviceId> out;
+  CHECK_THROWS_AS(query.spread(1, out), InvariantError);
+  query.set_claiming(true);
+  query.reset(state);
+  REQUIRE(query.first_fit(1, out));
+  CHECK(query.claims() == 1);
 }

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "experiments/scenario.hpp"
+#include "experiments/simulation_setup.hpp"
+#include "rl/env/candidates.hpp"
+#include "sim/cluster_physics.hpp"
 #include "rl/env/env_bench.hpp"
 #include "rl/env/features.hpp"
 #include "rl/env/scheduling_env.hpp"
@@ -303,6 +306,123 @@ TEST_CASE("VectorEnv results do not depend on the thread count", "[rl][vector]")
   CHECK(episodes_one == episodes_three);
   REQUIRE(one.size() == three.size());
   CHECK(std::memcmp(one.data(), three.data(), one.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("VectorEnv results do not depend on the thread count on the built-in scenario", "[rl][vector]") {
+  const PolicyRegistry registry = builtin_policies();
+  auto sc = std::make_shared<const ScenarioConfig>(load_rl_scenario("", {"workload.synthetic.num_jobs=40"}, registry));
+  const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+  auto run = [&](int threads) {
+    VectorEnv venv(sc, cfg, 8, threads);
+    const EnvShape& s = venv.shape();
+    Rng rng(8, "test.actions");
+    venv.reset(3);
+    std::vector<float> out;
+    std::vector<std::int32_t> actions(8);
+    for (int t = 0; t < 400; ++t) {
+      for (int i = 0; i < 8; ++i) {
+        std::vector<std::uint8_t> m(venv.masks() + i * s.num_actions(), venv.masks() + (i + 1) * s.num_actions());
+        actions[static_cast<std::size_t>(i)] = random_legal(m, rng);
+      }
+      venv.step(actions.data());
+      out.insert(out.end(), venv.candidates(), venv.candidates() + 8 * s.num_candidates * s.candidate_features);
+      out.insert(out.end(), venv.global(), venv.global() + 8 * s.global_features);
+      out.insert(out.end(), venv.rewards(), venv.rewards() + 8);
+      for (int i = 0; i < 8; ++i) out.push_back(venv.terminated()[i] + 2.0f * venv.truncated()[i]);
+      out.insert(out.end(), venv.masks(), venv.masks() + 8 * s.num_actions());
+    }
+    return std::make_pair(out, venv.take_finished_episodes().size());
+  };
+  const auto [one, episodes] = run(1);
+  CHECK(episodes >= 8);  // 40-job episodes: every environment reset at least once
+  for (int threads : {2, 4, 8}) {
+    const auto [other, other_episodes] = run(threads);
+    INFO("threads " << threads);
+    CHECK(other_episodes == episodes);
+    REQUIRE(other.size() == one.size());
+    CHECK(std::memcmp(other.data(), one.data(), one.size() * sizeof(float)) == 0);
+  }
+}
+
+// The builder keeps state between decision points (each job's physics answers per
+// placement option) and answers jobs of one size from one read-only query of the
+// placement index; a builder made fresh at every decision point has neither, so any
+// stale answer would show as a difference.
+TEST_CASE("Candidates built with the cached answers equal those of a fresh builder", "[rl][env][candidates]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=80"}, registry);
+  const EnvConfig cfg = EnvConfig::from_scenario(sc);
+  REQUIRE(cfg.preempt_rows > 0);
+  std::vector<std::string> warnings;
+  SimulationSetup setup(sc, 5, warnings);
+  PendingQueue queue(cfg.order);
+  auto sim = setup.make_simulator(queue);
+  const ClusterPhysics* physics = setup.physics();
+  REQUIRE(physics != nullptr);
+  CandidateBuilder cached(cfg, setup.cluster(), physics, setup.simulator_options().node_group, sc.accelerators);
+  std::vector<Candidate> rows, fresh_rows;
+  Rng rng(2, "test.actions");
+  ActionBatch batch;
+  std::uint64_t decisions = 0, start_rows = 0;
+  bool running = sim->advance();
+  while (running) {
+    const int n = cached.build(sim->view(), queue, rows);
+    CandidateBuilder fresh(cfg, setup.cluster(), physics, setup.simulator_options().node_group, sc.accelerators);
+    REQUIRE(fresh.build(sim->view(), queue, fresh_rows) == n);
+    std::vector<int> legal;
+    for (int i = 0; i < n; ++i) {
+      const Candidate& a = rows[static_cast<std::size_t>(i)];
+      const Candidate& b = fresh_rows[static_cast<std::size_t>(i)];
+      INFO("decision " << decisions << " row " << i);
+      REQUIRE(a.legal == b.legal);
+      REQUIRE(a.preempt == b.preempt);
+      REQUIRE(a.job == b.job);
+      REQUIRE(a.rank == b.rank);
+      REQUIRE(a.option == b.option);
+      REQUIRE(a.devices == b.devices);
+      CHECK(a.nodes == b.nodes);
+      CHECK(a.racks == b.racks);
+      CHECK(a.shares_node == b.shares_node);
+      CHECK(a.rate == b.rate);  // bit for bit
+      CHECK(a.best_rate == b.best_rate);
+      CHECK(a.memory_use == b.memory_use);
+      if (a.legal && !a.preempt) {
+        ++start_rows;
+        CHECK(a.rate == physics->uncontended_rate(sim->job(a.job).spec, a.devices));
+        CHECK(physics->placement_problem(sim->job(a.job).spec, a.devices).empty());
+        for (DeviceId d : a.devices) CHECK(sim->view().cluster_state().is_free(d));
+      }
+      if (a.legal) legal.push_back(i);
+    }
+    ++decisions;
+    // As the environment does: start or preempt a random legal row, or (one time in
+    // four, or with none legal) let the simulation run on.
+    if (!legal.empty() && rng.below(4) != 0) {
+      const Candidate& c = rows[static_cast<std::size_t>(legal[rng.below(legal.size())])];
+      batch.clear();
+      if (c.preempt) {
+        batch.preempt(c.job);
+      } else {
+        batch.start(c.job, c.devices);
+      }
+      sim->apply(batch);
+      if (!c.preempt) queue.started(c.job);
+    } else {
+      if (sim->num_pending() > 0 && sim->num_running() == 0 && !sim->has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
+      running = sim->advance();
+    }
+  }
+  CHECK(decisions > 300);
+  CHECK(start_rows > 500);
+  const CandidateStats& st = cached.stats();
+  CHECK(st.builds == decisions);
+  CHECK(st.start_rows == start_rows);
+  CHECK(cached.index_claims() == 0);  // read-only queries: nothing claimed, nothing to undo
+  // Jobs of one size share a query: fewer queries than (job, option) lookups.
+  CHECK(st.placement_queries * 10 < st.placement_lookups * 7);
+  // A waiting job's placement often stays put between decision points.
+  CHECK(st.physics_reused * 2 > st.physics_evaluations);
+  CHECK(st.physics_evaluations + st.physics_reused >= st.start_rows);
 }
 
 TEST_CASE("A hand-built case has the expected candidates and features", "[rl][env]") {
