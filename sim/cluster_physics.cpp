@@ -93,14 +93,17 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
   if (job.model.empty()) return nullptr;
+  if (job.model == last_model_) return last_profile_;
   // Catalogue lookups normalize names; a run has few distinct model strings, so cache.
   auto it = profile_cache_.find(job.model);
   if (it == profile_cache_.end()) it = profile_cache_.emplace(job.model, profiles_.find(job.model)).first;
+  last_model_ = job.model;
+  last_profile_ = it->second;
   return it->second;
 }
 
 double ClusterPhysics::compute_time_s(const WorkloadProfile& profile, const AcceleratorSpec& device, int num_devices) const {
-  const auto key = std::make_tuple(&profile, &device, num_devices);
+  const ComputeKey key{&profile, &device, num_devices};
   auto it = compute_cache_.find(key);
   if (it == compute_cache_.end()) it = compute_cache_.emplace(key, iteration_compute_time(profile, device, num_devices).time_s).first;
   return it->second;
