@@ -132,9 +132,9 @@ class CandidateBuilder {
   // does not change during a build, so jobs of the same size share it.
   int query(bool packed, int n, int only_type);
   void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
-  // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
-  // computed once per job: it does not change while the job waits.
-  const std::vector<double>& type_rates(JobSlot slot, const JobState& job);
+  // The types of `rates` (the first `types` entries) with a positive rate, in `out`:
+  // fastest or slowest first, ties by type index.
+  void type_order(const std::vector<double>& rates, int types, bool fastest, std::vector<int>& out);
 
   const EnvConfig& config_;
   const ClusterSpec& cluster_;
@@ -167,9 +167,14 @@ class CandidateBuilder {
   };
   struct Rates {
     std::uint64_t arrival_seq = ~0ULL;
+    // The consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
+    // then the best; computed once per job: it does not change while the job waits.
     std::vector<double> by_type;
     double best = 0.0;
     double memory_per_device_bytes = 0.0;  // of the job's workload profile, 0 without
+    // Device types with a positive rate, fastest (slowest) first, ties by type index: the
+    // typed placement options' order of trial (only with typed options).
+    std::vector<int> fastest_first, slowest_first;
     RowEstimate rows[kNumPlacementOptions];
   };
   std::vector<Rates> rates_;  // by job slot
