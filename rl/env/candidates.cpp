@@ -10,11 +10,6 @@
 
 namespace schedsim::rl {
 
-double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
-  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
-  return estimated_total_s(j.spec) * fraction;
-}
-
 void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
   const JobState& j = view.job(job);
   const auto index = static_cast<std::size_t>(job);

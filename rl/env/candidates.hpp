@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policies/placement.hpp"
+#include "policies/queue_order.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/policy.hpp"
@@ -63,7 +64,11 @@ class PendingQueue : public Policy {
 inline double estimated_total_s(const JobSpec& s) { return s.has_estimate() ? s.estimate_s : s.duration_s; }
 // Estimated seconds of work left at rate 1: the estimate (duration when it has none)
 // scaled by the fraction of the job's true work still to do.
-double estimated_remaining_s(const SchedulerView& view, const JobState& j);
+// Inline: it runs per row and per running job in every observation.
+inline double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
+  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
+  return estimated_total_s(j.spec) * fraction;
+}
 
 // One candidate row: a start of a pending job on a placement or, with the preemption
 // action family (EnvConfig::preempt_rows), the preemption of a running job.
