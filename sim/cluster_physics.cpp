@@ -215,6 +215,15 @@ double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_de
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
   const AcceleratorSpec& ref = reference_type(job);
+  // A function of (profile, reference type, devices) and the fixed configuration: the RL
+  // environment asks it for every placement it rates.
+  const ComputeKey key{profile, &ref, num_devices};
+  auto it = reference_cache_.find(key);
+  if (it == reference_cache_.end()) it = reference_cache_.emplace(key, reference_iteration_uncached_s(profile, ref, num_devices)).first;
+  return it->second;
+}
+
+double ClusterPhysics::reference_iteration_uncached_s(const WorkloadProfile* profile, const AcceleratorSpec& ref, int num_devices) const {
   const double compute_s = compute_time_s(*profile, ref, num_devices);
   if (num_devices <= 1) return compute_s;
   // Consolidated: inside one NVLink domain when the domain is large enough, else over

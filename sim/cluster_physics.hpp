@@ -156,6 +156,9 @@ class ClusterPhysics : public PhysicsModel {
   };
   // A hash table, not a tree: the lookup runs several times per rate query.
   mutable std::unordered_map<ComputeKey, double, ComputeKeyHash> compute_cache_;
+  // reference_iteration_time_s by (profile, reference type, device count).
+  mutable std::unordered_map<ComputeKey, double, ComputeKeyHash> reference_cache_;
+  double reference_iteration_uncached_s(const WorkloadProfile* profile, const AcceleratorSpec& ref, int num_devices) const;
 };
 
 }  // namespace schedsim
