@@ -46,10 +46,10 @@ class RlPolicy final : public Policy {
     cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(f));
     glob_.resize(static_cast<std::size_t>(g));
     mask_.resize(static_cast<std::size_t>(k) + 1);
-    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data(), f);
+    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data(), f, &feature_logs_);
     // As the environment: wait is illegal while jobs pending could otherwise wait forever.
     mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_running() > 0 || sim_->num_pending() == 0 ? 1 : 0;
-    write_global_features(view, queue_, glob_.data(), g);
+    write_global_features(view, queue_, glob_.data(), g, &feature_logs_);
     const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
     if (a < 0 || a >= k) {  // wait: until the next event, or the next signal change (as the environment)
       out.wake_at(signal_wake(view));
@@ -74,6 +74,7 @@ class RlPolicy final : public Policy {
   PendingQueue queue_;
   const Simulator* sim_ = nullptr;
   std::unique_ptr<CandidateBuilder> builder_;
+  FeatureLogCache feature_logs_;  // saves work only: the rows are the same without it
   std::vector<Candidate> candidates_;
   std::vector<float> cand_, glob_;
   std::vector<std::uint8_t> mask_;

@@ -93,14 +93,17 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
 
 const WorkloadProfile* ClusterPhysics::profile_of(const JobSpec& job) const {
   if (job.model.empty()) return nullptr;
+  if (job.model == last_model_) return last_profile_;
   // Catalogue lookups normalize names; a run has few distinct model strings, so cache.
   auto it = profile_cache_.find(job.model);
   if (it == profile_cache_.end()) it = profile_cache_.emplace(job.model, profiles_.find(job.model)).first;
+  last_model_ = job.model;
+  last_profile_ = it->second;
   return it->second;
 }
 
 double ClusterPhysics::compute_time_s(const WorkloadProfile& profile, const AcceleratorSpec& device, int num_devices) const {
-  const auto key = std::make_tuple(&profile, &device, num_devices);
+  const ComputeKey key{&profile, &device, num_devices};
   auto it = compute_cache_.find(key);
   if (it == compute_cache_.end()) it = compute_cache_.emplace(key, iteration_compute_time(profile, device, num_devices).time_s).first;
   return it->second;
@@ -212,6 +215,15 @@ double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_de
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
   const AcceleratorSpec& ref = reference_type(job);
+  // A function of (profile, reference type, devices) and the fixed configuration: the RL
+  // environment asks it for every placement it rates.
+  const ComputeKey key{profile, &ref, num_devices};
+  auto it = reference_cache_.find(key);
+  if (it == reference_cache_.end()) it = reference_cache_.emplace(key, reference_iteration_uncached_s(profile, ref, num_devices)).first;
+  return it->second;
+}
+
+double ClusterPhysics::reference_iteration_uncached_s(const WorkloadProfile* profile, const AcceleratorSpec& ref, int num_devices) const {
   const double compute_s = compute_time_s(*profile, ref, num_devices);
   if (num_devices <= 1) return compute_s;
   // Consolidated: inside one NVLink domain when the domain is large enough, else over

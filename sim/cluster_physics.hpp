@@ -8,6 +8,7 @@
 // Jobs without a known workload profile run at rate 1 (elastic ones follow Amdahl's law).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -135,9 +136,29 @@ class ClusterPhysics : public PhysicsModel {
   std::vector<char> mark_;              // scratch, by slot
   std::vector<JobSlot> flow_slot_;      // max-min flow id -> job slot
   mutable std::unordered_map<std::string, const WorkloadProfile*> profile_cache_;
+  // The last answer of profile_of: consecutive queries are mostly for one job, and a
+  // string comparison is cheaper than the hash.
+  mutable std::string last_model_;
+  mutable const WorkloadProfile* last_profile_ = nullptr;
   // Roofline compute time by (profile, device type, device count): a run has few.
   double compute_time_s(const WorkloadProfile& profile, const AcceleratorSpec& device, int num_devices) const;
-  mutable std::map<std::tuple<const WorkloadProfile*, const AcceleratorSpec*, int>, double> compute_cache_;
+  struct ComputeKey {
+    const WorkloadProfile* profile;
+    const AcceleratorSpec* device;
+    int num_devices;
+    bool operator==(const ComputeKey& o) const { return profile == o.profile && device == o.device && num_devices == o.num_devices; }
+  };
+  struct ComputeKeyHash {
+    std::size_t operator()(const ComputeKey& k) const {
+      const auto a = reinterpret_cast<std::uintptr_t>(k.profile), b = reinterpret_cast<std::uintptr_t>(k.device);
+      return (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ static_cast<std::size_t>(k.num_devices);
+    }
+  };
+  // A hash table, not a tree: the lookup runs several times per rate query.
+  mutable std::unordered_map<ComputeKey, double, ComputeKeyHash> compute_cache_;
+  // reference_iteration_time_s by (profile, reference type, device count).
+  mutable std::unordered_map<ComputeKey, double, ComputeKeyHash> reference_cache_;
+  double reference_iteration_uncached_s(const WorkloadProfile* profile, const AcceleratorSpec& ref, int num_devices) const;
 };
 
 }  // namespace schedsim

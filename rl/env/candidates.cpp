@@ -10,11 +10,6 @@
 
 namespace schedsim::rl {
 
-double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
-  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
-  return estimated_total_s(j.spec) * fraction;
-}
-
 void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
   const JobState& j = view.job(job);
   const auto index = static_cast<std::size_t>(job);
@@ -93,6 +88,10 @@ CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobState
       r.best = std::max(r.best, r.by_type[static_cast<std::size_t>(t)]);
     }
     r.by_type.push_back(r.best);  // last entry: the best
+    if (typed_options_) {
+      type_order(r.by_type, types, true, r.fastest_first);
+      type_order(r.by_type, types, false, r.slowest_first);
+    }
     const WorkloadProfile* profile = physics_ ? physics_->profile_of(job.spec) : nullptr;
     r.memory_per_device_bytes = profile ? profile->memory_per_device_bytes : 0.0;
     for (RowEstimate& e : r.rows) e.valid = false;
@@ -100,7 +99,19 @@ CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobState
   return r;
 }
 
-const std::vector<double>& CandidateBuilder::type_rates(JobSlot slot, const JobState& job) { return rates_of(slot, job).by_type; }
+void CandidateBuilder::type_order(const std::vector<double>& rates, int types, bool fastest, std::vector<int>& out) {
+  type_order_.clear();
+  for (int t = 0; t < types; ++t) {
+    const double r = rates[static_cast<std::size_t>(t)];
+    if (r > 0) type_order_.emplace_back(fastest ? -r : r, t);
+  }
+  // Stable insertion sort: a handful of types (std::stable_sort would allocate a buffer).
+  for (std::size_t i = 1; i < type_order_.size(); ++i) {
+    for (std::size_t j = i; j > 0 && type_order_[j] < type_order_[j - 1]; --j) std::swap(type_order_[j], type_order_[j - 1]);
+  }
+  out.clear();
+  for (const auto& [unused, t] : type_order_) out.push_back(t);
+}
 
 int CandidateBuilder::query(bool packed, int n, int only_type) {
   ++stats_.placement_lookups;
@@ -129,18 +140,8 @@ int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState
     case PlacementOption::kFastestType:
     case PlacementOption::kSlowestType: {
       if (!typed_options_) return -1;  // the same device set as packed
-      type_order_.clear();
-      const int types = static_cast<int>(cluster_.device_types().size());
-      const std::vector<double>& rates = type_rates(slot, job);
-      for (int t = 0; t < types; ++t) {
-        const double r = rates[static_cast<std::size_t>(t)];
-        if (r > 0) type_order_.emplace_back(option == PlacementOption::kFastestType ? -r : r, t);
-      }
-      // Stable insertion sort: a handful of types (std::stable_sort would allocate a buffer).
-      for (std::size_t i = 1; i < type_order_.size(); ++i) {
-        for (std::size_t j = i; j > 0 && type_order_[j] < type_order_[j - 1]; --j) std::swap(type_order_[j], type_order_[j - 1]);
-      }
-      for (const auto& [unused, t] : type_order_) {
+      const Rates& r = rates_of(slot, job);
+      for (int t : option == PlacementOption::kFastestType ? r.fastest_first : r.slowest_first) {
         const int q = query(true, n, t);
         if (q >= 0) return q;
       }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policies/placement.hpp"
+#include "policies/queue_order.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/policy.hpp"
@@ -63,7 +64,11 @@ class PendingQueue : public Policy {
 inline double estimated_total_s(const JobSpec& s) { return s.has_estimate() ? s.estimate_s : s.duration_s; }
 // Estimated seconds of work left at rate 1: the estimate (duration when it has none)
 // scaled by the fraction of the job's true work still to do.
-double estimated_remaining_s(const SchedulerView& view, const JobState& j);
+// Inline: it runs per row and per running job in every observation.
+inline double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
+  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
+  return estimated_total_s(j.spec) * fraction;
+}
 
 // One candidate row: a start of a pending job on a placement or, with the preemption
 // action family (EnvConfig::preempt_rows), the preemption of a running job.
@@ -132,9 +137,9 @@ class CandidateBuilder {
   // does not change during a build, so jobs of the same size share it.
   int query(bool packed, int n, int only_type);
   void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
-  // The job's consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
-  // computed once per job: it does not change while the job waits.
-  const std::vector<double>& type_rates(JobSlot slot, const JobState& job);
+  // The types of `rates` (the first `types` entries) with a positive rate, in `out`:
+  // fastest or slowest first, ties by type index.
+  void type_order(const std::vector<double>& rates, int types, bool fastest, std::vector<int>& out);
 
   const EnvConfig& config_;
   const ClusterSpec& cluster_;
@@ -167,9 +172,14 @@ class CandidateBuilder {
   };
   struct Rates {
     std::uint64_t arrival_seq = ~0ULL;
+    // The consolidated, uncontended rate per device type (ClusterPhysics::estimated_rate),
+    // then the best; computed once per job: it does not change while the job waits.
     std::vector<double> by_type;
     double best = 0.0;
     double memory_per_device_bytes = 0.0;  // of the job's workload profile, 0 without
+    // Device types with a positive rate, fastest (slowest) first, ties by type index: the
+    // typed placement options' order of trial (only with typed options).
+    std::vector<int> fastest_first, slowest_first;
     RowEstimate rows[kNumPlacementOptions];
   };
   std::vector<Rates> rates_;  // by job slot

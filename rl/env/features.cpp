@@ -54,7 +54,9 @@ struct JobTerms {
   double gpus_frac = 0.0, log_work = 0.0, log_gpu_work = 0.0, log_age = 0.0, log_priority = 0.0, log_rank = 0.0;
 };
 
-void job_terms(const SchedulerView& view, const Candidate& c, int max_candidates, JobTerms& t) {
+double log_rank(int rank, int max_candidates) { return std::log1p(static_cast<double>(rank)) / std::log1p(static_cast<double>(max_candidates)); }
+
+void job_terms(const SchedulerView& view, const Candidate& c, int max_candidates, JobTerms& t, FeatureLogCache* cache) {
   const JobState& j = view.job(c.job);
   const JobSpec& s = j.spec;
   const double now_s = view.now().seconds();
@@ -63,14 +65,31 @@ void job_terms(const SchedulerView& view, const Candidate& c, int max_candidates
   t.rank = c.rank;
   t.work_s = estimated_remaining_s(view, j);
   t.gpus_frac = s.num_gpus / total_devices;
-  t.log_work = std::log1p(t.work_s / kHour_s);
-  t.log_gpu_work = std::log1p(s.num_gpus * t.work_s / kHour_s);
-  t.log_age = std::log1p(std::max(0.0, now_s - s.submit.seconds()) / kHour_s);
-  t.log_priority = log1p_signed(s.priority);
-  t.log_rank = std::log1p(static_cast<double>(c.rank)) / std::log1p(static_cast<double>(max_candidates));
+  const double work_h = t.work_s / kHour_s, gpu_work_h = s.num_gpus * t.work_s / kHour_s;
+  const double age_h = std::max(0.0, now_s - s.submit.seconds()) / kHour_s;
+  // log1p(+-0) is +-0: most jobs have priority 0.
+  t.log_priority = s.priority == 0.0 ? s.priority : log1p_signed(s.priority);
+  if (!cache) {
+    t.log_work = std::log1p(work_h);
+    t.log_gpu_work = std::log1p(gpu_work_h);
+    t.log_age = std::log1p(age_h);
+    t.log_rank = log_rank(c.rank, max_candidates);
+    return;
+  }
+  FeatureLogCache::Job& memo = cache->job(c.job);
+  t.log_work = memo.work(work_h);
+  t.log_gpu_work = memo.gpu_work(gpu_work_h);
+  t.log_age = memo.age(age_h);
+  if (cache->log_rank_of != max_candidates) {
+    cache->log_rank.clear();
+    cache->log_rank_of = max_candidates;
+  }
+  while (static_cast<int>(cache->log_rank.size()) <= c.rank) cache->log_rank.push_back(log_rank(static_cast<int>(cache->log_rank.size()), max_candidates));
+  t.log_rank = cache->log_rank[static_cast<std::size_t>(c.rank)];
 }
 
-void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, const JobTerms& t, float* row, int features) {
+void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, const JobTerms& t, float* row, int features,
+                                FeatureLogCache* cache) {
   const JobSpec& s = view.job(c.job).spec;
   const double now_s = view.now().seconds();
   // Run time on this placement (on the best one for a blocked row; the rest of the run at
@@ -85,7 +104,8 @@ void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, c
       t.log_gpu_work,
       t.log_age,
       c.legal && c.best_rate > 0 ? c.rate / c.best_rate : 0.0,
-      std::log1p(runtime_s / kHour_s),
+      cache ? cache->job(c.job).runtime[start ? static_cast<int>(c.option) : kNumPlacementOptions](runtime_s / kHour_s)
+            : std::log1p(runtime_s / kHour_s),
       c.memory_use,
       t.log_priority,
       has_deadline ? 1.0 : 0.0,
@@ -116,12 +136,12 @@ void write_cooling_row(const Candidate& c, float* row, int features) {  // only 
 void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features) {
   if (c.cooling) return write_cooling_row(c, row, features);
   JobTerms t;
-  job_terms(view, c, max_candidates, t);
-  write_start_or_preempt_row(view, c, t, row, features);
+  job_terms(view, c, max_candidates, t, nullptr);
+  write_start_or_preempt_row(view, c, t, row, features, nullptr);
 }
 
 void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
-                          std::uint8_t* mask, int features) {
+                          std::uint8_t* mask, int features, FeatureLogCache* cache) {
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * static_cast<std::size_t>(features));
   std::memset(mask, 0, static_cast<std::size_t>(max_candidates));
   JobTerms t;
@@ -131,8 +151,8 @@ void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate
     if (c.cooling) {
       write_cooling_row(c, row, features);
     } else {
-      if (c.job != t.job || c.rank != t.rank) job_terms(view, c, max_candidates, t);
-      write_start_or_preempt_row(view, c, t, row, features);
+      if (c.job != t.job || c.rank != t.rank) job_terms(view, c, max_candidates, t, cache);
+      write_start_or_preempt_row(view, c, t, row, features, cache);
     }
     mask[i] = c.legal ? 1 : 0;
   }
@@ -155,7 +175,7 @@ double forecast_mean(const GridSignals& signals, SignalKind kind, Tick now, std:
 
 }  // namespace
 
-void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global, int features) {
+void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global, int features, FeatureLogCache* cache) {
   const ClusterState& state = view.cluster_state();
   const ClusterSpec& spec = state.spec();
   double free_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
@@ -180,11 +200,14 @@ void write_global_features(const SchedulerView& view, const PendingQueue& queue,
   v = values;
   for (int t = 0; t < kMaxDeviceTypes; ++t) v[t] = all_by_type[t] > 0 ? free_by_type[t] / all_by_type[t] : 0.0;
   v[4] = state.free_devices() / total;
-  v[5] = std::log1p(static_cast<double>(view.num_pending()));
+  const double pending = static_cast<double>(view.num_pending());
+  const double queued_gpu_h = std::max(0.0, queue.queued_gpu_s()) / kHour_s;
+  const double running_mean_h = running > 0 ? remaining_h / static_cast<double>(running) : 0.0;
+  v[5] = cache ? cache->pending(pending) : std::log1p(pending);
   v[6] = static_cast<double>(queue.queued_gpus()) / total;
-  v[7] = std::log1p(std::max(0.0, queue.queued_gpu_s()) / kHour_s);
-  v[8] = std::log1p(static_cast<double>(running));
-  v[9] = running > 0 ? std::log1p(remaining_h / static_cast<double>(running)) : 0.0;
+  v[7] = cache ? cache->queued_gpu_h(queued_gpu_h) : std::log1p(queued_gpu_h);
+  v[8] = cache ? cache->running(static_cast<double>(running)) : std::log1p(static_cast<double>(running));
+  v[9] = running > 0 ? (cache ? cache->running_mean_h(running_mean_h) : std::log1p(running_mean_h)) : 0.0;
   v[10] = std::sin(day_phase);
   v[11] = std::cos(day_phase);
   // v[12..15]: electricity price and carbon intensity now and their forecast mean over the

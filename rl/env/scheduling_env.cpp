@@ -173,6 +173,7 @@ struct SchedulingEnv::Impl {
   std::vector<Candidate> candidates;
   int rows = 0;
   bool wait_legal = true;
+  mutable FeatureLogCache feature_logs;  // saves work only: write_observation's output is the same without it
   ActionBatch batch;
   std::uint64_t seed = 0;
   std::uint64_t steps = 0;
@@ -398,9 +399,9 @@ void SchedulingEnv::write_observation(float* candidates, float* global, std::uin
   std::memset(mask, 0, static_cast<std::size_t>(k) + 1);
   mask[k] = 1;
   if (!m.sim || m.terminated) return;
-  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask, m.shape.candidate_features);
+  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask, m.shape.candidate_features, &m.feature_logs);
   mask[k] = m.wait_legal ? 1 : 0;
-  write_global_features(m.sim->view(), m.queue, global, m.shape.global_features);
+  write_global_features(m.sim->view(), m.queue, global, m.shape.global_features, &m.feature_logs);
 }
 
 void SchedulingEnv::add_observer(Observer& observer) { impl_->observers.push_back(&observer); }

@@ -361,6 +361,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   REQUIRE(physics != nullptr);
   CandidateBuilder cached(cfg, setup.cluster(), physics, setup.simulator_options().node_group, sc.accelerators);
   std::vector<Candidate> rows, fresh_rows;
+  FeatureLogCache logs;
   Rng rng(2, "test.actions");
   ActionBatch batch;
   std::uint64_t decisions = 0, start_rows = 0;
@@ -394,6 +395,19 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
       }
       if (a.legal) legal.push_back(i);
     }
+    // Feature rows and global features written with logarithms kept across decision
+    // points equal those written without (bit for bit).
+    const int f = candidate_feature_count(cfg), g = global_feature_count(cfg), k = cfg.max_candidates;
+    std::vector<float> kept_rows(static_cast<std::size_t>(k * f)), plain_rows(kept_rows.size()), kept_global(static_cast<std::size_t>(g)),
+        plain_global(kept_global.size());
+    std::vector<std::uint8_t> kept_mask(static_cast<std::size_t>(k)), plain_mask(kept_mask.size());
+    write_candidate_rows(sim->view(), rows, n, k, kept_rows.data(), kept_mask.data(), f, &logs);
+    write_candidate_rows(sim->view(), rows, n, k, plain_rows.data(), plain_mask.data(), f);
+    write_global_features(sim->view(), queue, kept_global.data(), g, &logs);
+    write_global_features(sim->view(), queue, plain_global.data(), g);
+    CHECK(std::memcmp(kept_rows.data(), plain_rows.data(), kept_rows.size() * sizeof(float)) == 0);
+    CHECK(std::memcmp(kept_global.data(), plain_global.data(), kept_global.size() * sizeof(float)) == 0);
+    CHECK(kept_mask == plain_mask);
     ++decisions;
     // As the environment does: start or preempt a random legal row, or (one time in
     // four, or with none legal) let the simulation run on.
