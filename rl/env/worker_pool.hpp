@@ -12,11 +12,14 @@
 //
 // Thread t owns the t-th block of the indices and takes its items first, so an index
 // keeps running on the same thread from round to round while the threads keep pace (its
-// data stays in that core's cache). A thread that is done steals what is left of the
-// other blocks, and the caller waits only for items, not for workers: a worker slow to
-// wake (descheduled on a busy machine) finds the round done, so the caller never waits
-// for it to be scheduled. Which thread runs which index still varies with timing;
-// callers keep results independent of it by writing only per-index outputs.
+// data stays in that core's cache). A thread that is done takes what is left of another
+// block only when that block's owner has made no progress for kStealAfterUs (it is
+// descheduled, or in one long item): moving an environment to the other core moves its
+// data too, which costs more than its step when the two vCPUs share no cache (on a KVM
+// host that varies from minute to minute). So the caller waits only for items, never
+// for a worker that is not running. Each thread counts the items it ran on a cache line
+// of its own. Which thread runs which index still varies with timing; callers keep
+// results independent of it by writing only per-index outputs.
 //
 // Whether a round is worth sharing depends on the machine: on an idle one the threads
 // run side by side, on one whose cores are busy with other work the hand-offs (and a
@@ -50,6 +53,7 @@ class WorkerPool {
   static constexpr int kProbeRounds = 12;
   static constexpr int kProbeWarmup = 4;  // of those, not timed
   static constexpr int kMaxProbeEvery = 1024;
+  static constexpr int kStealAfterUs = 30;  // a block's owner this long without progress loses its items
   // `threads` - 1 workers (the caller is the other thread); spin_us < 0 counts as 0
   // (block at once).
   explicit WorkerPool(int threads, int spin_us = kDefaultSpinUs);
@@ -77,11 +81,15 @@ class WorkerPool {
   // open (the item is not done), so fn_ is still its function.
   struct alignas(64) Block {
     std::atomic<std::uint64_t> word{0};
+    // Items thread b (the block's owner) has run since construction, on a line of its
+    // own: only that thread writes it, so finishing an item moves no line between cores.
+    alignas(64) std::atomic<std::uint64_t> done{0};
   };
   static std::uint32_t round_of(std::uint64_t w) { return static_cast<std::uint32_t>(w >> 32); }
   // Runs items while any is left: own block first, then the others in turn.
   void claim(int self);
-  bool claim_from(int block, bool stolen);
+  bool claim_from(int block, int self);
+  std::uint64_t items_done() const;
   void work(int self);
   // Spins up to spin_us_ until done() holds; true when it did.
   template <class Done>
@@ -94,7 +102,6 @@ class WorkerPool {
   std::condition_variable wake_, done_;
   std::atomic<const std::function<void(int)>*> fn_{nullptr};  // written before the blocks
   alignas(64) std::atomic<std::uint32_t> round_{0};           // bumped after the blocks
-  alignas(64) std::atomic<int> completed_{0};                 // items of this round done
   // Sleepers announce themselves under the mutex before their last check of the
   // condition (sequentially consistent, as the signaller's update then its read): the
   // signaller takes the mutex and notifies only when someone may be blocked, so no
@@ -105,6 +112,7 @@ class WorkerPool {
   std::atomic<std::uint64_t> blocked_waits_{0};
   std::atomic<std::uint64_t> stolen_items_{0};
   // The caller's choice between serial and shared rounds (only the caller touches these).
+  std::uint64_t target_ = 0;  // items handed out since construction: the round is done when items_done() reaches it
   bool prefer_shared_ = true;
   bool last_shared_ = false;  // the first round (threads just started) is not timed
   double mean_ns_ = -1.0;     // per item, the preferred way (exponentially weighted; < 0 until measured)
