@@ -170,8 +170,9 @@ class EnergyMeter : public Observer {
   // The power of the job in `slot` now, written to its entry.
   void evaluate(const Simulator& sim, JobSlot slot, std::size_t i);
   void kill(std::size_t i);
-  // Entry i's site power and idle power leave (sign -1) or join (+1) its site's sums.
+  // Entry i's site power and idle power join (`join`) or leave its site's exact sums.
   void count_in_site(std::size_t i, bool join);
+  // Each site's jobs' power and total IT power from its exact sums (end of after_event).
   void update_site_power();
 
   const Simulator& sim_;
