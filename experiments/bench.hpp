@@ -34,7 +34,7 @@ struct BenchResult {
 };
 
 struct BenchOptions {
-  // Jobs per run; unset = the benchmark's own size (1M; policies and full: 100k).
+  // Jobs per run; unset = the benchmark's own size (1M; policies: 100k).
   std::optional<std::uint64_t> jobs;
   int gpus = 10'000;
   // Policy names, or name:placement (e.g. fifo:packed); empty = the benchmark's own
