@@ -18,8 +18,9 @@ ScenarioConfig load_rl_scenario(const std::string& path, const std::vector<std::
 
 struct EnvBenchOptions {
   int num_envs = 8;
-  // Two threads: on an idle multi-core machine about 1.6x one (docs/benchmarks.md), and
-  // the pool falls back to one thread's pace when the cores are busy.
+  // Two threads: 1.4x to 1.6x one on the 2-core machine (1.2x to 1.4x in windows where its
+  // vCPUs share no cache; docs/benchmarks.md), and the pool falls back to one thread's pace
+  // when the cores are busy.
   int threads = 2;
   std::uint64_t steps = 20'000;  // vector steps: num_envs x steps environment steps in all
   std::uint64_t seed = 1;
