@@ -153,8 +153,14 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
   }
 
   // Times, in hours since simulated time 0 (the signals' origin).
-  job_.earliest_start_s = j.has("earliest_start_h") ? j.child("earliest_start_h").as_nonnegative_double() * 3600.0 : 0.0;
-  job_.deadline_s = j.child("deadline_h").as_positive_double() * 3600.0;
+  // Bounded (10^12 s, as trace times are) so that the horizon fits the simulated clock,
+  // whose own check ("time is too large") would name no key.
+  const auto hours = [](const ConfigNode& n, double h) {
+    if (h * 3600.0 > 1e12) n.fail("'" + n.as_string() + "' hours is out of range (over 10^12 seconds, about 31,700 years)");
+    return h * 3600.0;
+  };
+  job_.earliest_start_s = j.has("earliest_start_h") ? hours(j.child("earliest_start_h"), j.child("earliest_start_h").as_nonnegative_double()) : 0.0;
+  job_.deadline_s = hours(j.child("deadline_h"), j.child("deadline_h").as_positive_double());
   if (!(job_.deadline_s > job_.earliest_start_s)) j.child("deadline_h").fail("the deadline must be after earliest_start_h");
   if (auto b = j.maybe_child("budget_usd")) job_.budget_usd = b->as_positive_double();
   if (auto c = j.maybe_child("carbon_cap_kg")) job_.carbon_cap_kg = c->as_positive_double();
@@ -186,7 +192,7 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
     s->expect_map({"start_step_h", "latest_start_h", "segments", "split_at", "cost_includes_electricity"});
     if (auto v = s->maybe_child("start_step_h")) job_.start_step_s = v->as_positive_double() * 3600.0;
     if (auto v = s->maybe_child("latest_start_h")) {
-      job_.latest_start_s = v->as_nonnegative_double() * 3600.0;
+      job_.latest_start_s = hours(*v, v->as_nonnegative_double());
       if (job_.latest_start_s < job_.earliest_start_s || job_.latest_start_s >= job_.deadline_s) v->fail("must lie in [earliest_start_h, deadline_h)");
     }
     if (auto v = s->maybe_child("segments")) {

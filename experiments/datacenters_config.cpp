@@ -2,14 +2,22 @@
 
 #include <cmath>
 
+#include "experiments/interrupt.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
 
 std::vector<NodeGroup> parse_node_groups(const ConfigNode& nodes, std::int64_t& total) {
   if (nodes.size() == 0) nodes.fail("the cluster needs at least one node group, e.g. - {count: 4, type: V100, devices_per_node: 8}");
+  // Bounded before anything is allocated (docs/config.md#limits): a cluster of more
+  // groups than devices allowed is a generated or damaged file.
+  if (nodes.size() > kMaxNodeGroups) {
+    nodes.fail("a list of " + std::to_string(nodes.size()) + " node groups, more than the " + std::to_string(kMaxNodeGroups) +
+               " schedsim reads (docs/config.md#limits); merge groups of the same device type and size");
+  }
   std::vector<NodeGroup> out;
   for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i % 4096 == 0) throw_if_interrupted("reading the scenario's node groups");
     const ConfigNode g = nodes.at(i);
     g.expect_map({"count", "type", "devices_per_node"});
     NodeGroup group;
@@ -44,7 +52,14 @@ DatacentersConfig DatacentersConfig::parse(const ConfigNode& node, std::int64_t&
   node.expect_map({"sites", "wan", "checkpoint_gb", "restart_s", "allowed"});
   const ConfigNode sites = node.child("sites");
   if (!sites.is_sequence() || sites.size() == 0) sites.fail("expected a list of datacenters, each {name, nodes, pue, utc_offset_h, signals}");
+  // The WAN model keeps a link for every pair of datacenters (n^2), so the list is bounded
+  // before anything is built (docs/config.md#limits).
+  if (sites.size() > kMaxDatacenters) {
+    sites.fail("a list of " + std::to_string(sites.size()) + " datacenters, more than the " + std::to_string(kMaxDatacenters) +
+               " schedsim models (docs/config.md#limits: every pair has a WAN link)");
+  }
   for (std::size_t i = 0; i < sites.size(); ++i) {
+    throw_if_interrupted("reading the scenario's datacenters");
     const ConfigNode s = sites.at(i);
     s.expect_map({"name", "nodes", "pue", "utc_offset_h", "signals", "home_weight", "provider", "thermal"});
     DatacenterConfig dc;

@@ -24,6 +24,10 @@ namespace schedsim {
 // across calls (limits apply to the whole scenario).
 std::vector<NodeGroup> parse_node_groups(const ConfigNode& nodes, std::int64_t& total_devices);
 
+// Size limits of a scenario (docs/config.md#limits), checked before anything is built.
+inline constexpr std::size_t kMaxDatacenters = 1'000;    // the WAN model keeps every pair's link
+inline constexpr std::size_t kMaxNodeGroups = 100'000;   // per cluster or datacenter
+
 struct DatacenterConfig {
   std::string name;
   std::string provider;  // the market provider owning the site; "" = the site's own name

@@ -17,6 +17,9 @@ std::vector<RateEvent> parse_events(const ConfigNode& list, bool bursts, YAML::N
     RateEvent r;
     r.start_s = e.child("start_s").as_nonnegative_double();
     r.end_s = r.start_s + e.child("duration_s").as_positive_double();
+    // Within the simulated clock's range (sim/tick.cpp), which would otherwise stop the run
+    // with a message naming no key.
+    if (r.end_s > 1e12) e.fail("start_s + duration_s is " + std::to_string(r.end_s) + " s, over 10^12 seconds (about 31,700 years)");
     const ConfigNode f = e.child("factor");
     r.factor = f.as_nonnegative_double();
     if (bursts && !(r.factor > 1.0)) f.fail("a burst multiplies the rate by a factor > 1, got " + std::to_string(r.factor));

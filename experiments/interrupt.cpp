@@ -41,6 +41,10 @@ const char* signal_name(int signal) {
   }
 }
 
+void throw_if_interrupted(const std::string& doing) {
+  if (const int s = pending_interrupt()) throw Interrupted(s, std::string("interrupted by ") + signal_name(s) + " while " + doing + "; nothing was written");
+}
+
 void InterruptObserver::after_event(const Simulator& sim) {
   if (const int s = pending_interrupt()) {
     if (deferred_) {

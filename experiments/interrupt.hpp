@@ -37,6 +37,11 @@ class Interrupted : public Error {
   int signal_;
 };
 
+// Throws Interrupted ("interrupted by SIGTERM while <doing>; nothing was written") when a
+// signal arrived: long loops before the simulation starts (reading a scenario with many
+// datacenters or node groups) call it, so that Ctrl-C is honoured promptly there too.
+void throw_if_interrupted(const std::string& doing);
+
 // Throws Interrupted after the first event that follows a signal; or, once
 // defer_to(hook) was called (a run that takes snapshots), calls `hook` instead, once, so
 // that the run stops at the end of the instant, after a last snapshot.

@@ -43,11 +43,17 @@ struct ScenarioArgs {
   bool timeline = false;
 };
 
+// Seeds are 0..2^63-1 (sim/config_node.hpp), checked on the text before CLI11 converts it
+// (which would wrap -1 and 2^64 to 2^64-1, and read 010 as octal 8).
+CLI::Validator seed_range() {
+  return CLI::Validator([](std::string& text) { std::uint64_t seed = 0; return parse_seed(text, seed); }, "0..2^63-1", "SEED");
+}
+
 void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& default_out) {
   a.out = default_out;
   cmd->add_option("config", a.config, "scenario YAML file (default: the built-in default scenario)");
   cmd->add_option("--set", a.overrides, "override a config key, e.g. --set workload.synthetic.num_jobs=500 (repeatable)");
-  cmd->add_option("--seed", a.seed, "random seed (overrides the config's seed)");
+  cmd->add_option("--seed", a.seed, "random seed (overrides the config's seed)")->check(seed_range());
   cmd->add_option("--out", a.out, "output folder")->capture_default_str();
   cmd->add_flag("--quiet,-q", a.quiet, "no progress line and no table");
   cmd->add_flag("--timeline", a.timeline, "also write timeline.csv (queue length, busy devices over time) and allocations.csv (which job ran on which devices)");
@@ -159,7 +165,7 @@ int main(int argc, char** argv) {
   sample->add_option("--from", sample_options.from_s, "keep jobs submitted at or after this time (s)");
   sample->add_option("--to", sample_options.to_s, "keep jobs submitted before this time (s)");
   sample->add_option("--fraction", sample_options.fraction, "keep each job with this probability")->capture_default_str();
-  sample->add_option("--seed", sample_options.seed, "seed of the subsample")->capture_default_str();
+  sample->add_option("--seed", sample_options.seed, "seed of the subsample")->capture_default_str()->check(seed_range());
   sample->add_option("--load-scale", sample_options.load_scale, "divide the gaps between submissions by this (2 = twice the load)")->capture_default_str();
   sample->add_option("--shift-to", sample_options.shift_to_s, "submit the first kept job at this time (s)");
   sample->add_option("--out", sample_out, "output file (default: stdout)");

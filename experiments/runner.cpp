@@ -235,10 +235,13 @@ nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
   }
   const std::string& s = node.Scalar();
   if (node.Tag() == "!") return s;  // explicitly quoted in the document: a string
-  long long i = 0;
+  std::int64_t i = 0;
   double d = 0;
   bool b = false;
-  if (YAML::convert<long long>::decode(node, i)) return i;
+  // Integers as configs read them (no octal 0100, no 0x10: those stay the text written).
+  const std::string not_int = parse_decimal_int(s, i);
+  if (not_int.empty()) return i;
+  if (not_int.rfind("expected an integer", 0) != 0) return s;
   if (YAML::convert<double>::decode(node, d) && std::isfinite(d)) return d;
   if (YAML::convert<bool>::decode(node, b)) return b;
   return s;

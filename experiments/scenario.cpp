@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "experiments/default_scenario.hpp"
+#include "experiments/interrupt.hpp"
+#include "rl/env/env_config.hpp"
+#include "rl/train_config.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -37,13 +40,12 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market"});
   ScenarioConfig s;
   s.source = root.source();
-  if (auto seed = root.maybe_child("seed")) {
-    const std::int64_t v = seed->as_int();
-    if (v < 0) seed->fail("must be a non-negative integer, got " + std::to_string(v));
-    s.seed = static_cast<std::uint64_t>(v);
-  }
+  if (auto seed = root.maybe_child("seed")) s.seed = seed->as_seed();
   if (auto name = root.maybe_child("name")) s.name = name->as_string();
-  if (auto train = root.maybe_child("train")) s.train_yaml = train->yaml();  // a handle: keeps line numbers for rl/'s messages
+  if (auto train = root.maybe_child("train")) {
+    rl::TrainConfig::parse(*train);  // checked for every command, not only `train` (docs/config.md#train)
+    s.train_yaml = train->yaml();    // a handle: keeps line numbers for rl/'s messages
+  }
 
   std::int64_t total = 0;
   const std::optional<ConfigNode> datacenters = root.maybe_child("datacenters");
@@ -146,7 +148,8 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   registry.create(policy);  // validates name and options now, before anything runs
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
-  if (auto e = root.maybe_child("env")) {  // parsed by rl/env, which this layer does not link
+  if (auto e = root.maybe_child("env")) {  // checked here for every command; rl/env builds the environment from it
+    rl::EnvConfig::parse(*e);
     s.env_yaml = e->yaml();
     s.env_source = root.source();
   }
@@ -224,9 +227,15 @@ ScenarioConfig load_scenario(const ConfigNode& root, const std::vector<std::stri
                              const PolicyRegistry& registry) {
   YAML::Node doc = root.yaml();
   if (!doc.IsMap()) root.fail("the scenario must be a YAML map with keys seed, cluster, workload, policy");
-  for (const auto& o : overrides) apply_override(doc, o);
-  ScenarioConfig s = ScenarioConfig::parse(root, registry);
-  if (seed) s.seed = *seed;
+  // Each override's value is remembered, so that a bad value is reported as the --set
+  // option that gave it rather than as the file.
+  std::vector<ConfigNode::Override> applied;
+  for (const auto& o : overrides) applied.push_back({apply_override(doc, o), o});
+  ScenarioConfig s = ScenarioConfig::parse(root.with_overrides(std::move(applied)), registry);
+  if (seed) {
+    if (*seed > kMaxSeed) throw InputError("seed", "must be an integer in 0..9223372036854775807 (2^63-1), got " + std::to_string(*seed));
+    s.seed = *seed;
+  }
   return s;
 }
 

@@ -6,12 +6,14 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -213,17 +215,29 @@ SweepGrid SweepGrid::load_file(const std::string& path) {
     }
   }
   const ConfigNode seeds = root.child("seeds");
+  if (!seeds.is_scalar() && !(seeds.is_sequence() && seeds.size() > 0)) seeds.fail("expected a count (seeds 1..N) or a non-empty list of seeds");
+  const std::uint64_t seed_count = seeds.is_scalar() ? static_cast<std::uint64_t>(seeds.as_positive_int()) : seeds.size();
+  // The number of runs, counted before any run or seed list is built: a typo (seeds:
+  // 1000000000) must not allocate for a billion runs first.
+  std::uint64_t total = 1;
+  std::string factors;
+  bool overflow = false;
+  const auto times = [&](std::uint64_t n, const std::string& what) {
+    factors += (factors.empty() ? "" : " x ") + std::to_string(n) + " " + what;
+    if (n != 0 && total > std::numeric_limits<std::uint64_t>::max() / n) overflow = true;
+    else total *= n;
+  };
+  for (const auto& p : g.parameters) times(p.values.size(), "values of " + p.path);
+  times(std::max<std::size_t>(g.policies.size(), 1), g.policies.size() > 1 ? "policies" : "policy");
+  times(seed_count, seed_count > 1 ? "seeds" : "seed");
+  if (overflow || total > kMaxSweepRuns) {
+    root.fail("the grid has " + (overflow ? std::string("more than 2^64") : std::to_string(total)) + " runs (" + factors + "), more than the " +
+              std::to_string(kMaxSweepRuns) + " one sweep runs (docs/config.md#limits); split it into several grids");
+  }
   if (seeds.is_scalar()) {
-    const std::int64_t n = seeds.as_positive_int();
-    for (std::int64_t s = 1; s <= n; ++s) g.seeds.push_back(static_cast<std::uint64_t>(s));
-  } else if (seeds.is_sequence() && seeds.size() > 0) {
-    for (std::size_t i = 0; i < seeds.size(); ++i) {
-      const std::int64_t s = seeds.at(i).as_int();
-      if (s < 0) seeds.at(i).fail("expected a non-negative seed");
-      g.seeds.push_back(static_cast<std::uint64_t>(s));
-    }
+    for (std::uint64_t s = 1; s <= seed_count; ++s) g.seeds.push_back(s);
   } else {
-    seeds.fail("expected a count (seeds 1..N) or a non-empty list of seeds");
+    for (std::size_t i = 0; i < seeds.size(); ++i) g.seeds.push_back(seeds.at(i).as_seed());
   }
   return g;
 }
@@ -454,7 +468,7 @@ std::pair<std::size_t, std::size_t> parse_shard(const std::string& text) {
   const std::string a = text.substr(0, slash), b = text.substr(slash + 1);
   const auto digits = [](const std::string& s) { return s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos; };
   if (!digits(a) || !digits(b)) return fail();
-  const std::size_t i = std::stoul(a), n = std::stoul(b);
+  const std::size_t i = std::strtoul(a.c_str(), nullptr, 10), n = std::strtoul(b.c_str(), nullptr, 10);  // at most 9 digits: no overflow
   if (n == 0 || i >= n) return fail();
   return {i, n};
 }

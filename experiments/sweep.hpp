@@ -31,6 +31,10 @@ struct SweepRun {
   std::uint64_t seed = 0;
 };
 
+// The most runs one grid may have (docs/config.md#limits): each run is a process and a
+// folder, and the grid's run list is built in memory.
+inline constexpr std::uint64_t kMaxSweepRuns = 100'000;
+
 struct SweepGrid {
   std::string source;          // the grid file, for messages
   std::string scenario_path;   // base scenario file ("" until an inline scenario is written out)

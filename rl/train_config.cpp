@@ -59,27 +59,15 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
     c.hidden.clear();
     for (std::size_t i = 0; i < n->size(); ++i) c.hidden.push_back(positive_int(n->at(i), 4096));
   }
-  if (auto n = node.maybe_child("seed")) {
-    const std::int64_t v = n->as_int();
-    if (v < 0) n->fail("must be a non-negative integer, got " + std::to_string(v));
-    c.seed = static_cast<std::uint64_t>(v);
-  }
+  if (auto n = node.maybe_child("seed")) c.seed = n->as_seed();
   if (auto n = node.maybe_child("eval_every")) {
     const std::int64_t v = n->as_int();
     if (v < 0) n->fail("must be 0 (only at the end) or a positive number of steps, got " + std::to_string(v));
     c.eval_every = v;
   }
-  if (auto n = node.maybe_child("eval_seed_start")) {
-    const std::int64_t v = n->as_int();
-    if (v < 0) n->fail("must be a non-negative integer, got " + std::to_string(v));
-    c.eval_seed_start = static_cast<std::uint64_t>(v);
-  }
+  if (auto n = node.maybe_child("eval_seed_start")) c.eval_seed_start = n->as_seed();
   if (auto n = node.maybe_child("eval_episodes")) c.eval_episodes = positive_int(*n, 4096);
-  if (auto n = node.maybe_child("train_seed_start")) {
-    const std::int64_t v = n->as_int();
-    if (v < 0) n->fail("must be a non-negative integer, got " + std::to_string(v));
-    c.train_seed_start = static_cast<std::uint64_t>(v);
-  }
+  if (auto n = node.maybe_child("train_seed_start")) c.train_seed_start = n->as_seed();
   if (auto n = node.maybe_child("threads")) c.threads = positive_int(*n, 1024);
   if (auto n = node.maybe_child("env_threads")) c.env_threads = positive_int(*n, 1024);
   if (auto n = node.maybe_child("device")) c.device = n->as_choice({"cpu", "cuda"});

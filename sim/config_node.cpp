@@ -3,11 +3,18 @@
 #include <yaml-cpp/depthguard.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sim/error.hpp"
+#include "sim/file_checks.hpp"
 #include "sim/text_checks.hpp"
 
 namespace schedsim {
@@ -50,11 +57,76 @@ std::string join(const std::vector<std::string>& items) {
 ConfigNode::ConfigNode(YAML::Node node, std::string source, std::string path, std::string base_dir)
     : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)), base_dir_(std::move(base_dir)) {}
 
+namespace {
+
+std::string line_at(const std::string& source, const YAML::Mark& m) {
+  return m.is_null() ? source : source + ":" + std::to_string(m.line + 1);
+}
+
+// What a map key that is not a plain name is, for messages ('?' says nothing).
+std::string describe_key(const YAML::Node& key) {
+  if (!key.IsDefined() || key.IsNull()) return "a null key (~, null or nothing before the colon)";
+  if (key.IsSequence()) return "a list used as a key";
+  if (key.IsMap()) return "a map used as a key";
+  return "key '" + key.Scalar() + "'";
+}
+
+// Rejects a key given twice in one map: yaml-cpp keeps both and lookups find the first,
+// so `policy: fifo` then `policy: sjf` would run fifo without a word. `seen` holds the
+// positions of the maps and lists already checked: an alias (*name) refers to its anchor's
+// node, which is checked once however often it is used.
+void check_unique_keys(const YAML::Node& n, const std::string& source, bool with_lines, const std::string& path, std::unordered_set<std::size_t>& seen) {
+  if (!n.IsMap() && !n.IsSequence()) return;
+  if (!n.Mark().is_null() && !seen.insert(static_cast<std::size_t>(n.Mark().pos)).second) return;
+  if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& item : n) check_unique_keys(item, source, with_lines, path + "[" + std::to_string(i++) + "]", seen);
+    return;
+  }
+  std::unordered_map<std::string, YAML::Mark> first;
+  for (const auto& kv : n) {
+    if (kv.first.IsScalar()) {
+      const auto [at, fresh] = first.emplace(kv.first.Scalar(), kv.first.Mark());
+      if (!fresh) {
+        const std::string earlier = !with_lines || at->second.is_null() ? "" : " (first given on line " + std::to_string(at->second.line + 1) + ")";
+        throw InputError((with_lines ? line_at(source, kv.first.Mark()) : source) + (path.empty() ? "" : ": " + path),
+                         "duplicate key '" + kv.first.Scalar() + "'" + earlier + "; a key may appear only once in a map");
+      }
+    }
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    check_unique_keys(kv.second, source, with_lines, path.empty() ? key : path + "." + key, seen);
+  }
+}
+
+// YAML::Load with schedsim's checks: one document, no key twice in a map. `source` names
+// the text in messages; `with_lines` = false for one-line texts (--set values).
+YAML::Node load_checked(const std::string& text, const std::string& source, bool with_lines) {
+  std::vector<YAML::Node> docs = YAML::LoadAll(text);
+  if (docs.size() > 1) {
+    // The line of the '---' that starts the second document (its node may be empty).
+    const std::size_t at = docs[1].Mark().is_null() ? text.size() : std::min(text.size(), static_cast<std::size_t>(docs[1].Mark().pos));
+    std::size_t marker = text.rfind("\n---", at == 0 ? 0 : at - 1);
+    marker = marker == std::string::npos ? 0 : marker + 1;
+    const std::string line = std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(marker), '\n'));
+    throw InputError(with_lines ? source + ":" + line : source,
+                     "a second YAML document starts here ('---'); schedsim reads one document per file and would ignore the rest: "
+                     "remove the '---' line or split the file");
+  }
+  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
+  std::unordered_set<std::size_t> seen;
+  check_unique_keys(root, source, with_lines, "", seen);
+  return root;
+}
+
+}  // namespace
+
 ConfigNode ConfigNode::load_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path, "cannot open the config file (does it exist?)");
+  if (const std::string problem = file_open_problem(path, "config file"); !problem.empty()) throw InputError(path, problem);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the config file");
   std::stringstream buf;
   buf << in.rdbuf();
+  if (in.bad()) throw InputError(path, "read error while reading the config file");
   ConfigNode root = load_string(buf.str(), path);
   const auto slash = path.find_last_of('/');
   root.base_dir_ = slash == std::string::npos ? "" : path.substr(0, slash + 1);
@@ -75,7 +147,7 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& s
                                        "); save the file as UTF-8");
   }
   try {
-    YAML::Node root = YAML::Load(text);
+    YAML::Node root = load_checked(text, source, true);
     if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
     return ConfigNode(root, source, "", "");
   } catch (const YAML::DeepRecursion& e) {
@@ -88,17 +160,26 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& s
   }
 }
 
+ConfigNode ConfigNode::with_overrides(std::vector<Override> overrides) const {
+  ConfigNode c(*this);
+  c.overrides_ = std::make_shared<const std::vector<Override>>(std::move(overrides));
+  return c;
+}
+
 ConfigNode& ConfigNode::operator=(const ConfigNode& other) {
   if (this != &other) {
     node_.reset(other.node_);
     source_ = other.source_;
     path_ = other.path_;
     base_dir_ = other.base_dir_;
+    overrides_ = other.overrides_;
+    is_override_ = other.is_override_;
   }
   return *this;
 }
 
 std::string ConfigNode::where() const {
+  if (is_override_) return source_;  // "--set KEY=VALUE" names both the key and the value
   std::string w = source_;
   const YAML::Mark m = node_.IsDefined() ? node_.Mark() : YAML::Mark::null_mark();
   if (!m.is_null()) w += ":" + std::to_string(m.line + 1);
@@ -109,12 +190,27 @@ std::string ConfigNode::where() const {
 void ConfigNode::fail(const std::string& what) const { throw InputError(where(), what); }
 
 ConfigNode ConfigNode::make_child(const YAML::Node& node, const std::string& child_path) const {
-  return ConfigNode(node, source_, child_path, base_dir_);
+  ConfigNode c(node, source_, child_path, base_dir_);
+  c.overrides_ = overrides_;
+  if (overrides_ && node.IsDefined()) {
+    // The latest override of a node wins, as it does in the document.
+    for (auto o = overrides_->rbegin(); o != overrides_->rend(); ++o) {
+      if (o->value.IsDefined() && node.is(o->value)) {
+        c.source_ = "--set " + o->text;
+        c.is_override_ = true;
+        break;
+      }
+    }
+  }
+  return c;
 }
 
 std::string ConfigNode::as_path() const {
   std::string p = as_string();
   if (p.empty()) fail("expected a file path, got an empty string");
+  if (const auto tab = p.find('\t'); tab != std::string::npos) {
+    fail("the path contains a tab at character " + std::to_string(tab + 1) + "; control characters are not allowed in paths");
+  }
   const bool from_file = !node_.Mark().is_null();
   if (p[0] == '/' || !from_file || base_dir_.empty()) return p;
   return base_dir_ + p;
@@ -145,7 +241,7 @@ std::vector<std::string> ConfigNode::keys() const {
   if (!node_.IsMap()) fail("expected a map, got " + describe_value(node_));
   std::vector<std::string> out;
   for (const auto& kv : node_) {
-    if (!kv.first.IsScalar()) fail("map keys must be plain names");
+    if (!kv.first.IsScalar()) ConfigNode(kv.first, source_, path_, base_dir_).fail("map keys must be plain names, got " + describe_key(kv.first));
     out.push_back(kv.first.Scalar());
   }
   return out;
@@ -158,7 +254,13 @@ void ConfigNode::expect_map(std::initializer_list<std::string_view> allowed) con
 void ConfigNode::expect_keys(const std::vector<std::string>& allowed) const {
   if (!node_.IsMap()) fail("expected a map with keys " + join(allowed) + ", got " + describe_value(node_));
   for (const auto& kv : node_) {
-    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    // A key that a --set created (no place in the file; its value is the override's) is
+    // reported as that option.
+    const ConfigNode value = make_child(kv.second, path_);
+    const bool from_set = value.is_override_ && kv.first.Mark().is_null();
+    ConfigNode located(kv.first, from_set ? value.source_ : source_, path_, base_dir_);
+    if (!kv.first.IsScalar()) located.fail("map keys must be plain names, got " + describe_key(kv.first) + "; valid keys here: " + join(allowed));
+    const std::string key = kv.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     std::string msg = "unknown key '" + key + "'";
     std::string best;
@@ -169,7 +271,6 @@ void ConfigNode::expect_keys(const std::vector<std::string>& allowed) const {
     }
     if (!best.empty()) msg += " (did you mean '" + best + "'?)";
     msg += "; valid keys here: " + join(allowed);
-    ConfigNode located(kv.first, source_, path_, base_dir_);
     located.fail(msg);
   }
 }
@@ -186,7 +287,20 @@ ConfigNode ConfigNode::at(std::size_t index) const {
 
 std::string ConfigNode::as_string() const {
   if (!node_.IsScalar()) fail("expected a string, got " + describe_value(node_));
-  return node_.Scalar();
+  const std::string& v = node_.Scalar();
+  // A "\0" escape would cut a path short where the C library reads it; other control
+  // characters in a name or a path are a typo or an attack, never meant.
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02X", c);
+      const std::string what = c == 0 ? "a NUL character (\\0)" : c == '\n' ? "a line break (\\n)" : c == '\r' ? "a carriage return (\\r)"
+                                                                                          : std::string("the control character ") + code;
+      fail("the value contains " + what + " at character " + std::to_string(i + 1) + "; control characters are not allowed in names and paths");
+    }
+  }
+  return v;
 }
 
 double ConfigNode::as_double() const {
@@ -209,16 +323,73 @@ double ConfigNode::as_nonnegative_double() const {
   return v;
 }
 
+std::string parse_decimal_int(std::string_view text, std::int64_t& value) {
+  const std::string shown = "'" + std::string(text) + "'";
+  std::size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  const bool negative = i == 1 && text[0] == '-';
+  const std::string_view digits = text.substr(i);
+  if (digits.size() > 1 && digits[0] == '0') {
+    // YAML 1.1 (yaml-cpp) reads 0100 as octal 64 and 0x10 as 16: say what to write instead.
+    const char p = static_cast<char>(std::tolower(static_cast<unsigned char>(digits[1])));
+    if (p == 'x' || p == 'o' || p == 'b') {
+      const int base = p == 'x' ? 16 : p == 'o' ? 8 : 2;
+      const std::string body(digits.substr(2));
+      char* end = nullptr;
+      errno = 0;
+      const unsigned long long v = body.empty() ? 0 : std::strtoull(body.c_str(), &end, base);
+      const bool ok = !body.empty() && std::isalnum(static_cast<unsigned char>(body[0])) && end && *end == '\0' && errno == 0 && v <= 9223372036854775807ULL;
+      return shown + " is not a decimal integer (" + (base == 16 ? "hexadecimal" : base == 8 ? "octal" : "binary") +
+             " prefixes are not read)" + (ok ? "; write " + std::string(negative ? "-" : "") + std::to_string(v) : "; write the number in decimal");
+    }
+    if (std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      const std::size_t nz = digits.find_first_not_of('0');
+      const std::string fixed = nz == std::string_view::npos ? "0" : std::string(negative ? "-" : "") + std::string(digits.substr(nz));
+      return shown + " has a leading zero (octal in YAML 1.1); write " + fixed;
+    }
+  }
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return "expected an integer, got " + shown;
+  std::uint64_t magnitude = 0;
+  for (char c : digits) {
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (magnitude > (9223372036854775808ULL - d) / 10) return "expected an integer, got " + shown;  // beyond int64
+    magnitude = magnitude * 10 + d;
+  }
+  if (!negative && magnitude > 9223372036854775807ULL) return "expected an integer, got " + shown;
+  value = negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
+  return "";
+}
+
 std::int64_t ConfigNode::as_int() const {
   if (!node_.IsScalar()) fail("expected an integer, got " + describe_value(node_));
-  long long v = 0;
-  if (!YAML::convert<long long>::decode(node_, v)) fail("expected an integer, got " + describe_value(node_));
+  std::int64_t v = 0;
+  if (const std::string problem = parse_decimal_int(node_.Scalar(), v); !problem.empty()) fail(problem);
   return v;
 }
 
 std::int64_t ConfigNode::as_positive_int() const {
   const std::int64_t v = as_int();
   if (v <= 0) fail("must be a positive integer, got " + describe_value(node_));
+  return v;
+}
+
+std::string parse_seed(std::string_view text, std::uint64_t& seed) {
+  const std::string range = "must be an integer in 0..9223372036854775807 (2^63-1), got '" + std::string(text) + "'";
+  std::int64_t v = 0;
+  const std::string problem = parse_decimal_int(text, v);
+  if (!problem.empty()) {
+    // A plain (too long) number is out of range; a leading zero or a word says so itself.
+    const bool digits = !text.empty() && std::all_of(text.begin() + (text[0] == '-' || text[0] == '+'), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return digits && problem.rfind("expected an integer", 0) == 0 ? range : problem;
+  }
+  if (v < 0) return range;
+  seed = static_cast<std::uint64_t>(v);
+  return "";
+}
+
+std::uint64_t ConfigNode::as_seed() const {
+  if (!node_.IsScalar()) fail("expected a seed (an integer in 0..9223372036854775807), got " + describe_value(node_));
+  std::uint64_t v = 0;
+  if (const std::string problem = parse_seed(node_.Scalar(), v); !problem.empty()) fail(problem);
   return v;
 }
 
@@ -255,17 +426,27 @@ YAML::Node without_marks(const YAML::Node& n) {
   return YAML::Node(YAML::NodeType::Null);
 }
 
+// A list index in an override's key path: digits only, below `size`.
+std::optional<std::size_t> list_index(const std::string& part, std::size_t size) {
+  if (part.empty() || part.size() > 18 || !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  const std::size_t i = static_cast<std::size_t>(std::strtoull(part.c_str(), nullptr, 10));
+  if (i >= size) return std::nullopt;
+  return i;
+}
+
 }  // namespace
 
-void apply_override(YAML::Node& root, const std::string& assignment) {
+YAML::Node apply_override(YAML::Node& root, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw InputError("--set " + assignment, "expected KEY.PATH=VALUE, e.g. --set workload.synthetic.num_jobs=500");
   }
   const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
   YAML::Node value;
   try {
-    value = without_marks(YAML::Load(assignment.substr(eq + 1)));
+    if (text.find('\0') != std::string::npos) throw InputError("--set " + key + "=...", "the value contains a NUL byte");
+    value = without_marks(load_checked(text, "--set " + assignment, false));
   } catch (const YAML::Exception& e) {
     throw InputError("--set " + assignment, "the value is not valid YAML: " + e.msg);
   }
@@ -275,6 +456,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     if (part.empty()) throw InputError("--set " + assignment, "empty component in key path '" + key + "'");
     parts.push_back(part);
   }
+  if (key.back() == '.') throw InputError("--set " + assignment, "empty component in key path '" + key + "'");
   // yaml-cpp nodes are handles: reassigning a handle variable would overwrite the node it
   // refers to, so walk with a vector of handles instead.
   std::vector<YAML::Node> chain{root};
@@ -282,11 +464,9 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     YAML::Node cur = chain.back();
     const std::string& p = parts[i];
     if (cur.IsSequence()) {
-      const bool numeric = !p.empty() && std::all_of(p.begin(), p.end(), ::isdigit);
-      if (!numeric || std::stoul(p) >= cur.size()) {
-        throw InputError("--set " + assignment, "'" + p + "' is not a valid index into a list of " + std::to_string(cur.size()));
-      }
-      chain.push_back(cur[std::stoul(p)]);
+      const auto index = list_index(p, cur.size());
+      if (!index) throw InputError("--set " + assignment, "'" + p + "' is not a valid index into a list of " + std::to_string(cur.size()));
+      chain.push_back(cur[*index]);
     } else {
       if (!cur.IsMap() && !cur.IsNull() && cur.IsDefined()) {
         throw InputError("--set " + assignment, "cannot set a key below '" + (i > 0 ? parts[i - 1] : p) + "', which is not a map");
@@ -299,11 +479,9 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
   YAML::Node parent = chain.back();
   const std::string& last = parts.back();
   if (parent.IsSequence()) {
-    const bool numeric = std::all_of(last.begin(), last.end(), ::isdigit);
-    if (!numeric || std::stoul(last) >= parent.size()) {
-      throw InputError("--set " + assignment, "'" + last + "' is not a valid index into a list of " + std::to_string(parent.size()));
-    }
-    parent[std::stoul(last)] = value;
+    const auto index = list_index(last, parent.size());
+    if (!index) throw InputError("--set " + assignment, "'" + last + "' is not a valid index into a list of " + std::to_string(parent.size()));
+    parent[*index] = value;
   } else if (parent.IsMap() || parent.IsNull() || !parent.IsDefined()) {
     parent[last] = value;
   } else {
@@ -313,6 +491,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
                                                 (parts.size() > 1 ? key.substr(0, key.rfind('.')) : key) + "={name: " + parent.Scalar() + ", " +
                                                 last + ": ...}'");
   }
+  return value;
 }
 
 }  // namespace schedsim

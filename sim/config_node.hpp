@@ -26,10 +26,21 @@ class ConfigNode {
   // it refers to inside the document, which is never what a copy means here.)
   ConfigNode& operator=(const ConfigNode& other);
 
-  // Loads a YAML file; throws InputError for a missing file or a syntax error (with line).
+  // Loads a YAML file; throws InputError for a missing or unreadable file (saying which:
+  // missing, a directory, permission denied), a syntax error (with line), a key given
+  // twice in one map, or a second YAML document ('---') after the first.
   static ConfigNode load_file(const std::string& path);
-  // Parses YAML text; `source` names it in messages.
+  // Parses YAML text with the same checks; `source` names it in messages.
   static ConfigNode load_string(const std::string& text, const std::string& source);
+
+  // A value put into the document by a command-line override (--set KEY=VALUE): errors
+  // about it, or about anything below it, name the override, not the file.
+  struct Override {
+    YAML::Node value;  // the node apply_override inserted
+    std::string text;  // "KEY=VALUE" as given
+  };
+  // This node, with `overrides` remembered for the nodes reached from it.
+  ConfigNode with_overrides(std::vector<Override> overrides) const;
 
   const std::string& path() const { return path_; }
   const std::string& source() const { return source_; }
@@ -63,13 +74,19 @@ class ConfigNode {
   ConfigNode at(std::size_t index) const;
 
   // Scalars. The checks name what is allowed ("a positive number", ...).
+  // Strings are names, paths and column names: control characters (a NUL written as
+  // "\0", line breaks, ...) are rejected; a tab is allowed (a CSV delimiter).
   std::string as_string() const;
   double as_double() const;            // finite
   double as_positive_double() const;   // finite and > 0
   double as_nonnegative_double() const;
+  // Decimal integers only: a leading zero (0100, octal in YAML 1.1) or a 0x/0o/0b prefix
+  // is an error that says what to write instead.
   std::int64_t as_int() const;
   std::int64_t as_positive_int() const;
   bool as_bool() const;
+  // A random seed: an integer in 0 .. kMaxSeed.
+  std::uint64_t as_seed() const;
   // One of `choices`; otherwise an error listing them.
   std::string as_choice(std::initializer_list<std::string_view> choices) const;
 
@@ -79,14 +96,30 @@ class ConfigNode {
   std::string source_;
   std::string path_;
   std::string base_dir_;
+  std::shared_ptr<const std::vector<Override>> overrides_;
+  bool is_override_ = false;  // this node is an override's value: where() is "--set KEY=VALUE"
 };
+
+// Reads `text` as a decimal integer the way configs are read: an optional sign, digits,
+// no leading zero, within int64. Returns "" and sets `value`, or the problem, e.g.
+// "'0100' has a leading zero (octal in YAML 1.1); write 100".
+std::string parse_decimal_int(std::string_view text, std::int64_t& value);
+
+// Seeds are 0 .. 2^63-1 wherever they are given (a scenario's seed:, --seed, a sweep's
+// seeds, Python's seed=): every recorded seed then fits a signed 64-bit integer (JSON
+// readers, numpy's int64) and can be given again to rerun the same run.
+constexpr std::uint64_t kMaxSeed = 9223372036854775807ULL;
+// "" when `text` is a seed in that range (sets `seed`); otherwise the problem, e.g.
+// "must be an integer in 0..9223372036854775807 (2^63-1), got '-1'".
+std::string parse_seed(std::string_view text, std::uint64_t& seed);
 
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // Applies a command-line override "a.b.c=value" (value parsed as YAML; list elements by
 // index, "cluster.nodes.0.count=8") to `root`, creating maps on the way. Throws
-// InputError for a malformed override.
-void apply_override(YAML::Node& root, const std::string& assignment);
+// InputError for a malformed override. Returns the value node inserted (for
+// ConfigNode::with_overrides).
+YAML::Node apply_override(YAML::Node& root, const std::string& assignment);
 
 }  // namespace schedsim

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/file_checks.hpp"
 
 namespace schedsim {
 namespace {
@@ -46,6 +47,8 @@ bool parse_job_type_key(std::string_view s, std::string& name, int& gpus) {
 }
 
 ThroughputMatrix ThroughputMatrix::load_file(const std::string& path) {
+  // A folder opens as an empty stream, and EACCES is not "does it exist?".
+  if (const std::string problem = file_open_problem(path, "throughput matrix"); !problem.empty()) throw InputError(path, problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the throughput matrix (does it exist?)");
   std::stringstream buf;

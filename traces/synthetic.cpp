@@ -107,6 +107,17 @@ SyntheticConfig SyntheticConfig::from_preset(const std::string& name, const std:
   throw InputError(where, "unknown preset '" + name + "'; choose one of: " + list);
 }
 
+namespace {
+
+// Simulated times stay below 10^12 s (as trace times do): beyond it a clock in
+// microseconds nears its int64 limit, and the run would stop with a message naming no key.
+double within_time_range(const ConfigNode& n, double v) {
+  if (v > 1e12) n.fail("the value '" + n.as_string() + "' is out of range (over 10^12 seconds)");
+  return v;
+}
+
+}  // namespace
+
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
   node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic"});
   SyntheticConfig c;
@@ -119,7 +130,7 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
     const char* gap_key = fixed ? "interarrival_s" : "mean_interarrival_s";
     const char* other = fixed ? "mean_interarrival_s" : "interarrival_s";
     if (a->has(other)) a->child(other).fail(std::string("does not apply to process: ") + c.arrival_process + "; use " + gap_key);
-    if (auto g = a->maybe_child(gap_key)) c.mean_interarrival_s = g->as_positive_double();
+    if (auto g = a->maybe_child(gap_key)) c.mean_interarrival_s = within_time_range(*g, g->as_positive_double());
     const char* burst_keys[] = {"burst_factor", "mean_calm_s", "mean_burst_s"};
     if (c.arrival_process == "bursty") {
       for (const char* k : burst_keys) {
@@ -127,15 +138,15 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
       }
       c.burst_factor = a->child("burst_factor").as_positive_double();
       if (c.burst_factor < 1.0) a->child("burst_factor").fail("must be >= 1 (the burst state's rate / the calm state's rate)");
-      c.mean_calm_s = a->child("mean_calm_s").as_positive_double();
-      c.mean_burst_s = a->child("mean_burst_s").as_positive_double();
+      c.mean_calm_s = within_time_range(a->child("mean_calm_s"), a->child("mean_calm_s").as_positive_double());
+      c.mean_burst_s = within_time_range(a->child("mean_burst_s"), a->child("mean_burst_s").as_positive_double());
     } else {
       for (const char* k : burst_keys) {
         if (a->has(k)) a->child(k).fail(std::string("only applies to process: bursty, not ") + c.arrival_process);
       }
     }
   }
-  if (auto s = node.maybe_child("start_s")) c.start_s = s->as_nonnegative_double();
+  if (auto s = node.maybe_child("start_s")) c.start_s = within_time_range(*s, s->as_nonnegative_double());
   if (auto d = node.maybe_child("duration_s")) c.duration_s = Distribution::parse(*d);
   if (auto g = node.maybe_child("gpus")) {
     c.gpus.clear();
@@ -146,12 +157,9 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
       for (const std::string& key : g->keys()) {
         const ConfigNode p = g->child(key);
         std::int64_t count = 0;
-        try {
-          std::size_t used = 0;
-          count = std::stoll(key, &used);
-          if (used != key.size()) throw std::invalid_argument(key);
-        } catch (const std::exception&) {
-          p.fail("GPU counts must be positive integers, got '" + key + "'");
+        if (const std::string problem = parse_decimal_int(key, count); !problem.empty()) {
+          p.fail(problem.rfind("expected an integer", 0) == 0 ? "GPU counts must be positive integers, got '" + key + "'"
+                                                              : "GPU counts must be positive integers: " + problem);
         }
         if (count < 1 || count > 1'000'000) p.fail("GPU counts must be between 1 and 1000000, got " + key);
         const double prob = p.as_positive_double();
@@ -308,11 +316,20 @@ double SyntheticJobSource::next_arrival_s() {
 bool SyntheticJobSource::next(JobSpec& out) {
   if (generated_ >= config_.num_jobs) return false;
   t_s_ = next_arrival_s();
+  // The clock's limit (sim/tick.cpp), checked here so that the message names the key.
+  if (!(t_s_ <= 4e12)) {
+    throw InputError("workload.synthetic", "job " + std::to_string(generated_) + " would arrive at " + std::to_string(t_s_) +
+                                               " s, past the 4e12 s (about 100,000 years) a simulation can span; lower start_s, num_jobs or the arrival gaps");
+  }
   // Formatted in place: no temporary string per job.
   char digits[24];
   out.id.assign(digits, std::to_chars(digits, digits + sizeof digits, generated_).ptr);
   out.submit = Tick::from_seconds(t_s_);
   out.duration_s = config_.duration_s.sample(durations_);
+  if (!(out.duration_s <= 4e12)) {
+    throw InputError("workload.synthetic.duration_s", "job " + std::to_string(generated_) + " drew a duration of " + std::to_string(out.duration_s) +
+                                                          " s, over the 4e12 s (about 100,000 years) a simulation can span; lower the distribution's parameters");
+  }
   std::size_t i = 0;
   if (gpu_cdf_.size() > 1) {
     const double u = gpus_.uniform();

@@ -46,12 +46,19 @@ class Config:
         return f"schedsim.Config(source={self.source!r}, name={self.name!r}, seed={self.seed}, devices={self.num_devices})"
 
 
+# Seeds are 0 .. 2^63-1 everywhere (YAML seed:, the CLI's --seed, sweep seeds): every
+# recorded seed fits numpy's int64 and can be given again to rerun the same run.
+MAX_SEED = 2**63 - 1
+
+
 def _check_seed(seed):
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
         raise TypeError(f"seed: expected a non-negative int, got {type(seed).__name__} {seed!r}")
     seed = int(seed)
     if seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed}")
+    if seed > MAX_SEED:
+        raise ValueError(f"seed: must be at most {MAX_SEED} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
     return seed
 
 

@@ -135,6 +135,8 @@ class SchedsimEnv(gymnasium.Env):
         self._seeded = False
 
     def reset(self, *, seed=None, options=None):
+        if seed is not None and not isinstance(seed, bool) and isinstance(seed, (int, np.integer)) and seed > 2**63 - 1:
+            raise ValueError(f"seed: must be at most {2**63 - 1} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
         super().reset(seed=seed)
         _check_options(options)
         if seed is None:
@@ -241,6 +243,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise TypeError(f"seed: expected an int (env i gets seed + i) or None, got {type(seed).__name__} {seed!r}")
             if seed < 0:
                 raise ValueError(f"seed: expected a non-negative int, got {seed}")
+            if seed > 2**63 - 1:
+                raise ValueError(f"seed: must be at most {2**63 - 1} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
             self._np_random, _ = gymnasium.utils.seeding.np_random(int(seed))
             self.action_space.seed(int(seed))
         elif self._np_random is None:

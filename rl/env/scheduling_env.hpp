@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "experiments/scenario.hpp"
+#include "rl/env/env_config.hpp"
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
 #include "sim/observer.hpp"
@@ -39,66 +40,6 @@ namespace schedsim::rl {
 
 struct CandidateStats;
 
-// Weights of the reward terms (all per agent step, summed). Units in the names.
-struct RewardWeights {
-  double jobs_in_system = 1.0;  // x -(jobs in system) x dt, dt in seconds x reward_scale
-  double slowdown = 0.0;        // x -(sum of slowdowns of jobs finished in the step)
-  double makespan = 0.0;        // x -(dt of the step, seconds x reward_scale) while jobs remain
-  double energy_kwh = 0.0;      // x -(facility energy drawn in the step, kWh); needs `energy:`
-};
-
-// The order in which pending jobs are offered as candidates (the first ones fill the K rows).
-enum class CandidateOrder : std::uint8_t {
-  kArrival,           // queue order: arrival (the environment never preempts)
-  kShortestEstimate,  // estimate_s (duration_s when absent), then arrival
-  kFewestGpus,        // num_gpus, then arrival
-};
-
-// Placement options of a candidate row; the row's one-hot columns follow this order.
-enum class PlacementOption : std::uint8_t {
-  kPacked,       // FreeDevices::packed: fewest nodes, inside one rack when possible
-  kFastestType,  // packed on the fastest device type with room (physics, >1 type)
-  kSlowestType,  // packed on the slowest device type that can run the job (physics, >1 type)
-  kFirstFit,     // the lowest-numbered free devices
-};
-inline constexpr int kNumPlacementOptions = 4;
-const char* to_string(PlacementOption o);
-const char* to_string(CandidateOrder o);
-
-struct EnvConfig {
-  int max_candidates = 16;             // K: candidate rows per observation (action K = wait)
-  double reward_scale = 1.0 / 3600.0;  // seconds -> hours for the time-integral terms
-  std::int64_t max_steps = 0;          // truncate an episode after this many agent steps (0 = never)
-  RewardWeights reward;
-  CandidateOrder order = CandidateOrder::kArrival;
-  // Which placement options generate rows (duplicates of an earlier option's device set
-  // are dropped). Default: all four.
-  std::vector<PlacementOption> placements = {PlacementOption::kPacked, PlacementOption::kFastestType, PlacementOption::kSlowestType,
-                                             PlacementOption::kFirstFit};
-  // At most this many masked rows show jobs that fit nowhere now (so the agent sees what
-  // a wait may be for); the other rows go to startable candidates.
-  int max_blocked_rows = 2;
-  // Pending jobs examined per observation at most (bounds the work on a long queue).
-  int max_scan = 256;
-  // The preemption action family: up to this many of the K rows offer running jobs for
-  // preemption (checkpoint save, then back to the queue); 0 = start rows only.
-  int preempt_rows = 0;
-  // Only jobs that have held their current devices at least this long are offered for
-  // preemption (a minimum run quantum, as cluster schedulers have: it bounds the
-  // save/restore churn an untrained agent can cause).
-  double preempt_min_run_s = 600.0;
-  // The cooling action family: the last rows offer these set-points (°C) for every
-  // datacenter (sim/thermal.hpp); rows and the global vector get cooling columns. Empty
-  // (default) = off, and the shapes are those of a scenario without a thermal model.
-  std::vector<double> cooling_setpoints_c;
-  // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
-  bool check_invariants = false;
-
-  // Parses the scenario's `env:` map (docs/config.md); unknown keys are rejected.
-  static EnvConfig parse(const ConfigNode& node);
-  // The scenario's env config: parse(scenario.env_yaml), or the defaults without one.
-  static EnvConfig from_scenario(const ScenarioConfig& scenario);
-};
 
 // When the agent waits with jobs pending and the scenario has price or carbon signals,
 // the next signal change is a decision point as well (the env and the rl policy ask the

@@ -2,6 +2,8 @@
 // and leaves no result file behind.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/runner.hpp"
@@ -81,7 +83,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {}, trace: x.csv}\n").error ==
         "DIR/run.yaml:2: workload: give exactly one of 'trace' (a file) or 'synthetic' (a generated workload)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\n", "", {"workload.synthetic.num_jobs=-1"}).error ==
-        "DIR/run.yaml: workload.synthetic.num_jobs: must be a positive integer, got '-1'");
+        "--set workload.synthetic.num_jobs=-1: must be a positive integer, got '-1'");
 }
 
 TEST_CASE("bad input: trace rows", "[experiments][bad-input]") {
@@ -175,4 +177,79 @@ TEST_CASE("bad input: datacenters keys", "[experiments][errors][datacenters]") {
   REQUIRE(r["energy"]["by_datacenter"].size() == 2);
   CHECK(r["energy"]["by_datacenter"][1]["name"] == "B");
   CHECK(r["config"]["datacenters"]["sites"][0]["pue"] == 1.0);
+}
+
+// Issue 22 (reliability): inputs that used to run with another meaning or fail obscurely.
+TEST_CASE("bad input: duplicate keys, octal-looking integers and seeds out of range", "[experiments][bad-input][reliability]") {
+  const std::string w = "workload: {synthetic: {num_jobs: 5}}\n";
+  CHECK(attempt(kCluster + w + "policy: fifo\npolicy: sjf\n").error ==
+        "DIR/run.yaml:4: duplicate key 'policy' (first given on line 3); a key may appear only once in a map");
+  CHECK(attempt(kCluster + w + "---\npolicy: sjf\n").error ==
+        "DIR/run.yaml:3: a second YAML document starts here ('---'); schedsim reads one document per file and would ignore the rest: remove the '---' line or split the file");
+  CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 0100\n").error ==
+        "DIR/run.yaml:4: workload.synthetic.num_jobs: '0100' has a leading zero (octal in YAML 1.1); write 100");
+  CHECK(attempt(kCluster + w + "seed: 010\n").error == "DIR/run.yaml:3: seed: '010' has a leading zero (octal in YAML 1.1); write 10");
+  CHECK(attempt(kCluster + w + "seed: -1\n").error == "DIR/run.yaml:3: seed: must be an integer in 0..9223372036854775807 (2^63-1), got '-1'");
+  CHECK(attempt(kCluster + w + "seed: 9223372036854775808\n").error ==
+        "DIR/run.yaml:3: seed: must be an integer in 0..9223372036854775807 (2^63-1), got '9223372036854775808'");
+  CHECK(attempt(kCluster + w, "", {"seed=-1"}).error == "--set seed=-1: must be an integer in 0..9223372036854775807 (2^63-1), got '-1'");
+  CHECK_THROWS_WITH(load_scenario(ConfigNode::load_string(kCluster + w, "s.yaml"), {}, kMaxSeed + 1, builtin_policies()),
+                    "seed: must be an integer in 0..9223372036854775807 (2^63-1), got 9223372036854775808");
+  // GPU counts are map keys: the same rule.
+  CHECK(attempt(kCluster + "workload: {synthetic: {gpus: {01: 1.0}}}\n").error ==
+        "DIR/run.yaml:2: workload.synthetic.gpus.01: GPU counts must be positive integers: '01' has a leading zero (octal in YAML 1.1); write 1");
+}
+
+TEST_CASE("bad input: a --set value is reported as the --set option", "[experiments][bad-input][reliability]") {
+  const std::string s = kCluster + "workload: {synthetic: {num_jobs: 5}}\n";
+  CHECK(attempt(s, "", {"workload.synthetic.num_jobs=abc"}).error == "--set workload.synthetic.num_jobs=abc: expected an integer, got 'abc'");
+  CHECK(attempt(s, "", {"policy={name: sjf, by: size}"}).error ==
+        "--set policy={name: sjf, by: size}: policy.by: 'size' is not allowed; choose one of: auto, duration, estimate");
+  CHECK(attempt(s, "", {"cluster.nodes.0.count=0x8"}).error ==
+        "--set cluster.nodes.0.count=0x8: '0x8' is not a decimal integer (hexadecimal prefixes are not read); write 8");
+  // An error in the file itself still names the file, with overrides given.
+  CHECK(attempt(s + "policy: lifo\n", "", {"seed=3"}).error.rfind("DIR/run.yaml:3: policy: unknown policy 'lifo'", 0) == 0);
+}
+
+TEST_CASE("bad input: a NUL or a line break in a path or name", "[experiments][bad-input][reliability]") {
+  CHECK(attempt(kCluster + "workload: {trace: {path: \"jobs.csv\\0.txt\"}}\n", kHeader + "a,0,1,10\n").error ==
+        "DIR/run.yaml:2: workload.trace.path: the value contains a NUL character (\\0) at character 9; control characters are not allowed in names and paths");
+  CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\nname: \"a\\rb\"\n").error ==
+        "DIR/run.yaml:3: name: the value contains a carriage return (\\r) at character 2; control characters are not allowed in names and paths");
+}
+
+TEST_CASE("bad input: env: and train: are checked by every command that loads the scenario", "[experiments][bad-input][reliability]") {
+  const std::string s = kCluster + "workload: {synthetic: {num_jobs: 5}}\n";
+  CHECK(attempt(s + "train: {total_step: 5}\n").error.rfind("DIR/run.yaml:3: train: unknown key 'total_step' (did you mean 'total_steps'?); valid keys here: algorithm,", 0) == 0);
+  CHECK(attempt(s + "train: {num_envs: 0100}\n").error == "DIR/run.yaml:3: train.num_envs: '0100' has a leading zero (octal in YAML 1.1); write 100");
+  CHECK(attempt(s + "train: {seed: -2}\n").error == "DIR/run.yaml:3: train.seed: must be an integer in 0..9223372036854775807 (2^63-1), got '-2'");
+  CHECK(attempt(s + "env: {max_candidate: 8}\n").error.rfind("DIR/run.yaml:3: env: unknown key 'max_candidate' (did you mean 'max_candidates'?)", 0) == 0);
+  CHECK(attempt(s, "", {"train.epochs=lots"}).error == "--set train.epochs=lots: expected an integer, got 'lots'");
+  // A valid train: map does not change a run.
+  CHECK(attempt(s + "train: {total_steps: 1000, seed: 3}\nenv: {max_candidates: 8}\n").error.empty());
+}
+
+TEST_CASE("bad input: a folder given as the config", "[experiments][bad-input][reliability]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path("conf"));
+  CHECK_THROWS_WITH(load_scenario(dir.path("conf"), {}, std::nullopt, builtin_policies()), dir.path("conf") + ": is a directory, not a config file");
+}
+
+TEST_CASE("the largest seed runs, is recorded as given and runs again identically", "[experiments][bad-input][reliability]") {
+  TempDir dir;
+  const std::string base = kCluster + "workload: {synthetic: {num_jobs: 20, arrival: {mean_interarrival_s: 30}}}\npolicy: fifo\n";
+  const PolicyRegistry reg = builtin_policies();
+  run_scenario(load_scenario(dir.write("a.yaml", base), {}, kMaxSeed, reg), reg, RunOptions{dir.path("a")});
+  const auto first = nlohmann::json::parse(read_file(dir.path("a/results.json")));
+  REQUIRE(first["seed"].is_number_unsigned());
+  const std::uint64_t recorded = first["seed"].get<std::uint64_t>();
+  CHECK(recorded == kMaxSeed);
+  // The recorded seed given back, as YAML and as the seed argument: the same run.
+  run_scenario(load_scenario(dir.write("b.yaml", base + "seed: " + std::to_string(recorded) + "\n"), {}, std::nullopt, reg), reg, RunOptions{dir.path("b")});
+  run_scenario(load_scenario(dir.write("c.yaml", base), {}, recorded, reg), reg, RunOptions{dir.path("c")});
+  CHECK(read_file(dir.path("b/jobs.csv")) == read_file(dir.path("a/jobs.csv")));
+  CHECK(read_file(dir.path("c/jobs.csv")) == read_file(dir.path("a/jobs.csv")));
+  const auto second = nlohmann::json::parse(read_file(dir.path("b/results.json")));
+  CHECK(second["seed"] == first["seed"]);
+  CHECK(second["summary"] == first["summary"]);
 }

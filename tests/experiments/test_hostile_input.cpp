@@ -3,8 +3,12 @@
 // naming the file and line, in bounded time and memory, and leaves no result file.
 #include <catch2/catch.hpp>
 
+#include <csignal>
+
+#include "experiments/interrupt.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
+#include "experiments/sweep.hpp"
 #include "sim/error.hpp"
 #include "sim/text_checks.hpp"
 #include "test_support.hpp"
@@ -127,4 +131,51 @@ TEST_CASE("hostile input: a damaged gzip trace", "[experiments][errors][hostile]
   for (std::size_t i = bytes.size() / 2; i < bytes.size() / 2 + 16; ++i) bytes[i] = static_cast<char>(~bytes[i]);  // damage the middle
   dir.write("t.csv.gz", bytes);
   CHECK_THAT(schedsim::test::read_trace_error(path, "schedsim"), Catch::Contains("read error (corrupt gzip data?)"));
+}
+
+// Issue 22 (reliability): sizes are bounded before anything is built, and a signal stops
+// a long scenario read (docs/config.md#limits).
+TEST_CASE("hostile input: a datacenters list or a node-group list over the limit", "[experiments][errors][hostile][reliability]") {
+  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\npolicy: spatial\n";
+  std::string sites = "datacenters:\n  sites:\n";
+  for (std::size_t i = 0; i <= kMaxDatacenters; ++i) sites += "    - {name: R" + std::to_string(i) + ", nodes: [{count: 1, type: V100, devices_per_node: 1}]}\n";
+  CHECK(run_error(sites + w) == "DIR/run.yaml:3: datacenters.sites: a list of 1001 datacenters, more than the 1000 schedsim models (docs/config.md#limits: every pair has a WAN link)");
+  std::string groups = "cluster:\n  nodes:\n";
+  for (std::size_t i = 0; i <= kMaxNodeGroups; ++i) groups += "    - {count: 1, type: V100, devices_per_node: 1}\n";
+  CHECK(run_error(groups + "workload: {synthetic: {num_jobs: 5}}\n") ==
+        "DIR/run.yaml:3: cluster.nodes: a list of 100001 node groups, more than the 100000 schedsim reads (docs/config.md#limits); merge groups of the same device type and size");
+}
+
+TEST_CASE("hostile input: a sweep grid over the run limit fails before it is built", "[experiments][errors][hostile][reliability]") {
+  TempDir dir;
+  dir.write("s.yaml", kCluster + "workload: {synthetic: {num_jobs: 5}}\n");
+  CHECK_THROWS_WITH(SweepGrid::load_file(dir.write("g.yaml", "scenario: s.yaml\npolicies: [fifo, sjf]\nseeds: 1000000000\n")),
+                    dir.path("g.yaml") + ":1: the grid has 2000000000 runs (2 policies x 1000000000 seeds), more than the 100000 one sweep runs "
+                                         "(docs/config.md#limits); split it into several grids");
+  std::string params = "scenario: s.yaml\nseeds: 1\nparameters:\n";
+  for (int i = 0; i < 20; ++i) params += "  k" + std::to_string(i) + ": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n";
+  CHECK_THROWS_WITH(SweepGrid::load_file(dir.write("h.yaml", params)), Catch::StartsWith(dir.path("h.yaml") + ":1: the grid has more than 2^64 runs (10 values of k0 x") &&
+                                                                Catch::EndsWith("10 values of k19 x 1 policy x 1 seed), more than the 100000 one sweep runs (docs/config.md#limits); split it into several grids"));
+  CHECK_THROWS_WITH(SweepGrid::load_file(dir.write("i.yaml", "scenario: s.yaml\nseeds: [1, 0100]\n")),
+                    dir.path("i.yaml") + ":2: seeds[1]: '0100' has a leading zero (octal in YAML 1.1); write 100");
+  CHECK_THROWS_WITH(SweepGrid::load_file(dir.write("j.yaml", "scenario: s.yaml\nseeds: [9223372036854775808]\n")),
+                    dir.path("j.yaml") + ":2: seeds[0]: must be an integer in 0..9223372036854775807 (2^63-1), got '9223372036854775808'");
+  // At the limit is fine (the grid is only listed, not run).
+  CHECK(SweepGrid::load_file(dir.write("k.yaml", "scenario: s.yaml\npolicies: [fifo]\nseeds: 100000\n")).runs().size() == kMaxSweepRuns);
+}
+
+TEST_CASE("hostile input: a signal while reading a scenario stops it", "[experiments][errors][hostile][reliability]") {
+  TempDir dir;
+  const std::string config = dir.write("run.yaml", "datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 1}]}\n"
+                                                   "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\npolicy: spatial\n");
+  InterruptGuard guard;
+  std::raise(SIGTERM);
+  try {
+    load_scenario(config, {}, std::nullopt, builtin_policies());
+    FAIL("no Interrupted");
+  } catch (const Interrupted& e) {
+    CHECK(e.signal() == SIGTERM);
+    CHECK(std::string(e.what()) == "interrupted by SIGTERM while reading the scenario's datacenters; nothing was written");
+  }
+  { InterruptGuard clear; }  // a new guard forgets the signal, which later tests must not see
 }

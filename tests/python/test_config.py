@@ -99,6 +99,10 @@ def test_bad_argument_types():
         schedsim.load_config(GOLDEN_DICT, seed="7")
     with pytest.raises(ValueError, match="seed: expected a non-negative int, got -1"):
         schedsim.load_config(GOLDEN_DICT, seed=-1)
+    # Seeds are 0 .. 2^63-1, as for the CLI's --seed and a scenario's seed: (issue 22).
+    with pytest.raises(ValueError, match=r"seed: must be at most 9223372036854775807 \(2\^63-1, the seed range of the CLI and of results.json\), got 9223372036854775808"):
+        schedsim.load_config(GOLDEN_DICT, seed=2**63)
+    assert schedsim.load_config(GOLDEN_DICT, seed=2**63 - 1).seed == 2**63 - 1
     with pytest.raises(TypeError, match="overrides: expected a list"):
         schedsim.load_config(GOLDEN_DICT, overrides="policy=sjf")
     with pytest.raises(TypeError, match=r"cluster\.nodes\[0\]: expected a dict, list, str"):

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <limits>
+
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
 #include "test_support.hpp"
@@ -58,4 +61,107 @@ TEST_CASE("relative paths resolve against the config file folder but --set paths
   CHECK(root.child("p").as_path() == "mine.csv");
   const ConfigNode s = ConfigNode::load_string("p: data/x.csv\n", "inline");
   CHECK(s.child("p").as_path() == "data/x.csv");
+}
+
+// Issue 22 (reliability): what the YAML reader would otherwise accept silently.
+TEST_CASE("a key given twice in a map is an error naming both lines", "[sim][config][reliability]") {
+  CHECK_THROWS_WITH(ConfigNode::load_string("policy: fifo\npolicy: sjf\n", "x.yaml"),
+                    "x.yaml:2: duplicate key 'policy' (first given on line 1); a key may appear only once in a map");
+  CHECK_THROWS_WITH(ConfigNode::load_string("workload:\n  synthetic:\n    num_jobs: 5\n    num_jobs: 6\n", "x.yaml"),
+                    "x.yaml:4: workload.synthetic: duplicate key 'num_jobs' (first given on line 3); a key may appear only once in a map");
+  CHECK_THROWS_WITH(ConfigNode::load_string("l:\n  - {k: 1}\n  - {k: 1, k: 2}\n", "x.yaml"),
+                    "x.yaml:3: l[1]: duplicate key 'k' (first given on line 3); a key may appear only once in a map");
+  // The same key in two different maps, and an alias used twice, are fine.
+  CHECK_NOTHROW(ConfigNode::load_string("a: {k: 1}\nb: {k: 2}\nc: &x {k: 3}\nd: [*x, *x]\n", "x.yaml"));
+}
+
+TEST_CASE("a second YAML document is an error, not ignored", "[sim][config][reliability]") {
+  const std::string msg = ": a second YAML document starts here ('---'); schedsim reads one document per file and would ignore the rest: "
+                          "remove the '---' line or split the file";
+  CHECK_THROWS_WITH(ConfigNode::load_string("a: 1\n---\nb: 2\n", "x.yaml"), "x.yaml:2" + msg);
+  CHECK_THROWS_WITH(ConfigNode::load_string("a: 1\nc: 3\n---\n", "x.yaml"), "x.yaml:3" + msg);
+  CHECK_NOTHROW(ConfigNode::load_string("---\na: 1\n...\n", "x.yaml"));  // one explicit document
+}
+
+TEST_CASE("integers with a leading zero or a base prefix are rejected, not read as octal", "[sim][config][reliability]") {
+  const ConfigNode root = ConfigNode::load_string("a: 0100\nb: -012\nc: 09\nd: 0x10\ne: 0o17\nf: 0\ng: -0\nh: 00\ni: +7\nj: 0b\n", "x.yaml");
+  CHECK_THROWS_WITH(root.child("a").as_int(), "x.yaml:1: a: '0100' has a leading zero (octal in YAML 1.1); write 100");
+  CHECK_THROWS_WITH(root.child("b").as_int(), "x.yaml:2: b: '-012' has a leading zero (octal in YAML 1.1); write -12");
+  CHECK_THROWS_WITH(root.child("c").as_positive_int(), "x.yaml:3: c: '09' has a leading zero (octal in YAML 1.1); write 9");
+  CHECK_THROWS_WITH(root.child("d").as_int(), "x.yaml:4: d: '0x10' is not a decimal integer (hexadecimal prefixes are not read); write 16");
+  CHECK_THROWS_WITH(root.child("e").as_int(), "x.yaml:5: e: '0o17' is not a decimal integer (octal prefixes are not read); write 15");
+  CHECK(root.child("f").as_int() == 0);
+  CHECK(root.child("g").as_int() == 0);
+  CHECK_THROWS_WITH(root.child("h").as_int(), "x.yaml:8: h: '00' has a leading zero (octal in YAML 1.1); write 0");
+  CHECK(root.child("i").as_int() == 7);
+  CHECK_THROWS_WITH(root.child("j").as_int(), "x.yaml:10: j: '0b' is not a decimal integer (binary prefixes are not read); write the number in decimal");
+  std::int64_t v = 0;
+  CHECK(parse_decimal_int("9223372036854775807", v).empty());
+  CHECK(v == 9223372036854775807LL);
+  CHECK(parse_decimal_int("-9223372036854775808", v).empty());
+  CHECK(v == std::numeric_limits<std::int64_t>::min());
+  CHECK(parse_decimal_int("9223372036854775808", v) == "expected an integer, got '9223372036854775808'");
+  CHECK(parse_decimal_int("1e3", v) == "expected an integer, got '1e3'");
+}
+
+TEST_CASE("seeds are 0 .. 2^63-1 wherever they are read", "[sim][config][reliability]") {
+  std::uint64_t s = 0;
+  CHECK(parse_seed("9223372036854775807", s).empty());
+  CHECK(s == kMaxSeed);
+  CHECK(parse_seed("0", s).empty());
+  CHECK(s == 0);
+  const std::string range = "must be an integer in 0..9223372036854775807 (2^63-1), got ";
+  CHECK(parse_seed("-1", s) == range + "'-1'");
+  CHECK(parse_seed("9223372036854775808", s) == range + "'9223372036854775808'");
+  CHECK(parse_seed("18446744073709551616", s) == range + "'18446744073709551616'");
+  CHECK(parse_seed("010", s) == "'010' has a leading zero (octal in YAML 1.1); write 10");
+  CHECK(parse_seed("abc", s) == "expected an integer, got 'abc'");
+  const ConfigNode root = ConfigNode::load_string("seed: -1\nbig: 9223372036854775808\n", "x.yaml");
+  CHECK_THROWS_WITH(root.child("seed").as_seed(), "x.yaml:1: seed: " + range + "'-1'");
+  CHECK_THROWS_WITH(root.child("big").as_seed(), "x.yaml:2: big: " + range + "'9223372036854775808'");
+}
+
+TEST_CASE("control characters in strings are rejected, naming the key", "[sim][config][reliability]") {
+  const ConfigNode root = ConfigNode::load_string("p: \"jobs\\0.csv\"\nn: \"a\\nb\"\nt: \"a\\tb\"\nd: \"x\\x7f\"\ne: \"\\e\"\n", "x.yaml");
+  CHECK_THROWS_WITH(root.child("p").as_path(), "x.yaml:1: p: the value contains a NUL character (\\0) at character 5; control characters are not allowed in names and paths");
+  CHECK_THROWS_WITH(root.child("n").as_string(), "x.yaml:2: n: the value contains a line break (\\n) at character 2; control characters are not allowed in names and paths");
+  CHECK(root.child("t").as_string() == "a\tb");  // a tab is a CSV delimiter
+  CHECK_THROWS_WITH(root.child("t").as_path(), "x.yaml:3: t: the path contains a tab at character 2; control characters are not allowed in paths");
+  CHECK_THROWS_WITH(root.child("d").as_string(), "x.yaml:4: d: the value contains the control character 0x7F at character 2; control characters are not allowed in names and paths");
+  CHECK_THROWS_WITH(root.child("e").as_string(), "x.yaml:5: e: the value contains the control character 0x1B at character 1; control characters are not allowed in names and paths");
+}
+
+TEST_CASE("keys that are not names are described, with their line", "[sim][config][reliability]") {
+  const ConfigNode root = ConfigNode::load_string("a: 1\n~: 2\n", "x.yaml");
+  CHECK_THROWS_WITH(root.expect_map({"a", "b"}), "x.yaml:2: map keys must be plain names, got a null key (~, null or nothing before the colon); valid keys here: a, b");
+  const ConfigNode list_key = ConfigNode::load_string("m:\n  [1, 2]: 3\n", "x.yaml");
+  CHECK_THROWS_WITH(list_key.child("m").expect_map({"a"}), "x.yaml:2: m: map keys must be plain names, got a list used as a key; valid keys here: a");
+  CHECK_THROWS_WITH(list_key.child("m").keys(), "x.yaml:2: m: map keys must be plain names, got a list used as a key");
+  const ConfigNode map_key = ConfigNode::load_string("? {x: 1}\n: 3\n", "x.yaml");
+  CHECK_THROWS_WITH(map_key.expect_map({"a"}), "x.yaml:1: map keys must be plain names, got a map used as a key; valid keys here: a");
+}
+
+TEST_CASE("a bad --set value names the --set option, not the file", "[sim][config][reliability]") {
+  const ConfigNode root = ConfigNode::load_string("w:\n  n: 1\np: fifo\nlist:\n  - {count: 1}\n", "z.yaml");
+  YAML::Node doc = root.yaml();
+  std::vector<ConfigNode::Override> applied;
+  for (const std::string o : {"w.n=abc", "p={name: sjf, by: 0x1}", "list.0.count=010"}) applied.push_back({apply_override(doc, o), o});
+  const ConfigNode with = root.with_overrides(applied);
+  CHECK_THROWS_WITH(with.child("w").child("n").as_int(), "--set w.n=abc: expected an integer, got 'abc'");
+  CHECK_THROWS_WITH(with.child("p").child("by").as_int(), "--set p={name: sjf, by: 0x1}: p.by: '0x1' is not a decimal integer (hexadecimal prefixes are not read); write 1");
+  CHECK_THROWS_WITH(with.child("list").at(0).child("count").as_int(), "--set list.0.count=010: '010' has a leading zero (octal in YAML 1.1); write 10");
+  // Values of the file keep their line.
+  CHECK_THROWS_WITH(with.child("list").at(0).expect_map({"x"}), Catch::StartsWith("z.yaml:5: list[0]: unknown key 'count'"));
+  // The value's own YAML is checked too, and a huge list index is an error, not std::stoul's exception.
+  CHECK_THROWS_WITH(apply_override(doc, "p={name: fifo, name: sjf}"), "--set p={name: fifo, name: sjf}: duplicate key 'name'; a key may appear only once in a map");
+  CHECK_THROWS_WITH(apply_override(doc, "list.99999999999999999999.count=1"), "--set list.99999999999999999999.count=1: '99999999999999999999' is not a valid index into a list of 1");
+  CHECK_THROWS_WITH(apply_override(doc, "w.=1"), "--set w.=1: empty component in key path 'w.'");
+}
+
+TEST_CASE("a config path that is a folder says so", "[sim][config][reliability]") {
+  schedsim::test::TempDir dir;
+  std::filesystem::create_directories(dir.path("sub"));
+  dir.write("sub/x.yaml", "a: 1\n");
+  CHECK_THROWS_WITH(ConfigNode::load_file(dir.path("sub")), dir.path("sub") + ": is a directory, not a config file");
+  CHECK_THROWS_WITH(ConfigNode::load_file(dir.path("sub/x.yaml/y")), dir.path("sub/x.yaml/y") + ": cannot open the config file (does it exist?)");
 }

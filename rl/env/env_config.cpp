@@ -1,0 +1,103 @@
+#include "rl/env/env_config.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace schedsim::rl {
+
+const char* to_string(PlacementOption o) {
+  switch (o) {
+    case PlacementOption::kPacked: return "packed";
+    case PlacementOption::kFastestType: return "fastest_type";
+    case PlacementOption::kSlowestType: return "slowest_type";
+    case PlacementOption::kFirstFit: return "first_fit";
+  }
+  return "packed";
+}
+
+const char* to_string(CandidateOrder o) {
+  switch (o) {
+    case CandidateOrder::kArrival: return "arrival";
+    case CandidateOrder::kShortestEstimate: return "shortest_estimate";
+    case CandidateOrder::kFewestGpus: return "fewest_gpus";
+  }
+  return "arrival";
+}
+
+EnvConfig EnvConfig::parse(const ConfigNode& node) {
+  EnvConfig c;
+  if (node.is_null()) return c;
+  node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
+                   "preempt_rows", "preempt_min_run_s", "check_invariants", "cooling_setpoints"});
+  if (auto k = node.maybe_child("max_candidates")) {
+    const std::int64_t v = k->as_positive_int();
+    if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
+    c.max_candidates = static_cast<int>(v);
+  }
+  if (auto s = node.maybe_child("reward_scale")) c.reward_scale = s->as_positive_double();
+  if (auto m = node.maybe_child("max_steps")) {
+    const std::int64_t v = m->as_int();
+    if (v < 0) m->fail("must be a non-negative number of agent steps (0 = no limit), got " + std::to_string(v));
+    c.max_steps = v;
+  }
+  if (auto r = node.maybe_child("reward")) {
+    r->expect_map({"jobs_in_system", "slowdown", "makespan", "energy_kwh"});
+    if (auto w = r->maybe_child("jobs_in_system")) c.reward.jobs_in_system = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("slowdown")) c.reward.slowdown = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("makespan")) c.reward.makespan = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("energy_kwh")) c.reward.energy_kwh = w->as_nonnegative_double();
+  }
+  if (auto o = node.maybe_child("order")) {
+    const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus"});
+    c.order = v == "arrival" ? CandidateOrder::kArrival : v == "shortest_estimate" ? CandidateOrder::kShortestEstimate : CandidateOrder::kFewestGpus;
+  }
+  if (auto p = node.maybe_child("placements")) {
+    if (!p->is_sequence() || p->size() == 0) p->fail("must be a non-empty list of: packed, fastest_type, slowest_type, first_fit");
+    c.placements.clear();
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const ConfigNode item = p->at(i);
+      const std::string v = item.as_choice({"packed", "fastest_type", "slowest_type", "first_fit"});
+      const PlacementOption opt = v == "packed" ? PlacementOption::kPacked
+                                  : v == "fastest_type" ? PlacementOption::kFastestType
+                                  : v == "slowest_type" ? PlacementOption::kSlowestType
+                                                        : PlacementOption::kFirstFit;
+      for (PlacementOption seen : c.placements) {
+        if (seen == opt) item.fail("'" + v + "' is listed twice");
+      }
+      c.placements.push_back(opt);
+    }
+  }
+  if (auto b = node.maybe_child("max_blocked_rows")) {
+    const std::int64_t v = b->as_int();
+    if (v < 0) b->fail("must be a non-negative number of rows, got " + std::to_string(v));
+    c.max_blocked_rows = static_cast<int>(std::min<std::int64_t>(v, 1 << 20));
+  }
+  if (auto m = node.maybe_child("max_scan")) c.max_scan = static_cast<int>(std::min<std::int64_t>(m->as_positive_int(), 1 << 30));
+  if (auto ci = node.maybe_child("check_invariants")) c.check_invariants = ci->as_bool();
+  if (auto p = node.maybe_child("preempt_rows")) {
+    const std::int64_t v = p->as_int();
+    if (v < 0 || v >= c.max_candidates) {
+      p->fail("must be in 0.." + std::to_string(c.max_candidates - 1) + " (fewer than max_candidates, so that rows remain for starts), got " +
+              std::to_string(v));
+    }
+    c.preempt_rows = static_cast<int>(v);
+  }
+  if (auto m = node.maybe_child("preempt_min_run_s")) c.preempt_min_run_s = m->as_nonnegative_double();
+  if (auto cs = node.maybe_child("cooling_setpoints")) {
+    if (!cs->is_sequence() || cs->size() == 0) cs->fail("expected a non-empty list of cooling set-points in °C, e.g. [18, 24, 30]");
+    for (std::size_t i = 0; i < cs->size(); ++i) {
+      const double v = cs->at(i).as_double();
+      for (double seen : c.cooling_setpoints_c) {
+        if (seen == v) cs->at(i).fail("set-point " + std::to_string(v) + " is listed twice");
+      }
+      c.cooling_setpoints_c.push_back(v);
+    }
+    if (c.preempt_rows + static_cast<int>(c.cooling_setpoints_c.size()) >= c.max_candidates) {
+      cs->fail("preempt_rows + the number of set-points must be below max_candidates (" + std::to_string(c.max_candidates) +
+               "), so that rows remain for starts");
+    }
+  }
+  return c;
+}
+
+}  // namespace schedsim::rl
