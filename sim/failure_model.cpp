@@ -73,6 +73,13 @@ std::map<std::string, double> parse_rate_map(const ConfigNode& node, bool positi
   return out;
 }
 
+// A time in seconds (`scale` = 3600 for hours) within 10^12 s, as trace times are: the
+// simulated clock (sim/tick.cpp) stops near 4e12 s with a message that names no key.
+double bounded_time(const ConfigNode& v, double value, double scale = 1.0) {
+  if (value * scale > 1e12) v.fail("'" + v.as_string() + "' is out of range (over 10^12 seconds, about 31,700 years)");
+  return value;
+}
+
 }  // namespace
 
 FailureConfig FailureConfig::parse(const ConfigNode& node) {
@@ -95,7 +102,7 @@ FailureConfig FailureConfig::parse(const ConfigNode& node) {
       if (k > 1000) v->fail("must lie in [1, 1000]");
       s.rollback_checkpoints = static_cast<int>(k);
     }
-    if (auto v = ls->maybe_child("restart_s")) s.restart_s = v->as_nonnegative_double();
+    if (auto v = ls->maybe_child("restart_s")) s.restart_s = bounded_time(*v, v->as_nonnegative_double());
   }
   if (auto dv = node.maybe_child("devices")) {
     dv->expect_map({"mtbf_h", "mtbf_h_by_type", "distribution", "weibull_shape", "unit", "repair_h", "on_failure", "restart_s"});
@@ -104,11 +111,11 @@ FailureConfig FailureConfig::parse(const ConfigNode& node) {
     if (auto v = dv->maybe_child("mtbf_h_by_type")) d.mtbf_h_by_type = parse_rate_map(*v, false);
     d.lifetime = parse_lifetime(*dv);
     if (auto v = dv->maybe_child("unit")) d.unit = v->as_choice({"node", "device"}) == "device" ? DeviceFailureConfig::Unit::kDevice : DeviceFailureConfig::Unit::kNode;
-    if (auto v = dv->maybe_child("repair_h")) d.repair_h = v->as_nonnegative_double();
+    if (auto v = dv->maybe_child("repair_h")) d.repair_h = bounded_time(*v, v->as_nonnegative_double(), 3600.0);
     if (auto v = dv->maybe_child("on_failure")) {
       d.on_failure = v->as_choice({"requeue", "wait"}) == "wait" ? DeviceFailureConfig::OnFailure::kWait : DeviceFailureConfig::OnFailure::kRequeue;
     }
-    if (auto v = dv->maybe_child("restart_s")) d.restart_s = v->as_nonnegative_double();
+    if (auto v = dv->maybe_child("restart_s")) d.restart_s = bounded_time(*v, v->as_nonnegative_double());
   }
   if (auto st = node.maybe_child("stragglers")) {
     st->expect_map({"fraction", "slowdown"});
@@ -129,12 +136,12 @@ FailureConfig FailureConfig::parse(const ConfigNode& node) {
       k.policy = p == "none" ? CheckpointConfig::Policy::kNone : p == "fixed" ? CheckpointConfig::Policy::kFixed : CheckpointConfig::Policy::kYoungDaly;
     }
     if (auto v = ck->maybe_child("interval_s")) {
-      k.interval_s = v->as_positive_double();
+      k.interval_s = bounded_time(*v, v->as_positive_double());
       if (!ck->has("interval")) k.policy = CheckpointConfig::Policy::kFixed;
       else if (k.policy != CheckpointConfig::Policy::kFixed) v->fail("only applies with interval: fixed");
     }
     if (k.policy == CheckpointConfig::Policy::kFixed && !(k.interval_s > 0.0)) ck->fail("interval: fixed needs interval_s (seconds of compute between checkpoints)");
-    if (auto v = ck->maybe_child("cost_s")) k.cost_s = v->as_nonnegative_double();
+    if (auto v = ck->maybe_child("cost_s")) k.cost_s = bounded_time(*v, v->as_nonnegative_double());
     if (auto v = ck->maybe_child("async")) k.async = v->as_bool();
   }
   return c;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "sim/error.hpp"
 
@@ -318,7 +319,9 @@ bool SyntheticJobSource::next(JobSpec& out) {
   t_s_ = next_arrival_s();
   // The clock's limit (sim/tick.cpp), checked here so that the message names the key.
   if (!(t_s_ <= 4e12)) {
-    throw InputError("workload.synthetic", "job " + std::to_string(generated_) + " would arrive at " + std::to_string(t_s_) +
+    char at[32];
+    std::snprintf(at, sizeof at, "%.6g", t_s_);
+    throw InputError("workload.synthetic", "job " + std::to_string(generated_) + " would arrive at " + at +
                                                " s, past the 4e12 s (about 100,000 years) a simulation can span; lower start_s, num_jobs or the arrival gaps");
   }
   // Formatted in place: no temporary string per job.
@@ -327,7 +330,9 @@ bool SyntheticJobSource::next(JobSpec& out) {
   out.submit = Tick::from_seconds(t_s_);
   out.duration_s = config_.duration_s.sample(durations_);
   if (!(out.duration_s <= 4e12)) {
-    throw InputError("workload.synthetic.duration_s", "job " + std::to_string(generated_) + " drew a duration of " + std::to_string(out.duration_s) +
+    char d[32];
+    std::snprintf(d, sizeof d, "%.6g", out.duration_s);
+    throw InputError("workload.synthetic.duration_s", "job " + std::to_string(generated_) + " drew a duration of " + d +
                                                           " s, over the 4e12 s (about 100,000 years) a simulation can span; lower the distribution's parameters");
   }
   std::size_t i = 0;

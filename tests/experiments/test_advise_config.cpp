@@ -172,6 +172,7 @@ TEST_CASE("advise config: mistakes in a job file name the key", "[advisor]") {
       {"unknown region", [](YAML::Node& n) { n["job"]["regions"] = YAML::Load("[A, C]"); }, "job.regions[1]: unknown datacenter 'C'; the scenario has A, B"},
       {"unknown kind", [](YAML::Node& n) { n["job"]["kinds"] = YAML::Load("[ondemand]"); }, "job.kinds[0]"},
       {"deadline before the start", [](YAML::Node& n) { n["job"]["earliest_start_h"] = 2000; }, "job.deadline_h: the deadline must be after earliest_start_h"},
+      {"deadline beyond the clock", [](YAML::Node& n) { n["job"]["deadline_h"] = "1e20"; }, "job.deadline_h: '1e20' hours is out of range (over 10^12 seconds, about 31,700 years)"},
       {"three segments", [](YAML::Node& n) { n["search"]["segments"] = 3; }, "search.segments: at most 2 segments"},
       {"split outside (0, 1)", [](YAML::Node& n) { n["search"]["split_at"] = YAML::Load("[0.5, 1.0]"); }, "search.split_at[1]: a split fraction must lie in (0, 1)"},
       {"latest start after the deadline", [](YAML::Node& n) { n["search"]["latest_start_h"] = 1000; }, "search.latest_start_h: must lie in [earliest_start_h, deadline_h)"},

@@ -179,3 +179,20 @@ TEST_CASE("hostile input: a signal while reading a scenario stops it", "[experim
   }
   { InterruptGuard clear; }  // a new guard forgets the signal, which later tests must not see
 }
+
+TEST_CASE("hostile input: times beyond the simulated clock name their key", "[experiments][errors][hostile][reliability]") {
+  const std::string w = "workload: {synthetic: {num_jobs: 5}}\n";
+  // Each used to stop the run with "time is too large (over 100,000 years)", naming nothing.
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5, start_s: 1e13}}\n") ==
+        "DIR/run.yaml:2: workload.synthetic.start_s: the value '1e13' is out of range (over 10^12 seconds)");
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5, arrival: {mean_interarrival_s: 2e12}}}\n") ==
+        "DIR/run.yaml:2: workload.synthetic.arrival.mean_interarrival_s: the value '2e12' is out of range (over 10^12 seconds)");
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5, duration_s: {dist: constant, value: 1e15}}}\n") ==
+        "workload.synthetic.duration_s: job 0 drew a duration of 1e+15 s, over the 4e12 s (about 100,000 years) a simulation can span; lower the distribution's parameters");
+  CHECK(run_error(kCluster + w + "failures: {devices: {mtbf_h: 1, repair_h: 1e300}}\n") ==
+        "DIR/run.yaml:3: failures.devices.repair_h: '1e300' is out of range (over 10^12 seconds, about 31,700 years)");
+  CHECK(run_error(kCluster + w + "failures: {checkpoint: {interval_s: 100, cost_s: 1e300}}\n") ==
+        "DIR/run.yaml:3: failures.checkpoint.cost_s: '1e300' is out of range (over 10^12 seconds, about 31,700 years)");
+  CHECK(run_error(kCluster + w + "failures: {loss_spikes: {rate_per_gpu_hour: 1, restart_s: 1e300}}\n") ==
+        "DIR/run.yaml:3: failures.loss_spikes.restart_s: '1e300' is out of range (over 10^12 seconds, about 31,700 years)");
+}
