@@ -6,6 +6,7 @@
 
 #include "experiments/sha256.hpp"
 #include "sim/error.hpp"
+#include "sim/file_checks.hpp"
 #include "traces/csv.hpp"
 
 namespace schedsim {
@@ -131,6 +132,8 @@ LedgerCheck verify_ledger(const std::string& text, const std::string& name) {
 }
 
 LedgerCheck verify_ledger_file(const std::string& path) {
+  // A folder would read as an empty ledger; EACCES is not "does it exist?".
+  if (const std::string problem = file_open_problem(path, "ledger"); !problem.empty()) throw InputError(path, problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the ledger (does it exist?)");
   std::ostringstream text;

@@ -63,6 +63,24 @@ std::string line_at(const std::string& source, const YAML::Mark& m) {
   return m.is_null() ? source : source + ":" + std::to_string(m.line + 1);
 }
 
+// "a NUL character (\0) at character 5; ..." for the first control character of `v`
+// (tab allowed), "" when there is none. A "\0" escape would cut a path short where the C
+// library reads it; other control characters in a name, a path or a key are a typo or an
+// attack, never meant.
+std::string control_character_problem(const std::string& v) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02X", c);
+      const std::string what = c == 0 ? "a NUL character (\\0)" : c == '\n' ? "a line break (\\n)" : c == '\r' ? "a carriage return (\\r)"
+                                                                                          : std::string("the control character ") + code;
+      return what + " at character " + std::to_string(i + 1) + "; control characters are not allowed in names and paths";
+    }
+  }
+  return "";
+}
+
 // What a map key that is not a plain name is, for messages ('?' says nothing).
 std::string describe_key(const YAML::Node& key) {
   if (!key.IsDefined() || key.IsNull()) return "a null key (~, null or nothing before the colon)";
@@ -242,6 +260,9 @@ std::vector<std::string> ConfigNode::keys() const {
   std::vector<std::string> out;
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar()) ConfigNode(kv.first, source_, path_, base_dir_).fail("map keys must be plain names, got " + describe_key(kv.first));
+    if (const std::string problem = control_character_problem(kv.first.Scalar()); !problem.empty()) {
+      ConfigNode(kv.first, source_, path_, base_dir_).fail("a key contains " + problem);
+    }
     out.push_back(kv.first.Scalar());
   }
   return out;
@@ -262,6 +283,7 @@ void ConfigNode::expect_keys(const std::vector<std::string>& allowed) const {
     if (!kv.first.IsScalar()) located.fail("map keys must be plain names, got " + describe_key(kv.first) + "; valid keys here: " + join(allowed));
     const std::string key = kv.first.Scalar();
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
+    if (const std::string problem = control_character_problem(key); !problem.empty()) located.fail("a key contains " + problem);
     std::string msg = "unknown key '" + key + "'";
     std::string best;
     std::size_t best_d = 3;  // suggest only near misses
@@ -288,18 +310,7 @@ ConfigNode ConfigNode::at(std::size_t index) const {
 std::string ConfigNode::as_string() const {
   if (!node_.IsScalar()) fail("expected a string, got " + describe_value(node_));
   const std::string& v = node_.Scalar();
-  // A "\0" escape would cut a path short where the C library reads it; other control
-  // characters in a name or a path are a typo or an attack, never meant.
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const auto c = static_cast<unsigned char>(v[i]);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) {
-      char code[8];
-      std::snprintf(code, sizeof code, "0x%02X", c);
-      const std::string what = c == 0 ? "a NUL character (\\0)" : c == '\n' ? "a line break (\\n)" : c == '\r' ? "a carriage return (\\r)"
-                                                                                          : std::string("the control character ") + code;
-      fail("the value contains " + what + " at character " + std::to_string(i + 1) + "; control characters are not allowed in names and paths");
-    }
-  }
+  if (const std::string problem = control_character_problem(v); !problem.empty()) fail("the value contains " + problem);
   return v;
 }
 

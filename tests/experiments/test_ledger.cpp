@@ -197,6 +197,7 @@ TEST_CASE("a ledger file that is not one is rejected with the reason", "[experim
   CHECK_THAT(verify_ledger("a,b\n1,2\n", "x.csv").problem, Catch::Contains("x.csv:1: not a schedsim settlement ledger"));
   TempDir dir;
   CHECK_THROWS_WITH(verify_ledger_file(dir.path("nothere.csv")), Catch::Contains("cannot open the ledger"));
+  CHECK_THROWS_WITH(verify_ledger_file(dir.path()), dir.path() + ": is a directory, not a ledger");  // not "an empty ledger"
   const std::string empty = ledger_csv({}, std::string(64, '0'));
   const LedgerCheck c = verify_ledger(empty, "empty.csv");
   CHECK(c.ok);

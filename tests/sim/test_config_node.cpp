@@ -5,6 +5,8 @@
 
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
+#include "sim/file_checks.hpp"
+#include "sim/throughput_matrix.hpp"
 #include "test_support.hpp"
 
 using namespace schedsim;
@@ -129,6 +131,10 @@ TEST_CASE("control characters in strings are rejected, naming the key", "[sim][c
   CHECK_THROWS_WITH(root.child("t").as_path(), "x.yaml:3: t: the path contains a tab at character 2; control characters are not allowed in paths");
   CHECK_THROWS_WITH(root.child("d").as_string(), "x.yaml:4: d: the value contains the control character 0x7F at character 2; control characters are not allowed in names and paths");
   CHECK_THROWS_WITH(root.child("e").as_string(), "x.yaml:5: e: the value contains the control character 0x1B at character 1; control characters are not allowed in names and paths");
+  // Keys too: a NUL in a key would print as nothing.
+  const ConfigNode keyed = ConfigNode::load_string("m:\n  \"a\\0b\": 1\n", "x.yaml");
+  CHECK_THROWS_WITH(keyed.child("m").keys(), "x.yaml:2: m: a key contains a NUL character (\\0) at character 2; control characters are not allowed in names and paths");
+  CHECK_THROWS_WITH(keyed.child("m").expect_map({"ab"}), "x.yaml:2: m: a key contains a NUL character (\\0) at character 2; control characters are not allowed in names and paths");
 }
 
 TEST_CASE("keys that are not names are described, with their line", "[sim][config][reliability]") {
@@ -164,4 +170,7 @@ TEST_CASE("a config path that is a folder says so", "[sim][config][reliability]"
   dir.write("sub/x.yaml", "a: 1\n");
   CHECK_THROWS_WITH(ConfigNode::load_file(dir.path("sub")), dir.path("sub") + ": is a directory, not a config file");
   CHECK_THROWS_WITH(ConfigNode::load_file(dir.path("sub/x.yaml/y")), dir.path("sub/x.yaml/y") + ": cannot open the config file (does it exist?)");
+  // The same check for the other files a scenario names.
+  CHECK_THROWS_WITH(ThroughputMatrix::load_file(dir.path("sub")), dir.path("sub") + ": is a directory, not a throughput matrix");
+  CHECK(file_open_problem(dir.path("sub/x.yaml"), "config file").empty());
 }
