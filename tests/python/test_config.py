@@ -87,6 +87,21 @@ def test_wrong_value_names_the_key():
         schedsim.load_config(bad)
 
 
+def test_every_section_is_checked_on_load(tmp_path):
+    # train: and env: are checked by load_config too, not only when training (issue 22).
+    with pytest.raises(schedsim.InputError, match=r"train: unknown key 'total_step' \(did you mean 'total_steps'\?\)"):
+        schedsim.load_config({**GOLDEN_DICT, "train": {"total_step": 5}})
+    with pytest.raises(schedsim.InputError, match=r"env: unknown key 'max_candidate'"):
+        schedsim.simulate({**GOLDEN_DICT, "env": {"max_candidate": 4}})
+    # A key given twice and an octal-looking integer in a file are errors, not another run.
+    p = tmp_path / "dup.yaml"
+    p.write_text("seed: 1\nseed: 2\n")
+    with pytest.raises(schedsim.InputError, match=r"dup\.yaml:2: duplicate key 'seed' \(first given on line 1\)"):
+        schedsim.load_config(str(p))
+    with pytest.raises(schedsim.InputError, match=r"--set workload\.synthetic\.num_jobs=0100: '0100' has a leading zero"):
+        schedsim.load_config(GOLDEN_DICT, overrides=["workload.synthetic.num_jobs=0100"])
+
+
 def test_missing_file():
     with pytest.raises(schedsim.InputError, match="no_such.yaml"):
         schedsim.load_config("no_such.yaml")
