@@ -231,6 +231,8 @@ ScenarioConfig load_scenario(const ConfigNode& root, const std::vector<std::stri
   // option that gave it rather than as the file.
   std::vector<ConfigNode::Override> applied;
   for (const auto& o : overrides) applied.push_back({apply_override(doc, o), o});
+  // An empty file (or one of comments only) is not a scenario missing 'cluster'.
+  if (doc.size() == 0) root.fail("the scenario is empty; it needs at least cluster and workload (`schedsim default-config` prints a complete one)");
   ScenarioConfig s = ScenarioConfig::parse(root.with_overrides(std::move(applied)), registry);
   if (seed) {
     if (*seed > kMaxSeed) throw InputError("seed", "must be an integer in 0..9223372036854775807 (2^63-1), got " + std::to_string(*seed));

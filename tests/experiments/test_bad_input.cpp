@@ -231,6 +231,7 @@ TEST_CASE("bad input: env: and train: are checked by every command that loads th
 
 TEST_CASE("bad input: a folder given as the config", "[experiments][bad-input][reliability]") {
   TempDir dir;
+  CHECK(attempt("# nothing here\n").error == "DIR/run.yaml: the scenario is empty; it needs at least cluster and workload (`schedsim default-config` prints a complete one)");
   std::filesystem::create_directories(dir.path("conf"));
   CHECK_THROWS_WITH(load_scenario(dir.path("conf"), {}, std::nullopt, builtin_policies()), dir.path("conf") + ": is a directory, not a config file");
 }
