@@ -37,6 +37,10 @@ class Interrupted : public Error {
   int signal_;
 };
 
+// For TraceOptions::poll_interrupt: throws Interrupted when a signal came while the
+// trace `path` was being read (before anything was simulated or written).
+void throw_if_interrupted_reading(const std::string& path);
+
 // Throws Interrupted after the first event that follows a signal; or, once
 // defer_to(hook) was called (a run that takes snapshots), calls `hook` instead, once, so
 // that the run stops at the end of the instant, after a last snapshot.
