@@ -68,6 +68,9 @@ std::string policy_label(const ConfigNode& node) {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options) {
+  // The previous comparison's tables go first: a failed or interrupted compare leaves no
+  // table of another run (each policy's folder is cleared by its run).
+  if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
   // "all" (or nothing) = every registered policy that needs no argument and that the
   // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
   std::vector<std::string> specs;

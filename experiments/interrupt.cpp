@@ -45,6 +45,13 @@ void throw_if_interrupted(const std::string& doing) {
   if (const int s = pending_interrupt()) throw Interrupted(s, std::string("interrupted by ") + signal_name(s) + " while " + doing + "; nothing was written");
 }
 
+void throw_if_interrupted_reading(const std::string& path) {
+  if (const int s = pending_interrupt()) {
+    throw Interrupted(s, std::string("interrupted by ") + signal_name(s) + " while reading the trace " + path +
+                             "; nothing was simulated and no results were written");
+  }
+}
+
 void InterruptObserver::after_event(const Simulator& sim) {
   if (const int s = pending_interrupt()) {
     if (deferred_) {

@@ -42,6 +42,10 @@ class Interrupted : public Error {
 // datacenters or node groups) call it, so that Ctrl-C is honoured promptly there too.
 void throw_if_interrupted(const std::string& doing);
 
+// For TraceOptions::poll_interrupt: throws Interrupted when a signal came while the
+// trace `path` was being read (before anything was simulated or written).
+void throw_if_interrupted_reading(const std::string& path);
+
 // Throws Interrupted after the first event that follows a signal; or, once
 // defer_to(hook) was called (a run that takes snapshots), calls `hook` instead, once, so
 // that the run stops at the end of the instant, after a last snapshot.

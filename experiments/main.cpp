@@ -253,6 +253,16 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
+    // An empty --out (an unset shell variable in --out "$OUT") would write nothing, or to
+    // stdout where a file was meant: refused for every command (docs/reliability.md).
+    std::function<void(const CLI::App&)> reject_empty_out = [&](const CLI::App& cmd) {
+      for (const CLI::App* sub : cmd.get_subcommands()) {
+        const CLI::Option* out = sub->get_option_no_throw("--out");
+        if (out && out->count() > 0 && (out->results().empty() || out->results().front().empty())) check_output_path("", "--out");
+        reject_empty_out(*sub);
+      }
+    };
+    reject_empty_out(app);
     PolicyRegistry registry = builtin_policies();
 #ifdef SCHEDSIM_HAS_TORCH
     rl::register_rl_policy(registry);

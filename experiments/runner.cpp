@@ -17,6 +17,7 @@
 #include "experiments/interrupt.hpp"
 #include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
+#include "traces/temp_files.hpp"
 
 namespace schedsim {
 namespace fs = std::filesystem;
@@ -221,6 +222,44 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   }
 }
 
+const std::vector<std::string>& run_result_files() {
+  static const std::vector<std::string> kFiles{"results.json", "jobs.csv", "timeline.csv", "allocations.csv", "ledger.csv"};
+  return kFiles;
+}
+
+namespace {
+// The writer's id in "NAME.partial-PID" (write_file_atomically, a run's streamed files).
+std::optional<long> partial_file_pid(const std::string& name) {
+  const auto at = name.rfind(".partial-");
+  if (at == std::string::npos || at == 0) return std::nullopt;
+  const std::optional<long> pid = pid_after_prefix(name.substr(at), ".partial-");
+  if (!pid || name.find('-', at + 9) != std::string::npos) return std::nullopt;
+  return pid;
+}
+}  // namespace
+
+void remove_unfinished_rows(const std::string& dir) {
+  remove_files_of_dead_processes(dir, partial_file_pid);
+  std::error_code ec;
+  for (const char* f : {"jobs.csv", "timeline.csv", "allocations.csv"}) fs::remove(fs::path(dir) / (std::string(f) + ".interrupted"), ec);
+}
+
+void clear_output_folder(const std::string& dir, const std::vector<std::string>& result_files, bool keep_resumable_rows) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return;
+  for (const std::string& f : result_files) {
+    const fs::path p = fs::path(dir) / f;
+    if (fs::is_regular_file(fs::symlink_status(p, ec))) fs::remove(p, ec);
+  }
+  if (!keep_resumable_rows) remove_unfinished_rows(dir);
+}
+
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty()) {
+    throw InputError(option, "is empty; give an output folder or file (an unset shell variable, as in --out \"$OUT\", gives an empty path)");
+  }
+}
+
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return nullptr;
   if (node.IsSequence()) {
@@ -410,6 +449,16 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
                        const std::vector<Observer*>& observers) {
   RunResult result;
   result.policy_name = policy.name();
+  if (!options.out_dir.empty()) {
+    // A resumed run, and a folder holding a snapshot (which continues the rows of its
+    // unfinished run), keep the unfinished rows; every run drops the previous results
+    // before anything can fail.
+    std::error_code ec;
+    const bool resuming = !options.snapshot.resume_from.empty();
+    const bool snapshot_here = fs::exists(fs::path(options.out_dir) / "snapshot.bin", ec) ||
+                               (!options.snapshot.path.empty() && fs::exists(options.snapshot.path, ec));
+    clear_output_folder(options.out_dir, run_result_files(), resuming || snapshot_here);
+  }
   SimulationSetup setup(scenario, scenario.seed, result.warnings);
   JobSource* source = &setup.source();
   result.trace_rows_skipped = source->rows_skipped();
@@ -571,6 +620,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     if (ec) throw InputError(options.out_dir, "cannot move the finished results into place: " + ec.message());
     temps.keep = true;
     if (snapshots) snapshots->finish();
+    remove_unfinished_rows(options.out_dir);  // superseded by this run's results
   }
   return result;
 }

@@ -79,4 +79,18 @@ nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
 // Writes `content` to `path` via a temporary file and rename.
 void write_file_atomically(const std::string& path, const std::string& content);
 
+// What an output folder holds after each outcome (docs/reliability.md, "What an output
+// folder holds"). Before a run writes into `dir`, if it exists: removes the files
+// `result_files` a previous run left (so that a failure cannot leave another run's
+// complete-looking results behind) and, unless `keep_resumable_rows`, the rows of runs
+// that never finished (`NAME.partial-PID` of processes that are gone, `NAME.interrupted`).
+void clear_output_folder(const std::string& dir, const std::vector<std::string>& result_files, bool keep_resumable_rows);
+// After a run finished in `dir`: removes the rows of runs that never finished (as above).
+void remove_unfinished_rows(const std::string& dir);
+// The files a run writes into its folder (results.json, jobs.csv, ...).
+const std::vector<std::string>& run_result_files();
+// Throws InputError naming `option` when `path` is empty: an output path left empty (an
+// unset shell variable in --out "$OUT") would write nothing, or somewhere unintended.
+void check_output_path(const std::string& path, const std::string& option);
+
 }  // namespace schedsim

@@ -1,11 +1,12 @@
 #include "experiments/simulation_setup.hpp"
 
+#include "experiments/interrupt.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
 
 SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t seed, std::vector<std::string>& warnings)
-    : scenario_(scenario), seed_(seed), cluster_(scenario.cluster), source_(scenario.workload.make_source(seed, warnings)) {
+    : scenario_(scenario), seed_(seed), cluster_(scenario.cluster), source_(scenario.workload.make_source(seed, warnings, throw_if_interrupted_reading)) {
   options_.oversized = scenario.workload.oversized;
   if (scenario.physics) {
     topology_ = std::make_unique<TopologySpec>(cluster_, scenario.topology, [&](const std::string& type) {

@@ -479,7 +479,11 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   if (options.executable.empty()) throw InputError("sweep", "no schedsim executable to run");
   if (options.backend != "local" && options.backend != "ray") throw InputError("sweep", "unknown backend '" + options.backend + "' (allowed: local, ray)");
   if (!options.ray_address.empty() && options.backend != "ray") throw InputError("sweep", "--address is for --backend ray");
+  check_output_path(options.out_dir, "--out");
   const auto [shard_index, shard_count] = parse_shard(options.shard);
+  // The tables are rewritten once every run is done; the old ones go now, so that a sweep
+  // that fails leaves no tables of an earlier state (the runs' folders are kept: resumable).
+  clear_output_folder(options.out_dir, {"sweep.csv", "summary.csv"}, false);
   if (!grid.inline_scenario.empty()) {
     fs::create_directories(options.out_dir);
     write_file_atomically(base_scenario_path(grid, options.out_dir), grid.inline_scenario);

@@ -20,8 +20,8 @@ namespace schedsim {
 TraceInspection inspect_trace(const std::string& path, const std::string& format, const TraceOptions& options) {
   TraceInspection t;
   t.path = path;
-  t.format = format == "auto" ? detect_trace_format(path) : format;
-  TraceJobSource source(path, t.format, options, t.warnings);
+  TraceJobSource source(path, format, options, t.warnings);  // detects "auto" itself: a pipe can be read only once
+  t.format = source.format();
   t.rows_skipped = source.rows_skipped();
   std::vector<double> durations;
   JobSpec job;
@@ -119,7 +119,7 @@ nlohmann::ordered_json inspection_json(const TraceInspection& t) {
 
 std::uint64_t convert_trace(const std::string& path, const std::string& format, const TraceOptions& options, std::ostream& out) {
   std::vector<std::string> warnings;
-  TraceJobSource source(path, format == "auto" ? detect_trace_format(path) : format, options, warnings);
+  TraceJobSource source(path, format, options, warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
   const SchedsimColumns columns{true, true, true};
   write_schedsim_trace_header(out, columns);
@@ -145,7 +145,7 @@ std::uint64_t sample_trace(const std::string& path, const std::string& format, c
                            std::ostream& out) {
   check_sample_options(s);
   std::vector<std::string> warnings;
-  TraceJobSource source(path, format == "auto" ? detect_trace_format(path) : format, options, warnings);
+  TraceJobSource source(path, format, options, warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
   Rng rng(s.seed, "trace.sample");
   const SchedsimColumns columns{true, true, true};

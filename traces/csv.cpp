@@ -43,7 +43,7 @@ void write_csv_field(std::ostream& out, std::string_view s) {
   out << '"';
 }
 
-CsvReader::CsvReader(const std::string& path, char delimiter) : lines_(path), delimiter_(delimiter) {}
+CsvReader::CsvReader(const std::string& path, char delimiter, const std::string& kind) : lines_(path, kind), delimiter_(delimiter) {}
 
 bool CsvReader::next(std::vector<std::string_view>& fields) {
   fields.clear();

@@ -30,7 +30,8 @@ class BadRowError : public InputError {
 
 class CsvReader {
  public:
-  explicit CsvReader(const std::string& path, char delimiter = ',');
+  // `kind` names the file in open errors ("trace file", "price series").
+  explicit CsvReader(const std::string& path, char delimiter = ',', const std::string& kind = "trace file");
 
   // Reads the next record that is not blank; false at end of file. The views stay valid
   // until the next call.

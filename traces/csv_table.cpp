@@ -32,13 +32,34 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 CsvTable::CsvTable(const std::string& path, std::string format, char delimiter) : csv_(path, delimiter), format_(std::move(format)) {
-  if (!csv_.next(fields_)) throw InputError(path, "the trace is empty (no header line)");
+  read_header(path);
+}
+
+CsvTable::CsvTable(const std::string& path, const NotATrace& file) : csv_(path, ',', file.kind), format_(file.kind), kind_(file.kind) {
+  read_header(path);
+}
+
+void CsvTable::read_header(const std::string& path) {
+  if (!csv_.next(fields_)) throw InputError(path, kind_.empty() ? "the trace is empty (no header line)" : "the " + kind_ + " is empty (no header line)");
   if (fields_.size() > kMaxColumns) {
     throw InputError(path + ":1", "the header has " + std::to_string(fields_.size()) + " columns, more than the " + std::to_string(kMaxColumns) +
                                       " schedsim reads; is the delimiter right, and is this a trace?");
   }
   std::vector<std::string> names;
   for (auto f : fields_) names.emplace_back(trim(f));
+  // A column named twice would be read from its first copy and the second ignored,
+  // whichever the file's author meant. (Unnamed columns, e.g. a trailing comma, cannot
+  // be looked up and may repeat.)
+  std::vector<std::pair<std::string, std::size_t>> sorted;
+  sorted.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) sorted.emplace_back(names[i], i);
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].first.empty() || sorted[i].first != sorted[i - 1].first) continue;
+    const std::string in = kind_.empty() ? "a " + format_ + " trace" : "the " + kind_;
+    throw InputError(path + ":1", "column '" + sorted[i].first + "' appears twice in the header (columns " + std::to_string(sorted[i - 1].second + 1) +
+                                      " and " + std::to_string(sorted[i].second + 1) + "); each column may appear once in " + in);
+  }
   init_header(std::move(names));
 }
 
@@ -54,7 +75,8 @@ int CsvTable::column(const std::string& name, bool required) {
     if (header_[i] == name) return static_cast<int>(i);
   }
   if (required) {
-    throw InputError(path() + ":1", "missing column '" + name + "' for the " + format_ + " format (header has: " + join_names(header_) + ")");
+    const std::string in = kind_.empty() ? "for the " + format_ + " format" : "in the " + kind_;
+    throw InputError(path() + ":1", "missing column '" + name + "' " + in + " (header has: " + join_names(header_) + ")");
   }
   return -1;
 }

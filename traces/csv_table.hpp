@@ -15,8 +15,14 @@ namespace schedsim {
 
 class CsvTable {
  public:
-  // Reads the header from the file's first line.
+  // Reads the header from the file's first line; a column named twice is an InputError.
   CsvTable(const std::string& path, std::string format, char delimiter = ',');
+  // A file that is not a trace: `kind` names it in messages ("price series"), where a
+  // trace's messages say "trace" and name its format.
+  struct NotATrace {
+    std::string kind;
+  };
+  CsvTable(const std::string& path, const NotATrace& file);
   // A headerless file whose columns are `names`.
   CsvTable(const std::string& path, std::string format, std::vector<std::string> names, char delimiter = ',');
 
@@ -45,8 +51,10 @@ class CsvTable {
 
  private:
   void init_header(std::vector<std::string> names);
+  void read_header(const std::string& path);
   CsvReader csv_;
   std::string format_;
+  std::string kind_;  // "" for a trace
   std::vector<std::string> header_;
   std::vector<std::string_view> fields_;
 };

@@ -68,7 +68,7 @@ Distribution Distribution::empirical(std::vector<double> values, std::string pat
 namespace {
 
 std::vector<double> load_empirical(const ConfigNode& node, const std::string& file, std::string& column, bool drop_nonpositive) {
-  CsvReader csv(file);
+  CsvReader csv(file, ',', "distribution file");
   std::vector<std::string_view> fields;
   std::vector<double> values;
   std::size_t col = 0;
@@ -84,6 +84,9 @@ std::vector<double> load_empirical(const ConfigNode& node, const std::string& fi
         } else {
           auto it = std::find_if(fields.begin(), fields.end(), [&](std::string_view f) { return trim(f) == column; });
           if (it == fields.end()) throw InputError(csv.where(), "no column named '" + column + "' in the header");
+          if (std::find_if(it + 1, fields.end(), [&](std::string_view f) { return trim(f) == column; }) != fields.end()) {
+            throw InputError(csv.where(), "column '" + column + "' appears twice in the header; each column may appear once");
+          }
           col = static_cast<std::size_t>(it - fields.begin());
         }
         continue;

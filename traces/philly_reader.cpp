@@ -10,6 +10,7 @@
 
 #include "sim/error.hpp"
 #include "traces/csv.hpp"
+#include "traces/line_reader.hpp"
 #include "traces/readers.hpp"
 #include "traces/time_parse.hpp"
 
@@ -112,7 +113,13 @@ class JsonArrayScanner {
   }
   bool refill() {
     const int n = gzread(file_, &buf_[0], static_cast<unsigned>(buf_.size()));
-    if (n < 0) throw InputError(path_ + ":" + std::to_string(line_), "read error (corrupt gzip data?)");
+    // A stream that ends early is flagged (Z_BUF_ERROR), not failed: see LineReader.
+    int code = Z_OK;
+    gzerror(file_, &code);
+    if (n < 0 || (n == 0 && code == Z_BUF_ERROR)) {
+      // The last line may be incomplete: the line before it is the last good one.
+      throw damaged_gzip_error(path_, line_ - 1, zlib_message(file_, path_));
+    }
     pos_ = 0;
     end_ = static_cast<std::size_t>(n);
     return n > 0;

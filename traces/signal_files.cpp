@@ -4,6 +4,7 @@
 
 #include "sim/error.hpp"
 #include "traces/csv_table.hpp"
+#include "traces/line_reader.hpp"
 #include "traces/time_parse.hpp"
 
 namespace schedsim {
@@ -13,13 +14,31 @@ std::string default_value_column(SignalKind kind) {
 }
 
 StepSeries load_signal_csv(const std::string& path, SignalKind kind, const SignalFileColumns& columns, const std::string& display_name) {
-  return load_step_csv(path, std::string(to_string(kind)) + " signal", columns.time.empty() ? "Datetime (UTC)" : columns.time,
+  return load_step_csv(path, to_string(kind), columns.time.empty() ? "Datetime (UTC)" : columns.time,
                        columns.value.empty() ? default_value_column(kind) : columns.value, display_name);
 }
 
+namespace {
+StepSeries read_step_csv(const std::string& path, const std::string& what, const std::string& time_column, const std::string& value_column,
+                         const std::string& display_name);
+}  // namespace
+
 StepSeries load_step_csv(const std::string& path, const std::string& what, const std::string& time_column, const std::string& value_column,
                          const std::string& display_name) {
-  CsvTable table(path, what);
+  try {
+    return read_step_csv(path, what, time_column, value_column, display_name);
+  } catch (const DamagedFileError&) {
+    throw;
+  } catch (const InputError&) {  // a row garbled by a damaged gzip stream: report the damage
+    check_gzip_intact(path);
+    throw;
+  }
+}
+
+namespace {
+StepSeries read_step_csv(const std::string& path, const std::string& what, const std::string& time_column, const std::string& value_column,
+                         const std::string& display_name) {
+  CsvTable table(path, CsvTable::NotATrace{what + " series"});
   const int tcol = table.column(time_column, true);
   const int vcol = table.column(value_column, true);
   std::vector<std::int64_t> times;
@@ -51,9 +70,10 @@ StepSeries load_step_csv(const std::string& path, const std::string& what, const
     times.push_back(t_us);
     values.push_back(table.number(vcol));
   }
-  if (times.size() < 2) throw InputError(path, "a signal file needs at least two rows (the step length comes from them)");
+  if (times.size() < 2) throw InputError(path, "a " + what + " series needs at least two rows (the step length comes from them)");
   const std::int64_t end = times.back() + step_us;
   return StepSeries::finite(display_name, std::move(times), std::move(values), end);
 }
+}  // namespace
 
 }  // namespace schedsim

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "sim/error.hpp"
+#include "traces/line_reader.hpp"
 #include "traces/readers.hpp"
 
 namespace schedsim {
@@ -47,8 +48,14 @@ std::string first_line(const std::string& path) {
   if (!f) throw InputError(path, "cannot open the trace file (does it exist?)");
   std::string buf(1 << 16, '\0');
   const int n = gzread(f, &buf[0], static_cast<unsigned>(buf.size()));
+  int code = Z_OK;
+  gzerror(f, &code);
+  if (n < 0 || (n == 0 && code == Z_BUF_ERROR)) {
+    const DamagedFileError e = damaged_gzip_error(path, 0, zlib_message(f, path));
+    gzclose(f);
+    throw e;
+  }
   gzclose(f);
-  if (n < 0) throw InputError(path, "read error (corrupt gzip data?)");
   buf.resize(static_cast<std::size_t>(n));
   if (buf.compare(0, 3, "\xEF\xBB\xBF") == 0) buf.erase(0, 3);
   const auto start = buf.find_first_not_of(" \t\r\n");
@@ -74,14 +81,31 @@ std::vector<std::string> split(const std::string& s, char delimiter) {
 
 }  // namespace
 
+void TraceReader::attach(std::string path, std::function<void(const std::string&)> poll_interrupt) {
+  path_ = std::move(path);
+  poll_interrupt_ = std::move(poll_interrupt);
+}
+
+// A row error in a compressed file may be garbage decoded from a damaged stream: the
+// damaged file is then the error (check_gzip_intact throws it), else the row's.
+void TraceReader::rethrow_explained() {
+  if (!path_.empty()) check_gzip_intact(path_);
+  throw;
+}
+
 bool TraceReader::next(JobSpec& out) {
   while (true) {
     reset_job(out);
+    poll();
     try {
       return read(out);
+    } catch (const DamagedFileError&) {
+      throw;
     } catch (const BadRowError& e) {
-      if (mode_ == BadRowMode::kError) throw;
+      if (mode_ == BadRowMode::kError) rethrow_explained();
       ++skipped_[e.reason()];
+    } catch (const InputError&) {
+      rethrow_explained();
     }
   }
 }
@@ -105,7 +129,17 @@ std::unique_ptr<TraceReader> open_trace_reader(const std::string& path, const st
       throw InputError(path, "the job table option (job_table / --job-table, here " + options.job_table_path +
                                    ") applies only to format pai-tasks; this trace has format " + format);
     }
-    return f.make(path, options);
+    std::unique_ptr<TraceReader> reader;
+    try {
+      reader = f.make(path, options);
+    } catch (const DamagedFileError&) {
+      throw;
+    } catch (const InputError&) {  // a header garbled by a damaged stream
+      check_gzip_intact(path);
+      throw;
+    }
+    reader->attach(path, options.poll_interrupt);
+    return reader;
   }
   std::string known;
   for (const auto& f : registry()) known += std::string(known.empty() ? "" : ", ") + f.name;

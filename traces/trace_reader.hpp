@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,10 @@ struct TraceOptions {
   // Sorting an unsorted trace holds at most this many jobs in memory; longer traces are
   // sorted in runs of this size spilled to temporary files and merged.
   std::size_t sort_memory_jobs = 100'000;
+  // Called with the trace's path every few thousand rows while a trace is read (and while
+  // a pipe is copied); stops a long read by throwing. The CLI passes one that throws
+  // Interrupted after Ctrl-C / SIGTERM (experiments/interrupt.hpp); empty = never stop.
+  std::function<void(const std::string& path)> poll_interrupt;
 };
 
 class TraceReader {
@@ -68,17 +73,32 @@ class TraceReader {
   bool next(JobSpec& out);
   // Rows skipped so far, by reason.
   const RowSkips& skipped() const { return skipped_; }
+  // Set by open_trace_reader: the file (an error in a gzip file whose stream is damaged
+  // is reported as the damage, see check_gzip_intact) and the interruption poll.
+  void attach(std::string path, std::function<void(const std::string&)> poll_interrupt);
 
  protected:
   // Fills `out` from the next usable row; false at the end. Throws BadRowError (with a
   // reason) for a bad row, after consuming it.
   virtual bool read(JobSpec& out) = 0;
   // Counts a row left out by design.
-  void filtered(const std::string& reason) { ++skipped_[reason]; }
+  void filtered(const std::string& reason) {
+    ++skipped_[reason];
+    poll();
+  }
 
  private:
+  // Every 4096 rows read or left out: a row costs about a microsecond, so a signal is
+  // seen within milliseconds.
+  void poll() {
+    if (poll_interrupt_ && (++rows_polled_ & 4095) == 0) poll_interrupt_(path_);
+  }
+  [[noreturn]] void rethrow_explained();
   BadRowMode mode_;
   RowSkips skipped_;
+  std::string path_;
+  std::function<void(const std::string&)> poll_interrupt_;
+  std::uint64_t rows_polled_ = 0;
 };
 
 struct TraceFormatInfo {

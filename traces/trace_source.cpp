@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "sim/error.hpp"
+#include "traces/line_reader.hpp"
 
 namespace schedsim {
 namespace {
@@ -69,15 +70,12 @@ bool read_job(std::istream& in, JobSpec& j) {
 
 }  // namespace
 
+// A sorted run: a temporary file opened for writing and reading, and unlinked at once,
+// so that it disappears with the process however the process ends.
 struct TraceJobSource::Run {
-  std::string path;
-  std::ifstream in;
+  std::string path;  // for messages; no longer in the folder once opened
+  std::fstream io;
   JobSpec next;  // the run's smallest unread job, valid while the run is in heads_
-  ~Run() {
-    in.close();
-    std::error_code ec;
-    std::filesystem::remove(path, ec);
-  }
 };
 
 TraceJobSource::~TraceJobSource() = default;
@@ -85,10 +83,10 @@ TraceJobSource::~TraceJobSource() = default;
 void TraceJobSource::external_sort(std::vector<std::string>& warnings) {
   static std::atomic<unsigned> counter{0};
   const std::size_t limit = std::max<std::size_t>(options_.sort_memory_jobs, 1);
-  const std::string stem = (std::filesystem::temp_directory_path() /
+  const std::string stem = (std::filesystem::path(temp_folder()) /
                             ("schedsim-sort-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-"))
                                .string();
-  auto reader = open_trace_reader(path_, format_, options_);
+  auto reader = open_reader();
   std::vector<JobSpec> chunk;
   chunk.reserve(limit);
   JobSpec job;
@@ -100,23 +98,23 @@ void TraceJobSource::external_sort(std::vector<std::string>& warnings) {
     std::stable_sort(chunk.begin(), chunk.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
     auto run = std::make_unique<Run>();
     run->path = stem + std::to_string(runs_.size());
-    {
-      std::ofstream out(run->path, std::ios::binary | std::ios::trunc);
-      if (!out) throw InputError(run->path, "cannot write a temporary file to sort the trace (set TMPDIR to a writable folder)");
-      for (const auto& j : chunk) write_job(out, j);
-      if (!out.flush()) throw InputError(run->path, "write failed while sorting the trace (disk full?)");
-    }
+    run->io.open(run->path, std::ios::binary | std::ios::in | std::ios::out | std::ios::trunc);
+    if (!run->io) throw InputError(run->path, "cannot write a temporary file to sort the trace (set TMPDIR to a writable folder)");
+    std::error_code ec;
+    std::filesystem::remove(run->path, ec);  // the open stream keeps the data
+    for (const auto& j : chunk) write_job(run->io, j);
+    if (!run->io.flush()) throw InputError(run->path, "write failed while sorting the trace (disk full?)");
     runs_.push_back(std::move(run));
   }
   chunk = std::vector<JobSpec>();
   for (std::size_t r = 0; r < runs_.size(); ++r) {
-    runs_[r]->in.open(runs_[r]->path, std::ios::binary);
-    if (read_job(runs_[r]->in, runs_[r]->next)) heads_.push_back({runs_[r]->next.submit, r});
+    runs_[r]->io.seekg(0);
+    if (read_job(runs_[r]->io, runs_[r]->next)) heads_.push_back({runs_[r]->next.submit, r});
   }
   std::make_heap(heads_.begin(), heads_.end(), std::greater<Head>());
   warnings.push_back(path_ + ": the trace has " + std::to_string(num_jobs_) + " jobs, more than the " + std::to_string(limit) +
                      " sorted in memory; it was sorted in " + std::to_string(runs_.size()) + " runs through temporary files in " +
-                     std::filesystem::temp_directory_path().string());
+                     temp_folder());
 }
 
 TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector<std::string>& warnings)
@@ -124,12 +122,30 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector
 
 TraceJobSource::TraceJobSource(std::string path, std::string format, const TraceOptions& options, std::vector<std::string>& warnings)
     : path_(std::move(path)), format_(std::move(format)), options_(options) {
+  spool_ = std::make_unique<InputSpool>(path_, options_.poll_interrupt);
+  try {
+    if (format_ == "auto") format_ = detect_trace_format(spool_->path());
+    read_trace(warnings);
+  } catch (const DamagedFileError& e) {
+    throw DamagedFileError(spool_->renamed(e.what()));
+  } catch (const InputError& e) {
+    if (!spool_->spooled()) throw;
+    throw InputError(spool_->renamed(e.what()));
+  }
+}
+
+std::unique_ptr<TraceReader> TraceJobSource::open_reader() const {
+  auto reader = open_trace_reader(spool_->path(), format_, options_);
+  return reader;
+}
+
+void TraceJobSource::read_trace(std::vector<std::string>& warnings) {
   JobSpec job;
   bool sorted = true;
   Tick previous;
   std::int64_t first_unsorted_line = 0;
   {
-    auto reader = open_trace_reader(path_, format_, options_);
+    auto reader = open_reader();
     while (reader->next(job)) {
       if (num_jobs_ > 0 && job.submit < previous && sorted) {
         sorted = false;
@@ -148,7 +164,7 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, const Trace
     throw InputError(path_, "every row of the trace was skipped (" + why + "); no jobs are left to simulate");
   }
   if (sorted) {
-    stream_ = open_trace_reader(path_, format_, options_);
+    stream_ = open_reader();
     return;
   }
   warnings.push_back(path_ + ":" + std::to_string(first_unsorted_line) +
@@ -157,21 +173,28 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, const Trace
     external_sort(warnings);
     return;
   }
-  auto reader = open_trace_reader(path_, format_, options_);
+  auto reader = open_reader();
   sorted_.reserve(num_jobs_);
   while (reader->next(job)) sorted_.push_back(job);
   std::stable_sort(sorted_.begin(), sorted_.end(), [](const JobSpec& a, const JobSpec& b) { return a.submit < b.submit; });
 }
 
 bool TraceJobSource::next(JobSpec& out) {
-  if (stream_) return stream_->next(out);
+  if (stream_) {
+    try {
+      return stream_->next(out);
+    } catch (const InputError& e) {
+      if (!spool_->spooled()) throw;
+      throw InputError(spool_->renamed(e.what()));
+    }
+  }
   if (!runs_.empty()) {
     if (heads_.empty()) return false;
     std::pop_heap(heads_.begin(), heads_.end(), std::greater<Head>());
     const std::size_t r = heads_.back().run;
     heads_.pop_back();
     out = std::move(runs_[r]->next);
-    if (read_job(runs_[r]->in, runs_[r]->next)) {
+    if (read_job(runs_[r]->io, runs_[r]->next)) {
       heads_.push_back({runs_[r]->next.submit, r});
       std::push_heap(heads_.begin(), heads_.end(), std::greater<Head>());
     }

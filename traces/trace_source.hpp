@@ -4,7 +4,11 @@
 // keeping memory bounded by the jobs in the system. An unsorted one is sorted by submit
 // time (ties keep file order) and reported in `warnings`: in memory when it has at most
 // `TraceOptions::sort_memory_jobs` jobs, otherwise as sorted runs of that size in
-// temporary files that are merged while the simulation pulls jobs.
+// temporary files that are merged while the simulation pulls jobs (unlinked as soon as
+// they are open, so that not even a kill leaves them behind).
+//
+// A trace that can be read only once (a FIFO, /dev/fd/N from process substitution) is
+// first copied into a temporary file (InputSpool); messages still name the path given.
 #pragma once
 
 #include <fstream>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "sim/job_source.hpp"
+#include "traces/temp_files.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace schedsim {
@@ -20,10 +25,13 @@ namespace schedsim {
 class TraceJobSource : public JobSource {
  public:
   TraceJobSource(std::string path, std::string format, std::vector<std::string>& warnings);
+  // `format` may be "auto": guessed from the first line (detect_trace_format).
   TraceJobSource(std::string path, std::string format, const TraceOptions& options, std::vector<std::string>& warnings);
 
   bool next(JobSpec& out) override;
   std::string describe() const override { return path_; }
+  // The format read (the one detected when "auto" was given).
+  const std::string& format() const { return format_; }
   std::uint64_t expected_jobs() const override { return num_jobs_; }
   // Rows of the whole file that were skipped, by reason (from the validation pass).
   std::map<std::string, std::uint64_t> rows_skipped() const override { return skipped_; }
@@ -57,6 +65,9 @@ class TraceJobSource : public JobSource {
     bool operator>(const Head& o) const { return submit != o.submit ? submit > o.submit : run > o.run; }
   };
   std::vector<Head> heads_;  // min-heap of the next job of each run
+  std::unique_ptr<InputSpool> spool_;    // what is opened: the file, or a pipe's copy
+  void read_trace(std::vector<std::string>& warnings);
+  std::unique_ptr<TraceReader> open_reader() const;
   void external_sort(std::vector<std::string>& warnings);
 };
 

@@ -98,8 +98,13 @@ YAML::Node WorkloadConfig::to_yaml() const {
   return n;
 }
 
-std::unique_ptr<JobSource> WorkloadConfig::make_source(std::uint64_t seed, std::vector<std::string>& warnings) const {
-  if (trace) return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, trace->options, warnings);
+std::unique_ptr<JobSource> WorkloadConfig::make_source(std::uint64_t seed, std::vector<std::string>& warnings,
+                                                      const std::function<void(const std::string&)>& poll_interrupt) const {
+  if (trace) {
+    TraceOptions options = trace->options;
+    if (poll_interrupt) options.poll_interrupt = poll_interrupt;
+    return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, options, warnings);
+  }
   return std::make_unique<SyntheticJobSource>(*synthetic, seed);
 }
 

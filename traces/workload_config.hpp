@@ -2,6 +2,7 @@
 // to do with jobs larger than the cluster.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,7 +38,10 @@ struct WorkloadConfig {
   YAML::Node to_yaml() const;
   // Opens the trace (validating every row) or sets up the generator. Trace notes such as
   // "sorted an unsorted trace" go to `warnings`.
-  std::unique_ptr<JobSource> make_source(std::uint64_t seed, std::vector<std::string>& warnings) const;
+  // `poll_interrupt` (may be empty) is called now and then while a trace is read and may
+  // throw to stop it (TraceOptions::poll_interrupt).
+  std::unique_ptr<JobSource> make_source(std::uint64_t seed, std::vector<std::string>& warnings,
+                                         const std::function<void(const std::string&)>& poll_interrupt = {}) const;
 };
 
 }  // namespace schedsim
