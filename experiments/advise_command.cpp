@@ -15,7 +15,9 @@ void run_advise_cli(const AdviseCliOptions& options, std::ostream& table_out) {
   const AdvisePlanner planner(ConfigNode::load_file(options.job));
   const AdviseOutcome outcome = planner.run(objective);
   if (outcome.plans.empty()) throw InputError(options.job, no_feasible_plan_message(outcome));
-  std::filesystem::create_directories(options.out);
+  std::error_code ec;
+  std::filesystem::create_directories(options.out, ec);
+  if (ec) throw InputError(options.out, "cannot create the output folder: " + ec.message());
   write_file_atomically(options.out + "/plans.csv", plans_csv(planner.world(), outcome));
   if (options.plot) write_file_atomically(options.out + "/pareto.svg", pareto_svg(outcome));
   if (!options.quiet) {

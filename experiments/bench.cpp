@@ -282,7 +282,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
     } else policies = {"fifo", "sjf"};
   }
   for (const auto& policy : policies) {
-    if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'");
+    if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'" + registry.suggest_policy(policy) + " (see `schedsim policies`)");
   }
   for (const auto& policy : policies) {
     results.push_back(from_json(run_in_child([&] {

@@ -1,6 +1,7 @@
 #include "experiments/compare.hpp"
 
 #include "experiments/svg_plot.hpp"
+#include "sim/text_checks.hpp"
 #include "traces/csv.hpp"
 
 #include <cstdio>
@@ -26,7 +27,8 @@ struct Column {
 
 const std::vector<Column>& columns() {
   static const std::vector<Column> cols = {
-      {"policy", [](const RunResult& r) { return r.policy_name; }},
+      // Labels hold user text (option values): escaped, so a label cannot rewrite the terminal.
+      {"policy", [](const RunResult& r) { return terminal_safe(r.policy_name); }},
       {"jobs", [](const RunResult& r) { return std::to_string(r.summary.jobs_completed); }},
       {"mean JCT (h)", [](const RunResult& r) { return fmt(r.summary.mean_jct_s ? *r.summary.mean_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
       {"median JCT (h)", [](const RunResult& r) { return fmt(r.summary.median_jct_s ? *r.summary.median_jct_s / 3600 : std::optional<double>(), "%.3f"); }},
@@ -166,7 +168,7 @@ std::string summary_table(const RunResult& run) {
   const Summary& s = run.summary;
   std::ostringstream out;
   auto line = [&](const char* k, const std::string& v) { out << "  " << k << std::string(26 - std::string(k).size(), ' ') << v << '\n'; };
-  line("policy", run.policy_name);
+  line("policy", terminal_safe(run.policy_name));
   line("jobs completed", std::to_string(s.jobs_completed) + " of " + std::to_string(s.jobs_arrived) + " arrived");
   if (s.jobs_dropped_oversized) line("jobs dropped (oversized)", std::to_string(s.jobs_dropped_oversized));
   if (s.jobs_failed || s.jobs_killed) line("jobs failed / killed", std::to_string(s.jobs_failed) + " / " + std::to_string(s.jobs_killed) + " (as recorded)");

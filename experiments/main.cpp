@@ -1,5 +1,7 @@
 // The `schedsim` command line. Every command reads the same YAML scenarios and exits
 // non-zero with one clear message on bad input, leaving no partial result files.
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,9 +13,11 @@
 
 #include "experiments/advise_command.hpp"
 #include "experiments/bench.hpp"
+#include "experiments/cli_errors.hpp"
 #include "rl/env/env_bench.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
+#include "experiments/error_report.hpp"
 #include "experiments/interrupt.hpp"
 #include "experiments/ledger.hpp"
 #include "experiments/report.hpp"
@@ -87,7 +91,7 @@ void add_trace_args(CLI::App* cmd, TraceArgs& a) {
   for (const auto& n : trace_format_names()) names += ", " + n;
   cmd->add_option("--format", a.format, "trace format: " + names)->capture_default_str();
   cmd->add_option("--on-bad-row", a.on_bad_row, "error: stop at the first bad row; skip: skip bad rows and count them by reason")
-      ->check(CLI::IsMember({"error", "skip"}))
+      ->check(one_of({"error", "skip"}))
       ->capture_default_str();
   cmd->add_option("--throughputs", a.throughputs, "gavel: Gavel's simulation_throughputs.json");
   cmd->add_option("--reference-device", a.reference_device, "gavel: device type whose throughput sets durations")->capture_default_str();
@@ -106,7 +110,26 @@ void write_output(const std::string& out_path, const std::function<void(std::ost
 }
 
 void print_warnings(const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", terminal_safe(w).c_str());
+}
+
+// Every policy name of `compare` is checked before the first run, so that a typo in the
+// last one does not leave the first ones' results behind.
+void check_policy_names(const PolicyRegistry& registry, const std::vector<std::string>& specs, const std::string& option) {
+  for (const auto& spec : specs) {
+    if (spec == "all") continue;
+    const ConfigNode node = ConfigNode::load_string(spec, option);
+    if (!node.is_scalar() && !(node.is_map() && node.has("name") && node.child("name").is_scalar())) continue;  // create() says what is wrong
+    const std::string name = node.is_map() ? node.child("name").as_string() : node.as_string();
+    if (!registry.knows(name)) throw InputError(option, registry.unknown_policy_message(name));
+  }
+}
+
+// "schedsim: error: ..." and the hint line; returns the usage exit status.
+int print_error(const UsageError& e) {
+  const ErrorReport r = report_error(std::make_exception_ptr(e), "parsing the command line");
+  std::fputs(r.text.c_str(), stderr);
+  return r.status;
 }
 
 constexpr bool have_torch() {
@@ -154,7 +177,7 @@ int main(int argc, char** argv) {
   std::string convert_to, convert_out;
   auto* convert = trace->add_subcommand("convert", "rewrite a trace in schedsim's CSV format, sorted by submit time");
   add_trace_args(convert, convert_args);
-  convert->add_option("--to", convert_to, "output format (schedsim)")->required()->check(CLI::IsMember({"schedsim"}));
+  convert->add_option("--to", convert_to, "output format (schedsim)")->required()->check(one_of({"schedsim"}));
   convert->add_option("--out", convert_out, "output file (default: stdout)");
 
   TraceArgs sample_args;
@@ -173,7 +196,7 @@ int main(int argc, char** argv) {
   std::string inventory_path, inventory_format;
   auto* cluster_from = trace->add_subcommand("cluster-from", "print a cluster: YAML section from a machine inventory");
   cluster_from->add_option("file", inventory_path, "inventory file")->required();
-  cluster_from->add_option("--format", inventory_format, "pai-machines or openb-nodes")->required()->check(CLI::IsMember({"pai-machines", "openb-nodes"}));
+  cluster_from->add_option("--format", inventory_format, "pai-machines or openb-nodes")->required()->check(one_of({"pai-machines", "openb-nodes"}));
 
   auto* formats = trace->add_subcommand("formats", "list the trace formats");
 
@@ -182,14 +205,14 @@ int main(int argc, char** argv) {
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
   bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, physics (default: all but physics)");
-  bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)");
+  bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)")->check(whole_number(0, UINT64_MAX));
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
   bench->add_option("--json", bench_json_path, "also write the results as JSON to this file");
   rl::EnvBenchOptions env_bench_options;
   std::string env_bench_config;
   bench->add_option("--env-config", env_bench_config, "env: the scenario (default: the built-in rl_default.yaml)");
-  bench->add_option("--env-steps", env_bench_options.steps, "env: vector steps to take")->capture_default_str();
+  bench->add_option("--env-steps", env_bench_options.steps, "env: vector steps to take")->capture_default_str()->check(whole_number(0, UINT64_MAX));
   bench->add_option("--env-count", env_bench_options.num_envs, "env: environments in the vector")->capture_default_str();
   bench->add_option("--threads", env_bench_options.threads, "env: threads stepping them")->capture_default_str();
 #ifdef SCHEDSIM_HAS_TORCH
@@ -206,10 +229,10 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "run a grid of parameter values x policies x seeds on worker processes (resumable); see docs/experiments.md");
   sweep->add_option("grid", sweep_grid, "sweep grid YAML file")->required();
   sweep->add_option("--out", sweep_options.out_dir, "output folder")->capture_default_str();
-  sweep->add_option("--jobs,-j", sweep_options.workers, "runs at a time (default: number of cores; with --address: the cluster's CPUs)")->check(CLI::NonNegativeNumber);
+  sweep->add_option("--jobs,-j", sweep_options.workers, "runs at a time (default: number of cores; with --address: the cluster's CPUs)")->check(whole_number(0, INT_MAX, "NONNEGATIVE"));
   sweep->add_option("--backend", sweep_options.backend, "local: worker processes here; ray: one Ray task per run (pip install 'schedsim[ray]')")
       ->capture_default_str()
-      ->check(CLI::IsMember({"local", "ray"}));
+      ->check(one_of({"local", "ray"}));
   sweep->add_option("--address", sweep_options.ray_address, "with --backend ray: the address of a running Ray cluster (default: start a local one)");
   sweep->add_option("--shard", sweep_options.shard, "I/N: run only the runs at positions I, I+N, I+2N... of the grid (e.g. one Slurm array task each)");
 
@@ -227,7 +250,7 @@ int main(int argc, char** argv) {
   train->add_flag("--resume", train_resume, "continue from OUT/checkpoint.pt");
   int train_nproc = 1;
   train->add_option("--nproc", train_nproc, "train with N local processes that all-reduce gradients (train.num_envs divisible by N)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number(1, 1024, "INT in [1 - 1024]"));
 
   ScenarioArgs eval_args;
   std::string eval_policy;
@@ -244,14 +267,29 @@ int main(int argc, char** argv) {
   AdviseCliOptions advise_options;
   auto* advise_cmd = app.add_subcommand("advise", "rank plans (region x device type x count x start x offer kind, and moves between regions) for one training job; see docs/market.md");
   advise_cmd->add_option("job", advise_options.job, "job YAML file (scenario, job, search)")->required();
-  advise_cmd->add_option("--objective", advise_options.objective, "rank by cost, finish or emissions")->capture_default_str()->check(CLI::IsMember({"cost", "finish", "emissions"}));
-  advise_cmd->add_option("--top", advise_options.top, "rows of the table (0 = all)")->capture_default_str();
+  advise_cmd->add_option("--objective", advise_options.objective, "rank by cost, finish or emissions")->capture_default_str()->check(one_of({"cost", "finish", "emissions"}));
+  advise_cmd->add_option("--top", advise_options.top, "rows of the table (0 = all)")->capture_default_str()->check(whole_number(0, SIZE_MAX));
   advise_cmd->add_option("--out", advise_options.out, "output folder: plans.csv (every feasible plan, with a pareto column)")->capture_default_str();
   advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
 
-  CLI11_PARSE(app, argc, argv);
+  // Command-line errors in the house style, all with exit status 2 (docs/errors.md).
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    // Only these may be given more than once; CLI11 would keep the last of any other.
+    check_repeated_options(app, args, {"--set", "compare --policy"});
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {  // --help, --version
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return print_error(usage_error(app, e, args));
+  } catch (const UsageError& e) {
+    return print_error(e);
+  }
 
+  // What the command is doing, for the messages of errors that do not say it themselves
+  // (out of memory, a file-system error).
+  std::string phase = "starting";
   try {
     // An empty --out (an unset shell variable in --out "$OUT") would write nothing, or to
     // stdout where a file was meant: refused for every command (docs/reliability.md).
@@ -277,13 +315,16 @@ int main(int argc, char** argv) {
     std::optional<InterruptGuard> interrupt_guard;
     if (*run || *compare || *eval) interrupt_guard.emplace();
     if (*run) {
+      phase = "loading the scenario";
       const ScenarioConfig scenario = load_scenario(run_args.config, run_args.overrides, run_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       RunOptions options{run_args.out, !run_args.quiet, run_args.check_invariants, run_args.timeline};
       if (!snapshot_every.empty()) options.snapshot.every = parse_snapshot_period(snapshot_every, "--snapshot-every");
-      if (!snapshot_path.empty() && snapshot_every.empty()) throw InputError("--snapshot", "applies only with --snapshot-every");
+      if (!snapshot_path.empty() && snapshot_every.empty())
+        throw UsageError("--snapshot", "applies only with --snapshot-every", "run 'schedsim run --help' for the options");
       options.snapshot.path = snapshot_path;
       options.snapshot.resume_from = resume_path;
+      phase = "running the simulation";
       const RunResult r = run_scenario(scenario, registry, options);
       print_warnings(r.warnings);
       if (!run_args.quiet) {
@@ -291,14 +332,18 @@ int main(int argc, char** argv) {
         std::cout << "  results in " << run_args.out << "/results.json and jobs.csv\n";
       }
     } else if (*compare) {
+      phase = "loading the scenario";
       const ScenarioConfig scenario = load_scenario(cmp_args.config, cmp_args.overrides, cmp_args.seed, registry);
       rl::EnvConfig::from_scenario(scenario);  // the env: map is checked (strictly) even where it is not used
       // Both options may be given: the --policies list first, then each --policy.
+      check_policy_names(registry, cmp_policies, "--policies");
+      check_policy_names(registry, cmp_policy_maps, "--policy");
       cmp_policies.insert(cmp_policies.end(), cmp_policy_maps.begin(), cmp_policy_maps.end());
+      phase = "running the simulations";
       const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants, cmp_args.timeline});
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
-        std::cout << "scenario: " << (scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "
+        std::cout << "scenario: " << terminal_safe(scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "
                   << scenario.num_devices() << " GPUs\n\n";
         std::cout << comparison_table(runs, false);
         std::cout << "\nper-policy results in " << cmp_args.out << "/<policy>/, table in " << cmp_args.out << "/comparison.csv\n";
@@ -309,13 +354,16 @@ int main(int argc, char** argv) {
         for (const auto& o : p.options) std::cout << "    option " << o.name << " (default " << o.default_value << "): " << o.description << '\n';
       }
     } else if (*inspect) {
+      phase = "reading the trace";
       const TraceInspection t = inspect_trace(inspect_args.path, inspect_args.format, inspect_args.options());
       if (inspect_json) std::cout << inspection_json(t).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
       else std::cout << inspection_text(t);
     } else if (*convert) {
+      phase = "converting the trace";
       const TraceOptions options = convert_args.options();
       write_output(convert_out, [&](std::ostream& out) { convert_trace(convert_args.path, convert_args.format, options, out); });
     } else if (*sample) {
+      phase = "sampling the trace";
       const TraceOptions options = sample_args.options();
       check_sample_options(sample_options);
       write_output(sample_out, [&](std::ostream& out) { sample_trace(sample_args.path, sample_args.format, options, sample_options, out); });
@@ -324,6 +372,7 @@ int main(int argc, char** argv) {
     } else if (*formats) {
       for (const auto& f : trace_formats()) std::cout << f.name << "\n    " << f.description << '\n';
     } else if (*bench) {
+      phase = "running the benchmarks";
       if (bench_cases.empty()) bench_cases = bench_suite();
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const auto& name : bench_cases) {
@@ -362,6 +411,7 @@ int main(int argc, char** argv) {
       }
       if (!bench_json_path.empty()) write_file_atomically(bench_json_path, all.dump(2) + "\n");
     } else if (*eval) {
+      phase = "evaluating the policy";
       const ScenarioConfig scenario = load_scenario(eval_args.config, eval_args.overrides, eval_args.seed, registry);
       const ConfigNode policy = ConfigNode::load_string(eval_policy, "--policy");
       const RunResult r = run_scenario(scenario, registry, RunOptions{eval_args.out, !eval_args.quiet, eval_args.check_invariants}, &policy.yaml());
@@ -403,6 +453,7 @@ int main(int argc, char** argv) {
       }
 #endif
     } else if (*sweep) {
+      phase = "running the sweep";
       sweep_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
       const SweepOutcome o = run_sweep(SweepGrid::load_file(sweep_grid), registry, sweep_options);
       std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done";
@@ -414,32 +465,22 @@ int main(int argc, char** argv) {
     } else if (*ledger_verify) {
       const LedgerCheck c = verify_ledger_file(ledger_path);
       if (!c.ok) {
-        std::fprintf(stderr, "schedsim: ledger verification failed: %s\n", c.problem.c_str());
+        std::fprintf(stderr, "schedsim: ledger verification failed: %s\n", terminal_safe(c.problem).c_str());
         return 1;
       }
       const LedgerTotals& t = c.totals;
       std::printf("OK: %zu rows; device_hours=%.17g energy_kwh=%.17g electricity_usd=%.17g compute_usd=%.17g co2_kg=%.17g\n", t.rows, t.device_h,
                   t.energy_kwh, t.electricity_usd, t.compute_usd, t.co2_kg);
     } else if (*advise_cmd) {
+      phase = "ranking the plans";
       run_advise_cli(advise_options, std::cout);
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }
-  } catch (const Interrupted& e) {
-    std::fprintf(stderr, "schedsim: %s\n", e.what());
-    return 128 + e.signal();
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "schedsim: error: %s\n", e.what());
-    return 1;
-  } catch (const PolicyError& e) {
-    std::fprintf(stderr, "schedsim: policy error: %s\n", e.what());
-    return 1;
-  } catch (const InvariantError& e) {
-    std::fprintf(stderr, "schedsim: internal error (please report it): %s\n", e.what());
-    return 3;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "schedsim: error: %s\n", e.what());
-    return 1;
+  } catch (...) {
+    const ErrorReport r = report_error(std::current_exception(), phase);
+    std::fputs(r.text.c_str(), stderr);
+    return r.status;
   }
-  return 0;
+  return exit_status::kSuccess;
 }

@@ -26,9 +26,10 @@ std::string find_experiments_script(const std::string& file_name, const char* en
   std::string tried;
   for (const auto& c : candidates) {
     if (fs::is_regular_file(c)) return c.lexically_normal().string();
-    tried += "\n  " + c.string();
+    tried += (tried.empty() ? "" : ", ") + c.string();
   }
-  throw InputError(file_name, "cannot find " + file_name + "; tried:" + tried + "\nset " + env_var + " to its path");
+  // One line (messages are escaped for the terminal, and a line break would show as \n).
+  throw InputError(file_name, "cannot find " + file_name + "; tried: " + tried + "; set " + env_var + " to its path");
 }
 
 std::string find_report_script(const std::string& executable) {

@@ -484,14 +484,21 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   // The tables are rewritten once every run is done; the old ones go now, so that a sweep
   // that fails leaves no tables of an earlier state (the runs' folders are kept: resumable).
   clear_output_folder(options.out_dir, {"sweep.csv", "summary.csv"}, false);
+  // An output folder that cannot be made is named with the reason (permission denied,
+  // no space left), not as a raw std::filesystem error.
+  const auto make_folder = [](const fs::path& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw InputError(dir.string(), "cannot create the output folder: " + ec.message());
+  };
   if (!grid.inline_scenario.empty()) {
-    fs::create_directories(options.out_dir);
+    make_folder(options.out_dir);
     write_file_atomically(base_scenario_path(grid, options.out_dir), grid.inline_scenario);
   }
   const std::string base = base_scenario_path(grid, options.out_dir);
   validate(grid, base, registry);
-  fs::create_directories(fs::path(options.out_dir) / "runs");
-  fs::create_directories(fs::path(options.out_dir) / "logs");
+  make_folder(fs::path(options.out_dir) / "runs");
+  make_folder(fs::path(options.out_dir) / "logs");
 
   const std::vector<SweepRun> runs = grid.runs();
   SweepOutcome outcome;

@@ -12,6 +12,7 @@
 #include "sim/error.hpp"
 #include "sim/metrics.hpp"
 #include "sim/rng.hpp"
+#include "sim/text_checks.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_source.hpp"
 
@@ -47,7 +48,9 @@ TraceInspection inspect_trace(const std::string& path, const std::string& format
 std::string inspection_text(const TraceInspection& t) {
   std::ostringstream out;
   char buf[256];
-  out << t.path << " (format " << t.format << ")\n";
+  // The path, statuses and warnings are user text (a job id in a warning): escaped, so
+  // they cannot rewrite the terminal; the JSON form escapes them as JSON does.
+  out << terminal_safe(t.path) << " (format " << terminal_safe(t.format) << ")\n";
   out << "  jobs                " << t.jobs << (t.jobs_with_estimate ? " (" + std::to_string(t.jobs_with_estimate) + " with runtime estimates)" : "") << '\n';
   if (t.jobs_fractional_gpu) out << "  fractional GPU      " << t.jobs_fractional_gpu << " jobs ask for part of a GPU\n";
   std::snprintf(buf, sizeof buf, "  submit times        %.0f s .. %.0f s (span %.2f days)\n", t.first_submit_s, t.last_submit_s,
@@ -70,7 +73,7 @@ std::string inspection_text(const TraceInspection& t) {
   }
   out << "  recorded status\n";
   for (const auto& [status, n] : t.statuses) {
-    std::snprintf(buf, sizeof buf, "    %-12s    %7llu    %6.2f%%\n", status.c_str(), static_cast<unsigned long long>(n), 100.0 * static_cast<double>(n) / static_cast<double>(t.jobs));
+    std::snprintf(buf, sizeof buf, "    %-12s    %7llu    %6.2f%%\n", terminal_safe(status).c_str(), static_cast<unsigned long long>(n), 100.0 * static_cast<double>(n) / static_cast<double>(t.jobs));
     out << buf;
   }
   if (t.rows_skipped.empty()) {
@@ -82,7 +85,7 @@ std::string inspection_text(const TraceInspection& t) {
       out << buf;
     }
   }
-  for (const auto& w : t.warnings) out << "  warning: " << w << '\n';
+  for (const auto& w : t.warnings) out << "  warning: " << terminal_safe(w) << '\n';
   return out.str();
 }
 
@@ -120,7 +123,7 @@ nlohmann::ordered_json inspection_json(const TraceInspection& t) {
 std::uint64_t convert_trace(const std::string& path, const std::string& format, const TraceOptions& options, std::ostream& out) {
   std::vector<std::string> warnings;
   TraceJobSource source(path, format, options, warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", terminal_safe(w).c_str());
   const SchedsimColumns columns{true, true, true};
   write_schedsim_trace_header(out, columns);
   JobSpec job;
@@ -146,7 +149,7 @@ std::uint64_t sample_trace(const std::string& path, const std::string& format, c
   check_sample_options(s);
   std::vector<std::string> warnings;
   TraceJobSource source(path, format, options, warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", w.c_str());
+  for (const auto& w : warnings) std::fprintf(stderr, "schedsim: warning: %s\n", terminal_safe(w).c_str());
   Rng rng(s.seed, "trace.sample");
   const SchedsimColumns columns{true, true, true};
   write_schedsim_trace_header(out, columns);

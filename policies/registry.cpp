@@ -19,6 +19,7 @@
 #include "policies/temporal_shift.hpp"
 #include "policies/themis.hpp"
 #include "sim/error.hpp"
+#include "sim/text_checks.hpp"
 
 namespace schedsim {
 
@@ -75,6 +76,33 @@ std::vector<std::string> PolicyRegistry::plain_names() const {
   return out;
 }
 
+bool PolicyRegistry::knows(const std::string& name) const {
+  if (find(name)) return true;
+  const auto colon = name.find(':');
+  const PolicyInfo* info = colon == std::string::npos ? nullptr : find(name.substr(0, colon));
+  return info && !info->argument_option.empty();
+}
+
+std::string PolicyRegistry::unknown_policy_message(const std::string& name) const {
+  std::string list;
+  for (const auto& n : names()) list += (list.empty() ? "" : ", ") + n;
+  return "unknown policy '" + name + "'" + suggest_policy(name) + "; registered policies: " + list + " (see `schedsim policies`)";
+}
+
+std::string PolicyRegistry::suggest_policy(const std::string& name) const {
+  std::string near = closest_match(name, names());
+  // "NAME:VALUE" with a misspelt NAME ("rll:agent.pt"): suggest the short form's name.
+  const auto colon = name.find(':');
+  if (near.empty() && colon != std::string::npos) {
+    std::vector<std::string> with_argument;
+    for (const auto& p : policies_)
+      if (!p.argument_option.empty()) with_argument.push_back(p.name);
+    const std::string prefix = closest_match(name.substr(0, colon), with_argument);
+    if (!prefix.empty()) near = prefix + name.substr(colon);
+  }
+  return near.empty() ? "" : " (did you mean '" + near + "'?)";
+}
+
 PolicyInstance PolicyRegistry::create(const ConfigNode& node, const PolicyContext& context) const {
   std::string name;
   ConfigNode config = node;
@@ -97,12 +125,7 @@ PolicyInstance PolicyRegistry::create(const ConfigNode& node, const PolicyContex
     node.fail("expected a policy name (e.g. sjf) or a map such as {name: sjf, by: estimate}");
   }
   const PolicyInfo* info = find(name);
-  if (!info) {
-    std::string list;
-    for (const auto& n : names()) list += (list.empty() ? "" : ", ") + n;
-    (node.is_map() ? node.child("name") : node).fail("unknown policy '" + name + "'; registered policies: " + list +
-                                                     " (see `schedsim policies`)");
-  }
+  if (!info) (node.is_map() ? node.child("name") : node).fail(unknown_policy_message(name));
   return info->make(config, context);
 }
 

@@ -73,6 +73,12 @@ class PolicyRegistry {
   // for an unknown name (listing the registered ones) or bad options.
   PolicyInstance create(const ConfigNode& node, const PolicyContext& context = {}) const;
   PolicyInstance create(const std::string& name, const PolicyContext& context = {}) const;
+  // Whether `name` is a registered policy or the "NAME:VALUE" short form of one.
+  bool knows(const std::string& name) const;
+  // "unknown policy 'sjff' (did you mean 'sjf'?); registered policies: ... (see `schedsim policies`)".
+  std::string unknown_policy_message(const std::string& name) const;
+  // " (did you mean 'sjf'?)" for a near miss of a registered name ("sjff"), else "".
+  std::string suggest_policy(const std::string& name) const;
 
  private:
   std::vector<PolicyInfo> policies_;

@@ -1,7 +1,10 @@
 #include "sim/text_checks.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
+
+#include "sim/config_node.hpp"
 
 namespace schedsim {
 
@@ -41,6 +44,82 @@ std::string describe_byte(std::string_view line, std::size_t offset) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "byte 0x%02X at column %zu", static_cast<unsigned>(static_cast<unsigned char>(line[offset])), offset + 1);
   return buf;
+}
+
+std::string terminal_safe(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t i = 0;
+  // Fast path: most messages hold nothing to escape.
+  while (i < n && s[i] >= 0x20 && s[i] < 0x7F) ++i;
+  if (i == n) return std::string(text);
+  std::string out(text.substr(0, i));
+  char buf[8];
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n", ++i;
+    } else if (c == '\r') {
+      out += "\\r", ++i;
+    } else if (c == '\t') {
+      out += "\\t", ++i;
+    } else if (c < 0x80) {  // the other C0 controls and DEL
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
+      out += buf, ++i;
+    } else {
+      const std::size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+      if (i + len > n || invalid_utf8_at(text.substr(i, len)) != std::string_view::npos) {  // not UTF-8: show the byte
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(c));
+        out += buf, ++i;
+      } else if (c == 0xC2 && s[i + 1] < 0xA0) {  // U+0080..U+009F, the C1 controls (CSI is U+009B)
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(s[i + 1]));
+        out += buf, i += 2;
+      } else {
+        out.append(text.substr(i, len));
+        i += len;
+      }
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Length of the longest common subsequence.
+std::size_t common_subsequence(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1, 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = 0;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = a[i - 1] == b[j - 1] ? diag + 1 : std::max(row[j], row[j - 1]);
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string closest_match(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3, best_common = 0;  // suggest only near misses
+  for (const auto& c : candidates) {
+    const std::size_t d = edit_distance(name, c);
+    // Among equally near ones, the one keeping more of what was typed: a dropped letter
+    // is a likelier typo than a changed one ("--sed" is "--seed" more than "--set").
+    const std::size_t common = d < 3 ? common_subsequence(name, c) : 0;
+    if (d < best_d || (d == best_d && d < 3 && common > best_common)) best_d = d, best = c, best_common = common;
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::string best = closest_match(name, candidates);
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
 }
 
 }  // namespace schedsim
