@@ -30,15 +30,23 @@ class LasOrder : public QueueOrder {
     offsets_gpu_s_[static_cast<std::size_t>(job)] = attained(view, view.job(job));
   }
   bool has_timers() const override { return options_.demotion == LasDemotion::kExact && options_.discretized; }
+  // `job` is running, or being started in this decision (then at its last rate, or 1).
   double next_key_change_s(const SchedulerView& view, JobSlot job) const override {
     const double service = service_gpu_s(view, job);
     const auto& t = options_.thresholds;
     const auto next = std::upper_bound(t.begin(), t.end(), service);
     if (next == t.end()) return std::numeric_limits<double>::infinity();  // the last queue
     const JobState& j = view.job(job);
-    const double per_s = j.rate(view.now()) * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus);
-    if (per_s <= 0) return std::numeric_limits<double>::infinity();
-    return view.now().seconds() + (*next - service) / per_s;
+    const bool running = j.status == JobStatus::kRunning;
+    const double rate = running ? j.physics_rate : j.physics_rate > 0 ? j.physics_rate : 1.0;
+    if (rate <= 0) return std::numeric_limits<double>::infinity();
+    // A checkpoint restore under way: service grows again from its end.
+    const double from_s = running && j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
+    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
+    // No timer for a crossing the job will not live to see (it would only add a
+    // decision point).
+    if (cross_s >= remaining_work_now_s(view, j) / rate) return std::numeric_limits<double>::infinity();
+    return from_s + cross_s;
   }
   void write(YAML::Node& resolved) const override {
     resolved["discretized"] = options_.discretized;

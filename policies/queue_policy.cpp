@@ -219,6 +219,7 @@ void QueuePolicy::relist(int g) {
 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
+  if (order_->has_timers()) started_now_.push_back(slot);
   remove(slot, entry);
   if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
   if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
@@ -335,6 +336,7 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     decide_repack(view, out);
     return;
   }
+  started_now_.clear();
   promote_due(view);
   if (queue_.empty()) return;
   const bool dynamic = order_->keys_change_while_queued();
@@ -400,6 +402,7 @@ std::uint64_t& QueuePolicy::stamp_of(JobSlot slot) {
 }
 
 void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
+  started_now_.clear();
   promote_due(view);
   const bool dynamic = order_->keys_change_while_queued();
   if (dynamic && !queue_.empty()) refresh_keys(view);
@@ -490,9 +493,13 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
 void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out) {
   double next_s = std::numeric_limits<double>::infinity();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+    if (view.job(s).status != JobStatus::kRunning) continue;  // stopping
     if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
     next_s = std::min(next_s, order_->next_key_change_s(view, s));
   }
+  // The jobs this decision starts run from now on.
+  for (JobSlot s : started_now_) next_s = std::min(next_s, order_->next_key_change_s(view, s));
+  started_now_.clear();
   // The starvation guard's next promotion is a key change too.
   if (!promotions_.empty()) next_s = std::min(next_s, std::get<0>(*promotions_.begin()));
   if (!std::isfinite(next_s)) return;

@@ -164,6 +164,7 @@ class QueuePolicy : public Policy {
     bool running;
     bool operator<(const RepackEntry& o) const { return key != o.key ? key < o.key : stamp < o.stamp; }
   };
+  std::vector<JobSlot> started_now_;  // orders with timers: the jobs this decision starts
   std::vector<RepackEntry> pass_;
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;

@@ -266,3 +266,27 @@ TEST_CASE("yarn placement keeps a job on one node, or on whole idle nodes plus o
   CHECK(run_on(cluster, "{name: fifo}", jobs).at("G").start_s == Approx(13.0));
   CHECK(run_on(cluster, "tiresias-fifo-yarn", jobs).at("G").start_s == Approx(100.0));
 }
+
+TEST_CASE("LAS exact demotion sets no timer for a crossing after the job's end", "[policies][las]") {
+  // J (50 s) would reach the 100 s boundary at t=100, after it ends at t=50; K arrives at
+  // t=200. Decision points: J's arrival, J's end, K's arrival, K's end; a timer for J's
+  // crossing would add a fifth at t=100.
+  const ClusterSpec cluster({NodeGroup{1, "test", 1}});
+  PolicyInstance policy = builtin_policies().create(ConfigNode::load_string("{name: las, thresholds_s: [100], demotion: exact}", "p.yaml"));
+  VectorSource source({make_job("J", 0, 1, 50), make_job("K", 200, 1, 10)});
+  Simulator sim(cluster, source, *policy.policy);
+  sim.run();
+  CHECK(sim.stats().decision_points == 4);
+  CHECK(sim.now().seconds() == Approx(210.0));
+}
+
+TEST_CASE("LAS exact demotion times the jobs a decision starts", "[policies][las]") {
+  // One device. X ends at t=20 and B starts then; no event follows until B's end at 320,
+  // but B crosses the 100 s boundary at t=120, when A (queue 0 since t=2) preempts it.
+  const auto t = run("{name: las, thresholds_s: [100], starvation_multiple: 0, demotion: exact}", 1,
+                     {make_job("X", 0, 1, 20), make_job("B", 1, 1, 300), make_job("A", 2, 1, 50)});
+  CHECK(t.at("B").start_s == Approx(20.0));
+  CHECK(t.at("A").start_s == Approx(120.0));
+  CHECK(t.at("B").end_s == Approx(370.0));
+  CHECK(t.at("B").preemptions == 1);
+}
