@@ -103,8 +103,8 @@ OrderKind las_order(const LasOptions& d) {
   return OrderKind{
       "las",
       {{"discretized", d.discretized ? "true" : "false", "Tiresias' discretized 2D-LAS (queues by thresholds, FIFO inside a queue); false = continuous LAS"},
-       {"thresholds_gpu_s", time ? "" : list_text(d.thresholds), "increasing queue boundaries in GPU-seconds of attained service (GPUs x executed time)"},
-       {"thresholds_s", time ? list_text(d.thresholds) : "", "instead of thresholds_gpu_s: increasing queue boundaries in seconds of executed time (service counts time, not GPUs x time)"},
+       {"thresholds_gpu_s", time ? "none" : list_text(d.thresholds), "increasing queue boundaries in GPU-seconds of attained service (GPUs x executed time)"},
+       {"thresholds_s", time ? list_text(d.thresholds) : "none", "instead of thresholds_gpu_s: increasing queue boundaries in seconds of executed time (service counts time, not GPUs x time)"},
        {"starvation_multiple", number_text(d.starvation_multiple), "promote a queued job to the first queue after waiting this multiple of its executed time; 0 = off"},
        {"demotion", d.demotion == LasDemotion::kExact ? "exact" : "next_event", "when a running job that crossed a threshold moves down: next_event (at the next decision point) or exact (a timer at the crossing)"}},
       true,

@@ -39,12 +39,12 @@ PolicyInfo tiresias_dlas_info(const std::string& name, const std::string& descri
 }  // namespace
 
 PolicyInfo tiresias_dlas_policy_info() {
-  return tiresias_dlas_info("tiresias-dlas", "Tiresias' simulator, dlas: discretized LAS on executed time (queues at 3250 and 7200 s), skip discipline, exact demotion, preemptive",
+  return tiresias_dlas_info("tiresias-dlas", "Tiresias' simulator, dlas: discretized LAS on executed time (queues at 3250 and 7200 s), repack discipline, exact demotion, preemptive",
                             LasService::kTime, LasDemotion::kExact);
 }
 
 PolicyInfo tiresias_dlas_gpu_policy_info() {
-  return tiresias_dlas_info("tiresias-dlas-gpu", "Tiresias' simulator, dlas-gpu: discretized LAS on GPU time (queues at 3250 and 7200 GPU-s), skip discipline, preemptive",
+  return tiresias_dlas_info("tiresias-dlas-gpu", "Tiresias' simulator, dlas-gpu: discretized LAS on GPU time (queues at 3250 and 7200 GPU-s), repack discipline, exact demotion, preemptive",
                             LasService::kGpuTime, LasDemotion::kExact);
 }
 

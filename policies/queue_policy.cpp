@@ -47,7 +47,7 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
           {"preemption", d.preemption ? "true" : "false", "a blocked head may stop running jobs the order ranks strictly worse"},
           {"backfill", to_string(d.backfill), "none, or easy: later jobs start if they do not delay the blocked head's reservation"},
           {"backfill_depth", std::to_string(d.backfill_depth), "queued jobs one backfill pass examines at most"},
-          {"discipline", to_string(d.discipline), "blocking: a queued job that does not fit stops the decision (later jobs wait, unless backfill lets them by); skip: every queued job that fits starts, in order (work-conserving; excludes backfill)"},
+          {"discipline", to_string(d.discipline), "blocking: a queued job that does not fit stops the decision (later jobs wait, unless backfill lets them by); skip: every queued job that fits starts, in order (work-conserving; excludes backfill); repack: running and queued jobs re-admitted in key order at each decision, running ones left out preempted (needs preemption)"},
           {"spot", to_string(d.spot), "with a market: any, prefer (spot devices first), avoid (non-spot first), or short (spot first for jobs whose estimate <= spot_short_s)"},
           {"spot_short_s", "3600", "spot: short: the longest estimate (seconds) that prefers spot devices"}};
 }

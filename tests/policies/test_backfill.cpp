@@ -290,3 +290,22 @@ TEST_CASE("LAS exact demotion times the jobs a decision starts", "[policies][las
   CHECK(t.at("B").end_s == Approx(370.0));
   CHECK(t.at("B").preemptions == 1);
 }
+
+TEST_CASE("discipline repack: a demoted job enters its queue behind the jobs waiting there", "[policies][discipline][las]") {
+  // 2 devices, one boundary at 10 s. K (1 GPU) runs until t=9; X (2 GPUs, t=1) waits;
+  // Y (1 GPU, t=2) starts past it and keeps running when K ends (a running job goes
+  // before the waiting ones of its queue). Y enters queue 1 at t=12: X is let in and Y
+  // preempted. At t=22 X enters queue 1 behind Y, which has waited there since t=12: Y is
+  // let in first and X, which no longer fits, is preempted (by arrival X would rank first
+  // and keep running). Y ends at 22 + (500 - 10) = 512, then X runs its last 490 s.
+  // Tiresias' simulator (run_sim.py --schedule=dlas, limits set to [10, ...], 1 node of 2
+  // GPUs) gives the same starts, ends and preemptions on these three jobs.
+  const auto t = run("{name: las, thresholds_s: [10], starvation_multiple: 0, demotion: exact, discipline: repack}", 2,
+                     {make_job("K", 0, 1, 9), make_job("X", 1, 2, 500), make_job("Y", 2, 1, 500)});
+  CHECK(t.at("Y").start_s == Approx(2.0));
+  CHECK(t.at("X").start_s == Approx(12.0));
+  CHECK(t.at("Y").end_s == Approx(512.0));
+  CHECK(t.at("X").end_s == Approx(1002.0));
+  CHECK(t.at("X").preemptions == 1);
+  CHECK(t.at("Y").preemptions == 1);
+}
