@@ -374,10 +374,13 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
   // in the set and is met again there (keys only grow within a decision).
   auto it = std::next(queue_.begin());
   while (it != queue_.end()) {
-    if (free_.count() == 0 && !options_.preemption) break;  // nothing can start any more
     const Entry entry = *it;
     const JobSlot slot = std::get<2>(entry);
     ++it;
+    const JobSpec& spec = view.job(slot).spec;
+    // Cheap refusal: too few devices free and no preemption (a fractional job may still
+    // find a shared device).
+    if (!options_.preemption && !spec.is_fractional() && spec.num_gpus > free_.count()) continue;
     if (dynamic) {
       const double key = order_->queued_key(view, slot);
       if (key > std::get<0>(entry)) {
@@ -386,7 +389,7 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
       }
     }
     devices_.clear();
-    if (place(view, view.job(slot).spec, devices_)) {
+    if (place(view, spec, devices_)) {
       start(view, slot, entry, out);
       continue;
     }
@@ -470,7 +473,9 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     const JobSpec& spec = view.job(slot).spec;
     devices_.clear();
     bool placed = place(view, spec, devices_);
-    if (!placed && !spec.is_fractional() && !released_.empty()) {
+    // Too few free devices: take the ones the preemptions release (first fit). When enough
+    // are free and the placement still refuses, its rule stands and the job waits.
+    if (!placed && !spec.is_fractional() && !released_.empty() && free_.count() < spec.num_gpus) {
       devices_.clear();
       placed = free_.first_fit_then(spec.num_gpus, released_, devices_) && (!physics || physics->placement_problem(spec, devices_).empty());
     }
