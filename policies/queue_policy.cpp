@@ -373,6 +373,7 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
   // Entries are visited once: a start removes its own entry, a re-keyed entry moves later
   // in the set and is met again there (keys only grow within a decision).
   auto it = std::next(queue_.begin());
+  int min_failed_need = std::numeric_limits<int>::max();
   while (it != queue_.end()) {
     const Entry entry = *it;
     const JobSlot slot = std::get<2>(entry);
@@ -393,8 +394,13 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
       start(view, slot, entry, out);
       continue;
     }
+    // With preemption: a job that found no victims proves that every later job as large
+    // fails too (later keys are no better, so its candidates are a subset, and no more
+    // devices are free): O(R) per distinct failing size, not per queued job.
+    if (!options_.preemption || spec.is_fractional() || spec.num_gpus >= min_failed_need) continue;
     bool waiting = false;
-    if (options_.preemption) preempt_for(view, entry, out, waiting);
+    const std::size_t victims = preempted_.size();
+    if (!preempt_for(view, entry, out, waiting) && !waiting && preempted_.size() == victims) min_failed_need = spec.num_gpus;
   }
 }
 
