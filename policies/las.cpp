@@ -2,21 +2,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <sstream>
 
 #include "policies/queue_policy.hpp"
 
 namespace schedsim {
 namespace {
-
-struct LasOptions {
-  bool discretized = true;
-  // Queue boundaries in GPU-seconds of attained service, increasing: a job with less
-  // service than thresholds[0] is in queue 0 (served first), and so on.
-  std::vector<double> thresholds_gpu_s = {3600.0};
-  // A queued job that has waited longer than this multiple of its executed time (since
-  // its last promotion) goes back to the first queue; 0 turns the guard off.
-  double starvation_multiple = 10.0;
-};
 
 class LasOrder : public QueueOrder {
  public:
@@ -30,33 +21,57 @@ class LasOrder : public QueueOrder {
   }
   double running_key(const SchedulerView& view, JobSlot job) const override { return key(service_gpu_s(view, job)); }
   double promote_at_s(const SchedulerView& view, JobSlot job) const override {
-    const double executed_s = service_gpu_s(view, job) / view.job(job).spec.num_gpus;
+    const double executed_s = options_.service == LasService::kTime ? service_gpu_s(view, job) : service_gpu_s(view, job) / view.job(job).spec.num_gpus;
     if (options_.starvation_multiple <= 0 || executed_s <= 0) return std::numeric_limits<double>::infinity();
     return view.now().seconds() + options_.starvation_multiple * executed_s;
   }
   double promoted_key() const override { return 0.0; }
   void on_promoted(const SchedulerView& view, JobSlot job) override {
-    offsets_gpu_s_[static_cast<std::size_t>(job)] = attained_service_gpu_s(view, view.job(job));
+    offsets_gpu_s_[static_cast<std::size_t>(job)] = attained(view, view.job(job));
+  }
+  bool has_timers() const override { return options_.demotion == LasDemotion::kExact && options_.discretized; }
+  // `job` is running, or being started in this decision (then at its last rate, or 1).
+  double next_key_change_s(const SchedulerView& view, JobSlot job) const override {
+    const double service = service_gpu_s(view, job);
+    const auto& t = options_.thresholds;
+    const auto next = std::upper_bound(t.begin(), t.end(), service);
+    if (next == t.end()) return std::numeric_limits<double>::infinity();  // the last queue
+    const JobState& j = view.job(job);
+    const bool running = j.status == JobStatus::kRunning;
+    const double rate = running ? j.physics_rate : j.physics_rate > 0 ? j.physics_rate : 1.0;
+    if (rate <= 0) return std::numeric_limits<double>::infinity();
+    // A checkpoint restore under way: service grows again from its end.
+    const double from_s = running && j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
+    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
+    // No timer for a crossing the job will not live to see (it would only add a
+    // decision point).
+    if (cross_s >= remaining_work_now_s(view, j) / rate) return std::numeric_limits<double>::infinity();
+    return from_s + cross_s;
   }
   void write(YAML::Node& resolved) const override {
     resolved["discretized"] = options_.discretized;
     YAML::Node t(YAML::NodeType::Sequence);
-    for (double v : options_.thresholds_gpu_s) t.push_back(v);
-    resolved["thresholds_gpu_s"] = t;
+    for (double v : options_.thresholds) t.push_back(v);
+    resolved[options_.service == LasService::kTime ? "thresholds_s" : "thresholds_gpu_s"] = t;
     resolved["starvation_multiple"] = options_.starvation_multiple;
+    resolved["demotion"] = options_.demotion == LasDemotion::kExact ? "exact" : "next_event";
   }
 
   void snapshot(SnapshotArchive& ar) override { ar(offsets_gpu_s_); }
  private:
-  // Attained service since the job's last promotion.
+  // Attained service in the configured unit (GPU-seconds or seconds).
+  double attained(const SchedulerView& view, const JobState& job) const {
+    return options_.service == LasService::kTime ? job.spec.duration_s - remaining_work_now_s(view, job) : attained_service_gpu_s(view, job);
+  }
+  // Attained service since the job's last promotion (named for the default unit).
   double service_gpu_s(const SchedulerView& view, JobSlot job) const {
     const auto slot = static_cast<std::size_t>(job);
     const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
-    return std::max(0.0, attained_service_gpu_s(view, view.job(job)) - offset);
+    return std::max(0.0, attained(view, view.job(job)) - offset);
   }
   double key(double service_gpu_s) const {
     if (!options_.discretized) return service_gpu_s;
-    const auto& t = options_.thresholds_gpu_s;
+    const auto& t = options_.thresholds;
     return static_cast<double>(std::upper_bound(t.begin(), t.end(), service_gpu_s) - t.begin());
   }
 
@@ -66,26 +81,52 @@ class LasOrder : public QueueOrder {
 
 }  // namespace
 
-OrderKind las_order() {
-  const LasOptions d;
+namespace {
+std::string list_text(const std::vector<double>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    std::ostringstream os;
+    os << v[i];
+    out += (i ? ", " : "") + os.str();
+  }
+  return out + "]";
+}
+std::string number_text(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+OrderKind las_order(const LasOptions& d) {
+  const bool time = d.service == LasService::kTime;
   return OrderKind{
       "las",
-      {{"discretized", "true", "Tiresias' discretized 2D-LAS (queues by thresholds, FIFO inside a queue); false = continuous LAS"},
-       {"thresholds_gpu_s", "[3600]", "increasing queue boundaries in GPU-seconds of attained service"},
-       {"starvation_multiple", "10", "promote a queued job to the first queue after waiting this multiple of its executed time; 0 = off"}},
+      {{"discretized", d.discretized ? "true" : "false", "Tiresias' discretized 2D-LAS (queues by thresholds, FIFO inside a queue); false = continuous LAS"},
+       {"thresholds_gpu_s", time ? "none" : list_text(d.thresholds), "increasing queue boundaries in GPU-seconds of attained service (GPUs x executed time)"},
+       {"thresholds_s", time ? list_text(d.thresholds) : "none", "instead of thresholds_gpu_s: increasing queue boundaries in seconds of executed time (service counts time, not GPUs x time)"},
+       {"starvation_multiple", number_text(d.starvation_multiple), "promote a queued job to the first queue after waiting this multiple of its executed time; 0 = off"},
+       {"demotion", d.demotion == LasDemotion::kExact ? "exact" : "next_event", "when a running job that crossed a threshold moves down: next_event (at the next decision point) or exact (a timer at the crossing)"}},
       true,
-      [](const ConfigNode& config) {
-        LasOptions o;
+      [d](const ConfigNode& config) {
+        LasOptions o = d;
         if (auto v = config.maybe_child("discretized")) o.discretized = v->as_bool();
-        if (auto v = config.maybe_child("thresholds_gpu_s")) {
-          if (!v->is_sequence() || v->size() == 0) v->fail("expected a non-empty list of increasing GPU-second thresholds, e.g. [3600, 36000]");
-          o.thresholds_gpu_s.clear();
+        auto gpu = config.maybe_child("thresholds_gpu_s");
+        auto time = config.maybe_child("thresholds_s");
+        if (gpu && time) time->fail("give thresholds_gpu_s (service in GPU-seconds) or thresholds_s (service in seconds), not both");
+        if (gpu) o.service = LasService::kGpuTime;
+        if (time) o.service = LasService::kTime;
+        if (auto v = gpu ? gpu : time) {
+          const char* unit = time ? "second" : "GPU-second";
+          if (!v->is_sequence() || v->size() == 0) v->fail(std::string("expected a non-empty list of increasing ") + unit + " thresholds, e.g. [3600, 36000]");
+          o.thresholds.clear();
           for (std::size_t i = 0; i < v->size(); ++i) {
             const double t = v->at(i).as_positive_double();
-            if (!o.thresholds_gpu_s.empty() && t <= o.thresholds_gpu_s.back()) v->at(i).fail("thresholds must increase");
-            o.thresholds_gpu_s.push_back(t);
+            if (!o.thresholds.empty() && t <= o.thresholds.back()) v->at(i).fail("thresholds must increase");
+            o.thresholds.push_back(t);
           }
         }
+        if (auto v = config.maybe_child("demotion")) o.demotion = v->as_choice({"next_event", "exact"}) == "exact" ? LasDemotion::kExact : LasDemotion::kNextEvent;
         if (auto v = config.maybe_child("starvation_multiple")) o.starvation_multiple = v->as_nonnegative_double();
         return std::make_unique<LasOrder>(std::move(o));
       },

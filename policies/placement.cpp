@@ -306,6 +306,52 @@ bool FreeDevices::packed_across_groups(int n, int only_type, std::vector<DeviceI
   return true;
 }
 
+bool FreeDevices::node_strict(int n, std::vector<DeviceId>& out, int only_type) {
+  const std::vector<int>& nf = node_free();
+  const ClusterSpec& spec = state_->spec();
+  const int nodes = spec.num_nodes();
+  if (n <= 0) return true;
+  if (n > filter_free_[static_cast<std::size_t>(filter_of(only_type))]) return false;
+  auto usable = [&](int k) { return only_type < 0 || spec.node(k).type_index == only_type; };
+  int largest = 0;
+  for (int k = 0; k < nodes; ++k) {
+    if (usable(k)) largest = std::max(largest, spec.node(k).num_devices);
+  }
+  if (n <= largest) {  // one node: the first with room
+    for (int k = 0; k < nodes; ++k) {
+      if (usable(k) && nf[static_cast<std::size_t>(k)] >= n) {
+        take_from_node(k, n, out);
+        return true;
+      }
+    }
+    return false;
+  }
+  // Whole idle nodes first, then one node for the remainder; nothing is claimed until the
+  // whole set is known.
+  order_.clear();
+  int left = n;
+  for (int k = 0; k < nodes && left > 0; ++k) {
+    const int size = spec.node(k).num_devices;
+    if (usable(k) && nf[static_cast<std::size_t>(k)] == size && size <= left) {
+      order_.push_back(k);
+      left -= size;
+    }
+  }
+  int rest = -1;
+  if (left > 0) {
+    for (int k = 0; k < nodes; ++k) {
+      if (usable(k) && nf[static_cast<std::size_t>(k)] >= left && std::find(order_.begin(), order_.end(), k) == order_.end()) {
+        rest = k;
+        break;
+      }
+    }
+    if (rest < 0) return false;
+  }
+  for (int k : order_) take_from_node(k, spec.node(k).num_devices, out);
+  if (rest >= 0) take_from_node(rest, left, out);
+  return true;
+}
+
 bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
   require_claiming("spread");
   if (n > free_) return false;
@@ -442,6 +488,7 @@ Placement parse_placement(const std::string& name) {
   if (name == "fastest_type") return Placement::kFastestType;
   if (name == "best_fit") return Placement::kBestFit;
   if (name == "fgd") return Placement::kFgd;
+  if (name == "yarn") return Placement::kYarn;
   throw std::invalid_argument(name);
 }
 
@@ -454,6 +501,7 @@ const char* to_string(Placement p) {
     case Placement::kFastestType: return "fastest_type";
     case Placement::kBestFit: return "best_fit";
     case Placement::kFgd: return "fgd";
+    case Placement::kYarn: return "yarn";
   }
   return "first_fit";
 }

@@ -54,6 +54,13 @@ class FreeDevices {
   // `only_type` >= 0 restricts the placement to devices of that type (index into
   // ClusterSpec::device_types()).
   bool packed(int n, const std::vector<int>* node_group, std::vector<DeviceId>& out, int only_type = -1);
+  // Strict per-node consolidation (Microsoft YARN's rule, Tiresias' `yarn` scheme): a job
+  // no larger than the largest node goes whole onto one node, the lowest-numbered with
+  // enough free devices; a larger job takes whole idle nodes in node order (each no larger
+  // than what is left of the job) and the remainder on the lowest-numbered other node with
+  // room for it. Never splits a job otherwise: false when no such set is free, even if
+  // enough devices are. O(nodes) per call.
+  bool node_strict(int n, std::vector<DeviceId>& out, int only_type = -1);
   // One device per node in turn, emptiest nodes first: spreads a job out.
   bool spread(int n, std::vector<DeviceId>& out);
   // The `n` lowest-numbered free devices among `candidates` (ascending ids), appended to
@@ -133,9 +140,10 @@ class FreeDevices {
 // Fractional jobs (gpu_milli < 1000): first_fit, random and spread use the ShareRule of
 // the same idea; packed, best_fit and fastest_type use best fit; fgd uses FGD.
 // best_fit equals packed for whole-GPU jobs.
-enum class Placement { kFirstFit, kRandom, kPacked, kSpread, kFastestType, kBestFit, kFgd };
+// yarn: strict per-node consolidation (FreeDevices::node_strict); fractional jobs as packed.
+enum class Placement { kFirstFit, kRandom, kPacked, kSpread, kFastestType, kBestFit, kFgd, kYarn };
 Placement parse_placement(const std::string& name);  // throws std::invalid_argument
 const char* to_string(Placement p);
-inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd";
+inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn";
 
 }  // namespace schedsim

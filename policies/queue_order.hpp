@@ -44,6 +44,14 @@ class QueueOrder {
   // starting it (keys may only grow within a decision: a stale head is re-inserted, a lazy
   // heap update). queued_key() must then have no side effects.
   virtual bool keys_change_while_queued() const { return false; }
+  // Policy timers: true when running jobs' keys cross steps at instants the order can
+  // predict (LAS demotion at a threshold). The engine then asks, at the end of every
+  // decision, next_key_change_s() of each running job and requests a decision point at
+  // the earliest (ActionBatch::wake_at), so a crossing is acted on when it happens rather
+  // than at the next arrival or completion.
+  virtual bool has_timers() const { return false; }
+  // The instant (seconds) at which running `job`'s key next changes, or +infinity.
+  virtual double next_key_change_s(const SchedulerView& /*view*/, JobSlot /*job*/) const { return std::numeric_limits<double>::infinity(); }
   virtual void on_decision(const SchedulerView& /*view*/) {}
   virtual void on_started(const SchedulerView& /*view*/, JobSlot /*job*/) {}
   // A job stopped holding devices: it finished, or came back to the queue after a

@@ -13,6 +13,8 @@ namespace {
 
 const char* to_string(Backfill b) { return b == Backfill::kEasy ? "easy" : "none"; }
 
+const char* to_string(Discipline d) { return d == Discipline::kSkip ? "skip" : d == Discipline::kRepack ? "repack" : "blocking"; }
+
 const char* to_string(SpotPreference p) {
   switch (p) {
     case SpotPreference::kAny: return "any";
@@ -36,7 +38,7 @@ double estimated_remaining_s(const SchedulerView& view, const JobState& job) {
 }  // namespace
 
 const std::vector<std::string>& QueuePolicyOptions::keys() {
-  static const std::vector<std::string> k = {"placement", "preemption", "backfill", "backfill_depth", "spot", "spot_short_s"};
+  static const std::vector<std::string> k = {"placement", "preemption", "backfill", "backfill_depth", "discipline", "spot", "spot_short_s"};
   return k;
 }
 
@@ -45,6 +47,7 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
           {"preemption", d.preemption ? "true" : "false", "a blocked head may stop running jobs the order ranks strictly worse"},
           {"backfill", to_string(d.backfill), "none, or easy: later jobs start if they do not delay the blocked head's reservation"},
           {"backfill_depth", std::to_string(d.backfill_depth), "queued jobs one backfill pass examines at most"},
+          {"discipline", to_string(d.discipline), "blocking: a queued job that does not fit stops the decision (later jobs wait, unless backfill lets them by); skip: every queued job that fits starts, in order (work-conserving; excludes backfill); repack: running and queued jobs re-admitted in key order at each decision, running ones left out preempted (needs preemption)"},
           {"spot", to_string(d.spot), "with a market: any, prefer (spot devices first), avoid (non-spot first), or short (spot first for jobs whose estimate <= spot_short_s)"},
           {"spot_short_s", "3600", "spot: short: the longest estimate (seconds) that prefers spot devices"}};
 }
@@ -52,10 +55,24 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
 QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults) {
   QueuePolicyOptions o = defaults;
   o.seed = context.seed;
-  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd"}));
+  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd", "yarn"}));
   if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
   if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
   if (auto d = config.maybe_child("backfill_depth")) o.backfill_depth = d->as_positive_int();
+  if (auto d = config.maybe_child("discipline")) {
+    const std::string v = d->as_choice({"blocking", "skip", "repack"});
+    o.discipline = v == "skip" ? Discipline::kSkip : v == "repack" ? Discipline::kRepack : Discipline::kBlocking;
+  }
+  if (o.discipline != Discipline::kBlocking) {
+    const ConfigNode& at = config.maybe_child("discipline") ? *config.maybe_child("discipline") : config;
+    // Skipping already starts every job that fits: a reservation would only hold some back.
+    if (o.backfill != Backfill::kNone) {
+      at.fail(std::string("discipline: ") + to_string(o.discipline) + " starts every queued job that fits, so it excludes backfill: easy; use discipline: blocking with backfill, or backfill: none");
+    }
+    if (o.discipline == Discipline::kRepack && !o.preemption) {
+      at.fail("discipline: repack preempts the running jobs it leaves out, so it needs preemption: true");
+    }
+  }
   if (auto p = config.maybe_child("spot")) {
     const std::string v = p->as_choice({"any", "prefer", "avoid", "short"});
     o.spot = v == "prefer" ? SpotPreference::kPrefer : v == "avoid" ? SpotPreference::kAvoid : v == "short" ? SpotPreference::kShort : SpotPreference::kAny;
@@ -69,13 +86,15 @@ void QueuePolicyOptions::write(YAML::Node& resolved) const {
   resolved["preemption"] = preemption;
   resolved["backfill"] = to_string(backfill);
   resolved["backfill_depth"] = backfill_depth;
+  resolved["discipline"] = to_string(discipline);
   resolved["spot"] = to_string(spot);
   resolved["spot_short_s"] = spot_short_s;
 }
 
 QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, const QueuePolicyOptions& options)
     : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {
-  grouped_ = order_->grouped() && options_.backfill == Backfill::kNone;
+  // Skipping walks the queue in keyed order, as backfilling does.
+  grouped_ = order_->grouped() && options_.backfill == Backfill::kNone && options_.discipline == Discipline::kBlocking;
   // Devices are released only by jobs ending (on_job_finished) and by the preemptions
   // this policy asks for (on_job_queued): it reports both to free_.
   free_.use_change_hints();
@@ -89,6 +108,7 @@ bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, in
     case Placement::kFgd: return free_.fgd(1, job.gpu_milli, mix_, out, only_type);
     case Placement::kPacked:
     case Placement::kBestFit:
+    case Placement::kYarn:
     case Placement::kFastestType: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kBest, out, only_type);
   }
   return false;
@@ -147,8 +167,10 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
       // Greedy: the fastest type (or, when some types cannot host the job, the first
       // usable one) that has room now, consolidated within it.
       for (const auto& [unused, t] : order) {
-        if (fractional ? place_share(job, out, t) : options_.placement == Placement::kFgd ? free_.fgd(n, 1000, mix_, out, t)
-                                                                                           : free_.packed(n, node_group_, out, t)) {
+        if (fractional ? place_share(job, out, t)
+            : options_.placement == Placement::kFgd  ? free_.fgd(n, 1000, mix_, out, t)
+            : options_.placement == Placement::kYarn ? free_.node_strict(n, out, t)
+                                                     : free_.packed(n, node_group_, out, t)) {
           return true;
         }
       }
@@ -164,6 +186,7 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
     case Placement::kPacked: return free_.packed(n, node_group_, out);
     case Placement::kSpread: return free_.spread(n, out);
     case Placement::kFgd: return free_.fgd(n, 1000, mix_, out);
+    case Placement::kYarn: return free_.node_strict(n, out);
   }
   return false;
 }
@@ -177,6 +200,7 @@ void QueuePolicy::stopped_running(JobSlot slot) {
 
 void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
   free_.touch(view.job(job).devices);
+  if (static_cast<std::size_t>(job) < repack_key_.size()) repack_key_[static_cast<std::size_t>(job)] = std::numeric_limits<double>::quiet_NaN();
   stopped_running(job);
   order_->on_stopped(view, job);
   if (grouped_) relist(order_->group_of(view, job));  // its owner's key changed
@@ -195,6 +219,7 @@ void QueuePolicy::relist(int g) {
 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
+  if (order_->has_timers()) started_now_.push_back(slot);
   remove(slot, entry);
   if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
   if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
@@ -226,6 +251,12 @@ void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
     groups_[static_cast<std::size_t>(q.group)].jobs.emplace(j.arrival_seq, job);
     relist(q.group);
     return;
+  }
+  if (options_.discipline == Discipline::kRepack) {
+    if (index < repack_key_.size()) repack_key_[index] = std::numeric_limits<double>::quiet_NaN();
+    // A job this policy preempted keeps the place the last decision gave it.
+    if (index < keeps_stamp_.size() && keeps_stamp_[index]) keeps_stamp_[index] = 0;
+    else stamp_of(job) = next_stamp_++;
   }
   q.key = order_->queued_key(view, job);
   queue_.emplace(q.key, j.arrival_seq, job);
@@ -301,6 +332,11 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     decide_grouped(view, out);
     return;
   }
+  if (options_.discipline == Discipline::kRepack) {
+    decide_repack(view, out);
+    return;
+  }
+  started_now_.clear();
   promote_due(view);
   if (queue_.empty()) return;
   const bool dynamic = order_->keys_change_while_queued();
@@ -328,6 +364,163 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     break;
   }
   if (options_.backfill == Backfill::kEasy && !waiting && queue_.size() > 1 && free_.count() > 0) backfill(view, out);
+  if (options_.discipline == Discipline::kSkip && queue_.size() > 1) skip_pass(view, out, dynamic);
+  if (order_->has_timers()) request_wake(view, out);
+}
+
+void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dynamic) {
+  // The head stays queued (it did not fit); every later job gets its turn, in keyed order.
+  // Entries are visited once: a start removes its own entry, a re-keyed entry moves later
+  // in the set and is met again there (keys only grow within a decision).
+  auto it = std::next(queue_.begin());
+  int min_failed_need = std::numeric_limits<int>::max();
+  while (it != queue_.end()) {
+    const Entry entry = *it;
+    const JobSlot slot = std::get<2>(entry);
+    ++it;
+    const JobSpec& spec = view.job(slot).spec;
+    // Cheap refusal: too few devices free and no preemption (a fractional job may still
+    // find a shared device).
+    if (!options_.preemption && !spec.is_fractional() && spec.num_gpus > free_.count()) continue;
+    if (dynamic) {
+      const double key = order_->queued_key(view, slot);
+      if (key > std::get<0>(entry)) {
+        rekey(slot, entry, key);
+        continue;
+      }
+    }
+    devices_.clear();
+    if (place(view, spec, devices_)) {
+      start(view, slot, entry, out);
+      continue;
+    }
+    // With preemption: a job that found no victims proves that every later job as large
+    // fails too (later keys are no better, so its candidates are a subset, and no more
+    // devices are free): O(R) per distinct failing size, not per queued job.
+    if (!options_.preemption || spec.is_fractional() || spec.num_gpus >= min_failed_need) continue;
+    bool waiting = false;
+    const std::size_t victims = preempted_.size();
+    if (!preempt_for(view, entry, out, waiting) && !waiting && preempted_.size() == victims) min_failed_need = spec.num_gpus;
+  }
+}
+
+std::uint64_t& QueuePolicy::stamp_of(JobSlot slot) {
+  const auto i = static_cast<std::size_t>(slot);
+  if (stamps_.size() <= i) stamps_.resize(i + 1, 0);
+  return stamps_[i];
+}
+
+void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
+  started_now_.clear();
+  promote_due(view);
+  const bool dynamic = order_->keys_change_while_queued();
+  if (dynamic && !queue_.empty()) refresh_keys(view);
+  free_.reset(view.cluster_state());
+  node_group_ = view.node_group();
+  preempted_.clear();
+  pass_.clear();
+  // Devices counted for the pass: free now, plus those of the running jobs it ranks
+  // (a stopping job's devices are not back yet; fractional jobs are left alone).
+  int remaining = free_.count();
+  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+    const JobState& r = view.job(s);
+    if (r.status != JobStatus::kRunning || r.spec.is_fractional()) continue;
+    remaining += static_cast<int>(r.devices.size());
+    pass_.push_back({order_->running_key(view, s), 0, s, true});
+  }
+  // Running jobs whose key changed since the last decision enter their new queue now,
+  // behind everything already there (several at once in arrival order).
+  std::sort(pass_.begin(), pass_.end(), [&](const RepackEntry& a, const RepackEntry& b) { return view.job(a.slot).arrival_seq < view.job(b.slot).arrival_seq; });
+  for (RepackEntry& e : pass_) {
+    const auto i = static_cast<std::size_t>(e.slot);
+    if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) stamp_of(e.slot) = next_stamp_++;
+    repack_key_[i] = e.key;
+    e.stamp = stamp_of(e.slot);
+  }
+  for (const auto& [key, seq, slot] : queue_) pass_.push_back({key, stamp_of(slot), slot, false});
+  std::sort(pass_.begin(), pass_.end());
+  admitted_.clear();
+  std::vector<JobSlot>& victims = preempted_;
+  for (const RepackEntry& e : pass_) {
+    const JobState& j = view.job(e.slot);
+    if (j.spec.is_fractional()) {  // no count to take: started when a share fits
+      if (!e.running) admitted_.push_back(e.slot);
+      continue;
+    }
+    const int need = e.running ? static_cast<int>(j.devices.size()) : j.spec.num_gpus;
+    if (need <= remaining) {
+      remaining -= need;
+      if (!e.running) admitted_.push_back(e.slot);
+    } else if (e.running) {
+      victims.push_back(e.slot);
+    }
+  }
+  // Preemptions first: with free checkpoints their devices are released as the batch is
+  // applied, so the jobs let in can start on them in the same batch.
+  released_.clear();
+  bool free_stop = true;
+  const PhysicsModel* physics = view.physics();
+  for (JobSlot v : victims) {
+    const JobState& r = view.job(v);
+    out.preempt(v);
+    const auto i = static_cast<std::size_t>(v);
+    if (stopping_devices_.size() <= i) stopping_devices_.resize(i + 1);
+    stopping_devices_[i] = r.devices;
+    if (keeps_stamp_.size() <= i) keeps_stamp_.resize(i + 1, 0);
+    keeps_stamp_[i] = 1;
+    repack_key_[i] = std::numeric_limits<double>::quiet_NaN();
+    if (physics && Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() > 0) free_stop = false;
+    else released_.insert(released_.end(), r.devices.begin(), r.devices.end());
+  }
+  if (!free_stop) released_.clear();
+  std::sort(released_.begin(), released_.end(), std::greater<DeviceId>());  // first_fit_then takes from the back: lowest ids first
+  for (JobSlot slot : admitted_) {
+    const JobSpec& spec = view.job(slot).spec;
+    devices_.clear();
+    bool placed = place(view, spec, devices_);
+    // Too few free devices: take the ones the preemptions release (first fit). When enough
+    // are free and the placement still refuses, its rule stands and the job waits.
+    if (!placed && !spec.is_fractional() && !released_.empty() && free_.count() < spec.num_gpus) {
+      devices_.clear();
+      placed = free_.first_fit_then(spec.num_gpus, released_, devices_) && (!physics || physics->placement_problem(spec, devices_).empty());
+    }
+    if (!placed) continue;  // waits for the devices still on their way
+    const Queued& q = queued_[static_cast<std::size_t>(slot)];
+    start(view, slot, Entry{q.key, view.job(slot).arrival_seq, slot}, out);
+    const auto i = static_cast<std::size_t>(slot);
+    if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+    repack_key_[i] = order_->running_key(view, slot);
+  }
+  // The jobs left queued (and the ones just preempted) go behind all others, in order.
+  scratch_.clear();
+  for (const auto& [key, seq, slot] : queue_) scratch_.emplace_back(static_cast<double>(stamp_of(slot)), seq, slot);
+  for (JobSlot v : victims) scratch_.emplace_back(static_cast<double>(stamp_of(v)), view.job(v).arrival_seq, v);
+  std::sort(scratch_.begin(), scratch_.end());
+  for (const auto& [stamp, seq, slot] : scratch_) stamp_of(slot) = next_stamp_++;
+  if (order_->has_timers()) request_wake(view, out);
+}
+
+void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out) {
+  double next_s = std::numeric_limits<double>::infinity();
+  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
+    if (view.job(s).status != JobStatus::kRunning) continue;  // stopping
+    if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
+    next_s = std::min(next_s, order_->next_key_change_s(view, s));
+  }
+  // The jobs this decision starts run from now on.
+  for (JobSlot s : started_now_) next_s = std::min(next_s, order_->next_key_change_s(view, s));
+  started_now_.clear();
+  // The starvation guard's next promotion is a key change too.
+  if (!promotions_.empty()) next_s = std::min(next_s, std::get<0>(*promotions_.begin()));
+  if (!std::isfinite(next_s)) return;
+  // Rounded up to the next tick, so that at the wake-up the crossing has happened; never
+  // the current instant (a wake-up must lie ahead).
+  const Tick now = view.now();
+  Tick at = Tick::from_seconds(next_s);
+  if (at.seconds() < next_s) at = Tick::from_us(at.us() + 1);
+  if (at <= now) at = Tick::from_us(now.us() + 1);
+  out.wake_at(at);
 }
 
 bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting) {
@@ -480,6 +673,7 @@ PolicyInfo queue_policy_info(const std::string& name, const std::string& descrip
 void QueuePolicy::snapshot(SnapshotArchive& ar) {
   ar.section("queue policy");
   ar(rng_, mix_, queue_, group_heads_, promotions_, running_keys_, started_key_, stopping_devices_);
+  if (options_.discipline == Discipline::kRepack) ar(stamps_, next_stamp_, repack_key_, keeps_stamp_);
   ar.io_each(groups_, [&](Group& g) { ar(g.jobs, g.listed, g.key, g.head_seq); });
   ar.io_each(queued_, [&](Queued& q) { ar(q.key, q.promote_at_s, q.group); });
   order_->snapshot(ar);

@@ -31,6 +31,17 @@ namespace schedsim {
 
 enum class Backfill { kNone, kEasy };
 
+// What a decision does with a queued job that does not fit: kBlocking stops there (later
+// jobs wait behind it, unless backfilling lets them by); kSkip passes over it and tries
+// every later job in order (work-conserving: any job that fits starts, as Tiresias' and
+// Gandiva's schedulers do). kRepack re-admits every job at each decision, running and
+// queued, in key order, each while enough devices remain (counted, skipping a job that
+// does not fit); running jobs left out are preempted, queued ones let in start. Ties
+// inside a key go by queue entry, as in Tiresias' list queues: a job enters at its
+// arrival and when its key changes; after each decision the jobs still queued go behind
+// the others, in their order (so a job just preempted goes ahead of those that waited).
+enum class Discipline : std::uint8_t { kBlocking, kSkip, kRepack };
+
 // Options every queue policy shares.
 // Which devices a job tries first when the scenario has a market (docs/market.md): any
 // (the placement decides), spot first, non-spot first, or spot first only for short jobs
@@ -42,6 +53,7 @@ struct QueuePolicyOptions {
   Placement placement = Placement::kFirstFit;
   bool preemption = false;
   Backfill backfill = Backfill::kNone;
+  Discipline discipline = Discipline::kBlocking;
   // Slurm's bf_max_job_test: how many queued jobs behind the head one backfill pass
   // examines at most; bounds the work per decision.
   std::int64_t backfill_depth = 100;
@@ -100,6 +112,14 @@ class QueuePolicy : public Policy {
   // (checkpoints are free); sets `waiting` when devices were freed for it later.
   bool preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting);
   void backfill(const SchedulerView& view, ActionBatch& out);
+  // Discipline::kSkip: after the head blocked, every later queued job in order that fits
+  // starts (and, with preemption, may preempt worse running jobs for itself).
+  void skip_pass(const SchedulerView& view, ActionBatch& out, bool dynamic);
+  // Discipline::kRepack: the whole decision.
+  void decide_repack(const SchedulerView& view, ActionBatch& out);
+  std::uint64_t& stamp_of(JobSlot slot);
+  // Asks for a decision point when the order says a running job's key changes next.
+  void request_wake(const SchedulerView& view, ActionBatch& out);
   bool queue_empty() const { return grouped_ ? group_heads_.empty() : queue_.empty(); }
   // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
   void relist(int g);
@@ -130,6 +150,24 @@ class QueuePolicy : public Policy {
   std::multiset<double> running_keys_;
   std::vector<double> started_key_;  // in this decision: still listed as running until applied
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> scratch_;
+  // kRepack: queue-entry stamps by slot (the tie-breaker inside a key), the next stamp,
+  // the key each running job had at the last decision (NaN = none), and the jobs this
+  // policy preempted that keep their stamp when they come back to the queue.
+  std::vector<std::uint64_t> stamps_;
+  std::uint64_t next_stamp_ = 0;
+  std::vector<double> repack_key_;
+  std::vector<char> keeps_stamp_;
+  struct RepackEntry {
+    double key;
+    std::uint64_t stamp;
+    JobSlot slot;
+    bool running;
+    bool operator<(const RepackEntry& o) const { return key != o.key ? key < o.key : stamp < o.stamp; }
+  };
+  std::vector<JobSlot> started_now_;  // orders with timers: the jobs this decision starts
+  std::vector<RepackEntry> pass_;
+  std::vector<JobSlot> admitted_;
+  std::vector<DeviceId> released_;
 };
 
 // A registry entry for a queue policy named `name` built on `order`: accepts `name`,

@@ -48,6 +48,9 @@ PolicyRegistry builtin_policies() {
   r.add(fgd_policy_info());
   r.add(gavel_policy_info());
   r.add(thermal_aware_policy_info());
+  r.add(tiresias_dlas_policy_info());
+  r.add(tiresias_dlas_gpu_policy_info());
+  r.add(tiresias_fifo_yarn_policy_info());
   return r;
 }
 

@@ -25,8 +25,7 @@ class TimesRecorder : public Observer {
   std::map<std::string, Times> times;
 };
 
-std::map<std::string, Times> run(const std::string& policy_yaml, int devices, std::vector<JobSpec> jobs) {
-  const ClusterSpec cluster({NodeGroup{1, "test", devices}});
+std::map<std::string, Times> run_on(const ClusterSpec& cluster, const std::string& policy_yaml, std::vector<JobSpec> jobs) {
   const PolicyRegistry registry = builtin_policies();
   PolicyInstance policy = registry.create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
   VectorSource source(std::move(jobs));
@@ -35,6 +34,10 @@ std::map<std::string, Times> run(const std::string& policy_yaml, int devices, st
   sim.add_observer(rec);
   sim.run();
   return rec.times;
+}
+
+std::map<std::string, Times> run(const std::string& policy_yaml, int devices, std::vector<JobSpec> jobs) {
+  return run_on(ClusterSpec({NodeGroup{1, "test", devices}}), policy_yaml, std::move(jobs));
 }
 
 }  // namespace
@@ -163,5 +166,146 @@ TEST_CASE("compose and presets resolve their options and reject bad ones", "[pol
                     Catch::Contains("'conservative' is not allowed; choose one of: none, easy"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, thresholds_gpu_s: [10, 5]}", "p.yaml")), Catch::Contains("thresholds must increase"));
   CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: edf, by: duration}", "p.yaml")),
-                    Catch::Contains("unknown key 'by'; valid keys here: name, placement, preemption, backfill, backfill_depth, spot, spot_short_s"));
+                    Catch::Contains("unknown key 'by'; valid keys here: name, placement, preemption, backfill, backfill_depth, discipline, spot, spot_short_s"));
+}
+
+TEST_CASE("discipline skip starts any later job that fits past a blocked head; blocking keeps it waiting", "[policies][discipline]") {
+  // 4 devices. A holds 2 until t=100; W needs all 4. L (2 GPUs, 500 s) would delay W's
+  // reservation, so EASY holds it back; skip starts it at once and W waits for both.
+  const std::vector<JobSpec> jobs = {make_job("A", 0, 2, 100), make_job("W", 1, 4, 50), make_job("L", 2, 2, 500)};
+  const auto skip = run("{name: fifo, discipline: skip}", 4, jobs);
+  CHECK(skip.at("L").start_s == Approx(2.0));
+  CHECK(skip.at("W").start_s == Approx(502.0));
+  const auto blocking = run("{name: fifo}", 4, jobs);
+  CHECK(blocking.at("W").start_s == Approx(100.0));
+  CHECK(blocking.at("L").start_s == Approx(150.0));
+  const PolicyRegistry r = builtin_policies();
+  CHECK(r.create("fifo").resolved["discipline"].as<std::string>() == "blocking");
+  CHECK(r.create("tiresias-dlas").resolved["discipline"].as<std::string>() == "repack");
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: fifo, discipline: skip, backfill: easy}", "p.yaml")),
+                    Catch::Contains("p.yaml") &&
+                        Catch::Contains("discipline: skip starts every queued job that fits, so it excludes backfill: easy; use discipline: blocking with backfill, or backfill: none"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: fifo, discipline: repack}", "p.yaml")),
+                    Catch::Contains("discipline: repack preempts the running jobs it leaves out, so it needs preemption: true"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: fifo, discipline: lazy}", "p.yaml")),
+                    Catch::Contains("'lazy' is not allowed; choose one of: blocking, skip, repack"));
+}
+
+TEST_CASE("LAS demotion: exact timers act at the crossing, next_event waits for an event", "[policies][las]") {
+  // One device. B (300 s) crosses 100 s of service at t=100; A (50 s) queued since t=10
+  // is in queue 0. Exactly at t=100 A preempts B; without the timer nothing happens
+  // until B ends at t=300.
+  const std::vector<JobSpec> jobs = {make_job("B", 0, 1, 300), make_job("A", 10, 1, 50)};
+  const auto exact = run("{name: las, thresholds_s: [100], starvation_multiple: 0, demotion: exact}", 1, jobs);
+  CHECK(exact.at("A").start_s == Approx(100.0));
+  CHECK(exact.at("A").end_s == Approx(150.0));
+  CHECK(exact.at("B").end_s == Approx(350.0));
+  CHECK(exact.at("B").preemptions == 1);
+  const auto lazy = run("{name: las, thresholds_s: [100], starvation_multiple: 0}", 1, jobs);
+  CHECK(lazy.at("A").start_s == Approx(300.0));
+  CHECK(lazy.at("B").preemptions == 0);
+}
+
+TEST_CASE("LAS thresholds in time (thresholds_s) or in GPU time (thresholds_gpu_s)", "[policies][las]") {
+  // B holds both devices (2 GPUs, 300 s); A (2 GPUs, 30 s) arrives at t=10. 100 GPU-s are
+  // reached at t=50, 100 s at t=100.
+  const std::vector<JobSpec> jobs = {make_job("B", 0, 2, 300), make_job("A", 10, 2, 30)};
+  CHECK(run("{name: las, thresholds_gpu_s: [100], starvation_multiple: 0, demotion: exact}", 2, jobs).at("A").start_s == Approx(50.0));
+  CHECK(run("{name: las, thresholds_s: [100], starvation_multiple: 0, demotion: exact}", 2, jobs).at("A").start_s == Approx(100.0));
+  const PolicyRegistry r = builtin_policies();
+  const PolicyInstance t = r.create(ConfigNode::load_string("{name: las, thresholds_s: [10, 20]}", "p.yaml"));
+  CHECK(t.resolved["thresholds_s"].size() == 2);
+  CHECK(!t.resolved["thresholds_gpu_s"]);
+  CHECK(t.resolved["demotion"].as<std::string>() == "next_event");
+  CHECK(r.create("las").resolved["thresholds_gpu_s"][0].as<double>() == 3600.0);
+  CHECK(r.create("tiresias-dlas").resolved["thresholds_s"][1].as<double>() == 7200.0);
+  CHECK(r.create("tiresias-dlas-gpu").resolved["thresholds_gpu_s"][0].as<double>() == 3250.0);
+  CHECK(r.create("tiresias-dlas-gpu").resolved["starvation_multiple"].as<double>() == 0.0);
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, thresholds_s: [10], thresholds_gpu_s: [10]}", "p.yaml")),
+                    Catch::Contains("give thresholds_gpu_s (service in GPU-seconds) or thresholds_s (service in seconds), not both"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, thresholds_s: 10}", "p.yaml")),
+                    Catch::Contains("expected a non-empty list of increasing second thresholds, e.g. [3600, 36000]"));
+  CHECK_THROWS_WITH(r.create(ConfigNode::load_string("{name: las, demotion: soon}", "p.yaml")),
+                    Catch::Contains("'soon' is not allowed; choose one of: next_event, exact"));
+}
+
+TEST_CASE("discipline repack keeps jobs in queue order and preempts only those that no longer fit", "[policies][discipline][las]") {
+  // 5 devices, one queue boundary at 10 s of service. X (4 GPUs) and Y (1 GPU) run from
+  // t=0 and t=1 and enter queue 1 at t=10 and t=11, in that order. J (2 GPUs, 10 s)
+  // arrives at t=20 in queue 0: the pass lets J in (3 devices left), X no longer fits
+  // and is preempted, Y (1 GPU) still fits and keeps running. Preempting the worst
+  // jobs, latest first, until J fits (skip with preemption) stops Y as well.
+  const std::vector<JobSpec> jobs = {make_job("X", 0, 4, 1000), make_job("Y", 1, 1, 1000), make_job("J", 20, 2, 10)};
+  const auto repack = run("{name: las, thresholds_s: [10], starvation_multiple: 0, demotion: exact, discipline: repack}", 5, jobs);
+  CHECK(repack.at("J").start_s == Approx(20.0));
+  CHECK(repack.at("X").preemptions == 1);
+  CHECK(repack.at("Y").preemptions == 0);
+  CHECK(repack.at("X").end_s == Approx(1010.0));  // back at t=30, when J ends
+  CHECK(repack.at("Y").end_s == Approx(1001.0));
+  const auto skip = run("{name: las, thresholds_s: [10], starvation_multiple: 0, demotion: exact, discipline: skip}", 5, jobs);
+  CHECK(skip.at("J").start_s == Approx(20.0));
+  CHECK(skip.at("X").preemptions == 1);
+  CHECK(skip.at("Y").preemptions == 1);
+}
+
+TEST_CASE("yarn placement keeps a job on one node, or on whole idle nodes plus one", "[policies][placement]") {
+  // 3 nodes of 4 devices. A (2 GPUs) takes node 0; B (3 GPUs) does not fit node 0's free
+  // 2 and goes to node 1; C (6 GPUs) takes the idle node 2 and 2 devices of one node (node
+  // 0's free 2).
+  const ClusterSpec cluster({NodeGroup{3, "test", 4}});
+  const auto t = run_on(cluster, "{name: fifo, placement: yarn}", {make_job("A", 0, 2, 100), make_job("B", 1, 3, 100), make_job("C", 2, 6, 100)});
+  CHECK(t.at("A").start_s == Approx(0.0));
+  CHECK(t.at("B").start_s == Approx(1.0));
+  CHECK(t.at("C").start_s == Approx(2.0));
+  // After t=10 node 0 holds A and K1, node 1 K2, node 2 K3: one device free on each.
+  // G (3 GPUs) fits by count but on no single node: under yarn it waits until A ends.
+  const std::vector<JobSpec> jobs = {make_job("A", 0, 2, 100),   make_job("E", 0, 4, 10),      make_job("F", 0, 4, 10),
+                                     make_job("K1", 11, 1, 200), make_job("K2", 12, 3, 300),   make_job("K3", 12.5, 3, 400),
+                                     make_job("G", 13, 3, 10)};
+  CHECK(run_on(cluster, "{name: fifo, placement: yarn}", jobs).at("G").start_s == Approx(100.0));
+  CHECK(run_on(cluster, "{name: fifo}", jobs).at("G").start_s == Approx(13.0));
+  CHECK(run_on(cluster, "tiresias-fifo-yarn", jobs).at("G").start_s == Approx(100.0));
+}
+
+TEST_CASE("LAS exact demotion sets no timer for a crossing after the job's end", "[policies][las]") {
+  // J (50 s) would reach the 100 s boundary at t=100, after it ends at t=50; K arrives at
+  // t=200. Decision points: J's arrival, J's end, K's arrival, K's end; a timer for J's
+  // crossing would add a fifth at t=100.
+  const ClusterSpec cluster({NodeGroup{1, "test", 1}});
+  PolicyInstance policy = builtin_policies().create(ConfigNode::load_string("{name: las, thresholds_s: [100], demotion: exact}", "p.yaml"));
+  VectorSource source({make_job("J", 0, 1, 50), make_job("K", 200, 1, 10)});
+  Simulator sim(cluster, source, *policy.policy);
+  sim.run();
+  CHECK(sim.stats().decision_points == 4);
+  CHECK(sim.now().seconds() == Approx(210.0));
+}
+
+TEST_CASE("LAS exact demotion times the jobs a decision starts", "[policies][las]") {
+  // One device. X ends at t=20 and B starts then; no event follows until B's end at 320,
+  // but B crosses the 100 s boundary at t=120, when A (queue 0 since t=2) preempts it.
+  const auto t = run("{name: las, thresholds_s: [100], starvation_multiple: 0, demotion: exact}", 1,
+                     {make_job("X", 0, 1, 20), make_job("B", 1, 1, 300), make_job("A", 2, 1, 50)});
+  CHECK(t.at("B").start_s == Approx(20.0));
+  CHECK(t.at("A").start_s == Approx(120.0));
+  CHECK(t.at("B").end_s == Approx(370.0));
+  CHECK(t.at("B").preemptions == 1);
+}
+
+TEST_CASE("discipline repack: a demoted job enters its queue behind the jobs waiting there", "[policies][discipline][las]") {
+  // 2 devices, one boundary at 10 s. K (1 GPU) runs until t=9; X (2 GPUs, t=1) waits;
+  // Y (1 GPU, t=2) starts past it and keeps running when K ends (a running job goes
+  // before the waiting ones of its queue). Y enters queue 1 at t=12: X is let in and Y
+  // preempted. At t=22 X enters queue 1 behind Y, which has waited there since t=12: Y is
+  // let in first and X, which no longer fits, is preempted (by arrival X would rank first
+  // and keep running). Y ends at 22 + (500 - 10) = 512, then X runs its last 490 s.
+  // Tiresias' simulator (run_sim.py --schedule=dlas, limits set to [10, ...], 1 node of 2
+  // GPUs) gives the same starts, ends and preemptions on these three jobs.
+  const auto t = run("{name: las, thresholds_s: [10], starvation_multiple: 0, demotion: exact, discipline: repack}", 2,
+                     {make_job("K", 0, 1, 9), make_job("X", 1, 2, 500), make_job("Y", 2, 1, 500)});
+  CHECK(t.at("Y").start_s == Approx(2.0));
+  CHECK(t.at("X").start_s == Approx(12.0));
+  CHECK(t.at("Y").end_s == Approx(512.0));
+  CHECK(t.at("X").end_s == Approx(1002.0));
+  CHECK(t.at("X").preemptions == 1);
+  CHECK(t.at("Y").preemptions == 1);
 }

@@ -194,3 +194,36 @@ TEST_CASE("with claiming off, placements are read-only queries of the free set",
   REQUIRE(query.first_fit(1, out));
   CHECK(query.claims() == 1);
 }
+
+TEST_CASE("node_strict (yarn) placement: one node, or whole idle nodes plus one, else nothing", "[policies][placement]") {
+  // Node 0 has 8 devices (0-7), nodes 1 and 2 have 4 (8-11, 12-15).
+  const ClusterSpec cluster({NodeGroup{1, "A", 8}, NodeGroup{2, "A", 4}});
+  ClusterState state(cluster);
+  FreeDevices free;
+  free.reset(state);
+  using V = std::vector<DeviceId>;
+  V got;
+  REQUIRE(free.node_strict(6, got));  // the first node with room for all 6
+  CHECK(got == V{0, 1, 2, 3, 4, 5});
+  got.clear();
+  REQUIRE(free.node_strict(4, got));  // node 0 has 2 left: node 1
+  CHECK(got == V{8, 9, 10, 11});
+  got.clear();
+  // 6 devices free (2 on node 0, 4 on node 2), but no node holds 5 and 5 fits a node.
+  CHECK_FALSE(free.node_strict(5, got));
+  // 10 > the largest node: the idle node 2 (4), then 6 on one other node: none has 6.
+  CHECK_FALSE(free.node_strict(10, got));
+  CHECK(got.empty());
+  CHECK(free.count() == 6);  // a refusal claims nothing
+  // On a fresh cluster 10 takes the idle node 0 (8, not more than the 10 asked), skips
+  // node 1 (4 > the 2 left) as a whole node and puts the remainder there.
+  FreeDevices fresh;
+  ClusterState empty(cluster);
+  fresh.reset(empty);
+  got.clear();
+  REQUIRE(fresh.node_strict(10, got));
+  CHECK(got == V{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  got.clear();
+  REQUIRE(fresh.node_strict(4, got));  // node 1 has 2 left: node 2
+  CHECK(got == V{12, 13, 14, 15});
+}
