@@ -64,12 +64,20 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
       if (v != 0.0) nonzero.push_back(k);
     }
     const double* pivot_row = &t[leave * cols];
+    // A dense pivot row is eliminated over the span of its nonzeros (a loop the compiler
+    // vectorizes; each entry gets the same operations either way).
+    const std::size_t first = nonzero.front(), last = nonzero.back() + 1;
+    const bool dense = 2 * nonzero.size() >= last - first;
     for (std::size_t r = 0; r <= m; ++r) {
       if (r == leave) continue;
       double* row = &t[r * cols];
       const double f = row[enter];
       if (f == 0.0) continue;
-      for (std::size_t k : nonzero) row[k] -= f * pivot_row[k];
+      if (dense) {
+        for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+      } else {
+        for (std::size_t k : nonzero) row[k] -= f * pivot_row[k];
+      }
     }
     basis[leave] = enter;
   }
