@@ -13,6 +13,21 @@
 
 namespace schedsim {
 
+namespace {
+
+// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop. On x86-64
+// with GCC it is also compiled for AVX2 and picked at run time (4 doubles per
+// instruction instead of SSE2's 2); without FMA, so every entry gets the same multiply
+// and subtract, the same bits on every machine.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+}
+
+}  // namespace
+
 std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
   const std::size_t m = A.size(), n = c.size();
   const std::size_t cols = n + m + 1;  // variables, slacks, right-hand side
@@ -74,7 +89,7 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
       const double f = row[enter];
       if (f == 0.0) continue;
       if (dense) {
-        for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+        eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
       } else {
         for (std::size_t k : nonzero) row[k] -= f * pivot_row[k];
       }
