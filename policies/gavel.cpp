@@ -26,6 +26,15 @@ void eliminate_span(double* __restrict row, const double* __restrict pivot_row, 
   for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
 }
 
+// row[k] /= p over [0, cols): the pivot row's division (a division, not a multiplication
+// by 1 / p, which rounds differently).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void divide_row(double* __restrict row, double p, std::size_t cols) {
+  for (std::size_t k = 0; k < cols; ++k) row[k] /= p;
+}
+
 }  // namespace
 
 std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
@@ -35,8 +44,7 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
   std::vector<double> t((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
   std::vector<std::size_t> basis(m);
-  std::vector<std::size_t> nonzero;  // columns of the pivot row that are not zero
-  nonzero.reserve(cols);
+  std::vector<std::size_t> nonzero(cols);  // columns of the pivot row that are not zero
   for (std::size_t r = 0; r < m; ++r) {
     if (A[r].size() != n || b[r] < 0) throw InvariantError("simplex_maximize: malformed problem");
     for (std::size_t k = 0; k < n; ++k) at(r, k) = A[r][k];
@@ -72,17 +80,17 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
     // zero entry would subtract f * 0 from the other rows, which leaves their values
     // as they are (at most the sign of a zero differs, which no comparison sees), so the
     // result is the dense elimination's, bit for bit.
-    nonzero.clear();
+    double* const pivot_row = &t[leave * cols];
+    divide_row(pivot_row, p, cols);
+    std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
     for (std::size_t k = 0; k < cols; ++k) {
-      double& v = at(leave, k);
-      v /= p;
-      if (v != 0.0) nonzero.push_back(k);
+      nonzero[nonzeros] = k;
+      nonzeros += pivot_row[k] != 0.0;
     }
-    const double* pivot_row = &t[leave * cols];
-    // A dense pivot row is eliminated over the span of its nonzeros (a loop the compiler
-    // vectorizes; each entry gets the same operations either way).
-    const std::size_t first = nonzero.front(), last = nonzero.back() + 1;
-    const bool dense = 2 * nonzero.size() >= last - first;
+    // A pivot row whose nonzeros fill a quarter of their span is eliminated over the
+    // span (a loop the compiler vectorizes; each entry gets the same operations either way).
+    const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
+    const bool dense = 4 * nonzeros >= last - first;
     for (std::size_t r = 0; r <= m; ++r) {
       if (r == leave) continue;
       double* row = &t[r * cols];
@@ -91,7 +99,7 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
       if (dense) {
         eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
       } else {
-        for (std::size_t k : nonzero) row[k] -= f * pivot_row[k];
+        for (std::size_t i = 0; i < nonzeros; ++i) row[nonzero[i]] -= f * pivot_row[nonzero[i]];
       }
     }
     basis[leave] = enter;
