@@ -27,6 +27,17 @@ namespace {
 constexpr std::uint64_t kDefaultJobs = 1'000'000;
 // policies: 100k jobs (the size); kernel and full: 1M.
 constexpr std::uint64_t kPoliciesJobs = 100'000;
+// gavel: 20k jobs (a round every 360 s solves an LP over the job classes).
+constexpr std::uint64_t kGavelJobs = 20'000;
+
+// The job types of Gavel's matrix measured on K80, P100 and V100 at 1, 2, 4 and 8 GPUs
+// with a throughput above 0 (17 of its 26 types), equally likely.
+const char* const kGavelModels[] = {"LM (batch size 5)",          "LM (batch size 10)",         "LM (batch size 20)",
+                                    "LM (batch size 40)",         "LM (batch size 80)",         "ResNet-18 (batch size 16)",
+                                    "ResNet-18 (batch size 32)",  "ResNet-18 (batch size 64)",  "ResNet-18 (batch size 128)",
+                                    "ResNet-18 (batch size 256)", "ResNet-50 (batch size 16)",  "ResNet-50 (batch size 32)",
+                                    "ResNet-50 (batch size 64)",  "Transformer (batch size 16)", "Transformer (batch size 32)",
+                                    "Transformer (batch size 64)", "Transformer (batch size 128)"};
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -100,9 +111,9 @@ BenchResult run_kernel_case(const std::string& name, std::uint64_t jobs, int gpu
 // full and policies run through the scenario path (run_scenario without output files),
 // so every subsystem a scenario switches on is in the loop.
 BenchResult run_scenario_case(const std::string& name, std::uint64_t jobs, int gpus, const std::string& policy_name,
-                              const PolicyRegistry& registry) {
+                              const PolicyRegistry& registry, const std::string& throughputs) {
   const ScenarioConfig scenario =
-      ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml(name, jobs, gpus), "bench " + name), registry);
+      ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml(name, jobs, gpus, throughputs), "bench " + name), registry);
   ConfigNode policy = policy_spec(policy_name);
   if (scenario.inference) {  // full: the services run in front of the benchmarked policy
     YAML::Node wrapped(YAML::NodeType::Map);
@@ -207,10 +218,10 @@ BenchResult from_json(const nlohmann::ordered_json& j) {
 
 }  // namespace
 
-std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics"}; }
+std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel"}; }
 std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo"}; }
 
-std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus) {
+std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs) {
   const SyntheticConfig w = kernel_workload(jobs, gpus);
   std::string yaml = "name: bench-" + name + "\nseed: 1\n";
   char buf[512];
@@ -255,8 +266,29 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
                   gpus / 8, static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
     yaml += buf;
     yaml += kDiurnalSignalsYaml;
+  } else if (name == "gavel") {
+    // The kernel workload's arrivals, durations (on V100) and sizes, jobs of 17 Gavel job
+    // types, on a third each of V100, P100 and K80 nodes (8 GPUs each; K80 takes the
+    // remainder) with Gavel's measured throughputs: Gavel's LP runs every 360 s round.
+    const int nodes = gpus / 8;
+    std::snprintf(buf, sizeof buf,
+                  "cluster:\n  nodes:\n    - {count: %d, type: V100, devices_per_node: 8}\n    - {count: %d, type: P100, devices_per_node: 8}\n"
+                  "    - {count: %d, type: K80, devices_per_node: 8}\n"
+                  "workload:\n  synthetic:\n    num_jobs: %llu\n    arrival: {process: poisson, mean_interarrival_s: %.17g}\n"
+                  "    duration_s: {dist: exponential, mean: 3600}\n    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}\n",
+                  nodes / 3, nodes / 3, nodes - 2 * (nodes / 3), static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
+    yaml += buf;
+    constexpr std::size_t kTypes = sizeof kGavelModels / sizeof kGavelModels[0];
+    yaml += "    models:\n";
+    for (std::size_t i = 0; i < kTypes; ++i) {
+      // The last share takes the rounding remainder, so that the shares sum to 1 exactly.
+      std::snprintf(buf, sizeof buf, "      \"%s\": %.17g\n", kGavelModels[i], i + 1 < kTypes ? 1.0 / kTypes : 1.0 - (kTypes - 1) * (1.0 / kTypes));
+      yaml += buf;
+    }
+    // A JSON string: any path (quotes, backslashes) stays one YAML scalar.
+    yaml += "physics: {reference_device: V100, throughputs: " + nlohmann::json(throughputs).dump() + "}\n";
   } else {
-    throw InputError("bench " + name, "not a scenario-based benchmark (full, policies)");
+    throw InputError("bench " + name, "not a scenario-based benchmark (full, policies, gavel)");
   }
   return yaml;
 }
@@ -264,9 +296,11 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
   const auto names = bench_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, physics");
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, physics, gavel");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
-  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : kDefaultJobs);
+  if (name == "gavel" && options.gpus < 24)
+    throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));
+  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : kDefaultJobs);
   if (jobs < 1) throw InputError("--jobs", "must be at least 1");
   std::vector<BenchResult> results;
   if (name == "trace") {
@@ -276,6 +310,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   std::vector<std::string> policies = options.policies;
   if (policies.empty()) {
     if (name == "physics") policies = {"fifo:packed", "fifo:first_fit"};
+    else if (name == "gavel") policies = {"gavel"};
     else if (name == "policies") {
       for (const auto& info : registry.all())
         if (info.argument_option.empty()) policies.push_back(info.name);
@@ -286,8 +321,8 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   }
   for (const auto& policy : policies) {
     results.push_back(from_json(run_in_child([&] {
-      const bool scenario_based = name == "full" || name == "policies";
-      return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry)
+      const bool scenario_based = name == "full" || name == "policies" || name == "gavel";
+      return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry, options.throughputs)
                                        : run_kernel_case(name, jobs, options.gpus, policy, registry));
     })));
   }

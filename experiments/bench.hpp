@@ -41,9 +41,11 @@ struct BenchOptions {
   // defaults (kernel, full: fifo, sjf; physics: fifo:packed, fifo:first_fit; policies:
   // every registered policy that needs no argument).
   std::vector<std::string> policies;
+  // gavel: Gavel's measured throughput matrix (relative paths from the working directory).
+  std::string throughputs = "../shared/data/gavel/simulation_throughputs.json";
 };
 
-// The named workloads run by run_bench: kernel, full, policies, trace, physics.
+// The named workloads run by run_bench: kernel, full, policies, trace, physics, gavel.
 std::vector<std::string> bench_names();
 // The suite `schedsim bench` runs without names: kernel, full, policies, trace, env, ppo
 // (env and ppo are run by the CLI through rl/; ppo only in builds with LibTorch).
@@ -54,9 +56,10 @@ nlohmann::ordered_json bench_json(const BenchResult& r);
 // One line of the CLI's output.
 std::string bench_line(const BenchResult& r);
 
-// The scenario YAML of a scenario-based case ("full" or "policies") for `jobs` jobs on
-// `gpus` GPUs, policy left out (tests run it at small sizes).
-std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus);
+// The scenario YAML of a scenario-based case ("full", "policies" or "gavel") for `jobs`
+// jobs on `gpus` GPUs, policy left out (tests run it at small sizes). `throughputs` is
+// the matrix path of the gavel case.
+std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs = "");
 
 // Runs `f` in a forked child and returns the JSON it produced, with "peak_rss_mib" (the
 // child's own peak resident set) added. Throws Error when the child fails.

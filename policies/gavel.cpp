@@ -13,6 +13,30 @@
 
 namespace schedsim {
 
+namespace {
+
+// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop. On x86-64
+// with GCC it is also compiled for AVX2 and picked at run time (4 doubles per
+// instruction instead of SSE2's 2); without FMA, so every entry gets the same multiply
+// and subtract, the same bits on every machine.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+}
+
+// row[k] /= p over [0, cols): the pivot row's division (a division, not a multiplication
+// by 1 / p, which rounds differently).
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void divide_row(double* __restrict row, double p, std::size_t cols) {
+  for (std::size_t k = 0; k < cols; ++k) row[k] /= p;
+}
+
+}  // namespace
+
 std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
   const std::size_t m = A.size(), n = c.size();
   const std::size_t cols = n + m + 1;  // variables, slacks, right-hand side
@@ -20,6 +44,7 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
   std::vector<double> t((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
   std::vector<std::size_t> basis(m);
+  std::vector<std::size_t> nonzero(cols);  // columns of the pivot row that are not zero
   for (std::size_t r = 0; r < m; ++r) {
     if (A[r].size() != n || b[r] < 0) throw InvariantError("simplex_maximize: malformed problem");
     for (std::size_t k = 0; k < n; ++k) at(r, k) = A[r][k];
@@ -51,12 +76,31 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
     }
     if (leave == m) throw InvariantError("simplex_maximize: unbounded problem");
     const double p = at(leave, enter);
-    for (std::size_t k = 0; k < cols; ++k) at(leave, k) /= p;
+    // Eliminate with the pivot row's nonzero entries only (the tableau stays sparse): a
+    // zero entry would subtract f * 0 from the other rows, which leaves their values
+    // as they are (at most the sign of a zero differs, which no comparison sees), so the
+    // result is the dense elimination's, bit for bit.
+    double* const pivot_row = &t[leave * cols];
+    divide_row(pivot_row, p, cols);
+    std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
+    for (std::size_t k = 0; k < cols; ++k) {
+      nonzero[nonzeros] = k;
+      nonzeros += pivot_row[k] != 0.0;
+    }
+    // A pivot row whose nonzeros fill a quarter of their span is eliminated over the
+    // span (a loop the compiler vectorizes; each entry gets the same operations either way).
+    const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
+    const bool dense = 4 * nonzeros >= last - first;
     for (std::size_t r = 0; r <= m; ++r) {
       if (r == leave) continue;
-      const double f = at(r, enter);
+      double* row = &t[r * cols];
+      const double f = row[enter];
       if (f == 0.0) continue;
-      for (std::size_t k = 0; k < cols; ++k) at(r, k) -= f * at(leave, k);
+      if (dense) {
+        eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
+      } else {
+        for (std::size_t i = 0; i < nonzeros; ++i) row[nonzero[i]] -= f * pivot_row[nonzero[i]];
+      }
     }
     basis[leave] = enter;
   }
@@ -112,7 +156,8 @@ namespace {
 
 class GavelPolicy : public Policy {
  public:
-  explicit GavelPolicy(double round_s) : round_us_(static_cast<std::int64_t>(std::llround(round_s * 1e6))) {}
+  explicit GavelPolicy(const GavelOptions& options)
+      : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))), reuse_(options.reuse), counters_(options.counters) {}
   std::string name() const override { return "gavel"; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
@@ -166,6 +211,11 @@ class GavelPolicy : public Policy {
     int granted = -1;                // the type granted this round, -1 = none
     int on_type = -1;                // the type it runs on, -1 = not running
     std::int64_t since_us = 0;       // since when (received_s is up to date until then)
+    // The job's class (index into class_norm_), valid while class_arrival_seq is the
+    // job's arrival_seq: its normalized throughputs are computed once per job, not per
+    // round (a physics rate query looks the job up in the throughput matrix by name).
+    int cls = -1;
+    std::uint64_t class_arrival_seq = 0;
   };
 
   Job& grow(JobSlot job) {
@@ -199,6 +249,56 @@ class GavelPolicy : public Policy {
     for (double& r : out) r = best > 0 ? r / best : 0.0;
   }
 
+  // The class of (GPUs, normalized throughputs) of the job in `slot`. The physics model's
+  // estimated_rate is a function of the job's spec and the device type (consolidated and
+  // uncontended, PhysicsModel), so a job's class is fixed for its life; classes are
+  // interned for the run. Without reuse (GavelOptions::reuse) every call recomputes.
+  int class_of(const SchedulerView& view, JobSlot slot) {
+    const JobState& js = view.job(slot);
+    Job& j = jobs_[static_cast<std::size_t>(slot)];
+    if (reuse_ && j.cls >= 0 && j.class_arrival_seq == js.arrival_seq) return j.cls;
+    normalized(view, js.spec, a_);
+    if (counters_) ++counters_->rate_vectors;
+    const auto [it, added] = class_ids_.emplace(std::make_pair(js.spec.num_gpus, a_), static_cast<int>(class_norm_.size()));
+    if (added) {
+      class_norm_.push_back(a_);
+      class_gpus_.push_back(js.spec.num_gpus);
+      local_class_.push_back(-1);
+    }
+    j.cls = it->second;
+    j.class_arrival_seq = js.arrival_seq;
+    return j.cls;
+  }
+
+  // This round's LP (lp_classes_, lp_members_, capacity_) solved, or the last solution
+  // when the LP is the one last solved: same classes in the same order, same member
+  // counts, same capacities. The solver is deterministic, so the reused answer is the
+  // bits a fresh solve would give. A round whose jobs are those of the last round does
+  // no solve unless the classes' first-seen order changed (running jobs come first).
+  // Not warm-started from the last basis: another pivot path gives other rounding, and
+  // the outputs are to stay the bits of a cold solve.
+  const std::vector<std::vector<double>>& allocation() {
+    if (reuse_ && solved_ && lp_classes_ == last_classes_ && lp_members_ == last_members_ && capacity_ == last_capacity_) return last_X_;
+    last_classes_ = lp_classes_;
+    last_members_ = lp_members_;
+    last_capacity_ = capacity_;
+    solved_ = true;
+    if (lp_classes_.empty()) {
+      last_X_.clear();
+      return last_X_;
+    }
+    std::vector<std::vector<double>> norm;
+    std::vector<int> gpus;
+    norm.reserve(lp_classes_.size());
+    for (int g : lp_classes_) {
+      norm.push_back(class_norm_[static_cast<std::size_t>(g)]);
+      gpus.push_back(class_gpus_[static_cast<std::size_t>(g)]);
+    }
+    if (counters_) ++counters_->lp_solves;
+    last_X_ = gavel_max_min_allocation(norm, gpus, lp_members_, capacity_);
+    return last_X_;
+  }
+
   void new_round(const SchedulerView& view, ActionBatch& out) {
     const ClusterSpec& spec = view.cluster();
     // Jobs in the system (pending and running; stopping ones are on their way back).
@@ -208,31 +308,30 @@ class GavelPolicy : public Policy {
     }
     for (const auto& [seq, s] : queue_) live_.push_back(s);
     // Classes of equal (GPUs, normalized throughputs), in first-seen order.
-    std::map<std::pair<int, std::vector<double>>, int> class_of;
-    std::vector<std::vector<double>> norm;
-    std::vector<int> gpus, members, job_class(live_.size());
-    std::vector<double> a;
+    lp_classes_.clear();
+    lp_members_.clear();
+    job_class_.resize(live_.size());
     for (std::size_t i = 0; i < live_.size(); ++i) {
-      const JobSpec& js = view.job(live_[i]).spec;
-      normalized(view, js, a);
-      auto [it, added] = class_of.emplace(std::make_pair(js.num_gpus, a), static_cast<int>(norm.size()));
-      if (added) {
-        norm.push_back(a);
-        gpus.push_back(js.num_gpus);
-        members.push_back(0);
+      const int g = class_of(view, live_[i]);
+      int& local = local_class_[static_cast<std::size_t>(g)];
+      if (local < 0) {
+        local = static_cast<int>(lp_classes_.size());
+        lp_classes_.push_back(g);
+        lp_members_.push_back(0);
       }
-      ++members[static_cast<std::size_t>(it->second)];
-      job_class[i] = it->second;
+      ++lp_members_[static_cast<std::size_t>(local)];
+      job_class_[i] = local;
     }
-    const std::vector<int>& capacity = capacity_;
-    const auto X = norm.empty() ? std::vector<std::vector<double>>{} : gavel_max_min_allocation(norm, gpus, members, capacity);
+    for (int g : lp_classes_) local_class_[static_cast<std::size_t>(g)] = -1;
+    if (counters_) ++counters_->rounds;
+    const auto& X = allocation();
     // Gavel's priorities: allocation over the share of its time the job received on the type.
     std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
     const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
       account(j, now_us);
-      j.x = X[static_cast<std::size_t>(job_class[i])];
+      j.x = X[static_cast<std::size_t>(job_class_[i])];
       j.granted = -1;
       j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
       for (int t = 0; t < types_; ++t) {
@@ -245,7 +344,7 @@ class GavelPolicy : public Policy {
       }
     }
     std::sort(cand.begin(), cand.end());
-    std::vector<int> left = capacity;
+    std::vector<int> left = capacity_;
     for (const auto& [np, nx, seq, s, t] : cand) {
       Job& j = jobs_[static_cast<std::size_t>(s)];
       const int n = view.job(s).spec.num_gpus;
@@ -298,10 +397,10 @@ class GavelPolicy : public Policy {
         if (pass == 0) {
           placed = granted >= 0 && take(spec, js.num_gpus, granted);
         } else {
-          normalized(view, js, a_);
+          const std::vector<double>& a = class_norm_[static_cast<std::size_t>(class_of(view, s))];
           order_.clear();
           for (int t = 0; t < types_; ++t) {
-            if (a_[static_cast<std::size_t>(t)] > 0) order_.emplace_back(-a_[static_cast<std::size_t>(t)], t);
+            if (a[static_cast<std::size_t>(t)] > 0) order_.emplace_back(-a[static_cast<std::size_t>(t)], t);
           }
           std::sort(order_.begin(), order_.end());
           for (const auto& [na, t] : order_) {
@@ -392,9 +491,24 @@ class GavelPolicy : public Policy {
   std::vector<std::pair<int, int>> node_avail_;
   std::vector<std::pair<double, int>> order_;
   std::vector<double> a_;
+  // Interned classes (class_of): by class id its normalized throughputs and GPU count.
+  bool reuse_ = true;
+  GavelCounters* counters_ = nullptr;
+  std::map<std::pair<int, std::vector<double>>, int> class_ids_;
+  std::vector<std::vector<double>> class_norm_;
+  std::vector<int> class_gpus_;
+  std::vector<int> local_class_;      // by class id: its index in this round's LP, -1 = none
+  std::vector<int> job_class_;        // by index in live_: the LP class
+  std::vector<int> lp_classes_, lp_members_;  // this round's LP: class ids in first-seen order, members
+  // The last LP solved and its solution (allocation()).
+  bool solved_ = false;
+  std::vector<int> last_classes_, last_members_, last_capacity_;
+  std::vector<std::vector<double>> last_X_;
 };
 
 }  // namespace
+
+std::unique_ptr<Policy> make_gavel_policy(const GavelOptions& options) { return std::make_unique<GavelPolicy>(options); }
 
 PolicyInfo gavel_policy_info() {
   return PolicyInfo{
@@ -408,7 +522,9 @@ PolicyInfo gavel_policy_info() {
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "gavel";
         resolved["round_s"] = round_s;
-        return PolicyInstance{std::make_unique<GavelPolicy>(round_s), resolved};
+        GavelOptions options;
+        options.round_s = round_s;
+        return PolicyInstance{make_gavel_policy(options), resolved};
       },
   };
 }

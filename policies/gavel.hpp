@@ -23,6 +23,8 @@
 // fullest node that holds it, else to the emptiest nodes.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "policies/registry.hpp"
@@ -30,6 +32,25 @@
 namespace schedsim {
 
 PolicyInfo gavel_policy_info();
+
+// What the policy computed, for tests of its algorithmic shape (not of wall time).
+struct GavelCounters {
+  std::uint64_t rounds = 0;        // round boundaries (allocation steps)
+  std::uint64_t lp_solves = 0;     // LPs solved; a round whose LP equals the last one solved reuses its answer
+  std::uint64_t rate_vectors = 0;  // jobs' normalized throughputs computed (device types x physics rate queries each)
+};
+
+struct GavelOptions {
+  double round_s = 360;
+  // Reuse what does not change: a job's normalized throughputs (computed once per job)
+  // and the last LP's solution while the LP is the same. false recomputes both every time
+  // (the reference that tests compare the cached answers with); outputs are the same.
+  bool reuse = true;
+  GavelCounters* counters = nullptr;  // may be null; must outlive the policy
+};
+
+// The policy the registry's "gavel" creates, with options tests need.
+std::unique_ptr<Policy> make_gavel_policy(const GavelOptions& options);
 
 // The max-min allocation of the LP above. `normalized[c][t]` is class c's normalized
 // throughput on type t (in [0, 1], max 1), `gpus[c]` its GPU count, `members[c]` its

@@ -99,7 +99,8 @@ ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::str
 }
 
 const ThroughputMatrix::Entry* ThroughputMatrix::find(std::string_view device, Placement p, std::string_view job, int gpus) const {
-  const auto it = entries_.find(Key{std::string(device), p, std::string(job), gpus});
+  // Looked up by views (the map's comparator is transparent): no string is built per query.
+  const auto it = entries_.find(std::make_tuple(device, p, job, gpus));
   return it == entries_.end() ? nullptr : &it->second;
 }
 

@@ -168,3 +168,199 @@ TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first
   CHECK(gavel < ff);
   CHECK(gavel < fastest);
 }
+
+namespace {
+
+// The dense elimination simplex_maximize did before it skipped the pivot row's zeros: the
+// reference that the sparse one must match bit for bit.
+std::vector<double> dense_simplex(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
+  const std::size_t m = A.size(), n = c.size(), cols = n + m + 1;
+  std::vector<double> t((m + 1) * cols, 0.0);
+  auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
+  std::vector<std::size_t> basis(m);
+  for (std::size_t r = 0; r < m; ++r) {
+    for (std::size_t k = 0; k < n; ++k) at(r, k) = A[r][k];
+    at(r, n + r) = 1.0;
+    at(r, cols - 1) = b[r];
+    basis[r] = n + r;
+  }
+  for (std::size_t k = 0; k < n; ++k) at(m, k) = -c[k];
+  for (;;) {
+    std::size_t enter = cols;
+    for (std::size_t k = 0; k + 1 < cols; ++k) {
+      if (at(m, k) < -1e-12) {
+        enter = k;
+        break;
+      }
+    }
+    if (enter == cols) break;
+    std::size_t leave = m;
+    double best = 0.0;
+    for (std::size_t r = 0; r < m; ++r) {
+      if (at(r, enter) > 1e-12) {
+        const double ratio = at(r, cols - 1) / at(r, enter);
+        if (leave == m || ratio < best - 1e-12 || (ratio <= best + 1e-12 && basis[r] < basis[leave])) {
+          leave = r;
+          best = ratio;
+        }
+      }
+    }
+    REQUIRE(leave < m);
+    const double p = at(leave, enter);
+    for (std::size_t k = 0; k < cols; ++k) at(leave, k) /= p;
+    for (std::size_t r = 0; r <= m; ++r) {
+      if (r == leave) continue;
+      const double f = at(r, enter);
+      if (f == 0.0) continue;
+      for (std::size_t k = 0; k < cols; ++k) at(r, k) -= f * at(leave, k);
+    }
+    basis[leave] = enter;
+  }
+  std::vector<double> x(n, 0.0);
+  for (std::size_t r = 0; r < m; ++r) {
+    if (basis[r] < n) x[basis[r]] = std::max(0.0, at(r, cols - 1));
+  }
+  return x;
+}
+
+// Jobs of three models on K80 / P100 / V100 (rates by type), 1 or 2 GPUs, arriving over
+// time: enough rounds, classes and changes of the job set to exercise the reuse.
+struct GavelRun {
+  std::map<std::string, DeviceId> first_device;
+  std::map<std::string, double> end_s;
+  Summary summary;
+  GavelCounters counters;
+};
+
+GavelRun run_gavel(const std::vector<JobSpec>& jobs, bool reuse, double round_s) {
+  const ClusterSpec cluster({NodeGroup{2, "K80", 2}, NodeGroup{1, "P100", 2}, NodeGroup{1, "V100", 2}});
+  TypeRatePhysics physics(cluster, {{"fast", {1.0, 2.0, 4.0}}, {"flat", {1.0, 1.0, 1.0}}, {"mid", {1.0, 3.0, 3.5}}});
+  GavelRun run;
+  GavelOptions options;
+  options.round_s = round_s;
+  options.reuse = reuse;
+  options.counters = &run.counters;
+  const auto policy = make_gavel_policy(options);
+  VectorSource source(jobs);
+  SimulatorOptions sim_options;
+  sim_options.physics = &physics;
+  Simulator sim(cluster, source, *policy, sim_options);
+  InvariantChecker checker;
+  Recorder rec;
+  MetricsCollector metrics(cluster.num_devices());
+  sim.add_observer(checker);
+  sim.add_observer(rec);
+  sim.add_observer(metrics);
+  sim.run();
+  run.first_device = rec.first_device;
+  run.end_s = rec.end_s;
+  run.summary = metrics.summarize();
+  return run;
+}
+
+std::vector<JobSpec> mixed_jobs(int count, double gap_s) {
+  const char* const models[] = {"fast", "flat", "mid"};
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < count; ++i) {
+    JobSpec j = make_job("j" + std::to_string(i), gap_s * i, 1 + (i % 4 == 3), 600.0 + 53.0 * (i % 7));
+    j.model = models[i % 3];
+    jobs.push_back(j);
+  }
+  return jobs;
+}
+
+}  // namespace
+
+TEST_CASE("simplex_maximize skips the pivot row's zeros and still gives the dense elimination's bits", "[policies][gavel]") {
+  // Gavel-shaped LPs (classes x types allocations, a level) with uneven throughputs, and
+  // the hand-checked small LP; equality is exact, not approximate.
+  std::uint64_t state = 12345;
+  auto uniform = [&state] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (int trial = 0; trial < 40; ++trial) {
+    const std::size_t classes = 1 + trial % 9, types = 1 + trial % 3;
+    const std::size_t n = classes * types + 1;
+    std::vector<std::vector<double>> A;
+    std::vector<double> b, c(n, 0.0);
+    for (std::size_t k = 0; k < classes; ++k) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t t = 0; t < types; ++t) row[k * types + t] = 1.0;
+      A.push_back(row);
+      b.push_back(1.0);
+    }
+    for (std::size_t t = 0; t < types; ++t) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t k = 0; k < classes; ++k) row[k * types + t] = 1.0 + std::floor(uniform() * 8);
+      A.push_back(row);
+      b.push_back(1.0 + std::floor(uniform() * 16));
+    }
+    for (std::size_t k = 0; k < classes; ++k) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t t = 0; t < types; ++t) {
+        const double a = uniform() < 0.2 ? 0.0 : uniform();
+        row[k * types + t] = -a;
+        c[k * types + t] = 1e-6 * a;
+      }
+      row[n - 1] = 1.0;
+      A.push_back(row);
+      b.push_back(0.0);
+    }
+    c[n - 1] = 1.0;
+    INFO("trial " << trial);
+    CHECK(simplex_maximize(A, b, c) == dense_simplex(A, b, c));
+  }
+  CHECK(simplex_maximize({{1, 1}, {1, 3}, {1, 0}}, {4, 6, 3}, {3, 2}) == dense_simplex({{1, 1}, {1, 3}, {1, 0}}, {4, 6, 3}, {3, 2}));
+}
+
+TEST_CASE("gavel computes each job's throughputs once and solves no LP in a round whose LP is unchanged", "[policies][gavel]") {
+  // Two equal 1,000 s jobs time-share one device in 100 s rounds (the time-sharing test's
+  // run): one class of two members for 19 rounds, of one member in the 20th, no job in
+  // the 21st (at 2,000 s). Two LPs, not 20; two rate vectors (one per job), not one per
+  // job per round.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 0, 1, 1000)};
+  for (const bool reuse : {true, false}) {
+    GavelCounters counters;
+    GavelOptions options;
+    options.round_s = 100;
+    options.reuse = reuse;
+    options.counters = &counters;
+    const auto policy = make_gavel_policy(options);
+    VectorSource source(jobs);
+    Simulator sim(cluster, source, *policy);
+    Recorder rec;
+    sim.add_observer(rec);
+    sim.run();
+    CHECK(rec.end_s == std::map<std::string, double>{{"a", 1900.0}, {"b", 2000.0}});
+    CHECK(counters.rounds == 21);
+    if (reuse) {
+      CHECK(counters.lp_solves == 2);
+      CHECK(counters.rate_vectors == 2);
+    } else {
+      CHECK(counters.lp_solves == 20);
+      CHECK(counters.rate_vectors == 39);  // 19 rounds x 2 jobs + 1
+    }
+  }
+}
+
+TEST_CASE("gavel's cached throughputs and LP answers give the same run as recomputing them", "[policies][gavel]") {
+  // 60 jobs of three models and two sizes on K80, P100 and V100, one every 130 s, rounds
+  // of 30 s: the job set changes in some rounds, not in most.
+  const std::vector<JobSpec> jobs = mixed_jobs(60, 130);
+  const GavelRun cached = run_gavel(jobs, true, 30);
+  const GavelRun fresh = run_gavel(jobs, false, 30);
+  CHECK(cached.summary.jobs_completed == 60);
+  CHECK(cached.first_device == fresh.first_device);
+  CHECK(cached.end_s == fresh.end_s);  // exact: same bits
+  CHECK(cached.summary.preemptions == fresh.summary.preemptions);
+  CHECK(cached.summary.moves == fresh.summary.moves);
+  CHECK(cached.counters.rounds == fresh.counters.rounds);
+  // Fresh solves in every round with jobs; cached ones only when the LP changed.
+  CHECK(cached.counters.rounds == 276);
+  CHECK(fresh.counters.lp_solves == 275);  // the last round has no job
+  CHECK(cached.counters.lp_solves == 107);
+  CHECK(cached.counters.rate_vectors == 60);
+  CHECK(fresh.counters.rate_vectors == 821);
+}
