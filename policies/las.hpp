@@ -1,6 +1,7 @@
 // LAS: least attained service first (Tiresias' 2D-LAS when discretized): attained
-// service is GPUs x executed time; discretized queues with thresholds and a starvation
-// guard.
+// service is GPUs x executed time (or executed time alone, thresholds_s); discretized
+// queues with thresholds, a starvation guard, and demotion at the next decision point or
+// exactly at the crossing (a policy timer).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The engine behind every queue-order policy: pending jobs sorted by a QueueOrder key
 // (smaller first, ties broken by arrival order), started head first with the configured
-// placement until the head does not fit. Extras compose with any order:
+// placement until the head does not fit (Discipline below: or past it, or re-admitting
+// running and queued jobs together). Extras compose with any order:
 //  - preemption: a blocked head may stop running jobs with a strictly worse key (the
 //    worst first) when that frees enough devices for it;
 //  - EASY backfilling: a blocked head gets a reservation (the earliest instant enough
