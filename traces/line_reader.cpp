@@ -33,6 +33,8 @@ void check_gzip_intact(const std::string& path, std::int64_t bad_line) {
   // zlib's inflate directly, not gzread: gzread drops the bytes of a read that fails, and
   // decompresses far ahead into its own buffer, so its line count would be off. inflate
   // hands out every byte it decoded before it found the problem.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;  // a pipe cannot be read again
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return;
   struct Closer {

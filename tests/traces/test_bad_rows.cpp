@@ -406,3 +406,16 @@ TEST_CASE("a long trace read stops promptly when the interruption poll throws", 
   CHECK(read_trace(path, "schedsim", options).jobs.size() == 100000);
   CHECK(polls == 100001 / 4096);
 }
+
+TEST_CASE("trace convert and sample remove the partial file a killed earlier command left", "[traces][convert][out-folder]") {
+  TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // a process id that is gone
+  const std::string stale = dir.write("out.csv.partial-" + std::to_string(child), "half a trace");
+  const std::string other = dir.write("other.csv.partial-" + std::to_string(child), "another file's");
+  write_streamed_file(dir.path("out.csv"), [](std::ostream& out) { out << "done\n"; });
+  CHECK(schedsim::test::read_file(dir.path("out.csv")) == "done\n");
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(other));  // only the file being written is cleaned up
+}
