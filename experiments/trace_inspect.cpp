@@ -14,6 +14,7 @@
 #include "sim/rng.hpp"
 #include "sim/text_checks.hpp"
 #include "traces/trace_reader.hpp"
+#include "traces/temp_files.hpp"
 #include "traces/trace_source.hpp"
 
 namespace schedsim {
@@ -178,6 +179,14 @@ std::uint64_t sample_trace(const std::string& path, const std::string& format, c
 
 void write_streamed_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   const std::string tmp = path + ".partial-" + std::to_string(::getpid());
+  {  // what a killed earlier command left under this name goes first
+    const std::filesystem::path p(path);
+    const std::string prefix = p.filename().string() + ".partial-";
+    remove_files_of_dead_processes(p.has_parent_path() ? p.parent_path().string() : ".", [&](const std::string& name) {
+      const auto pid = pid_after_prefix(name, prefix);
+      return pid && name.find('-', prefix.size()) == std::string::npos ? pid : std::nullopt;
+    });
+  }
   struct Cleanup {
     std::string p;
     bool keep = false;

@@ -2,8 +2,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace schedsim {
 namespace {
@@ -26,24 +29,57 @@ std::string zlib_message(void* file, const std::string& path) {
   return msg;
 }
 
-void check_gzip_intact(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");
+void check_gzip_intact(const std::string& path, std::int64_t bad_line) {
+  // zlib's inflate directly, not gzread: gzread drops the bytes of a read that fails, and
+  // decompresses far ahead into its own buffer, so its line count would be off. inflate
+  // hands out every byte it decoded before it found the problem.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;  // a pipe cannot be read again
+  std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return;
   struct Closer {
-    gzFile f;
-    ~Closer() { gzclose(f); }
+    std::FILE* f;
+    ~Closer() { std::fclose(f); }
   } closer{f};
-  gzbuffer(f, kChunkBytes);
-  if (gzdirect(f)) return;  // not compressed
-  std::string buf(kChunkBytes, '\0');
+  std::vector<unsigned char> in(kChunkBytes), out(kChunkBytes);
+  std::size_t have = std::fread(in.data(), 1, in.size(), f);
+  if (have < 2 || in[0] != 0x1f || in[1] != 0x8b) return;  // not gzip: read as plain text
+  z_stream z{};
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return;
+  struct Ender {
+    z_stream* z;
+    ~Ender() { inflateEnd(z); }
+  } ender{&z};
   std::int64_t lines = 0;
+  z.next_in = in.data();
+  z.avail_in = static_cast<unsigned>(have);
   while (true) {
-    const int n = gzread(f, &buf[0], static_cast<unsigned>(buf.size()));
-    int code = Z_OK;
-    gzerror(f, &code);
-    if (n < 0 || (n == 0 && code == Z_BUF_ERROR)) throw damaged_gzip_error(path, lines, zlib_message(f, path));
-    if (n == 0) return;
-    for (int i = 0; i < n; ++i) lines += buf[static_cast<std::size_t>(i)] == '\n';
+    if (z.avail_in == 0) {
+      have = std::fread(in.data(), 1, in.size(), f);
+      if (have == 0) throw damaged_gzip_error(path, bad_line > 0 ? std::min(lines, bad_line - 1) : lines, "unexpected end of file");
+      z.next_in = in.data();
+      z.avail_in = static_cast<unsigned>(have);
+    }
+    z.next_out = out.data();
+    z.avail_out = static_cast<unsigned>(out.size());
+    const int ret = inflate(&z, Z_NO_FLUSH);
+    const std::size_t produced = out.size() - z.avail_out;
+    lines += std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(produced), static_cast<unsigned char>('\n'));
+    if (ret == Z_STREAM_END) {
+      // Another gzip member may follow (gzip reads them as one file); anything else ends it.
+      if (z.avail_in == 0) {
+        have = std::fread(in.data(), 1, in.size(), f);
+        if (have == 0) return;
+        z.next_in = in.data();
+        z.avail_in = static_cast<unsigned>(have);
+      }
+      if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b) return;
+      inflateReset(&z);
+      continue;
+    }
+    if (ret != Z_OK && ret != Z_BUF_ERROR) {
+      throw damaged_gzip_error(path, bad_line > 0 ? std::min(lines, bad_line - 1) : lines, z.msg ? z.msg : "error " + std::to_string(ret));
+    }
   }
 }
 
@@ -76,7 +112,12 @@ bool LineReader::refill() {
   // file unless the stream closed cleanly. Bytes still buffered are an incomplete line.
   int code = Z_OK;
   gzerror(static_cast<gzFile>(file_), &code);
-  if (n < 0 || (n == 0 && code == Z_BUF_ERROR)) throw damaged_gzip_error(path_, line_, zlib_message(file_, path_));
+  if (n < 0) {
+    // This read's bytes are lost; a second pass in small steps finds a later last good line.
+    check_gzip_intact(path_);
+    throw damaged_gzip_error(path_, line_, zlib_message(file_, path_));
+  }
+  if (n == 0 && code == Z_BUF_ERROR) throw damaged_gzip_error(path_, line_, zlib_message(file_, path_));
   if (n == 0) {
     eof_ = true;
     return false;

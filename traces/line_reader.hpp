@@ -56,6 +56,8 @@ std::string zlib_message(void* file, const std::string& path);
 // files, unreadable files). A damaged deflate stream can decode to garbage rows before
 // zlib notices (often only at the checksum at the end), so a bad row of a compressed file
 // is first checked against this: the damaged file is the error to report, not the row.
-void check_gzip_intact(const std::string& path);
+// `bad_line` (> 0: the line that looked bad) caps the last good line named, since the
+// garbage starts before zlib can tell.
+void check_gzip_intact(const std::string& path, std::int64_t bad_line = 0);
 
 }  // namespace schedsim

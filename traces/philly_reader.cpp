@@ -56,6 +56,10 @@ class JsonArrayScanner {
     } else if (peek() == ']') {
       get();
       done_ = true;
+      // What follows is ignored, but read: a compressed file is only whole once its
+      // stream has ended cleanly (refill throws otherwise).
+      while (get() >= 0) {
+      }
       return false;
     } else if (!first_) {
       throw InputError(path_ + ":" + std::to_string(line_), "expected ',' or ']' between jobs");

@@ -89,7 +89,20 @@ void TraceReader::attach(std::string path, std::function<void(const std::string&
 // A row error in a compressed file may be garbage decoded from a damaged stream: the
 // damaged file is then the error (check_gzip_intact throws it), else the row's.
 void TraceReader::rethrow_explained() {
-  if (!path_.empty()) check_gzip_intact(path_);
+  if (path_.empty()) throw;
+  // The line of the row, from "PATH:LINE: ..." (0 when the message names none).
+  std::int64_t line = 0;
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    if (what.compare(0, path_.size() + 1, path_ + ":") == 0) {
+      for (std::size_t i = path_.size() + 1; i < what.size() && what[i] >= '0' && what[i] <= '9' && line < (std::int64_t{1} << 50); ++i) {
+        line = line * 10 + (what[i] - '0');
+      }
+    }
+  }
+  check_gzip_intact(path_, line);
   throw;
 }
 

@@ -1,8 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/compare.hpp"
+#include "experiments/interrupt.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "test_support.hpp"
@@ -153,4 +160,133 @@ TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experim
     CHECK(*r.summary.gpu_utilization > 0.0);
     CHECK(*r.summary.gpu_utilization <= 1.0);
   }
+}
+
+// ---- What an output folder holds after each outcome (docs/reliability.md, issue 22) ----
+
+namespace {
+
+const std::string kTraceScenario = R"(
+seed: 1
+cluster:
+  nodes:
+    - {count: 1, type: V100, devices_per_node: 8}
+workload: {trace: t.csv}
+policy: fifo
+)";
+
+std::string trace_rows(int n, bool bad_last) {
+  std::string s = "job_id,submit_time_s,num_gpus,duration_s\n";
+  for (int i = 0; i < n; ++i) s += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,10\n";
+  if (bad_last) s += "bad,1,1,-5\n";
+  return s;
+}
+
+// A process id that is no longer in use (a child that has exited and been reaped).
+long dead_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a rerun that fails leaves no results of the previous run in its folder", "[experiments][run][out-folder]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  const std::string out = dir.path("out");
+  dir.write("t.csv", trace_rows(20, false));
+  RunOptions options{out};
+  options.timeline = true;
+  run_scenario(load(dir, kTraceScenario), reg, options);
+  CHECK(files_in(out) == std::vector<std::string>{"allocations.csv", "jobs.csv", "results.json", "timeline.csv"});
+  dir.write("t.csv", trace_rows(20, true));  // the same run, now with a bad row at the end
+  CHECK_THROWS_WITH(run_scenario(load(dir, kTraceScenario), reg, options), dir.path("t.csv") + ":22: duration_s: must be > 0 seconds, got '-5'");
+  CHECK(files_in(out).empty());  // before: the previous run's complete-looking results stayed
+  dir.write("t.csv", trace_rows(20, false));
+  run_scenario(load(dir, kTraceScenario), reg, RunOptions{out});
+  CHECK(files_in(out) == std::vector<std::string>{"jobs.csv", "results.json"});  // no timeline of the older run either
+}
+
+TEST_CASE("rows of runs that never finished go with the next run; a live process's and a snapshot's stay", "[experiments][run][out-folder]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  const std::string out = dir.path("out");
+  std::filesystem::create_directories(out);
+  const std::string dead = std::to_string(dead_pid());
+  const auto leave = [&] {
+    for (const std::string& f : std::vector<std::string>{"jobs.csv.partial-" + dead, "results.json.partial-" + dead, "jobs.csv.interrupted", "jobs.csv.partial-1", "notes.txt"}) {
+      dir.write("out/" + f, "x");
+    }
+  };
+  dir.write("t.csv", trace_rows(20, false));
+  SECTION("a finished run removes them") {
+    leave();
+    run_scenario(load(dir, kTraceScenario), reg, RunOptions{out});
+    // pid 1 is alive: its file may be another run's, writing now.
+    CHECK(files_in(out) == std::vector<std::string>{"jobs.csv", "jobs.csv.partial-1", "notes.txt", "results.json"});
+  }
+  SECTION("a failed run removes them too") {
+    leave();
+    dir.write("t.csv", trace_rows(20, true));
+    CHECK_THROWS(run_scenario(load(dir, kTraceScenario), reg, RunOptions{out}));
+    CHECK(files_in(out) == std::vector<std::string>{"jobs.csv.partial-1", "notes.txt"});
+  }
+  SECTION("next to a snapshot, a failed run keeps the rows it continues") {
+    leave();
+    dir.write("out/snapshot.bin", "x");
+    dir.write("t.csv", trace_rows(20, true));
+    CHECK_THROWS(run_scenario(load(dir, kTraceScenario), reg, RunOptions{out}));
+    std::vector<std::string> kept{"jobs.csv.interrupted", "jobs.csv.partial-" + dead, "jobs.csv.partial-1", "notes.txt", "results.json.partial-" + dead, "snapshot.bin"};
+    std::sort(kept.begin(), kept.end());
+    CHECK(files_in(out) == kept);
+  }
+}
+
+TEST_CASE("compare removes its previous tables before it runs", "[experiments][compare][out-folder]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  for (const char* f : {"cmp/comparison.csv", "cmp/comparison.md", "cmp/jct_cdf.svg", "cmp/fifo/results.json"}) {
+    std::filesystem::create_directories(std::filesystem::path(dir.path(f)).parent_path());
+    dir.write(f, "an older comparison");
+  }
+  dir.write("t.csv", trace_rows(5, true));
+  CHECK_THROWS(compare_policies(load(dir, kTraceScenario), reg, {"fifo", "sjf"}, RunOptions{dir.path("cmp")}));
+  CHECK(files_in(dir.path("cmp")) == std::vector<std::string>{"fifo"});
+  CHECK(files_in(dir.path("cmp/fifo")).empty());
+}
+
+TEST_CASE("an empty output path is an error", "[experiments][out-folder]") {
+  CHECK_THROWS_WITH(check_output_path("", "--out"),
+                    "--out: is empty; give an output folder or file (an unset shell variable, as in --out \"$OUT\", gives an empty path)");
+  CHECK_NOTHROW(check_output_path("results", "--out"));
+}
+
+TEST_CASE("Ctrl-C while a trace is read stops the run before it simulates", "[experiments][interrupt]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  dir.write("t.csv", trace_rows(50000, false));
+  const ScenarioConfig s = load(dir, kTraceScenario);
+  {
+    InterruptGuard guard;
+    std::raise(SIGINT);  // recorded by the handler, as a Ctrl-C during a long validation pass would be
+    try {
+      run_scenario(s, reg, RunOptions{dir.path("out")});
+      FAIL("not interrupted");
+    } catch (const Interrupted& e) {
+      CHECK(e.signal() == SIGINT);
+      CHECK(std::string(e.what()) == "interrupted by SIGINT (Ctrl-C) while reading the trace " + dir.path("t.csv") +
+                                         "; nothing was simulated and no results were written");
+    }
+  }
+  { InterruptGuard reset; }  // clears the recorded signal for the tests that follow
+  CHECK_FALSE(std::filesystem::exists(dir.path("out")));
 }

@@ -2,6 +2,17 @@
 // (on_bad_row: skip) skips each and counts it under its reason.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/runner.hpp"
@@ -9,6 +20,7 @@
 #include "sim/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
+#include "traces/signal_files.hpp"
 #include "traces/trace_source.hpp"
 
 using namespace schedsim;
@@ -146,4 +158,264 @@ TEST_CASE("a trace whose rows are all skipped is an error that lists the reasons
                                      "1,u,v,0,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-09 18:42:01,60,0\n");
   std::vector<std::string> warnings;
   CHECK_THROWS_WITH(TraceJobSource(path, "helios", warnings), Catch::EndsWith("cpu.csv: every row of the trace was skipped (cpu_only 1); no jobs are left to simulate"));
+}
+
+// ---- Damaged compressed files, duplicated columns, pipes, interruption (issue 22) ----
+
+namespace {
+
+std::string rows_csv(int from, int to) {
+  std::string s;
+  for (int i = from; i < to; ++i) s += "j" + std::to_string(i) + "," + std::to_string(i) + ",1,10\n";
+  return s;
+}
+
+// A gzip file of `parts`, with a full flush after each but the last: the compressed
+// size at each flush is a cut that decompresses to exactly the parts before it.
+std::vector<std::size_t> write_gzip_parts(const std::string& path, const std::vector<std::string>& parts) {
+  std::vector<std::size_t> cuts;
+  gzFile f = gzopen(path.c_str(), "wb");
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    gzwrite(f, parts[i].data(), static_cast<unsigned>(parts[i].size()));
+    if (i + 1 < parts.size()) {
+      gzflush(f, Z_FULL_FLUSH);
+      cuts.push_back(static_cast<std::size_t>(std::filesystem::file_size(path)));
+    }
+  }
+  gzclose(f);
+  return cuts;
+}
+
+std::string gzip_damage(const std::string& file, std::int64_t line, const std::string& zlib) {
+  return file + ": the gzip stream is truncated or damaged after line " + std::to_string(line) + " (zlib: " + zlib +
+         "); the file is incomplete or corrupt (gzip -t tests it)";
+}
+
+}  // namespace
+
+TEST_CASE("a truncated or damaged gzip trace is an error naming the file and the last good line", "[traces][gzip][bad-input]") {
+  TempDir dir;
+  const std::string header = "job_id,submit_time_s,num_gpus,duration_s\n";
+  // Parts: header and rows 0..999 | "j1000,10" (half a row) | the rest of that row and 2000 more.
+  const std::string whole = dir.path("whole.csv.gz");
+  const auto cuts = write_gzip_parts(whole, {header + rows_csv(0, 1000), "j1000,10", "00,1,10\n" + rows_csv(1001, 3000)});
+  const std::string bytes = schedsim::test::read_file(whole);
+  REQUIRE(read_trace(whole, "schedsim").jobs.size() == 3000);
+  TraceOptions lenient;
+  lenient.on_bad_row = BadRowMode::kSkip;
+
+  SECTION("cut at a row boundary") {
+    const std::string path = dir.write("t.csv.gz", bytes.substr(0, cuts[0]));
+    CHECK(read_trace_error(path, "schedsim") == gzip_damage("t.csv.gz", 1001, "unexpected end of file"));
+    CHECK(read_trace_error(path, "schedsim", lenient) == gzip_damage("t.csv.gz", 1001, "unexpected end of file"));
+    std::vector<std::string> warnings;
+    CHECK_THROWS_WITH(TraceJobSource(path, "auto", TraceOptions{}, warnings), gzip_damage(path, 1001, "unexpected end of file"));
+    CHECK_THROWS_WITH(inspect_trace(path, "auto"), gzip_damage(path, 1001, "unexpected end of file"));
+  }
+  SECTION("cut in the middle of a row") {
+    const std::string path = dir.write("t.csv.gz", bytes.substr(0, cuts[1]));
+    CHECK(read_trace_error(path, "schedsim") == gzip_damage("t.csv.gz", 1001, "unexpected end of file"));
+    CHECK(read_trace_error(path, "schedsim", lenient) == gzip_damage("t.csv.gz", 1001, "unexpected end of file"));
+    std::ostringstream out;
+    CHECK_THROWS_WITH(convert_trace(path, "auto", TraceOptions{}, out), gzip_damage(path, 1001, "unexpected end of file"));
+  }
+  SECTION("only the checksum trailer is missing") {
+    const std::string path = dir.write("t.csv.gz", bytes.substr(0, bytes.size() - 8));
+    CHECK(read_trace_error(path, "schedsim") == gzip_damage("t.csv.gz", 3001, "unexpected end of file"));
+  }
+  SECTION("flipped bytes: the damage, not the garbage rows it decodes to") {
+    std::string damaged = bytes;
+    for (std::size_t i = cuts[0] + 40; i < cuts[0] + 48; ++i) damaged[i] = static_cast<char>(damaged[i] ^ 0x5A);
+    const std::string path = dir.write("t.csv.gz", damaged);
+    const std::string strict = read_trace_error(path, "schedsim");
+    CHECK_THAT(strict, Catch::StartsWith("t.csv.gz: the gzip stream is truncated or damaged after line ") && Catch::Contains(" (zlib: ") &&
+                           Catch::EndsWith("); the file is incomplete or corrupt (gzip -t tests it)"));
+    CHECK(read_trace_error(path, "schedsim", lenient) == strict);
+    std::string last = bytes;  // in the checksum itself: every row decodes, the check fails at the end
+    last[last.size() - 6] = static_cast<char>(last[last.size() - 6] ^ 0x01);
+    CHECK(read_trace_error(dir.write("c.csv.gz", last), "schedsim") == gzip_damage("c.csv.gz", 3001, "incorrect data check"));
+  }
+  SECTION("every gzip reader: philly, swf, signal files") {
+    const std::string philly = dir.path("p.json.gz");
+    schedsim::test::write_gzip(philly, "[" + kPhillyGood + ",\n" + kPhillyGood + "]\n");
+    const std::string p = schedsim::test::read_file(philly);
+    CHECK(read_trace_error(dir.write("p.json.gz", p.substr(0, p.size() - 8)), "philly") == gzip_damage("p.json.gz", 4, "unexpected end of file"));
+    const std::string swf = dir.path("s.swf.gz");
+    schedsim::test::write_gzip(swf, "; header\n" + kSwfGood + kSwfGood);
+    const std::string w = schedsim::test::read_file(swf);
+    CHECK(read_trace_error(dir.write("s.swf.gz", w.substr(0, w.size() - 8)), "swf") == gzip_damage("s.swf.gz", 3, "unexpected end of file"));
+    const std::string price = dir.path("price.csv.gz");
+    schedsim::test::write_gzip(price, "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1\n2023-01-01 01:00:00,2\n");
+    const std::string c = schedsim::test::read_file(price);
+    const std::string cut = dir.write("price.csv.gz", c.substr(0, c.size() - 8));
+    CHECK_THROWS_WITH(load_signal_csv(cut, SignalKind::kPrice, {}, "p"), gzip_damage(cut, 3, "unexpected end of file"));
+  }
+}
+
+TEST_CASE("a column named twice in a header is an error naming the file, line 1 and the column", "[traces][bad-input]") {
+  TempDir dir;
+  CHECK(read_trace_error(dir.write("t.csv", "job_id,submit_time_s,num_gpus,duration_s,num_gpus\nj,0,1,5,2\n"), "schedsim") ==
+        "t.csv:1: column 'num_gpus' appears twice in the header (columns 3 and 5); each column may appear once in a schedsim trace");
+  CHECK(read_trace_error(dir.write("i.csv", "job_id,submission_time,duration,num_gpu,duration\nj,0,5,1,6\n"), "itp") ==
+        "i.csv:1: column 'duration' appears twice in the header (columns 3 and 5); each column may appear once in a itp trace");
+  CHECK(read_trace_error(dir.write("h.csv", kHelios.substr(0, kHelios.size() - 1) + ",user\n" + kHeliosGood.substr(0, kHeliosGood.size() - 1) + ",x\n"),
+                         "helios") == "h.csv:1: column 'user' appears twice in the header (columns 2 and 13); each column may appear once in a helios trace");
+  CHECK(read_trace_error(dir.write("t2.csv", "job_id,num_gpu,submit_time,iterations,model_name,duration,interval,job_id\n"), "tiresias") ==
+        "t2.csv:1: column 'job_id' appears twice in the header (columns 1 and 8); each column may appear once in a tiresias trace");
+  TraceOptions mapped;
+  mapped.mapping = CsvMapping{{{"job_id", "id"}, {"submit_time", "t"}, {"duration", "d"}, {"num_gpus", "g"}}, 1.0, ','};
+  CHECK(read_trace_error(dir.write("g.csv", "id,t,d,g,t\n"), "csv", mapped) ==
+        "g.csv:1: column 't' appears twice in the header (columns 2 and 5); each column may appear once in a csv trace");
+  // Unnamed columns (trailing commas) cannot be looked up and may repeat.
+  CHECK(read_trace(dir.write("e.csv", "job_id,submission_time,duration,num_gpu,,\nj,0,5,1,,\n"), "itp").jobs.size() == 1);
+  const std::string price = dir.write("p.csv", "Datetime (UTC),Price (USD/MWh),Datetime (UTC)\n2023-01-01 00:00:00,1,x\n");
+  CHECK_THROWS_WITH(load_signal_csv(price, SignalKind::kPrice, {}, "p"),
+                    price + ":1: column 'Datetime (UTC)' appears twice in the header (columns 1 and 3); each column may appear once in the price series");
+}
+
+TEST_CASE("a trace from a named pipe or a pipe is read once, through a temporary copy", "[traces][pipe]") {
+  TempDir dir;
+  const std::string trace = "job_id,submit_time_s,num_gpus,duration_s\n" + rows_csv(0, 5000);
+  const std::string spool_prefix = "schedsim-spool-" + std::to_string(::getpid()) + "-";
+  const auto spools_left = [&] {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(temp_folder())) n += e.path().filename().string().rfind(spool_prefix, 0) == 0;
+    return n;
+  };
+  const std::size_t spools_before = spools_left();
+  const auto write_all = [](int fd, const std::string& text) {
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  };
+
+  SECTION("mkfifo, detected format, and the error names the FIFO") {
+    const std::string fifo = dir.path("trace.fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] { write_all(::open(fifo.c_str(), O_WRONLY), trace); });
+    {
+      std::vector<std::string> warnings;
+      TraceJobSource source(fifo, "auto", TraceOptions{}, warnings);
+      writer.join();
+      CHECK(source.format() == "schedsim");
+      CHECK(source.describe() == fifo);
+      CHECK(source.expected_jobs() == 5000);
+      JobSpec job;
+      std::size_t n = 0;
+      while (source.next(job)) ++n;
+      CHECK(n == 5000);
+      CHECK(spools_left() == spools_before + 1);
+    }
+    CHECK(spools_left() == spools_before);  // the copy goes with the source
+    std::thread bad_writer([&] { write_all(::open(fifo.c_str(), O_WRONLY), "job_id,submit_time_s,num_gpus,duration_s\nj,0,1,x\n"); });
+    std::vector<std::string> warnings;
+    CHECK_THROWS_WITH(TraceJobSource(fifo, "schedsim", TraceOptions{}, warnings), fifo + ":2: duration_s: expected a number, got 'x'");
+    bad_writer.join();
+    CHECK(spools_left() == spools_before);
+  }
+  SECTION("a pipe's /dev/fd/N path, as process substitution gives") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] { write_all(fds[1], trace); });
+    const std::string path = "/dev/fd/" + std::to_string(fds[0]);
+    const TraceInspection t = inspect_trace(path, "auto");
+    writer.join();
+    ::close(fds[0]);
+    CHECK(t.format == "schedsim");
+    CHECK(t.jobs == 5000);
+    CHECK(t.path == path);
+    CHECK(spools_left() == spools_before);
+  }
+  SECTION("copies left by a killed process are removed by the next one") {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    ::waitpid(child, nullptr, 0);  // a process id that is gone
+    const std::string stale = (std::filesystem::path(temp_folder()) / ("schedsim-spool-" + std::to_string(child) + "-0")).string();
+    { std::ofstream(stale) << "left by a killed run"; }
+    const std::string mine = (std::filesystem::path(temp_folder()) / (spool_prefix + "999")).string();
+    { std::ofstream(mine) << "this process's"; }
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] { write_all(fds[1], trace); });
+    const TraceInspection t = inspect_trace("/dev/fd/" + std::to_string(fds[0]), "schedsim");
+    writer.join();
+    ::close(fds[0]);
+    CHECK(t.jobs == 5000);
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(std::filesystem::exists(mine));  // a live process's copy stays
+    std::filesystem::remove(mine);
+  }
+}
+
+TEST_CASE("sorting runs of an unsorted trace leave no file behind, even while open", "[traces][streaming]") {
+  TempDir dir;
+  std::string csv = "job_id,submit_time_s,num_gpus,duration_s\n";
+  for (int i = 0; i < 1000; ++i) csv += "j" + std::to_string(i) + "," + std::to_string(1000 - i) + ",1,5\n";
+  TraceOptions small;
+  small.sort_memory_jobs = 100;
+  std::vector<std::string> warnings;
+  TraceJobSource source(dir.write("u.csv", csv), "schedsim", small, warnings);
+  REQUIRE(source.sort_runs() == 10);
+  const std::string prefix = "schedsim-sort-" + std::to_string(::getpid()) + "-";
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(temp_folder())) files += e.path().filename().string().rfind(prefix, 0) == 0;
+  CHECK(files == 0);  // unlinked as soon as they were open: a SIGKILL cannot leave them
+  JobSpec job;
+  std::size_t n = 0;
+  double last = -1;
+  while (source.next(job)) {
+    CHECK(job.submit.seconds() >= last);
+    last = job.submit.seconds();
+    ++n;
+  }
+  CHECK(n == 1000);
+}
+
+TEST_CASE("a long trace read stops promptly when the interruption poll throws", "[traces][interrupt]") {
+  TempDir dir;
+  const std::string path = dir.write("t.csv", "job_id,submit_time_s,num_gpus,duration_s\n" + rows_csv(0, 100000));
+  struct Stop {
+    std::string path;
+  };
+  std::atomic<bool> interrupted{true};  // the flag a signal handler would set
+  std::uint64_t polls = 0;
+  TraceOptions options;
+  options.poll_interrupt = [&](const std::string& p) {
+    ++polls;
+    if (interrupted) throw Stop{p};
+  };
+  std::vector<std::string> warnings;
+  try {
+    TraceJobSource source(path, "schedsim", options, warnings);
+    FAIL("the read was not stopped");
+  } catch (const Stop& s) {
+    CHECK(s.path == path);
+  }
+  CHECK(polls == 1);  // at the first poll: within 4096 rows
+  // Rows left out by design (CPU-only jobs) are polled too, not only rows returned.
+  std::string helios = kHelios;
+  for (int i = 0; i < 20000; ++i) helios += "1,u,v,0,1,1,COMPLETED,2020-06-09 18:41:01,2020-06-09 18:41:01,2020-06-09 18:42:01,60,0\n";
+  polls = 0;
+  CHECK_THROWS_AS(read_trace(dir.write("h.csv", helios), "helios", options), Stop);
+  CHECK(polls == 1);
+  interrupted = false;
+  polls = 0;
+  CHECK(read_trace(path, "schedsim", options).jobs.size() == 100000);
+  CHECK(polls == 100001 / 4096);
+}
+
+TEST_CASE("trace convert and sample remove the partial file a killed earlier command left", "[traces][convert][out-folder]") {
+  TempDir dir;
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // a process id that is gone
+  const std::string stale = dir.write("out.csv.partial-" + std::to_string(child), "half a trace");
+  const std::string other = dir.write("other.csv.partial-" + std::to_string(child), "another file's");
+  write_streamed_file(dir.path("out.csv"), [](std::ostream& out) { out << "done\n"; });
+  CHECK(schedsim::test::read_file(dir.path("out.csv")) == "done\n");
+  CHECK_FALSE(std::filesystem::exists(stale));
+  CHECK(std::filesystem::exists(other));  // only the file being written is cleaned up
 }

@@ -119,3 +119,14 @@ TEST_CASE("real 2023 files: hourly UTC steps, time origin and time-zone alignmen
     CHECK(p.end_us() == c.end_us());
   }
 }
+
+TEST_CASE("signal files are called series in messages, not traces", "[signals][traces]") {
+  TempDir dir;
+  CHECK_THROWS_WITH(load_signal_csv(dir.path("none.csv"), SignalKind::kPrice, {}, "p"), dir.path("none.csv") + ": cannot open the price series (does it exist?)");
+  CHECK_THROWS_WITH(load_signal_csv(dir.path(""), SignalKind::kCarbon, {}, "c"), dir.path("") + ": is a folder, not a carbon series");
+  CHECK_THROWS_WITH(load_signal_csv(dir.write("e.csv", ""), SignalKind::kPrice, {}, "p"), dir.path("e.csv") + ": the price series is empty (no header line)");
+  CHECK_THROWS_WITH(load_signal_csv(dir.write("one.csv", "Datetime (UTC),Price (USD/MWh)\n2023-01-01 00:00:00,1\n"), SignalKind::kPrice, {}, "p"),
+                    dir.path("one.csv") + ": a price series needs at least two rows (the step length comes from them)");
+  CHECK_THROWS_WITH(load_signal_csv(dir.write("p.csv", "Datetime (UTC),x\n"), SignalKind::kCarbon, {}, "c"),
+                    dir.path("p.csv") + ":1: missing column 'Carbon Intensity gCO\xe2\x82\x82" "eq/kWh (direct)' in the carbon series (header has: Datetime (UTC), x)");
+}
