@@ -428,7 +428,7 @@ void execute_ray(const SweepGrid& grid, const std::vector<const SweepRun*>& pend
     try {
       msg = nlohmann::json::parse(line);
     } catch (const nlohmann::json::exception&) {
-      msg = nlohmann::json{{"error", "unexpected output from " + script + ": " + line}};
+      msg = nlohmann::json{{"error", "unexpected output from " + script + ": " + line.substr(0, line.size() - 1)}};  // without its '\n'
     }
     line.clear();
     if (msg.contains("error")) {
@@ -540,9 +540,10 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   }
   if (!failed.empty()) {
     std::string list;
-    for (const auto& f : failed) list += "\n  " + log_path(options, f).string();
+    for (const auto& f : failed) list += (list.empty() ? " " : ", ") + log_path(options, f).string();
+    // One line: messages are escaped for the terminal, where a line break would show as \n.
     throw InputError(grid.source, std::to_string(failed.size()) + " run(s) failed; their messages are in:" + list +
-                                      "\n(finished runs are kept: run the sweep again to resume)");
+                                      "; finished runs are kept: run the sweep again to resume");
   }
   // A shard writes the tables only when the other shards are done too (any shard may be
   // last; the tables' bytes do not depend on which one writes them).

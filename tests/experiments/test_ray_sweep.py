@@ -132,7 +132,7 @@ def main():
         fail("never saw a Ray worker running a 30000-job run to kill")
     if dying.returncode != 1:
         fail(f"the sweep with a killed Ray worker exited {dying.returncode}, expected 1")
-    m = re.search(r"(\d+) run\(s\) failed; their messages are in:\n\s+(\S+)", dying.stderr)
+    m = re.search(r"(\d+) run\(s\) failed; their messages are in: ([^,;\s]+);", dying.stderr)
     if not m or m.group(1) != "1":
         fail("the sweep's error does not name exactly one failed run and its log")
     with open(m.group(2)) as f:
