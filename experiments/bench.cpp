@@ -300,6 +300,9 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   if (name == "gavel" && options.gpus < 24)
     throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));
+  if (name == "gavel" && !std::filesystem::is_regular_file(options.throughputs))
+    throw InputError("--throughputs", "cannot open Gavel's throughput matrix '" + options.throughputs +
+                                          "' (bench gavel reads ../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
   const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : kDefaultJobs);
   if (jobs < 1) throw InputError("--jobs", "must be at least 1");
   std::vector<BenchResult> results;

@@ -174,9 +174,16 @@ class GavelPolicy : public Policy {
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
     const ClusterSpec& spec = view.cluster();
-    types_ = static_cast<int>(spec.device_types().size());
-    capacity_.assign(static_cast<std::size_t>(types_), 0);
-    for (int k = 0; k < spec.num_nodes(); ++k) capacity_[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
+    if (nodes_of_type_.empty()) {  // the spec is immutable: devices and nodes by type once
+      types_ = static_cast<int>(spec.device_types().size());
+      capacity_.assign(static_cast<std::size_t>(types_), 0);
+      nodes_of_type_.resize(static_cast<std::size_t>(types_));
+      for (int k = 0; k < spec.num_nodes(); ++k) {
+        capacity_[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
+        nodes_of_type_[static_cast<std::size_t>(spec.node(k).type_index)].push_back(k);
+      }
+    }
+    type_avail_valid_ = false;
     const std::int64_t now_us = view.now().us();
     // This batch's view of usable devices: the cluster's free ones, minus those taken,
     // plus those released by this batch (sparse overlay: O(changes) per decision).
@@ -433,6 +440,7 @@ class GavelPolicy : public Policy {
     if (node_delta_[static_cast<std::size_t>(k)] == 0) touched_nodes_.push_back(k);  // may repeat: harmless
     node_delta_[static_cast<std::size_t>(k)] += delta;
     avail_total_ += delta;
+    if (type_avail_valid_) type_avail_[static_cast<std::size_t>(spec.node(k).type_index)] += delta;
   }
   void release(const ClusterSpec& spec, const std::vector<DeviceId>& devices) {
     for (DeviceId d : devices) set_mark(spec, d, kReleased, +1);
@@ -442,12 +450,25 @@ class GavelPolicy : public Policy {
     if (n > avail_total_) return false;
     node_avail_.clear();
     int total = 0;
-    for (int k = 0; k < spec.num_nodes(); ++k) {
-      const NodeSpec& ns = spec.node(k);
-      if (t >= 0 && ns.type_index != t) continue;
+    auto visit = [&](int k) {
       const int f = state_->free_on_node(k) + node_delta_[static_cast<std::size_t>(k)];
       if (f > 0) node_avail_.emplace_back(f, k);
       total += f;
+    };
+    if (t < 0) {
+      for (int k = 0; k < spec.num_nodes(); ++k) visit(k);
+    } else {
+      // Usable devices by type, counted once per decision and kept up to date by
+      // set_mark: a type without room says so in O(1), not after a scan of its nodes.
+      if (!type_avail_valid_) {
+        type_avail_.assign(static_cast<std::size_t>(types_), 0);
+        for (int k = 0; k < spec.num_nodes(); ++k) {
+          type_avail_[static_cast<std::size_t>(spec.node(k).type_index)] += state_->free_on_node(k) + node_delta_[static_cast<std::size_t>(k)];
+        }
+        type_avail_valid_ = true;
+      }
+      if (type_avail_[static_cast<std::size_t>(t)] < n) return false;
+      for (int k : nodes_of_type_[static_cast<std::size_t>(t)]) visit(k);  // in node order, as a scan of all nodes
     }
     if (total < n) return false;
     int best = -1, best_free = 0;
@@ -476,6 +497,9 @@ class GavelPolicy : public Policy {
   std::int64_t round_end_us_ = std::numeric_limits<std::int64_t>::min();
   int types_ = 1;
   std::vector<int> capacity_;                         // devices by type
+  std::vector<std::vector<int>> nodes_of_type_;       // by type: its nodes in index order
+  std::vector<int> type_avail_;                       // by type: usable devices in this batch (take)
+  bool type_avail_valid_ = false;
   std::uint64_t next_seq_ = 0;
   std::set<std::pair<std::uint64_t, JobSlot>> queue_;  // pending jobs in queue order
   std::vector<Job> jobs_;                             // by slot

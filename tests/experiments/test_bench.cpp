@@ -7,6 +7,7 @@
 #include "experiments/bench.hpp"
 #include "experiments/scenario.hpp"
 #include "sim/error.hpp"
+#include "test_support.hpp"
 
 using namespace schedsim;
 
@@ -94,4 +95,51 @@ TEST_CASE("bench rejects unknown names and cluster sizes", "[bench]") {
   options.gpus = 16;
   options.policies = {"fiffo"};
   CHECK_THROWS_WITH(run_bench("kernel", options, registry), Catch::Contains("unknown policy 'fiffo'"));
+}
+
+TEST_CASE("bench gavel runs gavel's LP in rounds on Gavel's job types with the measured throughputs", "[bench][gavel][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
+    return;
+  }
+  const std::string matrix = data + "/gavel/simulation_throughputs.json";
+  const PolicyRegistry registry = builtin_policies();
+  // 240 GPUs: 10 nodes of 8 each of V100, P100 and K80.
+  const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("gavel", 200, 240, matrix), "gavel"), registry);
+  REQUIRE(s.cluster.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(s.cluster[i].type == std::vector<std::string>{"V100", "P100", "K80"}[i]);
+    CHECK(s.cluster[i].count == 10);
+    CHECK(s.cluster[i].devices_per_node == 8);
+  }
+  REQUIRE(s.throughputs);
+  CHECK(s.physics->reference_device == "V100");
+  BenchOptions options;
+  options.jobs = 200;
+  options.gpus = 240;
+  options.throughputs = matrix;
+  const auto a = run_bench("gavel", options, registry);
+  const auto b = run_bench("gavel", options, registry);
+  REQUIRE(a.size() == 1);  // gavel alone by default
+  CHECK(a[0].policy == "gavel");
+  CHECK(a[0].jobs == 200);
+  // Arrivals, completions, and the preemptions, moves and round wake-ups of Gavel's rounds.
+  CHECK(a[0].events > 2 * 200);
+  CHECK(b[0].events == a[0].events);
+  CHECK(b[0].decision_points == a[0].decision_points);
+  CHECK(b[0].mean_jct_s == a[0].mean_jct_s);
+}
+
+TEST_CASE("bench gavel needs three 8-GPU nodes and the throughput matrix", "[bench][gavel]") {
+  const PolicyRegistry registry = builtin_policies();
+  BenchOptions options;
+  options.gpus = 16;
+  CHECK_THROWS_WITH(run_bench("gavel", options, registry),
+                    "--gpus: gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got 16");
+  options.gpus = 24;
+  options.throughputs = "no-such-dir/m.json";
+  CHECK_THROWS_WITH(run_bench("gavel", options, registry),
+                    "--throughputs: cannot open Gavel's throughput matrix 'no-such-dir/m.json' (bench gavel reads "
+                    "../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
 }
