@@ -216,7 +216,7 @@ TEST_CASE("a rerun that fails leaves no results of the previous run in its folde
   CHECK(files_in(out) == std::vector<std::string>{"jobs.csv", "results.json"});  // no timeline of the older run either
 }
 
-TEST_CASE("rows of runs that never finished go with the next run; a live process's and a snapshot's stay", "[experiments][run][out-folder]") {
+TEST_CASE("rows of runs that never finished go with the next run, but a live process's and a snapshot's stay", "[experiments][run][out-folder]") {
   TempDir dir;
   const PolicyRegistry reg = builtin_policies();
   const std::string out = dir.path("out");
