@@ -207,4 +207,5 @@ TEST_CASE("the size limits are documented with the values the code enforces", "[
   CHECK_THAT(doc, Catch::Contains("| 100,000 node groups |"));
   CHECK_THAT(doc, Catch::Contains("| 100,000 runs |"));
   CHECK_THAT(doc, Catch::Contains("| 10^12 s (about 31,700 years) |"));
+  CHECK_THAT(doc, Catch::Contains("| 256 MiB |"));
 }
