@@ -149,7 +149,18 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
   if (auto e = root.maybe_child("env")) {  // checked here for every command; rl/env builds the environment from it
-    rl::EnvConfig::parse(*e);
+    const rl::EnvConfig env = rl::EnvConfig::parse(*e);
+    if (!env.cooling_setpoints_c.empty()) {  // the cross-check the environment makes, so that `run` fails as `train` would
+      std::vector<rl::CoolingRange> ranges;
+      if (s.energy && s.energy->thermal) ranges.push_back({"energy.thermal", s.energy->thermal->min_setpoint_c, s.energy->thermal->max_setpoint_c});
+      if (s.datacenters) {
+        for (const DatacenterConfig& dc : s.datacenters->sites) {
+          if (dc.thermal) ranges.push_back({"datacenter '" + dc.name + "'", dc.thermal->min_setpoint_c, dc.thermal->max_setpoint_c});
+        }
+      }
+      const YAML::Mark m = e->child("cooling_setpoints").yaml().Mark();
+      rl::check_cooling_setpoints(env.cooling_setpoints_c, ranges, m.is_null() ? root.source() : root.source() + ":" + std::to_string(m.line + 1));
+    }
     s.env_yaml = e->yaml();
     s.env_source = root.source();
   }

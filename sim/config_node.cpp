@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -58,6 +59,9 @@ ConfigNode::ConfigNode(YAML::Node node, std::string source, std::string path, st
     : node_(std::move(node)), source_(std::move(source)), path_(std::move(path)), base_dir_(std::move(base_dir)) {}
 
 namespace {
+
+// Config files are small text: a scenario with 100,000 node groups is about 5 MiB.
+constexpr std::streamoff kMaxConfigBytes = 256LL * 1024 * 1024;
 
 std::string line_at(const std::string& source, const YAML::Mark& m) {
   return m.is_null() ? source : source + ":" + std::to_string(m.line + 1);
@@ -142,6 +146,15 @@ ConfigNode ConfigNode::load_file(const std::string& path) {
   if (const std::string problem = file_open_problem(path, "config file"); !problem.empty()) throw InputError(path, problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the config file");
+  // The YAML tree takes many times the text's size: refuse what is not a config before
+  // reading it (docs/config.md#limits).
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > kMaxConfigBytes) {
+    throw InputError(path, "the config file is " + std::to_string(size / (1024 * 1024)) + " MiB, more than the " + std::to_string(kMaxConfigBytes / (1024 * 1024)) +
+                               " MiB schedsim reads (docs/config.md#limits); is this a scenario?");
+  }
   std::stringstream buf;
   buf << in.rdbuf();
   if (in.bad()) throw InputError(path, "read error while reading the config file");
@@ -175,6 +188,8 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& s
     throw InputError(source + ":" + std::to_string(e.mark.line + 1), "YAML syntax error: " + e.msg);
   } catch (const YAML::Exception& e) {
     throw InputError(source, std::string("cannot read YAML: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError(source, "out of memory while reading the YAML (" + std::to_string(text.size()) + " bytes of text); is this a scenario?");
   }
 }
 

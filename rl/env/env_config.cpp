@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/error.hpp"
+
 namespace schedsim::rl {
 
 const char* to_string(PlacementOption o) {
@@ -98,6 +100,19 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     }
   }
   return c;
+}
+
+void check_cooling_setpoints(const std::vector<double>& setpoints_c, const std::vector<CoolingRange>& ranges, const std::string& where) {
+  if (setpoints_c.empty()) return;
+  if (ranges.empty()) throw InputError(where, "env.cooling_setpoints needs a thermal model: add `thermal:` under `energy:` or under each datacenter");
+  for (double c : setpoints_c) {
+    for (const CoolingRange& r : ranges) {
+      if (c < r.min_c || c > r.max_c) {
+        throw InputError(where, "env.cooling_setpoints: " + std::to_string(c) + " °C is outside " + r.name + "'s setpoint_range_c [" +
+                                    std::to_string(r.min_c) + ", " + std::to_string(r.max_c) + "]");
+      }
+    }
+  }
 }
 
 }  // namespace schedsim::rl

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/config_node.hpp"
@@ -74,5 +75,16 @@ struct EnvConfig {
   // The scenario's env config: parse(scenario.env_yaml), or the defaults without one.
   static EnvConfig from_scenario(const ScenarioConfig& scenario);
 };
+
+// The cooling set-points one thermal model allows (`name` as messages show it, e.g.
+// "energy.thermal" or "datacenter 'DE-LU'").
+struct CoolingRange {
+  std::string name;
+  double min_c = 0.0, max_c = 0.0;
+};
+// Rejects env.cooling_setpoints without a thermal model (`ranges` empty) or outside one of
+// the ranges, as "<where>: env.cooling_setpoints ...". Scenario loading calls it (so that
+// `run` rejects what training would) and so does the environment.
+void check_cooling_setpoints(const std::vector<double>& setpoints_c, const std::vector<CoolingRange>& ranges, const std::string& where);
 
 }  // namespace schedsim::rl

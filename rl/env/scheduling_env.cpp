@@ -26,24 +26,14 @@ Tick signal_wake(const SchedulerView& view) {
 }
 
 void check_cooling(const ScenarioConfig& scenario, const EnvConfig& config) {
-  std::vector<std::pair<std::string, const ThermalConfig*>> sites;
-  if (scenario.energy && scenario.energy->thermal) sites.emplace_back("energy.thermal", &*scenario.energy->thermal);
+  std::vector<CoolingRange> ranges;
+  if (scenario.energy && scenario.energy->thermal) ranges.push_back({"energy.thermal", scenario.energy->thermal->min_setpoint_c, scenario.energy->thermal->max_setpoint_c});
   if (scenario.datacenters) {
     for (const DatacenterConfig& dc : scenario.datacenters->sites) {
-      if (dc.thermal) sites.emplace_back("datacenter '" + dc.name + "'", &*dc.thermal);
+      if (dc.thermal) ranges.push_back({"datacenter '" + dc.name + "'", dc.thermal->min_setpoint_c, dc.thermal->max_setpoint_c});
     }
   }
-  if (sites.empty()) {
-    throw InputError(scenario.source, "env.cooling_setpoints needs a thermal model: add `thermal:` under `energy:` or under each datacenter");
-  }
-  for (double c : config.cooling_setpoints_c) {
-    for (const auto& [name, t] : sites) {
-      if (c < t->min_setpoint_c || c > t->max_setpoint_c) {
-        throw InputError(scenario.source, "env.cooling_setpoints: " + std::to_string(c) + " °C is outside " + name + "'s setpoint_range_c [" +
-                                              std::to_string(t->min_setpoint_c) + ", " + std::to_string(t->max_setpoint_c) + "]");
-      }
-    }
-  }
+  check_cooling_setpoints(config.cooling_setpoints_c, ranges, scenario.source);
 }
 
 namespace {

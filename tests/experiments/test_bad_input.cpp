@@ -225,6 +225,9 @@ TEST_CASE("bad input: env: and train: are checked by every command that loads th
   CHECK(attempt(s + "train: {seed: -2}\n").error == "DIR/run.yaml:3: train.seed: must be an integer in 0..9223372036854775807 (2^63-1), got '-2'");
   CHECK(attempt(s + "env: {max_candidate: 8}\n").error.rfind("DIR/run.yaml:3: env: unknown key 'max_candidate' (did you mean 'max_candidates'?)", 0) == 0);
   CHECK(attempt(s, "", {"train.epochs=lots"}).error == "--set train.epochs=lots: expected an integer, got 'lots'");
+  // The environment's cross-check too: cooling set-points need a thermal model.
+  CHECK(attempt(s + "env:\n  max_candidates: 8\n  cooling_setpoints: [20, 24]\n").error ==
+        "DIR/run.yaml:5: env.cooling_setpoints needs a thermal model: add `thermal:` under `energy:` or under each datacenter");
   // A valid train: map does not change a run.
   CHECK(attempt(s + "train: {total_steps: 1000, seed: 3}\nenv: {max_candidates: 8}\n").error.empty());
 }

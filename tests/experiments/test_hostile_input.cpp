@@ -198,3 +198,16 @@ TEST_CASE("hostile input: times beyond the simulated clock name their key", "[ex
   CHECK(run_error(kCluster + w + "failures: {loss_spikes: {rate_per_gpu_hour: 1, restart_s: 1e300}}\n") ==
         "DIR/run.yaml:3: failures.loss_spikes.restart_s: '1e300' is out of range (over 10^12 seconds, about 31,700 years)");
 }
+
+TEST_CASE("the size limits are documented with the values the code enforces", "[experiments][errors][hostile][reliability]") {
+  const std::string doc = schedsim::test::read_file(std::string(SCHEDSIM_SOURCE_DIR) + "/docs/config.md");
+  REQUIRE(kMaxDatacenters == 1'000);
+  REQUIRE(kMaxNodeGroups == 100'000);
+  REQUIRE(kMaxSweepRuns == 100'000);
+  CHECK_THAT(doc, Catch::Contains("## Limits"));
+  CHECK_THAT(doc, Catch::Contains("| `datacenters.sites` | 1,000 datacenters |"));
+  CHECK_THAT(doc, Catch::Contains("| 100,000 node groups |"));
+  CHECK_THAT(doc, Catch::Contains("| 100,000 runs |"));
+  CHECK_THAT(doc, Catch::Contains("| 10^12 s (about 31,700 years) |"));
+  CHECK_THAT(doc, Catch::Contains("| 256 MiB |"));
+}

@@ -173,4 +173,8 @@ TEST_CASE("a config path that is a folder says so", "[sim][config][reliability]"
   // The same check for the other files a scenario names.
   CHECK_THROWS_WITH(ThroughputMatrix::load_file(dir.path("sub")), dir.path("sub") + ": is a directory, not a throughput matrix");
   CHECK(file_open_problem(dir.path("sub/x.yaml"), "config file").empty());
+  // A file far larger than any scenario is refused before it is read (a sparse file: no disk used).
+  const std::string big = dir.write("big.yaml", "a: 1\n");
+  std::filesystem::resize_file(big, 300ull * 1024 * 1024);
+  CHECK_THROWS_WITH(ConfigNode::load_file(big), big + ": the config file is 300 MiB, more than the 256 MiB schedsim reads (docs/config.md#limits); is this a scenario?");
 }
