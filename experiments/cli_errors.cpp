@@ -99,6 +99,8 @@ UsageError unknown_option(const CLI::App& app, const CLI::App& cmd, const std::s
     for (const auto& [leaf_name, leaf] : leaves)
       if (leaf != &cmd && find_option(*leaf, name) && name != "--help" && name != "-h") owners.push_back("'" + leaf_name + "'");
     if (!owners.empty() && owners.size() <= 3) what += " (it is an option of " + join(owners, " and ") + ")";
+    for (const CLI::App* s : subcommands_of(cmd))  // "trace --formats" for "trace formats"
+      if (starts_with(name, "--") && s->get_name() == name.substr(2)) what += " (did you mean the command '" + command + " " + s->get_name() + "'?)";
   }
   return UsageError("", what, options_hint(command));
 }
@@ -134,13 +136,14 @@ void check_repeated_options(const CLI::App& app, const std::vector<std::string>&
   const auto chain = command_chain(app, args, &rest);
   const CLI::App& cmd = *chain.back();
   const std::string command = command_name(chain);
+  for (std::size_t i = rest; i < args.size() && args[i] != "--"; ++i)
+    if (option_name_of(args[i]) == "--help" || option_name_of(args[i]) == "-h") return;  // the help wins, whatever else is there
   std::map<const CLI::Option*, int> seen;
   for (std::size_t i = rest; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") break;
     if (!looks_like_option(a)) continue;
     const std::string name = option_name_of(a);
-    if (name == "--help" || name == "-h") return;  // the help wins, whatever else is there
     const CLI::Option* o = find_option(cmd, name);
     if (!o || ++seen[o] < 2) continue;
     bool allowed = false;

@@ -38,12 +38,6 @@ std::string describe_filesystem_error(const std::filesystem::filesystem_error& e
   return where.empty() ? what : where + ": " + what;
 }
 
-// "type must be number, but is string" for "[json.exception.type_error.302] type must ...".
-std::string without_json_prefix(const std::string& what) {
-  const auto close = what.find("] ");
-  return starts_with(what, "[json.exception.") && close != std::string::npos ? what.substr(close + 2) : what;
-}
-
 // std::stoul and friends throw with only their name as the message.
 std::string describe_conversion_error(const std::string& what) {
   if (starts_with(what, "sto") && what.find(' ') == std::string::npos)
@@ -56,6 +50,11 @@ ErrorReport line(const std::string& prefix, const std::string& message, int stat
 }
 
 }  // namespace
+
+std::string without_json_prefix(const std::string& what) {
+  const auto close = what.find("] ");
+  return starts_with(what, "[json.exception.") && close != std::string::npos ? what.substr(close + 2) : what;
+}
 
 ErrorReport report_error(std::exception_ptr error, const std::string& phase) {
   try {

@@ -18,4 +18,8 @@ struct ErrorReport {
 // memory, a std::sto* conversion, a JSON library error).
 ErrorReport report_error(std::exception_ptr error, const std::string& phase);
 
+// nlohmann::json's message without its "[json.exception.parse_error.101] " tag, e.g.
+// "parse error at line 1, column 2: syntax error ...", for messages that quote it.
+std::string without_json_prefix(const std::string& what);
+
 }  // namespace schedsim

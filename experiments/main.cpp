@@ -430,13 +430,13 @@ int main(int argc, char** argv) {
       if (train_nproc > 1 && !dist.from_environment) {
         // The launcher: the ranks are copies of this command (which then find RANK set).
         rl::launch_local_ranks(train_nproc, std::vector<std::string>(argv, argv + argc));
-        return 0;
+        return exit_status::kSuccess;
       }
       if (train_nproc > 1 && dist.world_size != train_nproc)
         throw InputError("--nproc " + std::to_string(train_nproc),
                          "conflicts with WORLD_SIZE=" + std::to_string(dist.world_size) + " in the environment (drop --nproc under torchrun or srun)");
       const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
-      if (dist.rank != 0) return 0;  // rank 0 draws and reports
+      if (dist.rank != 0) return exit_status::kSuccess;  // rank 0 draws and reports
       // The PNG learning curve is drawn by report.py (matplotlib); without Python the CSV,
       // JSONL and SVG curves are still there, so a failure here is only a warning.
       bool png = false;
@@ -467,7 +467,7 @@ int main(int argc, char** argv) {
       const LedgerCheck c = verify_ledger_file(ledger_path);
       if (!c.ok) {
         std::fprintf(stderr, "schedsim: ledger verification failed: %s\n", terminal_safe(c.problem).c_str());
-        return 1;
+        return exit_status::kInputError;
       }
       const LedgerTotals& t = c.totals;
       std::printf("OK: %zu rows; device_hours=%.17g energy_kwh=%.17g electricity_usd=%.17g compute_usd=%.17g co2_kg=%.17g\n", t.rows, t.device_h,

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiments/compare.hpp"
+#include "experiments/error_report.hpp"
 #include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -120,7 +121,7 @@ nlohmann::ordered_json read_results(const std::string& out_dir, const SweepRun& 
   try {
     return nlohmann::ordered_json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw InputError(path.string(), std::string("not valid JSON: ") + e.what());
+    throw InputError(path.string(), "not valid JSON: " + without_json_prefix(e.what()));
   }
 }
 

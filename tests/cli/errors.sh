@@ -72,6 +72,9 @@ expect 2 "schedsim: error: --quiet: given more than once; give it once (of the o
 $run_hint" run -q --quiet
 expect 2 "schedsim: error: --policies: given more than once; give it once (of the options of 'schedsim compare', only --set and --policy may be repeated)
 schedsim: hint: run 'schedsim compare --help' for the options" compare --policies fifo --policies sjf
+expect 2 "schedsim: error: 'schedsim trace' has no option '--formats' (did you mean the command 'schedsim trace formats'?)
+schedsim: hint: run 'schedsim trace --help' for the options" trace --formats
+expect 0 "" run --quiet --quiet --help  # the help wins
 expect 2 "schedsim: error: unknown command 'rnu' (did you mean 'run'?); the commands are: run, compare, policies, trace, bench, sweep, report, default-config, train, eval, ledger, advise
 schedsim: hint: run 'schedsim --help' for what each command does" rnu
 expect 2 "schedsim: error: 'schedsim' needs a command: run, compare, policies, trace, bench, sweep, report, default-config, train, eval, ledger, advise
