@@ -9,7 +9,11 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SCHEDSIM_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
 seconds="${SCHEDSIM_FUZZ_SECONDS:-5}"
 launcher=()
-if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Paths relative to the checkout, as in test.sh: a fresh clone elsewhere reuses the objects.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+fi
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" -DSCHEDSIM_SANITIZE=ON -DSCHEDSIM_FUZZ=ON \
