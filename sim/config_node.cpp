@@ -62,6 +62,8 @@ namespace {
 
 // Config files are small text: a scenario with 100,000 node groups is about 5 MiB.
 constexpr std::streamoff kMaxConfigBytes = 256LL * 1024 * 1024;
+// Values a document may have once its aliases are expanded (docs/config.md#limits).
+constexpr std::uint64_t kMaxExpandedValues = 10'000'000;
 
 std::string line_at(const std::string& source, const YAML::Mark& m) {
   return m.is_null() ? source : source + ":" + std::to_string(m.line + 1);
@@ -120,6 +122,30 @@ void check_unique_keys(const YAML::Node& n, const std::string& source, bool with
   }
 }
 
+// Values in the tree with every alias (*name) expanded, saturating at `cap`; memoized by
+// position, so that the count costs the document's size. A node being counted counts as
+// `cap`: an alias to an enclosing node (&a [*a]) is a cycle.
+std::uint64_t expanded_values(const YAML::Node& n, std::unordered_map<std::size_t, std::uint64_t>& memo, std::uint64_t cap) {
+  if (!n.IsMap() && !n.IsSequence()) return 1;
+  const bool keyed = !n.Mark().is_null();
+  const auto pos = static_cast<std::size_t>(n.Mark().pos);
+  if (keyed) {
+    if (const auto it = memo.find(pos); it != memo.end()) return it->second;
+    memo[pos] = cap;
+  }
+  std::uint64_t total = 1;
+  for (const auto& item : n) {
+    if (total >= cap) break;
+    // A key counts as one value (keys are read as names, never expanded); a key list may
+    // also start where its map does, which would read as a cycle.
+    if (n.IsMap()) total += 1 + expanded_values(item.second, memo, cap);
+    else total += expanded_values(item, memo, cap);
+  }
+  total = std::min(total, cap);
+  if (keyed) memo[pos] = total;
+  return total;
+}
+
 // YAML::Load with schedsim's checks: one document, no key twice in a map. `source` names
 // the text in messages; `with_lines` = false for one-line texts (--set values).
 YAML::Node load_checked(const std::string& text, const std::string& source, bool with_lines) {
@@ -135,6 +161,13 @@ YAML::Node load_checked(const std::string& text, const std::string& source, bool
                      "remove the '---' line or split the file");
   }
   YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
+  // Aliases can make a small text a huge (or cyclic) tree, which copies and emitters
+  // would expand without end ("billion laughs"): a scenario has far fewer values.
+  std::unordered_map<std::size_t, std::uint64_t> memo;
+  if (expanded_values(root, memo, kMaxExpandedValues) >= kMaxExpandedValues) {
+    throw InputError(source, "the document has more than 10,000,000 values once its aliases (*name) are expanded, or an alias refers to a "
+                             "node that contains it (docs/config.md#limits); write the values out");
+  }
   std::unordered_set<std::size_t> seen;
   check_unique_keys(root, source, with_lines, "", seen);
   return root;

@@ -211,3 +211,25 @@ TEST_CASE("the size limits are documented with the values the code enforces", "[
   CHECK_THAT(doc, Catch::Contains("| 10^12 s (about 31,700 years) |"));
   CHECK_THAT(doc, Catch::Contains("| 256 MiB |"));
 }
+
+TEST_CASE("hostile input: YAML aliases that expand a small file without end", "[experiments][errors][hostile][reliability]") {
+  // "Billion laughs": 10 aliases per level, 8 levels = 10^8 values from 1 KB of text; and
+  // an alias inside its own anchor (a cycle). Both used to hang or overflow the stack
+  // where the tree is copied (--set values, sweep grids, the resolved config).
+  std::string bomb = "name: [&p0 [x, x, x, x, x, x, x, x, x, x]";
+  for (int i = 1; i <= 8; ++i) {
+    const std::string prev = "*p" + std::to_string(i - 1);
+    bomb += ", &p" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 10; ++k) bomb += ", " + prev;
+    bomb += "]";
+  }
+  bomb += "]\n";
+  const std::string msg = "the document has more than 10,000,000 values once its aliases (*name) are expanded, or an alias refers to a "
+                          "node that contains it (docs/config.md#limits); write the values out";
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\n" + bomb) == "DIR/run.yaml: " + msg);
+  CHECK(run_error(kCluster + "workload: {synthetic: {num_jobs: 5}}\nname: &a [*a]\n") == "DIR/run.yaml: " + msg);
+  YAML::Node doc = ConfigNode::load_string(kCluster, "c.yaml").yaml();
+  CHECK_THROWS_WITH(apply_override(doc, "name=&a [x, *a]"), "--set name=&a [x, *a]: " + msg);
+  // Aliases that stay small are fine.
+  CHECK(run_error("cluster: {nodes: [&g {count: 1, type: V100, devices_per_node: 8}, *g]}\nworkload: {synthetic: {num_jobs: 5}}\n").empty());
+}
