@@ -191,7 +191,8 @@ BenchResult run_trace_case(std::uint64_t jobs) {
     r.unit = "rows";
     r.count = r.jobs = rows;
   } catch (...) {
-    fs::remove_all(dir);
+    std::error_code ec;  // the cleanup must not replace the error being reported
+    fs::remove_all(dir, ec);
     throw;
   }
   fs::remove_all(dir);
