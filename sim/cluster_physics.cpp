@@ -82,9 +82,7 @@ ClusterPhysics::ClusterPhysics(const ClusterSpec& cluster, const TopologySpec& t
       }
     }
     matrix_types_.push_back(match);
-  }
-  if (matrix_) {
-    for (auto& j : matrix_->job_types()) matrix_jobs_.insert(std::move(j));
+    matrix_type_ids_.push_back(matrix_ && !match.empty() ? matrix_->device_type_id(match) : -1);
   }
   // Looked up once (fails early on a typo): catalogue lookups normalize names, too slow per rate query.
   if (!config_.reference_device.empty()) reference_spec_ = &accelerators.get(config_.reference_device);
@@ -118,20 +116,31 @@ const AcceleratorSpec& ClusterPhysics::reference_type(const JobSpec& job) const 
 }
 
 bool ClusterPhysics::is_matrix_job(const JobSpec& job) const {
-  return matrix_ && !job.model.empty() && matrix_jobs_.count(job.model) > 0 && !profile_of(job);
+  return matrix_ && !job.model.empty() && matrix_job_id(job) >= 0 && !profile_of(job);
+}
+
+int ClusterPhysics::matrix_job_id(const JobSpec& job) const {
+  // Looked up once per run of queries about the same model (as profile_of).
+  if (job.model != last_matrix_model_) {
+    last_matrix_model_ = job.model;
+    last_matrix_job_ = matrix_->job_type_id(job.model);
+  }
+  return last_matrix_job_;
 }
 
 std::optional<double> ClusterPhysics::measured_steps_per_s(const JobSpec& job, int type_index, int num_devices, bool consolidated) const {
   if (!matrix_) return std::nullopt;
-  const std::string& type = matrix_types_[static_cast<std::size_t>(type_index)];
-  if (type.empty()) return std::nullopt;
+  const int type = matrix_type_ids_[static_cast<std::size_t>(type_index)];
+  if (type < 0) return std::nullopt;
+  // By interned ids (a rate query per placement change).
+  const int job_id = matrix_job_id(job);
   if (!consolidated) {
     // Gavel measured spread-out placements for few (job, type, size) cases; where it did
     // not, the consolidated measurement stands in (documented in docs/physics.md).
-    const auto spread = matrix_->isolated_steps_per_s(job.model, type, num_devices, ThroughputMatrix::Placement::kUnconsolidated);
+    const auto spread = matrix_->isolated_steps_per_s(job_id, type, num_devices, ThroughputMatrix::Placement::kUnconsolidated);
     if (spread) return spread;
   }
-  return matrix_->isolated_steps_per_s(job.model, type, num_devices, ThroughputMatrix::Placement::kConsolidated);
+  return matrix_->isolated_steps_per_s(job_id, type, num_devices, ThroughputMatrix::Placement::kConsolidated);
 }
 
 // Measured rate: the slowest member type's throughput (as placed) over the reference

@@ -111,6 +111,7 @@ class ClusterPhysics : public PhysicsModel {
   void cache_placement(const JobSpec& job, Placed& p);
   const AcceleratorSpec& reference_type(const JobSpec& job) const;
   bool is_matrix_job(const JobSpec& job) const;
+  int matrix_job_id(const JobSpec& job) const;  // matrix_ must be set
   double matrix_rate(const JobSpec& job, const std::vector<DeviceId>& devices) const;
   bool shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const;
 
@@ -121,7 +122,9 @@ class ClusterPhysics : public PhysicsModel {
   PhysicsConfig config_;
   const ThroughputMatrix* matrix_;
   std::vector<std::string> matrix_types_;  // by cluster type index: the matrix's name for it ("" = none)
-  std::set<std::string, std::less<>> matrix_jobs_;  // the matrix's job types
+  std::vector<int> matrix_type_ids_;       // the same as ThroughputMatrix::device_type_id (-1 = none)
+  mutable std::string last_matrix_model_;  // matrix_job_id: the last model asked about
+  mutable int last_matrix_job_ = -1;       // and its ThroughputMatrix::job_type_id (-1 = not a matrix job type)
   std::vector<const AcceleratorSpec*> type_specs_;  // by ClusterSpec type index
   const AcceleratorSpec* reference_spec_ = nullptr;  // config_.reference_device, when set
   // By ClusterSpec::groups() index: the group's catalogue entry (null when unknown), looked

@@ -1,5 +1,6 @@
 #include "sim/throughput_matrix.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -95,7 +96,38 @@ ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::str
       m.entries_[Key{device, placement, job, gpus}] = std::move(e);
     }
   }
+  m.intern();
   return m;
+}
+
+void ThroughputMatrix::intern() {
+  job_names_ = job_types();
+  device_names_ = device_types();
+  isolated_by_id_.assign(device_names_.size() * 2 * job_names_.size(), {});
+  for (const auto& [k, e] : entries_) {  // in key order: GPUs ascend within a (device, placement, job)
+    const auto p = std::get<1>(k) == Placement::kConsolidated ? 0 : 1;
+    const auto slot = (static_cast<std::size_t>(device_type_id(std::get<0>(k))) * 2 + p) * job_names_.size() + static_cast<std::size_t>(job_type_id(std::get<2>(k)));
+    isolated_by_id_[slot].emplace_back(std::get<3>(k), e.isolated_steps_per_s);
+  }
+}
+
+namespace {
+int index_in(const std::vector<std::string>& sorted, std::string_view name) {
+  const auto it = std::lower_bound(sorted.begin(), sorted.end(), name, [](const std::string& a, std::string_view b) { return a < b; });
+  return it != sorted.end() && *it == name ? static_cast<int>(it - sorted.begin()) : -1;
+}
+}  // namespace
+
+int ThroughputMatrix::job_type_id(std::string_view job_type) const { return index_in(job_names_, job_type); }
+int ThroughputMatrix::device_type_id(std::string_view device_type) const { return index_in(device_names_, device_type); }
+
+std::optional<double> ThroughputMatrix::isolated_steps_per_s(int job, int device, int gpus, Placement p) const {
+  if (job < 0 || device < 0 || static_cast<std::size_t>(job) >= job_names_.size() || static_cast<std::size_t>(device) >= device_names_.size()) return std::nullopt;
+  const auto slot = (static_cast<std::size_t>(device) * 2 + (p == Placement::kConsolidated ? 0 : 1)) * job_names_.size() + static_cast<std::size_t>(job);
+  for (const auto& [g, v] : isolated_by_id_[slot]) {
+    if (g == gpus) return v;
+  }
+  return std::nullopt;
 }
 
 const ThroughputMatrix::Entry* ThroughputMatrix::find(std::string_view device, Placement p, std::string_view job, int gpus) const {

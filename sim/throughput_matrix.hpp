@@ -43,6 +43,15 @@ class ThroughputMatrix {
   std::vector<int> gpu_counts(std::string_view job_type, std::string_view device_type) const;
   std::size_t num_entries() const { return entries_.size(); }
 
+  // Interned names, for callers that ask about the same names many times (a rate query
+  // per placement): the index in job_types() / device_types(), -1 when absent.
+  int job_type_id(std::string_view job_type) const;
+  int device_type_id(std::string_view device_type) const;
+  // isolated_steps_per_s by those ids: an array lookup, no string compares. Ids out of
+  // range give nullopt.
+  std::optional<double> isolated_steps_per_s(int job_type_id, int device_type_id, int num_gpus,
+                                             Placement placement = Placement::kConsolidated) const;
+
  private:
   // (device type, placement, job type, GPUs)
   using Key = std::tuple<std::string, Placement, std::string, int>;
@@ -52,6 +61,11 @@ class ThroughputMatrix {
   };
   const Entry* find(std::string_view device, Placement p, std::string_view job, int gpus) const;
   std::map<Key, Entry, std::less<>> entries_;
+  // The interned view of entries_' isolated throughputs (built by parse): sorted names,
+  // and by (device id, placement, job id) the measured (GPUs, steps/s), ascending GPUs.
+  void intern();
+  std::vector<std::string> job_names_, device_names_;
+  std::vector<std::vector<std::pair<int, double>>> isolated_by_id_;
 };
 
 // Parses a Python tuple repr "('ResNet-50 (batch size 64)', 1)" (either quote kind) into

@@ -72,4 +72,42 @@ TEST_CASE("Gavel's published throughput matrix loads completely", "[sim][through
   REQUIRE(pair);
   CHECK(pair->first == Approx(3.0881783483060685));
   CHECK(pair->second == Approx(37.79526584062318));
+  // The interned lookups give every measurement the name lookups give, bit for bit.
+  int measured = 0;
+  for (const auto& job : m.job_types()) {
+    for (const auto& device : m.device_types()) {
+      for (int gpus : {1, 2, 3, 4, 8}) {
+        for (const auto p : {ThroughputMatrix::Placement::kConsolidated, ThroughputMatrix::Placement::kUnconsolidated}) {
+          const auto by_name = m.isolated_steps_per_s(job, device, gpus, p);
+          CHECK(m.isolated_steps_per_s(m.job_type_id(job), m.device_type_id(device), gpus, p) == by_name);
+          measured += by_name.has_value();
+        }
+      }
+    }
+  }
+  CHECK(measured == 492);
+}
+
+TEST_CASE("the throughput matrix interns job and device types as ids", "[sim][throughput]") {
+  const auto m = ThroughputMatrix::parse(R"J({
+    "v100": {"('ResNet-50 (batch size 64)', 1)": {"null": 4.0}, "('LM (batch size 5)', 2)": {"null": 9.0}},
+    "k80": {"('ResNet-50 (batch size 64)', 1)": {"null": 0.5}},
+    "k80_unconsolidated": {"('LM (batch size 5)', 2)": {"null": 1.5}}})J",
+                                         "m.json");
+  // Ids are indices into the sorted job_types() and device_types().
+  CHECK(m.job_type_id("LM (batch size 5)") == 0);
+  CHECK(m.job_type_id("ResNet-50 (batch size 64)") == 1);
+  CHECK(m.job_type_id("ResNet-50") == -1);
+  CHECK(m.device_type_id("k80") == 0);
+  CHECK(m.device_type_id("v100") == 1);
+  CHECK(m.device_type_id("V100") == -1);  // exact names, as the name lookups
+  CHECK(m.isolated_steps_per_s(1, 1, 1) == 4.0);
+  CHECK(m.isolated_steps_per_s(1, 0, 1) == 0.5);
+  CHECK(m.isolated_steps_per_s(0, 1, 2) == 9.0);
+  CHECK(m.isolated_steps_per_s(0, 0, 2, ThroughputMatrix::Placement::kUnconsolidated) == 1.5);
+  CHECK_FALSE(m.isolated_steps_per_s(0, 0, 2));  // consolidated not measured
+  CHECK_FALSE(m.isolated_steps_per_s(1, 1, 2));
+  CHECK_FALSE(m.isolated_steps_per_s(-1, 1, 1));
+  CHECK_FALSE(m.isolated_steps_per_s(2, 1, 1));
+  CHECK_FALSE(m.isolated_steps_per_s(1, 2, 1));
 }
