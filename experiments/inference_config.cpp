@@ -104,7 +104,7 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
       SignalFileColumns cols;
       cols.time = rate.has("time_column") ? rate.child("time_column").as_string() : "Datetime (UTC)";
       cols.value = rate.has("value_column") ? rate.child("value_column").as_string() : "requests_per_s";
-      s.rate = RequestRate::series(std::make_shared<const StepSeries>(load_signal_csv(f.as_path(), SignalKind::kPrice, cols, f.as_path())), origin_utc_us);
+      s.rate = RequestRate::series(std::make_shared<const StepSeries>(load_step_csv(f.as_path(), "request-rate", cols.time, cols.value, f.as_path())), origin_utc_us);
       r["rate"]["file"] = f.as_string();
       r["rate"]["time_column"] = cols.time;
       r["rate"]["value_column"] = cols.value;

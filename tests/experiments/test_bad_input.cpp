@@ -257,3 +257,11 @@ TEST_CASE("the largest seed runs, is recorded as given and runs again identicall
   CHECK(second["seed"] == first["seed"]);
   CHECK(second["summary"] == first["summary"]);
 }
+
+TEST_CASE("bad input: an inference request-rate file is called a request-rate series", "[experiments][bad-input]") {
+  const std::string scenario = kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: inference\n"
+                               "inference: {services: [{name: s, rate: {file: rate.csv}, capacity_rps: {V100: 10}, slo_p99_s: 1}]}\n";
+  const Outcome o = attempt(scenario);
+  CHECK(o.error == "DIR/rate.csv: cannot open the request-rate series (does it exist?)");
+  CHECK(o.files.empty());
+}
