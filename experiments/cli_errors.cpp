@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "sim/config_node.hpp"
 #include "sim/text_checks.hpp"
 
 namespace schedsim {
@@ -259,6 +260,22 @@ CLI::Validator whole_number(std::uint64_t min, std::uint64_t max, const std::str
         return "expected a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", got '" + value + "'";
       },
       help);
+}
+
+void reject_leading_zeros(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    if (type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0) continue;
+    o->check(CLI::Validator(
+        [](std::string& text) -> std::string {
+          const std::size_t sign = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+          if (text.size() < sign + 2 || text[sign] != '0') return "";  // "0", "7", "-3": decimal already
+          std::int64_t value = 0;
+          return parse_decimal_int(text, value);
+        },
+        ""));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) reject_leading_zeros(*sub);
 }
 
 }  // namespace schedsim

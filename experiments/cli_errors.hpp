@@ -38,4 +38,10 @@ CLI::Validator one_of(const std::vector<std::string>& allowed);
 // "99999999999999999999" into an unsigned option. `help` is the --help text ("" = none).
 CLI::Validator whole_number(std::uint64_t min, std::uint64_t max, const std::string& help = "");
 
+// Integer options of `app` and all its subcommands follow the config's rule for integers
+// (sim/config_node.hpp, parse_decimal_int): no leading zeros and no 0x/0o/0b prefixes.
+// CLI11 itself reads "010" as octal 8. Adds a validator without a description, so the
+// --help texts do not change; call it once every option is defined.
+void reject_leading_zeros(CLI::App& app);
+
 }  // namespace schedsim

@@ -274,6 +274,7 @@ int main(int argc, char** argv) {
   advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
 
+  reject_leading_zeros(app);
   // Command-line errors in the house style, all with exit status 2 (docs/errors.md).
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
