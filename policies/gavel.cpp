@@ -102,7 +102,9 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
   const std::vector<double> x = simplex_maximize(A, b, obj);
   std::vector<std::vector<double>> X(classes, std::vector<double>(types, 0.0));
   for (std::size_t c = 0; c < classes; ++c) {
-    for (std::size_t t = 0; t < types; ++t) X[c][t] = x[c * types + t];
+    // A type where the class cannot run (normalized throughput 0) gets share 0: the LP is
+    // indifferent to such a variable and may leave it positive.
+    for (std::size_t t = 0; t < types; ++t) X[c][t] = normalized[c][t] > 0 ? x[c * types + t] : 0.0;
   }
   if (level) *level = x[lambda];
   return X;

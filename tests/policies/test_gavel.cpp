@@ -3,7 +3,9 @@
 // rounds, and the heterogeneity experiment against FIFO with first fit.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <map>
+#include <vector>
 
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -167,4 +169,38 @@ TEST_CASE("on heterogeneity_gavel.yaml gavel's mean JCT is below fifo with first
   WARN("mean JCT s: fifo first_fit " << ff << ", fifo fastest_type " << fastest << ", gavel " << gavel);
   CHECK(gavel < ff);
   CHECK(gavel < fastest);
+}
+
+TEST_CASE("gavel's LP gives share 0 on a type where a job's throughput is 0", "[policies][gavel]") {
+  // Regression: on Gavel's 6,263-job trace the LP left 'ResNet-50 (batch size 128)' on
+  // 2 K80s (recorded 0 steps/s) a positive share, the job was moved there and the run
+  // stopped with a placement error. Such a variable is free in the LP (it adds nothing to
+  // the level or the objective), so any value is optimal; the allocation must be 0 there.
+  std::uint64_t state = 12345;
+  auto next = [&state](int n) {  // small deterministic LCG (same on every platform)
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  int zero_cells = 0;
+  for (int instance = 0; instance < 300; ++instance) {
+    const int classes = 2 + next(6), types = 2 + next(2);
+    std::vector<std::vector<double>> norm(static_cast<std::size_t>(classes), std::vector<double>(static_cast<std::size_t>(types)));
+    std::vector<int> gpus, members, capacity;
+    for (auto& row : norm) {
+      for (double& v : row) v = next(4) == 0 ? 0.0 : 0.1 * (1 + next(10));
+      gpus.push_back(1 << next(3));
+      members.push_back(1 + next(5));
+    }
+    for (int t = 0; t < types; ++t) capacity.push_back(1 + next(12));
+    const auto X = gavel_max_min_allocation(norm, gpus, members, capacity);
+    for (int c = 0; c < classes; ++c) {
+      for (int t = 0; t < types; ++t) {
+        if (norm[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)] > 0) continue;
+        ++zero_cells;
+        INFO("instance " << instance << " class " << c << " type " << t);
+        CHECK(X[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)] == 0.0);
+      }
+    }
+  }
+  CHECK(zero_cells > 300);
 }
