@@ -204,3 +204,48 @@ TEST_CASE("gavel's LP gives share 0 on a type where a job's throughput is 0", "[
   }
   CHECK(zero_cells > 300);
 }
+
+TEST_CASE("round_fifo re-allocates at round boundaries, moving a job to the type that freed up", "[policies][gavel][rounds]") {
+  // K80 (device 0) and V100 (device 1); "fast" runs 4x faster on V100. Rounds of 100 s,
+  // re-allocation at most every 200 s. t=0: c (first) gets the V100 (100 s), a the K80.
+  // c ends at 100 but the allocation may change only at 200: a moves to the V100 then,
+  // with 200 of its 4000 s of K80 work done: 3800 / 4 = 950 s more, ends at 1150.
+  // d arrives at 250 with the K80 free, waits for the next re-allocation (400), ends 500.
+  // fifo with fastest_type never moves a: 4000 s on the K80.
+  const ClusterSpec cluster({NodeGroup{1, "K80", 1}, NodeGroup{1, "V100", 1}});
+  TypeRatePhysics physics(cluster, {{"fast", {1.0, 4.0}}, {"flat", {1.0, 1.0}}});
+  const std::vector<JobSpec> jobs = {model_job("c", 0, "fast", 400), model_job("a", 0, "fast", 4000), model_job("d", 250, "flat", 100)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, Recorder> runs;
+  std::map<std::string, Summary> summaries;
+  for (const std::string policy : {"{name: round_fifo, round_s: 100, reallocate_every_s: 200}", "{name: fifo, placement: fastest_type}"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string(policy, "test"));
+    SimulatorOptions options;
+    options.physics = &physics;
+    Simulator sim(cluster, source, *p.policy, options);
+    InvariantChecker checker;
+    MetricsCollector metrics(2);
+    sim.add_observer(checker);
+    sim.add_observer(runs[policy]);
+    sim.add_observer(metrics);
+    sim.run();
+    summaries[policy] = metrics.summarize();
+  }
+  const std::string rounds = "{name: round_fifo, round_s: 100, reallocate_every_s: 200}";
+  CHECK(runs[rounds].first_device == std::map<std::string, DeviceId>{{"a", 0}, {"c", 1}, {"d", 0}});
+  CHECK(runs[rounds].end_s == std::map<std::string, double>{{"a", 1150.0}, {"c", 100.0}, {"d", 500.0}});
+  CHECK(summaries[rounds].moves == 1);
+  CHECK(summaries[rounds].preemptions == 0);
+  CHECK(runs["{name: fifo, placement: fastest_type}"].end_s == std::map<std::string, double>{{"a", 4000.0}, {"c", 100.0}, {"d", 350.0}});
+}
+
+TEST_CASE("round_fifo options: defaults, resolved config and bad values", "[policies][gavel][rounds]") {
+  const PolicyRegistry reg = builtin_policies();
+  const PolicyInstance preset = reg.create("gavel-fifo-perf");
+  CHECK(preset.policy->name() == "gavel-fifo-perf");
+  CHECK(preset.resolved["round_s"].as<double>() == 360);
+  CHECK(preset.resolved["reallocate_every_s"].as<double>() == 1920);
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, round_s: 0}", "p.yaml")), Catch::Contains("round_s"));
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, every_s: 5}", "p.yaml")), Catch::Contains("every_s"));
+}
