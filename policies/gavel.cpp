@@ -112,14 +112,24 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
 
 namespace {
 
+// Options beside round_s (defaults: plain gavel).
+struct GavelVariant {
+  std::string name = "gavel";
+  bool equal_share = false;          // normalize: equal_share (else best_type)
+  bool fill_between_rounds = true;
+  double reallocate_every_s = 0;     // 0: a new allocation at every round boundary
+};
+
 class GavelPolicy : public Policy {
  public:
   explicit GavelPolicy(double round_s) : round_us_(static_cast<std::int64_t>(std::llround(round_s * 1e6))) {}
-  std::string name() const override { return "gavel"; }
+  std::string name() const override { return variant_.name; }
+  void set_variant(const GavelVariant& v) { variant_ = v; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
     Job& j = grow(job);
     if (view.job(job).preemptions == 0) j = Job{};  // a new arrival (slots are reused)
+    if (view.job(job).preemptions == 0) changed_ = true;
     j.queued_seq = next_seq_++;
     queue_.emplace(j.queued_seq, job);
   }
@@ -127,6 +137,7 @@ class GavelPolicy : public Policy {
   void on_job_finished(const SchedulerView& /*view*/, JobSlot job) override {
     Job& j = jobs_[static_cast<std::size_t>(job)];
     queue_.erase({j.queued_seq, job});
+    changed_ = true;
   }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
@@ -148,7 +159,7 @@ class GavelPolicy : public Policy {
     if (now_us >= round_end_us_) {
       round_end_us_ = now_us + round_us_;
       new_round(view, out);
-    } else {
+    } else if (variant_.fill_between_rounds) {
       fill(view, out);
     }
     // The next round boundary is a decision point even when nothing else happens then.
@@ -198,6 +209,15 @@ class GavelPolicy : public Policy {
       if (spec.num_gpus > capacity_[static_cast<std::size_t>(t)]) r = 0.0;
       best = std::max(best, r);
     }
+    if (variant_.equal_share) {  // Gavel's LP: over the rate on an equal share of every type, times the GPUs
+      double share = 0.0, total = 0.0;
+      for (int t = 0; t < types_; ++t) {
+        share += out[static_cast<std::size_t>(t)] * capacity_[static_cast<std::size_t>(t)];
+        total += capacity_[static_cast<std::size_t>(t)];
+      }
+      for (double& r : out) r = share > 0 ? r * spec.num_gpus * total / share : 0.0;
+      return;
+    }
     for (double& r : out) r = best > 0 ? r / best : 0.0;
   }
 
@@ -227,14 +247,24 @@ class GavelPolicy : public Policy {
       job_class[i] = it->second;
     }
     const std::vector<int>& capacity = capacity_;
-    const auto X = norm.empty() ? std::vector<std::vector<double>>{} : gavel_max_min_allocation(norm, gpus, members, capacity);
+    // reallocate_every_s: the last allocation stands (jobs new since it have none) until
+    // a job arrived or finished and that long passed, as in Gavel's simulator.
+    const std::int64_t every_us = static_cast<std::int64_t>(std::llround(variant_.reallocate_every_s * 1e6));
+    const bool solve = every_us <= 0 || !solved_once_ || (changed_ && view.now().us() - last_solve_us_ >= every_us);
+    if (solve) {
+      solved_once_ = true;
+      changed_ = false;
+      last_solve_us_ = view.now().us();
+    }
+    const auto X = norm.empty() || !solve ? std::vector<std::vector<double>>{} : gavel_max_min_allocation(norm, gpus, members, capacity);
     // Gavel's priorities: allocation over the share of its time the job received on the type.
     std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
     const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
       account(j, now_us);
-      j.x = X[static_cast<std::size_t>(job_class[i])];
+      if (solve) j.x = X[static_cast<std::size_t>(job_class[i])];
+      j.x.resize(static_cast<std::size_t>(types_), 0.0);
       j.granted = -1;
       j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
       for (int t = 0; t < types_; ++t) {
@@ -376,6 +406,9 @@ class GavelPolicy : public Policy {
   }
 
   std::int64_t round_us_;
+  GavelVariant variant_;
+  bool solved_once_ = false, changed_ = false;  // reallocate_every_s
+  std::int64_t last_solve_us_ = 0;
   std::int64_t round_end_us_ = std::numeric_limits<std::int64_t>::min();
   int types_ = 1;
   std::vector<int> capacity_;                         // devices by type
@@ -398,21 +431,51 @@ class GavelPolicy : public Policy {
 
 }  // namespace
 
-PolicyInfo gavel_policy_info() {
+namespace {
+PolicyInfo gavel_info(const std::string& name, const std::string& description, const GavelVariant& d) {
   return PolicyInfo{
-      "gavel",
-      "Gavel: max-min fairness over throughput normalized by each job's best device type (LP), realized in rounds",
-      {{"round_s", "360", "seconds per scheduling round (Gavel's default is 6 min): allocation, preemptions and moves happen at round boundaries"}},
-      [](const ConfigNode& config, const PolicyContext& /*context*/) {
-        config.expect_keys({"name", "round_s"});
+      name,
+      description,
+      {{"round_s", "360", "seconds per scheduling round (Gavel's default is 6 min): allocation, preemptions and moves happen at round boundaries"},
+       {"normalize", d.equal_share ? "equal_share" : "best_type",
+        "what a job's throughput is divided by in the LP: best_type (its rate on its fastest type) or equal_share (Gavel's LP: its rate on an equal share of every type, times its GPU count)"},
+       {"fill_between_rounds", d.fill_between_rounds ? "true" : "false", "start queued jobs on free devices between round boundaries (false: only at boundaries, as Gavel)"},
+       {"reallocate_every_s", std::to_string(static_cast<int>(d.reallocate_every_s)),
+        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"}},
+      [name, d](const ConfigNode& config, const PolicyContext& /*context*/) {
+        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s"});
         double round_s = 360;
         if (auto v = config.maybe_child("round_s")) round_s = v->as_positive_double();
+        GavelVariant variant = d;
+        variant.name = name;
+        if (auto v = config.maybe_child("normalize")) variant.equal_share = v->as_choice({"best_type", "equal_share"}) == "equal_share";
+        if (auto v = config.maybe_child("fill_between_rounds")) variant.fill_between_rounds = v->as_bool();
+        if (auto v = config.maybe_child("reallocate_every_s")) variant.reallocate_every_s = v->as_nonnegative_double();
         YAML::Node resolved(YAML::NodeType::Map);
-        resolved["name"] = "gavel";
+        resolved["name"] = name;
         resolved["round_s"] = round_s;
-        return PolicyInstance{std::make_unique<GavelPolicy>(round_s), resolved};
+        // The keys added later appear only when they differ from plain gavel's (its resolved config stays as it was).
+        if (variant.equal_share) resolved["normalize"] = "equal_share";
+        if (!variant.fill_between_rounds) resolved["fill_between_rounds"] = false;
+        if (variant.reallocate_every_s > 0) resolved["reallocate_every_s"] = variant.reallocate_every_s;
+        auto policy = std::make_unique<GavelPolicy>(round_s);
+        policy->set_variant(variant);
+        return PolicyInstance{std::move(policy), resolved};
       },
   };
+}
+}  // namespace
+
+PolicyInfo gavel_policy_info() {
+  return gavel_info("gavel", "Gavel: max-min fairness over throughput normalized by each job's best device type (LP), realized in rounds", GavelVariant{});
+}
+
+PolicyInfo gavel_las_policy_info() {
+  GavelVariant d;
+  d.equal_share = true;
+  d.fill_between_rounds = false;
+  d.reallocate_every_s = 1920;
+  return gavel_info("gavel-las", "Gavel's simulator, max_min_fairness_perf: gavel with Gavel's LP normalization (equal share, times GPUs), jobs started only at round boundaries, the LP solved at most every 1,920 s", d);
 }
 
 }  // namespace schedsim

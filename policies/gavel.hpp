@@ -30,6 +30,9 @@
 namespace schedsim {
 
 PolicyInfo gavel_policy_info();
+// Preset `gavel-las`: Gavel's simulator running max_min_fairness_perf (normalize:
+// equal_share, fill_between_rounds: false, reallocate_every_s: 1920).
+PolicyInfo gavel_las_policy_info();
 
 // The max-min allocation of the LP above. `normalized[c][t]` is class c's normalized
 // throughput on type t (in [0, 1], max 1), `gpus[c]` its GPU count, `members[c]` its

@@ -53,6 +53,7 @@ PolicyRegistry builtin_policies() {
   r.add(tiresias_fifo_yarn_policy_info());
   r.add(round_fifo_policy_info());
   r.add(gavel_fifo_perf_policy_info());
+  r.add(gavel_las_policy_info());
   return r;
 }
 

@@ -249,3 +249,71 @@ TEST_CASE("round_fifo options: defaults, resolved config and bad values", "[poli
   CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, round_s: 0}", "p.yaml")), Catch::Contains("round_s"));
   CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, every_s: 5}", "p.yaml")), Catch::Contains("every_s"));
 }
+
+TEST_CASE("gavel with fill_between_rounds: false starts queued jobs only at round boundaries", "[policies][gavel]") {
+  // One device, rounds of 100 s. a (50 s) ends at 50; b arrives at 60: filling starts it
+  // at once (ends 70), without filling it waits for the boundary at 100 (ends 110).
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 50), make_job("b", 60, 1, 10)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, double> b_end;
+  for (const std::string fill : {"true", "false"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string("{name: gavel, round_s: 100, fill_between_rounds: " + fill + "}", "test"));
+    Simulator sim(cluster, source, *p.policy);
+    InvariantChecker checker;
+    Recorder rec;
+    sim.add_observer(checker);
+    sim.add_observer(rec);
+    sim.run();
+    CHECK(rec.end_s["a"] == Approx(50));
+    b_end[fill] = rec.end_s["b"];
+  }
+  CHECK(b_end["true"] == Approx(70));
+  CHECK(b_end["false"] == Approx(110));
+}
+
+TEST_CASE("gavel options normalize and fill_between_rounds: resolved config, preset gavel-las, bad values", "[policies][gavel]") {
+  const PolicyRegistry reg = builtin_policies();
+  const PolicyInstance plain = reg.create("gavel");  // resolved config as before the options existed
+  CHECK(plain.policy->name() == "gavel");
+  CHECK(!plain.resolved["normalize"]);
+  CHECK(!plain.resolved["fill_between_rounds"]);
+  const PolicyInstance las = reg.create("gavel-las");
+  CHECK(las.policy->name() == "gavel-las");
+  CHECK(las.resolved["normalize"].as<std::string>() == "equal_share");
+  CHECK(las.resolved["fill_between_rounds"].as<bool>() == false);
+  CHECK(las.resolved["round_s"].as<double>() == 360);
+  CHECK(las.resolved["reallocate_every_s"].as<double>() == 1920);
+  CHECK(!plain.resolved["reallocate_every_s"]);
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: gavel, normalize: fastest}", "p.yaml")), Catch::Contains("best_type") && Catch::Contains("equal_share"));
+}
+
+TEST_CASE("gavel with reallocate_every_s keeps the last allocation until a change and that long have passed", "[policies][gavel]") {
+  // One device, rounds of 100 s; a (1000 s) arrives at 0, b (1000 s) at 50. Solving at
+  // every boundary, b gets half the device from 100 on (first start 100). With
+  // reallocate_every_s 300 the allocation of t=0 (a alone) stands until 300: b, which has
+  // none, first starts then.
+  class FirstStart : public Observer {
+   public:
+    void on_job_start(const JobState& job) override { start_s.emplace(job.spec.id, job.start.seconds()); }
+    std::map<std::string, double> start_s;
+  };
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 50, 1, 1000)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, double> b_start;
+  for (const std::string every : {"0", "300"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string("{name: gavel, round_s: 100, fill_between_rounds: false, reallocate_every_s: " + every + "}", "test"));
+    Simulator sim(cluster, source, *p.policy);
+    InvariantChecker checker;
+    FirstStart rec;
+    sim.add_observer(checker);
+    sim.add_observer(rec);
+    sim.run();
+    b_start[every] = rec.start_s.at("b");
+  }
+  CHECK(b_start["0"] == Approx(100));
+  CHECK(b_start["300"] == Approx(300));
+}
