@@ -130,6 +130,9 @@ class RoundFifoPolicy : public Policy {
       type = -1;
       if (full) continue;
       const JobSpec& js = view.job(s).spec;
+      // A job larger than every type's devices is never allocated (allocations are per
+      // type); it does not hold up the jobs behind it.
+      if (std::none_of(capacity_.begin(), capacity_.end(), [&](int c) { return c >= js.num_gpus; })) continue;
       int best = -1, room = 0;
       double best_rate = -1.0;
       for (int t : by_name_) {

@@ -14,7 +14,8 @@
 // Gavel's fifo_perf: jobs in arrival order, each on the type where its estimated rate is
 // highest among the types with enough unallocated devices (ties: the first type by name,
 // case-insensitive, as Gavel sorts 'k80' < 'p100' < 'v100'), a job with rate 0 on that
-// type skipped; the first job for which no type has room ends the pass (FIFO).
+// type skipped; the first job for which no type has room ends the pass (FIFO). A job
+// larger than every type's devices is never allocated (and does not end the pass).
 // The mechanism sits beside the policy interface rather than wrapping any registered
 // policy: a wrapped policy decides on the simulator's live view and cannot be asked for
 // the allocation it would make on an empty cluster.

@@ -317,3 +317,18 @@ TEST_CASE("gavel with reallocate_every_s keeps the last allocation until a chang
   CHECK(b_start["0"] == Approx(100));
   CHECK(b_start["300"] == Approx(300));
 }
+
+TEST_CASE("round_fifo passes over a job larger than every type instead of blocking the queue, and the kernel names it", "[policies][gavel][rounds]") {
+  // Two types of 2 devices; "big" needs 4 and can never be allocated a type. "small",
+  // behind it in FIFO order, still runs (ends at 100); then the kernel reports big.
+  const ClusterSpec cluster({NodeGroup{1, "K80", 2}, NodeGroup{1, "V100", 2}});
+  const std::vector<JobSpec> jobs = {make_job("big", 0, 4, 100), make_job("small", 0, 1, 100)};
+  const PolicyRegistry reg = builtin_policies();
+  VectorSource source(jobs);
+  PolicyInstance p = reg.create("gavel-fifo-perf");
+  Simulator sim(cluster, source, *p.policy);
+  Recorder rec;
+  sim.add_observer(rec);
+  CHECK_THROWS_WITH(sim.run(), "policy 'gavel-fifo-perf' left 1 jobs waiting with nothing left to happen (first: job 'big' asking for 4 GPUs, 4 free); the policy never started them");
+  CHECK(rec.end_s == std::map<std::string, double>{{"small", 100.0}});
+}
