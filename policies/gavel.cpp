@@ -169,6 +169,7 @@ class GavelPolicy : public Policy {
   // The per-decision overlay (mark_, node_delta_...) is reset at the start of each decision.
   void snapshot(SnapshotArchive& ar) override {
     ar(round_end_us_, next_seq_, queue_);
+    ar(solved_once_, changed_, last_solve_us_);  // reallocate_every_s
     ar.io_each(jobs_, [&](Job& j) { ar(j.queued_seq, j.received_s, j.x, j.granted, j.on_type, j.since_us); });
   }
  private:
