@@ -146,7 +146,9 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
   const std::vector<double> x = simplex_maximize(A, b, obj);
   std::vector<std::vector<double>> X(classes, std::vector<double>(types, 0.0));
   for (std::size_t c = 0; c < classes; ++c) {
-    for (std::size_t t = 0; t < types; ++t) X[c][t] = x[c * types + t];
+    // A type where the class cannot run (normalized throughput 0) gets share 0: the LP is
+    // indifferent to such a variable and may leave it positive.
+    for (std::size_t t = 0; t < types; ++t) X[c][t] = normalized[c][t] > 0 ? x[c * types + t] : 0.0;
   }
   if (level) *level = x[lambda];
   return X;
@@ -154,15 +156,25 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
 
 namespace {
 
+// Options beside round_s (defaults: plain gavel).
+struct GavelVariant {
+  std::string name = "gavel";
+  bool equal_share = false;          // normalize: equal_share (else best_type)
+  bool fill_between_rounds = true;
+  double reallocate_every_s = 0;     // 0: a new allocation at every round boundary
+};
+
 class GavelPolicy : public Policy {
  public:
   explicit GavelPolicy(const GavelOptions& options)
       : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))), reuse_(options.reuse), counters_(options.counters) {}
-  std::string name() const override { return "gavel"; }
+  std::string name() const override { return variant_.name; }
+  void set_variant(const GavelVariant& v) { variant_ = v; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
     Job& j = grow(job);
     if (view.job(job).preemptions == 0) j = Job{};  // a new arrival (slots are reused)
+    if (view.job(job).preemptions == 0) changed_ = true;
     j.queued_seq = next_seq_++;
     queue_.emplace(j.queued_seq, job);
   }
@@ -170,6 +182,7 @@ class GavelPolicy : public Policy {
   void on_job_finished(const SchedulerView& /*view*/, JobSlot job) override {
     Job& j = jobs_[static_cast<std::size_t>(job)];
     queue_.erase({j.queued_seq, job});
+    changed_ = true;
   }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
@@ -198,7 +211,7 @@ class GavelPolicy : public Policy {
     if (now_us >= round_end_us_) {
       round_end_us_ = now_us + round_us_;
       new_round(view, out);
-    } else {
+    } else if (variant_.fill_between_rounds) {
       fill(view, out);
     }
     // The next round boundary is a decision point even when nothing else happens then.
@@ -209,6 +222,7 @@ class GavelPolicy : public Policy {
   void snapshot(SnapshotArchive& ar) override {
     ar(round_end_us_, next_seq_, queue_);
     ar.io_each(jobs_, [&](Job& j) { ar(j.queued_seq, j.received_s, j.x, j.granted, j.on_type, j.since_us); });
+    ar(solved_once_, changed_, last_solve_us_);  // reallocate_every_s
   }
  private:
   struct Job {
@@ -252,6 +266,15 @@ class GavelPolicy : public Policy {
       if (physics) r = physics->estimated_rate(spec, t, spec.num_gpus);
       if (spec.num_gpus > capacity_[static_cast<std::size_t>(t)]) r = 0.0;
       best = std::max(best, r);
+    }
+    if (variant_.equal_share) {  // Gavel's LP: over the rate on an equal share of every type, times the GPUs
+      double share = 0.0, total = 0.0;
+      for (int t = 0; t < types_; ++t) {
+        share += out[static_cast<std::size_t>(t)] * capacity_[static_cast<std::size_t>(t)];
+        total += capacity_[static_cast<std::size_t>(t)];
+      }
+      for (double& r : out) r = share > 0 ? r * spec.num_gpus * total / share : 0.0;
+      return;
     }
     for (double& r : out) r = best > 0 ? r / best : 0.0;
   }
@@ -331,14 +354,25 @@ class GavelPolicy : public Policy {
     }
     for (int g : lp_classes_) local_class_[static_cast<std::size_t>(g)] = -1;
     if (counters_) ++counters_->rounds;
-    const auto& X = allocation();
+    // reallocate_every_s: the last allocation stands (jobs new since it have none) until
+    // a job arrived or finished and that long passed, as in Gavel's simulator.
+    const std::int64_t every_us = static_cast<std::int64_t>(std::llround(variant_.reallocate_every_s * 1e6));
+    const bool solve = every_us <= 0 || !solved_once_ || (changed_ && view.now().us() - last_solve_us_ >= every_us);
+    if (solve) {
+      solved_once_ = true;
+      changed_ = false;
+      last_solve_us_ = view.now().us();
+    }
+    static const std::vector<std::vector<double>> kNoAllocation;
+    const auto& X = solve ? allocation() : kNoAllocation;
     // Gavel's priorities: allocation over the share of its time the job received on the type.
     std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
     const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
       account(j, now_us);
-      j.x = X[static_cast<std::size_t>(job_class_[i])];
+      if (solve) j.x = X[static_cast<std::size_t>(job_class_[i])];
+      j.x.resize(static_cast<std::size_t>(types_), 0.0);
       j.granted = -1;
       j.received_s.resize(static_cast<std::size_t>(types_), 0.0);
       for (int t = 0; t < types_; ++t) {
@@ -528,29 +562,62 @@ class GavelPolicy : public Policy {
   bool solved_ = false;
   std::vector<int> last_classes_, last_members_, last_capacity_;
   std::vector<std::vector<double>> last_X_;
+  GavelVariant variant_;
+  bool solved_once_ = false, changed_ = false;  // reallocate_every_s
+  std::int64_t last_solve_us_ = 0;
 };
 
 }  // namespace
 
 std::unique_ptr<Policy> make_gavel_policy(const GavelOptions& options) { return std::make_unique<GavelPolicy>(options); }
 
-PolicyInfo gavel_policy_info() {
+namespace {
+PolicyInfo gavel_info(const std::string& name, const std::string& description, const GavelVariant& d) {
   return PolicyInfo{
-      "gavel",
-      "Gavel: max-min fairness over throughput normalized by each job's best device type (LP), realized in rounds",
-      {{"round_s", "360", "seconds per scheduling round (Gavel's default is 6 min): allocation, preemptions and moves happen at round boundaries"}},
-      [](const ConfigNode& config, const PolicyContext& /*context*/) {
-        config.expect_keys({"name", "round_s"});
+      name,
+      description,
+      {{"round_s", "360", "seconds per scheduling round (Gavel's default is 6 min): allocation, preemptions and moves happen at round boundaries"},
+       {"normalize", d.equal_share ? "equal_share" : "best_type",
+        "what a job's throughput is divided by in the LP: best_type (its rate on its fastest type) or equal_share (Gavel's LP: its rate on an equal share of every type, times its GPU count)"},
+       {"fill_between_rounds", d.fill_between_rounds ? "true" : "false", "start queued jobs on free devices between round boundaries (false: only at boundaries, as Gavel)"},
+       {"reallocate_every_s", std::to_string(static_cast<int>(d.reallocate_every_s)),
+        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"}},
+      [name, d](const ConfigNode& config, const PolicyContext& /*context*/) {
+        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s"});
         double round_s = 360;
         if (auto v = config.maybe_child("round_s")) round_s = v->as_positive_double();
+        GavelVariant variant = d;
+        variant.name = name;
+        if (auto v = config.maybe_child("normalize")) variant.equal_share = v->as_choice({"best_type", "equal_share"}) == "equal_share";
+        if (auto v = config.maybe_child("fill_between_rounds")) variant.fill_between_rounds = v->as_bool();
+        if (auto v = config.maybe_child("reallocate_every_s")) variant.reallocate_every_s = v->as_nonnegative_double();
         YAML::Node resolved(YAML::NodeType::Map);
-        resolved["name"] = "gavel";
+        resolved["name"] = name;
         resolved["round_s"] = round_s;
+        // The keys added later appear only when they differ from plain gavel's (its resolved config stays as it was).
+        if (variant.equal_share) resolved["normalize"] = "equal_share";
+        if (!variant.fill_between_rounds) resolved["fill_between_rounds"] = false;
+        if (variant.reallocate_every_s > 0) resolved["reallocate_every_s"] = variant.reallocate_every_s;
         GavelOptions options;
         options.round_s = round_s;
-        return PolicyInstance{make_gavel_policy(options), resolved};
+        auto policy = std::make_unique<GavelPolicy>(options);
+        policy->set_variant(variant);
+        return PolicyInstance{std::move(policy), resolved};
       },
   };
+}
+}  // namespace
+
+PolicyInfo gavel_policy_info() {
+  return gavel_info("gavel", "Gavel: max-min fairness over throughput normalized by each job's best device type (LP), realized in rounds", GavelVariant{});
+}
+
+PolicyInfo gavel_las_policy_info() {
+  GavelVariant d;
+  d.equal_share = true;
+  d.fill_between_rounds = false;
+  d.reallocate_every_s = 1920;
+  return gavel_info("gavel-las", "Gavel's simulator, max_min_fairness_perf: gavel with Gavel's LP normalization (equal share, times GPUs), jobs started only at round boundaries, the LP solved at most every 1,920 s", d);
 }
 
 }  // namespace schedsim

@@ -32,6 +32,9 @@
 namespace schedsim {
 
 PolicyInfo gavel_policy_info();
+// Preset `gavel-las`: Gavel's simulator running max_min_fairness_perf (normalize:
+// equal_share, fill_between_rounds: false, reallocate_every_s: 1920).
+PolicyInfo gavel_las_policy_info();
 
 // What the policy computed, for tests of its algorithmic shape (not of wall time).
 struct GavelCounters {

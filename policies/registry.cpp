@@ -10,6 +10,7 @@
 #include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
+#include "policies/rounds.hpp"
 #include "policies/priority.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
@@ -51,6 +52,9 @@ PolicyRegistry builtin_policies() {
   r.add(tiresias_dlas_policy_info());
   r.add(tiresias_dlas_gpu_policy_info());
   r.add(tiresias_fifo_yarn_policy_info());
+  r.add(round_fifo_policy_info());
+  r.add(gavel_fifo_perf_policy_info());
+  r.add(gavel_las_policy_info());
   return r;
 }
 

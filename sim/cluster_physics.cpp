@@ -174,6 +174,18 @@ double ClusterPhysics::matrix_rate(const JobSpec& job, const std::vector<DeviceI
 std::string ClusterPhysics::placement_problem(const JobSpec& job, Span<DeviceId> devices) const {
   if (devices.empty()) return "";
   if (is_matrix_job(job) && matrix_rate(job, std::vector<DeviceId>(devices.begin(), devices.end())) <= 0.0) {
+    // A recorded 0 (the job type does not run there, e.g. out of memory) is not a gap in the matrix.
+    const int n = static_cast<int>(devices.size());
+    const int first_node = cluster_.node_of(devices[0]);
+    bool consolidated = true;
+    for (DeviceId d : devices) consolidated = consolidated && cluster_.node_of(d) == first_node;
+    for (DeviceId d : devices) {
+      const auto v = measured_steps_per_s(job, cluster_.node(cluster_.node_of(d)).type_index, n, consolidated);
+      if (v && !(*v > 0)) {
+        return "the throughput matrix records 0 steps/s for '" + job.model + "' on " + std::to_string(n) + " " + cluster_.device_type_of(d) +
+               " devices (it cannot run there)";
+      }
+    }
     return "the throughput matrix has no measurement of '" + job.model + "' on " + std::to_string(devices.size()) + " " +
            cluster_.device_type_of(devices[0]) + " devices placed this way (or on the reference type)";
   }

@@ -236,6 +236,8 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"tiresias (LAS with preemption)", kBase, {"policy=tiresias"}},
       {"gandiva (time slicing)", kBase, {"policy=gandiva"}},
       {"gavel (rounds)", kBase, {"policy=gavel"}},
+      {"gavel-las (rounds, LP solved at most every 1,920 s)", kBase, {"policy=gavel-las"}},
+      {"gavel-fifo-perf (round-based re-allocation)", kBase, {"policy=gavel-fifo-perf"}},
       {"fair-share", kBase, {"policy=fair-share"}},
       {"themis", kBase, {"policy=themis"}},
       {"slurm-easy (backfilling)", kBase, {"policy=slurm-easy"}},

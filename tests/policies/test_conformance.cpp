@@ -173,11 +173,11 @@ TEST_CASE("preemptive policies under physics wait for checkpoint saves and compl
   }
 }
 
-TEST_CASE("the tiresias-* presets run on the built-in default scenario", "[policies][presets]") {
-  // Modelled on Tiresias' 32 x 4 cluster and trace, they must work elsewhere too: the
+TEST_CASE("the tiresias-* and gavel-* presets run on the built-in default scenario", "[policies][presets]") {
+  // Modelled on Tiresias' 32 x 4 cluster and trace (Gavel's 36:36:36 and its trace), they must work elsewhere too: the
   // default scenario (16 nodes of 8 V100s, 1- to 8-GPU gangs), 300 of its jobs, invariants on.
   const PolicyRegistry registry = builtin_policies();
-  for (const std::string name : {"tiresias-dlas", "tiresias-dlas-gpu", "tiresias-fifo-yarn"}) {
+  for (const std::string name : {"tiresias-dlas", "tiresias-dlas-gpu", "tiresias-fifo-yarn", "gavel-fifo-perf", "gavel-las"}) {
     INFO("policy " << name);
     const ScenarioConfig scenario = load_scenario("", {"policy=" + name, "workload.synthetic.num_jobs=300"}, std::nullopt, registry);
     RunOptions options;

@@ -3,7 +3,9 @@
 // rounds, and the heterogeneity experiment against FIFO with first fit.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <map>
+#include <vector>
 
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -363,4 +365,165 @@ TEST_CASE("gavel's cached throughputs and LP answers give the same run as recomp
   CHECK(cached.counters.lp_solves == 107);
   CHECK(cached.counters.rate_vectors == 60);
   CHECK(fresh.counters.rate_vectors == 821);
+
+TEST_CASE("gavel's LP gives share 0 on a type where a job's throughput is 0", "[policies][gavel]") {
+  // Regression: on Gavel's 6,263-job trace the LP left 'ResNet-50 (batch size 128)' on
+  // 2 K80s (recorded 0 steps/s) a positive share, the job was moved there and the run
+  // stopped with a placement error. Such a variable is free in the LP (it adds nothing to
+  // the level or the objective), so any value is optimal; the allocation must be 0 there.
+  std::uint64_t state = 12345;
+  auto next = [&state](int n) {  // small deterministic LCG (same on every platform)
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  int zero_cells = 0;
+  for (int instance = 0; instance < 300; ++instance) {
+    const int classes = 2 + next(6), types = 2 + next(2);
+    std::vector<std::vector<double>> norm(static_cast<std::size_t>(classes), std::vector<double>(static_cast<std::size_t>(types)));
+    std::vector<int> gpus, members, capacity;
+    for (auto& row : norm) {
+      for (double& v : row) v = next(4) == 0 ? 0.0 : 0.1 * (1 + next(10));
+      gpus.push_back(1 << next(3));
+      members.push_back(1 + next(5));
+    }
+    for (int t = 0; t < types; ++t) capacity.push_back(1 + next(12));
+    const auto X = gavel_max_min_allocation(norm, gpus, members, capacity);
+    for (int c = 0; c < classes; ++c) {
+      for (int t = 0; t < types; ++t) {
+        if (norm[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)] > 0) continue;
+        ++zero_cells;
+        INFO("instance " << instance << " class " << c << " type " << t);
+        CHECK(X[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)] == 0.0);
+      }
+    }
+  }
+  CHECK(zero_cells > 300);
+}
+
+TEST_CASE("round_fifo re-allocates at round boundaries, moving a job to the type that freed up", "[policies][gavel][rounds]") {
+  // K80 (device 0) and V100 (device 1); "fast" runs 4x faster on V100. Rounds of 100 s,
+  // re-allocation at most every 200 s. t=0: c (first) gets the V100 (100 s), a the K80.
+  // c ends at 100 but the allocation may change only at 200: a moves to the V100 then,
+  // with 200 of its 4000 s of K80 work done: 3800 / 4 = 950 s more, ends at 1150.
+  // d arrives at 250 with the K80 free, waits for the next re-allocation (400), ends 500.
+  // fifo with fastest_type never moves a: 4000 s on the K80.
+  const ClusterSpec cluster({NodeGroup{1, "K80", 1}, NodeGroup{1, "V100", 1}});
+  TypeRatePhysics physics(cluster, {{"fast", {1.0, 4.0}}, {"flat", {1.0, 1.0}}});
+  const std::vector<JobSpec> jobs = {model_job("c", 0, "fast", 400), model_job("a", 0, "fast", 4000), model_job("d", 250, "flat", 100)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, Recorder> runs;
+  std::map<std::string, Summary> summaries;
+  for (const std::string policy : {"{name: round_fifo, round_s: 100, reallocate_every_s: 200}", "{name: fifo, placement: fastest_type}"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string(policy, "test"));
+    SimulatorOptions options;
+    options.physics = &physics;
+    Simulator sim(cluster, source, *p.policy, options);
+    InvariantChecker checker;
+    MetricsCollector metrics(2);
+    sim.add_observer(checker);
+    sim.add_observer(runs[policy]);
+    sim.add_observer(metrics);
+    sim.run();
+    summaries[policy] = metrics.summarize();
+  }
+  const std::string rounds = "{name: round_fifo, round_s: 100, reallocate_every_s: 200}";
+  CHECK(runs[rounds].first_device == std::map<std::string, DeviceId>{{"a", 0}, {"c", 1}, {"d", 0}});
+  CHECK(runs[rounds].end_s == std::map<std::string, double>{{"a", 1150.0}, {"c", 100.0}, {"d", 500.0}});
+  CHECK(summaries[rounds].moves == 1);
+  CHECK(summaries[rounds].preemptions == 0);
+  CHECK(runs["{name: fifo, placement: fastest_type}"].end_s == std::map<std::string, double>{{"a", 4000.0}, {"c", 100.0}, {"d", 350.0}});
+}
+
+TEST_CASE("round_fifo options: defaults, resolved config and bad values", "[policies][gavel][rounds]") {
+  const PolicyRegistry reg = builtin_policies();
+  const PolicyInstance preset = reg.create("gavel-fifo-perf");
+  CHECK(preset.policy->name() == "gavel-fifo-perf");
+  CHECK(preset.resolved["round_s"].as<double>() == 360);
+  CHECK(preset.resolved["reallocate_every_s"].as<double>() == 1920);
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, round_s: 0}", "p.yaml")), Catch::Contains("round_s"));
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: round_fifo, every_s: 5}", "p.yaml")), Catch::Contains("every_s"));
+}
+
+TEST_CASE("gavel with fill_between_rounds: false starts queued jobs only at round boundaries", "[policies][gavel]") {
+  // One device, rounds of 100 s. a (50 s) ends at 50; b arrives at 60: filling starts it
+  // at once (ends 70), without filling it waits for the boundary at 100 (ends 110).
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 50), make_job("b", 60, 1, 10)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, double> b_end;
+  for (const std::string fill : {"true", "false"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string("{name: gavel, round_s: 100, fill_between_rounds: " + fill + "}", "test"));
+    Simulator sim(cluster, source, *p.policy);
+    InvariantChecker checker;
+    Recorder rec;
+    sim.add_observer(checker);
+    sim.add_observer(rec);
+    sim.run();
+    CHECK(rec.end_s["a"] == Approx(50));
+    b_end[fill] = rec.end_s["b"];
+  }
+  CHECK(b_end["true"] == Approx(70));
+  CHECK(b_end["false"] == Approx(110));
+}
+
+TEST_CASE("gavel options normalize and fill_between_rounds: resolved config, preset gavel-las, bad values", "[policies][gavel]") {
+  const PolicyRegistry reg = builtin_policies();
+  const PolicyInstance plain = reg.create("gavel");  // resolved config as before the options existed
+  CHECK(plain.policy->name() == "gavel");
+  CHECK(!plain.resolved["normalize"]);
+  CHECK(!plain.resolved["fill_between_rounds"]);
+  const PolicyInstance las = reg.create("gavel-las");
+  CHECK(las.policy->name() == "gavel-las");
+  CHECK(las.resolved["normalize"].as<std::string>() == "equal_share");
+  CHECK(las.resolved["fill_between_rounds"].as<bool>() == false);
+  CHECK(las.resolved["round_s"].as<double>() == 360);
+  CHECK(las.resolved["reallocate_every_s"].as<double>() == 1920);
+  CHECK(!plain.resolved["reallocate_every_s"]);
+  CHECK_THROWS_WITH(reg.create(ConfigNode::load_string("{name: gavel, normalize: fastest}", "p.yaml")), Catch::Contains("best_type") && Catch::Contains("equal_share"));
+}
+
+TEST_CASE("gavel with reallocate_every_s keeps the last allocation until a change and that long have passed", "[policies][gavel]") {
+  // One device, rounds of 100 s; a (1000 s) arrives at 0, b (1000 s) at 50. Solving at
+  // every boundary, b gets half the device from 100 on (first start 100). With
+  // reallocate_every_s 300 the allocation of t=0 (a alone) stands until 300: b, which has
+  // none, first starts then.
+  class FirstStart : public Observer {
+   public:
+    void on_job_start(const JobState& job) override { start_s.emplace(job.spec.id, job.start.seconds()); }
+    std::map<std::string, double> start_s;
+  };
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 50, 1, 1000)};
+  const PolicyRegistry reg = builtin_policies();
+  std::map<std::string, double> b_start;
+  for (const std::string every : {"0", "300"}) {
+    VectorSource source(jobs);
+    PolicyInstance p = reg.create(ConfigNode::load_string("{name: gavel, round_s: 100, fill_between_rounds: false, reallocate_every_s: " + every + "}", "test"));
+    Simulator sim(cluster, source, *p.policy);
+    InvariantChecker checker;
+    FirstStart rec;
+    sim.add_observer(checker);
+    sim.add_observer(rec);
+    sim.run();
+    b_start[every] = rec.start_s.at("b");
+  }
+  CHECK(b_start["0"] == Approx(100));
+  CHECK(b_start["300"] == Approx(300));
+}
+
+TEST_CASE("round_fifo passes over a job larger than every type instead of blocking the queue, and the kernel names it", "[policies][gavel][rounds]") {
+  // Two types of 2 devices; "big" needs 4 and can never be allocated a type. "small",
+  // behind it in FIFO order, still runs (ends at 100); then the kernel reports big.
+  const ClusterSpec cluster({NodeGroup{1, "K80", 2}, NodeGroup{1, "V100", 2}});
+  const std::vector<JobSpec> jobs = {make_job("big", 0, 4, 100), make_job("small", 0, 1, 100)};
+  const PolicyRegistry reg = builtin_policies();
+  VectorSource source(jobs);
+  PolicyInstance p = reg.create("gavel-fifo-perf");
+  Simulator sim(cluster, source, *p.policy);
+  Recorder rec;
+  sim.add_observer(rec);
+  CHECK_THROWS_WITH(sim.run(), "policy 'gavel-fifo-perf' left 1 jobs waiting with nothing left to happen (first: job 'big' asking for 4 GPUs, 4 free); the policy never started them");
+  CHECK(rec.end_s == std::map<std::string, double>{{"small", 100.0}});
 }

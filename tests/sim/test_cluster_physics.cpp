@@ -250,6 +250,27 @@ TEST_CASE("on a measured throughput matrix the V100 vs K80 completion times foll
   CHECK_THAT(physics.placement_problem(unknown, std::vector<DeviceId>{0, 1}), Catch::Contains("has no measurement of 'ResNet-50 (batch size 64)' on 2 K80"));
 }
 
+TEST_CASE("a matrix entry of 0 steps/s refuses the placement as 'cannot run', not as a missing measurement", "[sim][physics]") {
+  // Gavel records 0 where a job type does not run (ResNet-50 batch 128 on 2-8 K80s).
+  const ThroughputMatrix matrix = ThroughputMatrix::parse(R"J({
+    "v100": {"('ResNet-50 (batch size 128)', 2)": {"null": 18.0}},
+    "k80": {"('ResNet-50 (batch size 128)', 2)": {"null": 0.0}}
+  })J", "matrix.json");
+  AcceleratorCatalogue accelerators = AcceleratorCatalogue::builtin();
+  WorkloadProfileCatalogue profiles = WorkloadProfileCatalogue::builtin();
+  const ClusterSpec cluster({NodeGroup{1, "K80", 4}, NodeGroup{1, "V100", 4}});
+  const TopologySpec topology(cluster, TopologyConfig{}, [&](const std::string& t) { return accelerators.get(t).intra_node_link_bytes_per_s; });
+  PhysicsConfig config;
+  config.reference_device = "V100";
+  ClusterPhysics physics(cluster, topology, accelerators, profiles, config, &matrix);
+  JobSpec j = make_job("r", 0, 2, 1000);
+  j.model = "ResNet-50 (batch size 128)";
+  CHECK(physics.estimated_rate(j, 0, 2) == 0.0);
+  CHECK(physics.placement_problem(j, std::vector<DeviceId>{0, 1}) ==
+        "the throughput matrix records 0 steps/s for 'ResNet-50 (batch size 128)' on 2 K80 devices (it cannot run there)");
+  CHECK(physics.placement_problem(j, std::vector<DeviceId>{4, 5}).empty());
+}
+
 TEST_CASE("Gavel's published matrix gives its measured V100 over K80 speed-up", "[sim][physics][shared-data]") {
   const std::string data = schedsim::test::shared_data_dir();
   if (data.empty()) {
