@@ -15,7 +15,6 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
-#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 namespace {
@@ -27,8 +26,12 @@ class RlPolicy final : public Policy {
 
   std::string name() const override { return "rl"; }
   // Only for Simulator::has_future_events() (the wait-legal rule), which the
-  // SchedulerView does not offer; everything else comes through the view.
-  void attach(const Simulator& simulator) override { sim_ = &simulator; }
+  // SchedulerView does not offer; everything else comes through the view. A new run:
+  // the candidate builder is made again, for its cluster, at its first decision point.
+  void attach(const Simulator& simulator) override {
+    sim_ = &simulator;
+    mdp_.reset(nullptr);
+  }
   bool decide_again_after_actions() const override { return true; }
   // The agent is fixed and picks greedily; the candidate builder's rate cache and free
   // index are rebuilt: the pending queue is all the policy remembers.
@@ -60,7 +63,7 @@ class RlPolicy final : public Policy {
   AcceleratorCatalogue accelerators_;
   PendingQueue queue_;
   const Simulator* sim_ = nullptr;
-  MdpStep mdp_;  // its candidate builder is made at the first decision point, from the view
+  MdpStep mdp_;  // its candidate builder is made at a run's first decision point, from the view
   FeatureLogCache feature_logs_;  // saves work only: the rows are the same without it
   std::vector<float> cand_, glob_;
   std::vector<std::uint8_t> mask_;

@@ -65,6 +65,7 @@ TEST_CASE("The packed forward gives the full forward's logits, values and gradie
 // module, saved and loaded back with torch::jit::load, give the same masked logits,
 // probabilities and values on random inputs and masks. Tolerance: 1e-5 absolute (float32
 // sums in different orders); masked logits are exactly kMaskedLogit in all three.
+// REQUIRE, not CHECK: LibTorch's headers redefine CHECK (c10's, which aborts).
 TEST_CASE("The LibTorch, Eigen and TorchScript networks compute the same function from the same weights", "[rl][policy_net]") {
   const int K = 12, F = 20, G = 16, B = 8;
   const PolicyNetSpec spec{F, G, {32, 24, 24}};  // first layer wider than the embedding: the split weight is not square
@@ -75,14 +76,14 @@ TEST_CASE("The LibTorch, Eigen and TorchScript networks compute the same functio
   for (const auto& kv : net->named_parameters()) torch_names.insert(kv.key());
   for (const auto& kv : net->named_buffers()) torch_names.insert(kv.key());
   const std::vector<std::string> names = spec.tensor_names();
-  CHECK(torch_names == std::set<std::string>(names.begin(), names.end()));
+  REQUIRE(torch_names == std::set<std::string>(names.begin(), names.end()));
   for (const PolicyNetSpec::Layer& l : spec.layers()) {
     INFO("layer " << l.name);
-    CHECK(net->named_parameters()[l.name + ".weight"].sizes() == torch::IntArrayRef({l.out, l.in}));
-    CHECK(net->named_parameters()[l.name + ".bias"].sizes() == torch::IntArrayRef({l.out}));
+    REQUIRE(net->named_parameters()[l.name + ".weight"].sizes() == torch::IntArrayRef({l.out, l.in}));
+    REQUIRE(net->named_parameters()[l.name + ".bias"].sizes() == torch::IntArrayRef({l.out}));
   }
   EigenPolicyNet eigen(K, F, G, spec.hidden, B);
-  CHECK(eigen.parameter_names() == names);
+  REQUIRE(eigen.parameter_names() == names);
   {
     torch::NoGradGuard guard;
     for (auto& p : net->parameters()) p.copy_(torch::randn(p.sizes()) * 0.4);
@@ -137,16 +138,16 @@ TEST_CASE("The LibTorch, Eigen and TorchScript networks compute the same functio
   int compared = 0;
   for (const auto& [name, o] : others) {
     INFO(name << " against LibTorch forward");
-    CHECK(torch::equal(o.logits == kMaskedLogit, mask == 0));
-    CHECK(torch::equal(reference.logits == kMaskedLogit, mask == 0));
+    REQUIRE(torch::equal(o.logits == kMaskedLogit, mask == 0));
+    REQUIRE(torch::equal(reference.logits == kMaskedLogit, mask == 0));
     const auto m = legal;
-    CHECK((o.logits - reference.logits).masked_select(m).abs().max().item<float>() < tol);
-    CHECK((o.logp.exp() - reference.logp.exp()).abs().max().item<float>() < tol);  // probabilities, masked ones 0 in both
-    CHECK((o.logp - reference.logp).masked_select(m).abs().max().item<float>() < tol);
-    CHECK((o.value - reference.value).abs().max().item<float>() < tol);
+    REQUIRE((o.logits - reference.logits).masked_select(m).abs().max().item<float>() < tol);
+    REQUIRE((o.logp.exp() - reference.logp.exp()).abs().max().item<float>() < tol);  // probabilities, masked ones 0 in both
+    REQUIRE((o.logp - reference.logp).masked_select(m).abs().max().item<float>() < tol);
+    REQUIRE((o.value - reference.value).abs().max().item<float>() < tol);
     compared += static_cast<int>(m.sum().item<std::int64_t>());
   }
-  CHECK(compared > 3 * B * 4);  // many legal entries compared
+  REQUIRE(compared > 3 * B * 4);  // many legal entries compared
   // The inputs reach every output: the outputs are not all equal by accident.
-  CHECK(reference.value.std().item<float>() > 0.01f);
+  REQUIRE(reference.value.std().item<float>() > 0.01f);
 }
