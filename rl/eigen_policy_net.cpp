@@ -5,6 +5,8 @@
 
 #include <Eigen/Core>
 
+#include "rl/policy_net_spec.hpp"
+
 namespace schedsim::rl {
 namespace {
 
@@ -14,7 +16,7 @@ using ConstMatrixMap = Eigen::Map<const RowMatrix>;
 using VectorMap = Eigen::Map<Eigen::VectorXf>;
 using ConstRowVectorMap = Eigen::Map<const Eigen::RowVectorXf>;
 
-constexpr float kMaskedLogit = -1e9f;  // PolicyNet's fill for illegal actions
+constexpr float kMasked = static_cast<float>(kMaskedLogit);
 
 std::size_t sz(std::int64_t n) { return static_cast<std::size_t>(n); }
 
@@ -25,22 +27,12 @@ EigenPolicyNet::EigenPolicyNet(int num_candidates, int candidate_features, int g
       hidden_(std::move(hidden)) {
   if (hidden_.empty() || K_ < 1 || F_ < 1 || G_ < 1 || max_batch_ < 1) throw std::invalid_argument("EigenPolicyNet: empty shape");
   auto make = [](int in, int out) { return Layer{in, out, std::vector<float>(sz(in) * sz(out)), std::vector<float>(sz(out))}; };
-  glob_ = make(G_, H_);
-  int in = F_ + H_;
-  for (int width : hidden_) {
-    cand_.push_back(make(in, width));
-    in = width;
-  }
+  const PolicyNetSpec spec{F_, G_, hidden_};
+  cand_.resize(hidden_.size());
+  for (const PolicyNetSpec::Layer& l : spec.layers()) *layer(l.name) = make(l.in, l.out);
+  for (const PolicyNetSpec::Buffer& b : spec.buffers()) buffer(b.name)->assign(sz(b.size), b.initial);
   cand0_c_ = make(F_, hidden_[0]);
   cand0_g_ = make(H_, hidden_[0]);
-  score_ = make(H_, 1);
-  wait_ = make(2 * H_, 1);
-  value1_ = make(2 * H_, H_);
-  value2_ = make(H_, 1);
-  cand_mean_.assign(sz(F_), 0.0f);
-  cand_std_.assign(sz(F_), 1.0f);
-  glob_mean_.assign(sz(G_), 0.0f);
-  glob_std_.assign(sz(G_), 1.0f);
   int widest = F_;
   for (int width : hidden_) widest = std::max(widest, width);
   const auto B = sz(max_batch_), R = B * sz(K_);
@@ -65,28 +57,23 @@ EigenPolicyNet::Layer* EigenPolicyNet::layer(const std::string& name) {
   if (name == "value1") return &value1_;
   if (name == "value2") return &value2_;
   for (std::size_t i = 0; i < cand_.size(); ++i)
-    if (name == "cand." + std::to_string(i)) return &cand_[i];
+    if (name == PolicyNetSpec::cand_layer(i)) return &cand_[i];
   return nullptr;
 }
 
-std::vector<std::string> EigenPolicyNet::parameter_names() const {
-  std::vector<std::string> out = {"cand_mean", "cand_std", "glob_mean", "glob_std"};
-  std::vector<std::string> layers = {"glob", "score", "wait", "value1", "value2"};
-  for (std::size_t i = 0; i < cand_.size(); ++i) layers.push_back("cand." + std::to_string(i));
-  for (const auto& l : layers) {
-    out.push_back(l + ".weight");
-    out.push_back(l + ".bias");
-  }
-  return out;
+std::vector<float>* EigenPolicyNet::buffer(const std::string& name) {
+  if (name == "cand_mean") return &cand_mean_;
+  if (name == "cand_std") return &cand_std_;
+  if (name == "glob_mean") return &glob_mean_;
+  if (name == "glob_std") return &glob_std_;
+  return nullptr;
 }
 
+std::vector<std::string> EigenPolicyNet::parameter_names() const { return PolicyNetSpec{F_, G_, hidden_}.tensor_names(); }
+
 void EigenPolicyNet::set_parameter(const std::string& name, const float* data, std::int64_t numel) {
-  std::vector<float>* target = nullptr;
-  if (name == "cand_mean") target = &cand_mean_;
-  else if (name == "cand_std") target = &cand_std_;
-  else if (name == "glob_mean") target = &glob_mean_;
-  else if (name == "glob_std") target = &glob_std_;
-  else if (const auto dot = name.rfind('.'); dot != std::string::npos) {
+  std::vector<float>* target = buffer(name);
+  if (const auto dot = name.rfind('.'); target == nullptr && dot != std::string::npos) {
     if (Layer* l = layer(name.substr(0, dot))) {
       const std::string field = name.substr(dot + 1);
       if (field == "weight") target = &l->weight;
@@ -181,7 +168,7 @@ void EigenPolicyNet::forward(int B, const float* candidates, const float* global
   dense(value2_, v_hidden_.data(), B, value, false);
   // Masked logits and their log-softmax (max-shifted, as torch::log_softmax).
   const int A = K_ + 1;
-  std::fill(logits, logits + sz(B) * sz(A), kMaskedLogit);
+  std::fill(logits, logits + sz(B) * sz(A), kMasked);
   for (int r = 0; r < R; ++r) logits[sz(row_env_[sz(r)]) * sz(A) + sz(row_slot_[sz(r)])] = scores_[sz(r)];
   for (int b = 0; b < B; ++b) {
     float* l = logits + sz(b) * sz(A);

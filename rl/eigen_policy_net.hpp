@@ -1,4 +1,4 @@
-// The policy/value network of rl/policy_net.hpp (PolicyNet) evaluated with Eigen, for the
+// The policy/value network of rl/policy_net_spec.hpp (PolicyNet) evaluated with Eigen, for the
 // rollouts: LibTorch's per-operator overhead (dispatch, allocation of every
 // intermediate tensor) dominated a forward on a few hundred rows. The learner copies the
 // torch module's parameters in (set_parameter) before each batch of rollouts; the
@@ -47,6 +47,7 @@ class EigenPolicyNet {
     std::vector<float> bias;    // [out]
   };
   Layer* layer(const std::string& name);
+  std::vector<float>* buffer(const std::string& name);
   static void dense(const Layer& l, const float* x, int rows, float* y, bool tanh_out);
 
   int K_, F_, G_, H_, max_batch_;

@@ -41,31 +41,6 @@ class PhaseTimer {
   std::clock_t start_;
 };
 
-// The same forward as TorchScript source, generated for the layer count (LibTorch C++
-// has no tracer; Module::define compiles source without Python).
-std::string torchscript_source(std::size_t cand_layers) {
-  std::ostringstream s;
-  s << "def forward(self, candidates: Tensor, global_features: Tensor, mask: Tensor) -> Tuple[Tensor, Tensor]:\n"
-       "    legal_mask = mask != 0\n"
-       "    B = candidates.size(0)\n"
-       "    K = candidates.size(1)\n"
-       "    c = (candidates - self.cand_mean) / self.cand_std\n"
-       "    g = torch.tanh(torch.matmul((global_features - self.glob_mean) / self.glob_std, self.glob_weight.t()) + self.glob_bias)\n"
-       "    x = torch.cat([c, g.unsqueeze(1).expand(B, K, g.size(1))], 2)\n";
-  for (std::size_t i = 0; i < cand_layers; ++i)
-    s << "    x = torch.tanh(torch.matmul(x, self.cand_" << i << "_weight.t()) + self.cand_" << i << "_bias)\n";
-  s << "    scores = (torch.matmul(x, self.score_weight.t()) + self.score_bias).squeeze(-1)\n"
-       "    legal = legal_mask[:, :K].type_as(x).unsqueeze(-1)\n"
-       "    pooled = (x * legal).sum(1) / legal.sum(1).clamp_min(1.0)\n"
-       "    z = torch.cat([g, pooled], 1)\n"
-       "    w = torch.matmul(z, self.wait_weight.t()) + self.wait_bias\n"
-       "    logits = torch.cat([scores, w], 1).masked_fill(legal_mask.logical_not(), -1e9)\n"
-       "    v = torch.tanh(torch.matmul(z, self.value1_weight.t()) + self.value1_bias)\n"
-       "    value = (torch.matmul(v, self.value2_weight.t()) + self.value2_bias).squeeze(-1)\n"
-       "    return logits, value\n";
-  return s.str();
-}
-
 torch::Tensor i64(std::initializer_list<std::int64_t> v) { return torch::tensor(std::vector<std::int64_t>(v), torch::kInt64); }
 
 struct Meta {
@@ -740,17 +715,7 @@ std::vector<float> Learner::action_probabilities(const float* candidates, const 
 }
 
 void Learner::export_torchscript(const std::string& path) const {
-  torch::jit::Module m("SchedsimPolicy");
-  std::size_t layers = 0;
-  for (const auto& kv : impl_->net->named_parameters()) {
-    std::string name = kv.key();
-    for (auto& ch : name)
-      if (ch == '.') ch = '_';
-    m.register_parameter(name, kv.value().detach().cpu().clone(), false);
-    if (name.rfind("cand_", 0) == 0 && name.size() > 7 && name.compare(name.size() - 7, 7, "_weight") == 0) ++layers;
-  }
-  for (const auto& kv : impl_->net->named_buffers()) m.register_buffer(kv.key(), kv.value().detach().cpu().clone());
-  m.define(torchscript_source(layers));
+  torch::jit::Module m = torchscript_module(*impl_->net);
   const std::string tmp = path + ".tmp";
   m.save(tmp);
   std::filesystem::rename(tmp, path);

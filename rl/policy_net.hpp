@@ -1,43 +1,43 @@
-// The policy/value network the learners train (LibTorch). Only rl/learner.cpp and the
-// tests include this header: it pulls in <torch/torch.h>.
+// The policy/value network the learners train (LibTorch), built from its description in
+// rl/policy_net_spec.hpp. Only rl/learner.cpp and the tests include this header: it
+// pulls in <torch/torch.h>.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include <torch/script.h>
 #include <torch/torch.h>
+
+#include "rl/policy_net_spec.hpp"
 
 namespace schedsim::rl {
 
-constexpr double kMaskedLogit = -1e9;  // not -inf: keeps softmax, entropy and gradients finite
-
-// The policy/value network. A shared MLP scores every candidate row concatenated with an
-// embedding of the global features, so the policy is permutation invariant and works for
-// any number of candidates; "wait" and the value are read from the global embedding plus
-// the mean of the legal candidates' embeddings.
+// The network of PolicyNetSpec (the function is written out there).
 struct PolicyNetImpl : torch::nn::Module {
-  PolicyNetImpl(int candidate_features, int global_features, const std::vector<int>& hidden) {
-    const int h = hidden.back();
-    glob = register_module("glob", torch::nn::Linear(global_features, h));
-    int in = candidate_features + h;
-    for (int width : hidden) {
-      cand->push_back(torch::nn::Linear(in, width));
-      in = width;
+  PolicyNetImpl(int candidate_features, int global_features, const std::vector<int>& hidden)
+      : PolicyNetImpl(PolicyNetSpec{candidate_features, global_features, hidden}) {}
+  explicit PolicyNetImpl(const PolicyNetSpec& net_spec) : spec(net_spec) {
+    // The layers in the spec's order: LibTorch draws their initial weights in it.
+    for (const PolicyNetSpec::Layer& l : spec.layers()) {
+      torch::nn::Linear linear(l.in, l.out);
+      if (l.name.rfind("cand.", 0) == 0) {
+        if (cand->size() == 0) register_module("cand", cand);
+        cand->push_back(linear);
+      } else {
+        register_module(l.name, linear);
+        (l.name == "glob" ? glob : l.name == "score" ? score : l.name == "wait" ? wait : l.name == "value1" ? value1 : value2) = linear;
+      }
     }
-    register_module("cand", cand);
-    score = register_module("score", torch::nn::Linear(h, 1));
-    wait = register_module("wait", torch::nn::Linear(2 * h, 1));
-    value1 = register_module("value1", torch::nn::Linear(2 * h, h));
-    value2 = register_module("value2", torch::nn::Linear(h, 1));
-    cand_mean = register_buffer("cand_mean", torch::zeros({candidate_features}));
-    cand_std = register_buffer("cand_std", torch::ones({candidate_features}));
-    glob_mean = register_buffer("glob_mean", torch::zeros({global_features}));
-    glob_std = register_buffer("glob_std", torch::ones({global_features}));
-    // Near-uniform initial policy: small output layers.
+    for (const PolicyNetSpec::Buffer& b : spec.buffers()) {
+      torch::Tensor t = register_buffer(b.name, torch::full({b.size}, b.initial));
+      (b.name == "cand_mean" ? cand_mean : b.name == "cand_std" ? cand_std : b.name == "glob_mean" ? glob_mean : glob_std) = t;
+    }
     torch::NoGradGuard guard;
-    score->weight.mul_(0.01);
-    wait->weight.mul_(0.01);
+    score->weight.mul_(kInitialOutputScale);
+    wait->weight.mul_(kInitialOutputScale);
   }
 
   // candidates [B,K,F], global [B,G], mask [B,K+1] (bool) -> logits [B,K+1], value [B].
@@ -86,11 +86,20 @@ struct PolicyNetImpl : torch::nn::Module {
     return {logits, value};
   }
 
+  PolicyNetSpec spec;
   torch::nn::Linear glob{nullptr}, score{nullptr}, wait{nullptr}, value1{nullptr}, value2{nullptr};
   torch::nn::ModuleList cand;
   torch::Tensor cand_mean, cand_std, glob_mean, glob_std;
   std::int64_t forward_calls = 0;  // Learner::network_forward_calls()
 };
 TORCH_MODULE(PolicyNet);
+
+// forward() as TorchScript source (LibTorch C++ has no tracer; Module::define compiles
+// source without Python), for the layers of `spec`.
+std::string torchscript_source(const PolicyNetSpec& spec);
+// A TorchScript module of `net`: a copy of its parameters (named with '_' for '.') and
+// buffers, and torchscript_source(net.spec) as its forward(candidates, global_features,
+// mask) -> (logits, value). What `schedsim train` saves as policy.ts.
+torch::jit::Module torchscript_module(const PolicyNetImpl& net);
 
 }  // namespace schedsim::rl

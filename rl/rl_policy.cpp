@@ -3,16 +3,18 @@
 // environment's candidate rows and features, built by the same code (rl/env) against
 // the live simulator, one action at a time (the kernel asks again after each start or
 // preemption, as the environment does), until the agent picks "wait" or no row is legal.
+// The decision point (rows, mask, what an action means) is rl/env/mdp.hpp's, the
+// environment's own.
 #include <memory>
 
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
+#include "rl/env/mdp.hpp"
 #include "rl/learner.hpp"
 #include "rl/train_command.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
-#include "sim/thermal.hpp"
 
 namespace schedsim::rl {
 namespace {
@@ -20,13 +22,15 @@ namespace {
 class RlPolicy final : public Policy {
  public:
   RlPolicy(std::shared_ptr<const GreedyAgent> agent, EnvConfig config, AcceleratorCatalogue accelerators)
-      : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order) {}
+      : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order), mdp_(config_) {}
 
   std::string name() const override { return "rl"; }
+  // Only for Simulator::has_future_events() (the wait-legal rule), which the
+  // SchedulerView does not offer; everything else comes through the view. A new run:
+  // the candidate builder is made again, for its cluster, at its first decision point.
   void attach(const Simulator& simulator) override {
     sim_ = &simulator;
-    const auto* physics = dynamic_cast<const ClusterPhysics*>(simulator.view().physics());
-    builder_ = std::make_unique<CandidateBuilder>(config_, simulator.view().cluster(), physics, simulator.view().node_group(), accelerators_);
+    mdp_.reset(nullptr);
   }
   bool decide_again_after_actions() const override { return true; }
   // The agent is fixed and picks greedily; the candidate builder's rate cache and free
@@ -37,34 +41,20 @@ class RlPolicy final : public Policy {
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
     if (!sim_) throw PolicyError("policy 'rl': not attached to a simulator");
+    if (!mdp_.has_builder()) {
+      const auto* physics = dynamic_cast<const ClusterPhysics*>(view.physics());
+      mdp_.reset(std::make_unique<CandidateBuilder>(config_, view.cluster(), physics, view.node_group(), accelerators_));
+    }
     const int k = config_.max_candidates;
-    const int rows = builder_->build(view, queue_, candidates_);
-    bool any_legal = false;
-    for (int i = 0; i < rows; ++i) any_legal = any_legal || candidates_[static_cast<std::size_t>(i)].legal;
-    if (!any_legal) return;  // the environment lets the simulator run on here, asking nothing
-    const int f = candidate_feature_count(config_), g = global_feature_count(config_);
-    cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(f));
-    glob_.resize(static_cast<std::size_t>(g));
+    if (!mdp_.build(view, queue_, sim_->has_future_events())) return;  // the environment lets the simulator run on here, asking nothing
+    cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(candidate_feature_count(config_)));
+    glob_.resize(static_cast<std::size_t>(global_feature_count(config_)));
     mask_.resize(static_cast<std::size_t>(k) + 1);
-    write_candidate_rows(view, candidates_, rows, k, cand_.data(), mask_.data(), f, &feature_logs_);
-    // As the environment: wait is illegal while jobs pending could otherwise wait forever.
-    mask_[static_cast<std::size_t>(k)] = sim_->has_future_events() || sim_->num_running() > 0 || sim_->num_pending() == 0 ? 1 : 0;
-    write_global_features(view, queue_, glob_.data(), g, &feature_logs_);
-    const int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
-    if (a < 0 || a >= k) {  // wait: until the next event, or the next signal change (as the environment)
-      out.wake_at(signal_wake(view));
-      return;
-    }
-    const Candidate& c = candidates_[static_cast<std::size_t>(a)];
-    if (c.cooling) {  // every datacenter to the row's set-point, as the environment does
-      for (int s = 0; s < view.thermal()->num_sites(); ++s) out.set_cooling_setpoint(s, c.setpoint_c);
-      builder_->cooling_chosen(view.now());
-    } else if (c.preempt) {
-      out.preempt(c.job);  // back in this policy's queue through on_job_queued after its save
-    } else {
-      out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
-      queue_.started(c.job);
-    }
+    mdp_.write_observation(view, queue_, cand_.data(), glob_.data(), mask_.data(), &feature_logs_);
+    int a = agent_->act(cand_.data(), glob_.data(), mask_.data(), k);
+    if (a < 0 || a >= k) a = mdp_.wait_action();  // wait: until the next event, or the next signal change
+    mdp_.decode(a, view, out);
+    mdp_.commit(a, view.now(), queue_);
   }
 
  private:
@@ -73,9 +63,8 @@ class RlPolicy final : public Policy {
   AcceleratorCatalogue accelerators_;
   PendingQueue queue_;
   const Simulator* sim_ = nullptr;
-  std::unique_ptr<CandidateBuilder> builder_;
+  MdpStep mdp_;  // its candidate builder is made at a run's first decision point, from the view
   FeatureLogCache feature_logs_;  // saves work only: the rows are the same without it
-  std::vector<Candidate> candidates_;
   std::vector<float> cand_, glob_;
   std::vector<std::uint8_t> mask_;
 };

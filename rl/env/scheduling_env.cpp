@@ -6,6 +6,7 @@
 #include "experiments/simulation_setup.hpp"
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
+#include "rl/env/mdp.hpp"
 #include "sim/energy.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/signals.hpp"
@@ -60,14 +61,12 @@ struct SchedulingEnv::Impl {
   InvariantChecker checker;
   std::vector<Observer*> observers;  // the caller's, attached to every episode
   std::vector<std::string> warnings;
-  // Declared in dependency order: the simulator refers to the setup, the builder to both.
+  // Declared in dependency order: the simulator refers to the setup, the MDP's candidate
+  // builder to both.
   std::unique_ptr<SimulationSetup> setup;
-  std::unique_ptr<CandidateBuilder> builder;
+  MdpStep mdp;
   std::unique_ptr<Simulator> sim;
   std::unique_ptr<EnergyMeter> energy;  // only with an energy reward weight
-  std::vector<Candidate> candidates;
-  int rows = 0;
-  bool wait_legal = true;
   mutable FeatureLogCache feature_logs;  // saves work only: write_observation's output is the same without it
   ActionBatch batch;
   std::uint64_t seed = 0;
@@ -77,25 +76,11 @@ struct SchedulingEnv::Impl {
   bool terminated = false;
   bool truncated = false;
 
-  Impl(std::shared_ptr<const ScenarioConfig> s, EnvConfig c) : scenario(std::move(s)), config(std::move(c)), queue(config.order) {}
-
-  bool legal(int action) const {
-    if (action == config.max_candidates) return wait_legal;
-    return action >= 0 && action < rows && candidates[static_cast<std::size_t>(action)].legal;
-  }
-
-  std::string mask_string() const {
-    std::string m;
-    for (int a = 0; a <= config.max_candidates; ++a) {
-      if (a == config.max_candidates) m += ' ';
-      m += legal(a) ? '1' : '0';
-    }
-    return m;
-  }
+  Impl(std::shared_ptr<const ScenarioConfig> s, EnvConfig c)
+      : scenario(std::move(s)), config(std::move(c)), queue(config.order), mdp(config) {}
 
   void finish() {
-    rows = 0;
-    wait_legal = true;
+    mdp.clear();
     terminated = true;
     if (sim->num_pending() > 0 || sim->num_running() > 0) {
       throw InvariantError("the simulation ended with " + std::to_string(sim->num_pending() + sim->num_running()) + " jobs left in the system");
@@ -106,15 +91,9 @@ struct SchedulingEnv::Impl {
   // simulator run on (a "wait" the agent is not asked for).
   void run_until_choice() {
     while (true) {
-      rows = builder->build(sim->view(), queue, candidates);
-      // Waiting is only legal when something will happen: otherwise the pending jobs
-      // would be left waiting forever and the episode would end with them unfinished.
-      // (Jobs started in this instant get their completion events only when it ends.)
-      wait_legal = sim->has_future_events() || sim->num_running() > 0 || sim->num_pending() == 0;
-      for (int i = 0; i < rows; ++i) {
-        if (candidates[static_cast<std::size_t>(i)].legal) return;
-      }
-      if (!wait_legal) {
+      // (rl/env/mdp.hpp: wait is illegal while the episode would end with jobs unfinished.)
+      if (mdp.build(sim->view(), queue, sim->has_future_events())) return;
+      if (!mdp.wait_legal()) {
         const JobState& j = sim->job(std::get<2>(*queue.jobs().begin()));
         throw PolicyError("RL environment at t=" + format_seconds(sim->now()) + " s: " + std::to_string(sim->num_pending()) +
                           " jobs are pending, none of the first " + std::to_string(config.max_scan) +
@@ -184,15 +163,15 @@ void SchedulingEnv::reset(std::uint64_t seed) {
   Impl& m = *impl_;
   m.energy.reset();
   m.sim.reset();
-  m.builder.reset();
+  m.mdp.reset(nullptr);
   m.setup.reset();
   m.queue.clear();
   m.warnings.clear();
   m.meter = SlowdownMeter{};
   m.checker = InvariantChecker{};
   m.setup = std::make_unique<SimulationSetup>(*m.scenario, seed, m.warnings);
-  m.builder = std::make_unique<CandidateBuilder>(m.config, m.setup->cluster(), m.setup->physics(), m.setup->simulator_options().node_group,
-                                                 m.scenario->accelerators);
+  m.mdp.reset(std::make_unique<CandidateBuilder>(m.config, m.setup->cluster(), m.setup->physics(), m.setup->simulator_options().node_group,
+                                                  m.scenario->accelerators));
   m.sim = m.setup->make_simulator(m.queue);
   if (m.config.check_invariants) m.sim->add_observer(m.checker);
   m.sim->add_observer(m.meter);
@@ -206,8 +185,6 @@ void SchedulingEnv::reset(std::uint64_t seed) {
   m.episode_return = 0.0;
   m.terminated = false;
   m.truncated = false;
-  m.rows = 0;
-  m.wait_legal = true;
   if (!m.sim->advance()) {
     m.finish();
   } else {
@@ -227,48 +204,29 @@ StepResult SchedulingEnv::step(int action) {
   const int k = m.config.max_candidates;
   if (action < 0 || action > k) {
     throw InvalidAction("action " + std::to_string(action) + " is out of range: 0.." + std::to_string(k - 1) + " start a candidate, " +
-                        std::to_string(k) + " waits (mask " + m.mask_string() + ")");
+                        std::to_string(k) + " waits (mask " + m.mdp.mask_string() + ")");
   }
-  if (!m.legal(action)) {
+  if (!m.mdp.legal(action)) {
     const std::string what = action == k ? "wait (illegal while jobs are pending and nothing else can happen)"
-                             : action < m.rows && m.candidates[static_cast<std::size_t>(action)].cooling
+                             : action < m.mdp.rows() && m.mdp.candidates()[static_cast<std::size_t>(action)].cooling
                                  ? "candidate " + std::to_string(action) + " (a cooling set-point already in force or already changed at this instant)"
-                             : action < m.rows ? "candidate " + std::to_string(action) + " (its job cannot start now)"
+                             : action < m.mdp.rows() ? "candidate " + std::to_string(action) + " (its job cannot start now)"
                                                : "candidate " + std::to_string(action) + " (a padding row)";
     throw InvalidAction("action " + std::to_string(action) + " is masked: " + what + "; mask over actions 0.." + std::to_string(k) +
-                        ", the last one wait: " + m.mask_string());
+                        ", the last one wait: " + m.mdp.mask_string());
   }
   const double integral_before = m.sim->job_seconds_in_system();
   const Tick time_before = m.sim->now();
   const double slowdown_before = m.meter.sum;
   const double energy_before = m.energy_kwh();
+  m.batch.clear();
+  m.mdp.decode(action, m.sim->view(), m.batch);
   if (action < k) {
-    const Candidate& c = m.candidates[static_cast<std::size_t>(action)];
-    m.batch.clear();
-    const JobSlot job = c.job;
-    if (c.cooling) {  // every datacenter to the row's set-point
-      const ThermalModel* thermal = m.sim->view().thermal();
-      for (int s = 0; s < thermal->num_sites(); ++s) m.batch.set_cooling_setpoint(s, c.setpoint_c);
-      m.sim->apply(m.batch);
-      m.builder->cooling_chosen(m.sim->now());
-    } else if (c.preempt) {
-      m.batch.preempt(job);  // the kernel queues it again (on_job_queued) once its save ends
-      m.sim->apply(m.batch);
-    } else {
-      m.batch.start(job, c.devices);
-      m.sim->apply(m.batch);
-      m.queue.started(job);
-    }
+    m.sim->apply(m.batch);
+    m.mdp.commit(action, m.sim->now(), m.queue);
     m.run_until_choice();
   } else {
-    // Waiting with jobs pending under price/carbon signals: the next signal change is a
-    // decision point too, so an agent can defer work to a cheaper or cleaner period.
-    const Tick wake = signal_wake(m.sim->view());
-    if (wake != Tick::max()) {
-      m.batch.clear();
-      m.batch.wake_at(wake);
-      m.sim->apply(m.batch);
-    }
+    if (m.batch.wake_time() != Tick::max()) m.sim->apply(m.batch);  // a signal change to wake at
     if (!m.sim->advance()) {
       m.finish();
     } else {
@@ -294,9 +252,7 @@ void SchedulingEnv::write_observation(float* candidates, float* global, std::uin
   std::memset(mask, 0, static_cast<std::size_t>(k) + 1);
   mask[k] = 1;
   if (!m.sim || m.terminated) return;
-  write_candidate_rows(m.sim->view(), m.candidates, m.rows, k, candidates, mask, m.shape.candidate_features, &m.feature_logs);
-  mask[k] = m.wait_legal ? 1 : 0;
-  write_global_features(m.sim->view(), m.queue, global, m.shape.global_features, &m.feature_logs);
+  m.mdp.write_observation(m.sim->view(), m.queue, candidates, global, mask, &m.feature_logs);
 }
 
 void SchedulingEnv::add_observer(Observer& observer) { impl_->observers.push_back(&observer); }
@@ -316,11 +272,11 @@ std::uint64_t SchedulingEnv::jobs_completed() const { return impl_->sim ? impl_-
 const EnvConfig& SchedulingEnv::config() const { return impl_->config; }
 
 const CandidateStats& SchedulingEnv::candidate_stats() const {
-  if (!impl_->builder) throw InvalidAction("SchedulingEnv::candidate_stats called before reset()");
-  return impl_->builder->stats();
+  if (!impl_->mdp.has_builder()) throw InvalidAction("SchedulingEnv::candidate_stats called before reset()");
+  return impl_->mdp.builder().stats();
 }
 
-std::uint64_t SchedulingEnv::placement_claims() const { return impl_->builder ? impl_->builder->index_claims() : 0; }
+std::uint64_t SchedulingEnv::placement_claims() const { return impl_->mdp.has_builder() ? impl_->mdp.builder().index_claims() : 0; }
 
 SchedulingEnv::CandidateInfo SchedulingEnv::candidate(int i) const {
   const Impl& m = *impl_;
@@ -328,8 +284,8 @@ SchedulingEnv::CandidateInfo SchedulingEnv::candidate(int i) const {
     throw InvalidAction("candidate " + std::to_string(i) + " is out of range 0.." + std::to_string(m.config.max_candidates - 1));
   }
   CandidateInfo info;
-  if (!m.sim || m.terminated || i >= m.rows) return info;
-  const Candidate& c = m.candidates[static_cast<std::size_t>(i)];
+  if (!m.sim || m.terminated || i >= m.mdp.rows()) return info;
+  const Candidate& c = m.mdp.candidates()[static_cast<std::size_t>(i)];
   info.legal = c.legal;
   info.job = c.job;
   info.cooling = c.cooling;

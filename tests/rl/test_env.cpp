@@ -15,6 +15,7 @@
 #include "sim/cluster_physics.hpp"
 #include "rl/env/env_bench.hpp"
 #include "rl/env/features.hpp"
+#include "rl/env/mdp.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
 #include "sim/error.hpp"
@@ -760,6 +761,15 @@ TEST_CASE("Waiting is masked when nothing else can happen", "[rl][env]") {
   SchedulingEnv env2(sc, weighted);
   env2.reset(1);
   CHECK(env2.step(0).reward == Approx(-2.0 * 1.0 - 3.0 * 100.0));
+}
+
+// The one wait rule the environment and the rl policy share (rl/env/mdp.hpp).
+TEST_CASE("wait_is_legal: wait is illegal only while jobs are pending and nothing else can happen", "[rl][env]") {
+  CHECK_FALSE(wait_is_legal(false, 0, 1));  // pending, nothing running, no event queued
+  CHECK(wait_is_legal(true, 0, 1));         // an arrival, completion or wake-up will come
+  CHECK(wait_is_legal(false, 1, 1));        // a job started this instant: its end comes
+  CHECK(wait_is_legal(false, 0, 0));        // nothing pending
+  CHECK(wait_is_legal(true, 2, 0));
 }
 
 TEST_CASE("bench env steps the built-in RL scenario", "[rl][vector][bench]") {
