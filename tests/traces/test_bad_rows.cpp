@@ -67,10 +67,10 @@ std::vector<BadRowCase> cases() {
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"x\", \"submitted_time\": \"yesterday\"},\n" + kPhillyGood + "]",
        "p.json:3: submitted_time: expected a date-time like '2017-10-07 01:12:09', got 'yesterday'", "bad_time"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"x\" \"user\": 1},\n" + kPhillyGood + "]",
-       "p.json:3: the job is not valid JSON: [json.exception.parse_error.101] parse error at line 1, column ...",
+       "p.json:3:38: the job is not valid JSON: unexpected string literal in an object; expected ',' or '}'",
        "malformed_row"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"\xff\xfe\", \"submitted_time\": \"2017-10-07 01:11:39\"},\n" + kPhillyGood + "]",
-       "p.json:3: the job is not valid JSON: [json.exception.parse_error.101] parse error at line 1, column ...",
+       "p.json:3:30: the job is not valid JSON: invalid string: ill-formed UTF-8 byte (at '\"\\xff')",
        "malformed_row"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Lost\", \"jobid\": \"x\", \"submitted_time\": \"2017-10-07 01:11:39\"},\n" + kPhillyGood + "]",
        "p.json:3: status: unknown status 'Lost'; allowed: Pass, Failed, Killed", "bad_value"},
@@ -96,6 +96,22 @@ TEST_CASE("each bad-row kind stops strict reading and is counted by reason in le
     CHECK(r.jobs.size() == 2);  // the good rows on both sides of the bad one
     CHECK(r.skipped == RowSkips{{c.reason, 1}});
   }
+}
+
+TEST_CASE("a Philly job that is not JSON names the file's line and column and what was expected", "[traces][philly][bad-input]") {
+  // Before: "p.json:2: the job is not valid JSON: [json.exception.parse_error.101] parse
+  // error at line 2, column 17: syntax error while parsing value - invalid literal; last
+  // read: '\"status\": tru}'": the library's tag, and a line and column within the job.
+  TempDir dir;
+  CHECK(read_trace_error(dir.write("p.json", "[\n  {\"jobid\": \"a\",\n   \"status\": tru}\n]"), "philly") ==
+        "p.json:3:17: the job is not valid JSON: invalid literal 'tru}'; expected a value (an object, array, string, number, true, false or null)");
+  // A job on the line of the '[': the column counts from the line's start.
+  CHECK(read_trace_error(dir.write("p.json", "[{\"jobid\": x}]"), "philly") ==
+        "p.json:1:12: the job is not valid JSON: invalid literal 'x'; expected a value (an object, array, string, number, true, false or null)");
+  CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": \"a\", }\n]"), "philly") ==
+        "p.json:2:17: the job is not valid JSON: unexpected '}' in an object; expected a string in double quotes (the key)");
+  CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": [1 2]}\n]"), "philly") ==
+        "p.json:2:14: the job is not valid JSON: unexpected number literal in an array; expected ',' or ']'");
 }
 
 TEST_CASE("gavel rows with job types the matrix lacks are bad rows", "[traces][gavel][bad-input]") {
