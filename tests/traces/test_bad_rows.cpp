@@ -132,6 +132,42 @@ TEST_CASE("gavel rows with job types the matrix lacks are bad rows", "[traces][g
   CHECK(r.skipped == RowSkips{{"out_of_range", 1}, {"unknown_job_type", 1}});
 }
 
+TEST_CASE("a gavel throughput matrix from a named pipe is read once, through a temporary copy", "[traces][gavel][pipe]") {
+  // Each opening of a gavel trace loads its matrix: from a pipe the second opening blocked.
+  TempDir dir;
+  const std::string matrix = R"J({"v100": {"('LM (batch size 5)', 1)": {"null": 40.0}}})J";
+  const std::string fifo = dir.path("m.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto serve = [&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    for (std::size_t done = 0; done < matrix.size();) {
+      const ssize_t n = ::write(fd, matrix.data() + done, matrix.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  };
+  TraceOptions o;
+  o.throughputs_path = fifo;
+  const std::string good = dir.write("g.trace", "LM (batch size 5)\tcmd\t--steps\t1\t400\t0\t1\nLM (batch size 5)\tcmd\t--steps\t1\t800\t3\t1\n");
+  {
+    std::thread writer(serve);
+    std::vector<std::string> warnings;
+    TraceJobSource source(good, "gavel", o, warnings);
+    writer.join();
+    JobSpec job;
+    std::size_t n = 0;
+    while (source.next(job)) ++n;
+    CHECK(n == 2);
+  }
+  const std::string bad = dir.write("b.trace", "LM (batch size 5)\tcmd\t--steps\t1\t400\t0\t1\nCycleGAN\tcmd\t--steps\t1\t400\t1\t8\n");
+  std::thread writer(serve);
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH(TraceJobSource(bad, "gavel", o, warnings),
+                    bad + ":2: job_type: job type 'CycleGAN' at 8 GPUs has no isolated throughput on v100 in " + fifo + " (field 1: 'CycleGAN')");
+  writer.join();
+}
+
 TEST_CASE("lenient skips reach inspect and results.json and strict runs write nothing", "[traces][bad-input][experiments]") {
   TempDir dir;
   dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,1,10\nb,1,x,10\nc,2,1,-1\nd,3,1,10\ne,4,1,1e99\n");
