@@ -109,7 +109,7 @@ TEST_CASE("a Philly job that is not JSON names the file's line and column and wh
   CHECK(read_trace_error(dir.write("p.json", "[{\"jobid\": x}]"), "philly") ==
         "p.json:1:12: the job is not valid JSON: invalid literal 'x'; expected a value (an object, array, string, number, true, false or null)");
   CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": \"a\", }\n]"), "philly") ==
-        "p.json:2:17: the job is not valid JSON: unexpected '}' in an object; expected a string in double quotes (the key)");
+        "p.json:2:16: the job is not valid JSON: unexpected '}' in an object; expected a string in double quotes (the key)");
   CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": [1 2]}\n]"), "philly") ==
         "p.json:2:14: the job is not valid JSON: unexpected number literal in an array; expected ',' or ']'");
 }
