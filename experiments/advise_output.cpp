@@ -5,6 +5,7 @@
 
 #include "experiments/svg_plot.hpp"
 #include "sim/signals.hpp"
+#include "sim/text_checks.hpp"
 
 namespace schedsim {
 
@@ -80,7 +81,9 @@ std::string plans_table(const AdvisorWorld& world, const AdviseOutcome& outcome,
   std::vector<std::string> labels;
   std::size_t width = 4;
   for (std::size_t i = 0; i < n; ++i) {
-    labels.push_back(plan_label(world, outcome.plans[i]));
+    // Region, device and provider names come from the user's YAML: escaped for the
+    // terminal here only (plans.csv keeps them as they are).
+    labels.push_back(terminal_safe(plan_label(world, outcome.plans[i])));
     width = std::max(width, labels.back().size());
   }
   char buf[512];

@@ -199,6 +199,30 @@ struct TempFiles {
 
 std::string temp_name(const std::string& path) { return path + ".partial-" + std::to_string(::getpid()); }
 
+// The output folders a run creates (the deepest first): a run that then fails removes
+// those still empty, so that a failure leaves no folder behind that the user did not
+// have before. A folder that existed, or holds any file, stays.
+struct CreatedFolders {
+  std::vector<fs::path> paths;
+  bool keep = false;
+  explicit CreatedFolders(const std::string& dir) {
+    std::error_code ec;
+    for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p, ec) && !ec; p = p.parent_path()) {
+      paths.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+  }
+  ~CreatedFolders() {
+    if (keep) return;
+    for (const fs::path& p : paths) {
+      std::error_code ec;
+      if (!fs::is_directory(fs::symlink_status(p, ec)) || !fs::is_empty(p, ec) || ec) break;
+      fs::remove(p, ec);  // rmdir: fails, harmlessly, if a file appeared meanwhile
+      if (ec) break;
+    }
+  }
+};
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -463,6 +487,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   JobSource* source = &setup.source();
   result.trace_rows_skipped = source->rows_skipped();
 
+  // Destroyed after `temps`: the folder is empty once the temporary files are gone.
+  CreatedFolders created(options.out_dir.empty() ? std::string() : options.out_dir);
   TempFiles temps;
   std::ofstream jobs_out;
   std::string jobs_path, results_path;
@@ -619,6 +645,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     if (!ec) fs::rename(temps.paths[1], results_path, ec);
     if (ec) throw InputError(options.out_dir, "cannot move the finished results into place: " + ec.message());
     temps.keep = true;
+    created.keep = true;
     if (snapshots) snapshots->finish();
     remove_unfinished_rows(options.out_dir);  // superseded by this run's results
   }

@@ -76,7 +76,8 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (auto ph = root.maybe_child("physics")) {
     s.physics = ph->is_null() ? PhysicsConfig{} : PhysicsConfig::parse(*ph);
     if (!s.physics->throughputs.empty()) {
-      s.throughputs = std::make_shared<const ThroughputMatrix>(ThroughputMatrix::load_file(s.physics->throughputs_resolved));
+      s.throughputs = std::make_shared<const ThroughputMatrix>(ThroughputMatrix::load_file(
+          s.physics->throughputs_resolved, [](const std::string& path) { throw_if_interrupted("reading the throughput matrix " + path); }));
     }
     // Physics needs every device type in the catalogue.
     if (datacenters) {

@@ -140,7 +140,9 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   }
   std::ofstream csv, jsonl;
   if (writer) {
-    fs::create_directories(out);
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw InputError(options.out_dir, "cannot create the output folder: " + ec.message());
     csv.open(csv_path, std::ios::trunc);
     jsonl.open(jsonl_path, std::ios::trunc);
     if (!csv || !jsonl) throw InputError(options.out_dir, "cannot write the learning curve files there");

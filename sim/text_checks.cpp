@@ -46,6 +46,23 @@ std::string describe_byte(std::string_view line, std::size_t offset) {
   return buf;
 }
 
+namespace {
+
+// The code point of the (valid) UTF-8 sequence at `s` when it is an invisible format
+// character that can make text read differently from what it is: the bidirectional
+// embeddings, overrides and isolates U+202A..U+202E, U+2066..U+2069, the marks U+200E,
+// U+200F, U+061C, and U+FEFF (a byte-order mark or zero-width no-break space); else 0.
+// A right-to-left override in a job id would show "exe.txt" for "txt.exe".
+unsigned invisible_format_character(const unsigned char* s, std::size_t len) {
+  if (len == 2) return s[0] == 0xD8 && s[1] == 0x9C ? 0x061C : 0;
+  if (len != 3) return 0;
+  const unsigned cp = ((s[0] & 0x0Fu) << 12) | ((s[1] & 0x3Fu) << 6) | (s[2] & 0x3Fu);
+  const bool bidi = cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+  return bidi || cp == 0xFEFF ? cp : 0;
+}
+
+}  // namespace
+
 std::string terminal_safe(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
@@ -77,6 +94,9 @@ std::string terminal_safe(std::string_view text) {
       } else if (c == 0xC2 && s[i + 1] < 0xA0) {  // U+0080..U+009F, the C1 controls (CSI is U+009B)
         std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(s[i + 1]));
         out += buf, i += 2;
+      } else if (const unsigned cp = invisible_format_character(s + i, len)) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", cp);
+        out += buf, i += len;
       } else {
         out.append(text.substr(i, len));
         i += len;

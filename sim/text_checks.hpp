@@ -21,7 +21,9 @@ std::string describe_byte(std::string_view line, std::size_t offset);
 // `text` with every byte that could move the cursor, clear the screen or start an escape
 // sequence in a terminal written out visibly: CR, LF and TAB as \r, \n, \t, the other C0
 // controls, DEL and bytes that are not UTF-8 as \xHH (\x1b for ESC, \x00 for NUL), the C1
-// controls U+0080..U+009F as \u0080..\u009f. Printable text (ASCII and UTF-8) and
+// controls U+0080..U+009F as \u0080..\u009f, and the invisible bidirectional and format
+// characters (U+202A..U+202E, U+2066..U+2069, U+200E, U+200F, U+061C, U+FEFF) as \u202e
+// etc., which would otherwise show text in another order than it is. Printable text (ASCII and UTF-8) and
 // backslashes are kept as they are, so ordinary text is unchanged and applying it twice
 // is the same as once. Used for every message and terminal table that shows user input
 // (a job id or policy name holding ESC must not rewrite the terminal).

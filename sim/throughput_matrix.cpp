@@ -10,6 +10,7 @@
 
 #include "sim/error.hpp"
 #include "sim/file_checks.hpp"
+#include "sim/json_errors.hpp"
 
 namespace schedsim {
 namespace {
@@ -47,22 +48,30 @@ bool parse_job_type_key(std::string_view s, std::string& name, int& gpus) {
   return !name.empty();
 }
 
-ThroughputMatrix ThroughputMatrix::load_file(const std::string& path) {
+ThroughputMatrix ThroughputMatrix::load_file(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt) {
   // A folder opens as an empty stream, and EACCES is not "does it exist?".
   if (const std::string problem = file_open_problem(path, "throughput matrix"); !problem.empty()) throw InputError(path, problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open the throughput matrix (does it exist?)");
   std::stringstream buf;
   buf << in.rdbuf();
-  return parse(buf.str(), path);
+  return parse(buf.str(), path, poll_interrupt);
 }
 
-ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::string& source) {
+ThroughputMatrix ThroughputMatrix::parse(const std::string& text, const std::string& source,
+                                         const std::function<void(const std::string&)>& poll_interrupt) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    std::uint64_t values = 0;  // every 4096 values parsed: a signal is seen within milliseconds
+    doc = poll_interrupt ? nlohmann::json::parse(text,
+                                                 [&](int, nlohmann::json::parse_event_t, const nlohmann::json&) {
+                                                   if ((++values & 4095) == 0) poll_interrupt(source);
+                                                   return true;
+                                                 })
+                         : nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e99999)
-    throw InputError(source, std::string("not valid JSON: ") + e.what());
+    const JsonErrorDescription d = describe_json_error(e.what(), text);
+    throw InputError(json_error_place(source, d), "not valid JSON: " + d.what);
   }
   if (!doc.is_object()) throw InputError(source, "expected a JSON object with one key per device type (k80, p100, v100...)");
   ThroughputMatrix m;

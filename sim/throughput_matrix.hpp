@@ -5,6 +5,7 @@
 // loading; shared by the Gavel trace reader and the physics model.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,8 +25,11 @@ class ThroughputMatrix {
   // "_unconsolidated" holds the spread-out placement. Throws InputError naming the file
   // and the key for malformed JSON, keys that are not such tuples, or values that are
   // not finite numbers >= 0.
-  static ThroughputMatrix load_file(const std::string& path);
-  static ThroughputMatrix parse(const std::string& json_text, const std::string& source);
+  // `poll_interrupt` (may be empty) is called with the source every few thousand JSON
+  // values and may throw to stop a long read (as TraceOptions::poll_interrupt).
+  static ThroughputMatrix load_file(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt = {});
+  static ThroughputMatrix parse(const std::string& json_text, const std::string& source,
+                                const std::function<void(const std::string&)>& poll_interrupt = {});
 
   // steps/s of `job_type` running alone on `num_gpus` devices of `device_type`
   // (lower-case, e.g. "v100"); nullopt when the matrix has no such entry.

@@ -194,11 +194,16 @@ class PaiJobTable {
 
   // Reads every row. A bad row throws BadRowError naming this file and line (kError) or
   // is passed to `skipped` with its reason prefixed by "job_table_" (kSkip).
-  PaiJobTable(const std::string& path, BadRowMode mode, const std::function<void(const std::string&)>& skipped) : path_(path) {
+  // `poll_interrupt` (may be empty) is called with the path every 4096 rows, as the trace
+  // reader does: the table has a million rows and is read before the first task.
+  PaiJobTable(const std::string& path, BadRowMode mode, const std::function<void(const std::string&)>& skipped,
+              const std::function<void(const std::string&)>& poll_interrupt)
+      : path_(path) {
     CsvTable t(path, "pai-tasks job table", kPaiJobColumns);
     std::unordered_map<std::string, std::uint32_t> user_index;
     std::string name;
-    while (true) {
+    for (std::uint64_t rows = 1;; ++rows) {
+      if (poll_interrupt && (rows & 4095) == 0) poll_interrupt(path);
       try {
         if (!t.next_row()) break;
         name.assign(t.text(0));
@@ -251,7 +256,8 @@ class PaiTasksReader : public TraceReader {
  public:
   PaiTasksReader(const std::string& path, const TraceOptions& o) : TraceReader(o.on_bad_row), t_(path, "pai-tasks", kPaiTaskColumns) {
     if (!o.job_table_path.empty()) {
-      jobs_ = std::make_unique<PaiJobTable>(o.job_table_path, o.on_bad_row, [this](const std::string& reason) { filtered(reason); });
+      jobs_ = std::make_unique<PaiJobTable>(
+          o.job_table_path, o.on_bad_row, [this](const std::string& reason) { filtered(reason); }, o.poll_interrupt);
     }
   }
 

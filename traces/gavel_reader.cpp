@@ -92,7 +92,7 @@ class GavelReader : public TraceReader {
     if (o.throughputs_path.empty()) {
       throw InputError(path, "the gavel format needs Gavel's throughput matrix: set workload.trace.throughputs (or --throughputs FILE), e.g. shared/data/gavel/simulation_throughputs.json");
     }
-    return ThroughputMatrix::load_file(o.throughputs_path);
+    return ThroughputMatrix::load_file(o.throughputs_path, o.poll_interrupt);
   }
   std::string where() const { return lines_.path() + ":" + std::to_string(lines_.line()); }
   [[noreturn]] void fail(int i, const std::string& what, const char* reason) const {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/error.hpp"
+#include "sim/json_errors.hpp"
 #include "traces/csv.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/readers.hpp"
@@ -46,7 +47,8 @@ class JsonArrayScanner {
   JsonArrayScanner& operator=(const JsonArrayScanner&) = delete;
 
   // The next element; false after the closing ']'. Throws InputError for a broken array.
-  bool next(std::string& element, std::int64_t& line) {
+  // `line` and `column` (bytes, from 1) are where the element starts.
+  bool next(std::string& element, std::int64_t& line, std::int64_t& column) {
     if (done_) return false;
     skip_space();
     if (peek() < 0) throw InputError(path_ + ":" + std::to_string(line_), "the file ends before the job array's closing ']' (truncated file?)");
@@ -66,6 +68,7 @@ class JsonArrayScanner {
     }
     first_ = false;
     line = line_;
+    column = column_ + 1;
     element.clear();
     int depth = 0;
     bool in_string = false;
@@ -108,7 +111,8 @@ class JsonArrayScanner {
     const int c = peek();
     if (c >= 0) {
       ++pos_;
-      if (c == '\n') ++line_;
+      if (c == '\n') ++line_, column_ = 0;
+      else ++column_;
     }
     return c;
   }
@@ -134,6 +138,7 @@ class JsonArrayScanner {
   std::string buf_;
   std::size_t pos_ = 0, end_ = 0;
   std::int64_t line_ = 1;
+  std::int64_t column_ = 0;  // bytes read of the current line
   bool first_ = true, done_ = false;
 };
 
@@ -143,12 +148,19 @@ class PhillyReader : public TraceReader {
 
  protected:
   bool read(JobSpec& out) override {
-    while (scanner_.next(text_, line_)) {
+    while (scanner_.next(text_, line_, column_)) {
       nlohmann::json job;
       try {
         job = nlohmann::json::parse(text_);
       } catch (const nlohmann::json::exception& e) {  // parse errors and number overflow (1e99999)
-        throw BadRowError(where(), std::string("the job is not valid JSON: ") + e.what(), "malformed_row");
+        // The place in the job's text, moved to the file's line and column.
+        const JsonErrorDescription d = describe_json_error(e.what(), text_);
+        std::string place = where();
+        if (d.line > 0) {
+          place = path_ + ":" + std::to_string(line_ + d.line - 1);
+          if (d.column > 0) place += ":" + std::to_string(d.line == 1 ? column_ + d.column - 1 : d.column);
+        }
+        throw BadRowError(place, "the job is not valid JSON: " + d.what, "malformed_row");
       }
       if (!job.is_object()) throw BadRowError(where(), "expected a job object {\"jobid\": ..., \"attempts\": [...]}", "malformed_row");
       out.id = string_field(job, "jobid", true);
@@ -246,7 +258,7 @@ class PhillyReader : public TraceReader {
   std::string path_;
   JsonArrayScanner scanner_;
   std::string text_;
-  std::int64_t line_ = 0;
+  std::int64_t line_ = 0, column_ = 0;  // where the current job starts
 };
 
 }  // namespace

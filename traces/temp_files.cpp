@@ -53,7 +53,8 @@ std::string temp_folder() {
   return ec ? std::string("/tmp") : p.string();
 }
 
-InputSpool::InputSpool(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt) : original_(path) {
+InputSpool::InputSpool(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt, const std::string& kind)
+    : original_(path) {
   struct stat st {};
   // Regular files, folders and missing files are the readers' business (they say what
   // is wrong); everything else cannot be read twice.
@@ -68,7 +69,7 @@ InputSpool::InputSpool(const std::string& path, const std::function<void(const s
   while ((in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR) {
     if (poll_interrupt) poll_interrupt(original_);  // waiting for a FIFO's writer
   }
-  if (in < 0) throw InputError(path, std::string("cannot open the trace file: ") + std::strerror(errno));
+  if (in < 0) throw InputError(path, "cannot open the " + kind + ": " + std::strerror(errno));
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }

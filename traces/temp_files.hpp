@@ -27,14 +27,17 @@ std::string temp_folder();
 
 // A trace given as a named pipe (FIFO), a pipe (`/dev/fd/N` from process substitution,
 // /dev/stdin) or another non-regular file can be read only once, but a trace is read up
-// to three times (format detection, validation, the run). Such an input is copied once
+// to three times (format detection, validation, the run), and so are the files read
+// with it (pai-tasks' job table, gavel's throughput matrix). Such an input is copied once
 // into temp_folder()/schedsim-spool-PID-N, which is removed on destruction (and, after a
 // kill, by the next spool). A regular file is read where it is.
 class InputSpool {
  public:
   // Throws InputError naming `path` when it cannot be read or the copy cannot be
   // written; `poll_interrupt` (may be empty) is called between chunks and may throw.
-  InputSpool(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt);
+  // `kind` names the file in messages ("cannot open the trace file: ...").
+  InputSpool(const std::string& path, const std::function<void(const std::string&)>& poll_interrupt,
+             const std::string& kind = "trace file");
   ~InputSpool();
   InputSpool(const InputSpool&) = delete;
   InputSpool& operator=(const InputSpool&) = delete;

@@ -123,15 +123,39 @@ TraceJobSource::TraceJobSource(std::string path, std::string format, std::vector
 TraceJobSource::TraceJobSource(std::string path, std::string format, const TraceOptions& options, std::vector<std::string>& warnings)
     : path_(std::move(path)), format_(std::move(format)), options_(options) {
   spool_ = std::make_unique<InputSpool>(path_, options_.poll_interrupt);
+  // Read again each time a reader opens: a pipe would block (or be empty) the second time.
+  for (auto [file, kind] : {std::pair{&options_.job_table_path, "job table"}, std::pair{&options_.throughputs_path, "throughput matrix"}}) {
+    if (file->empty()) continue;
+    side_spools_.push_back(std::make_unique<InputSpool>(*file, options_.poll_interrupt, kind));
+    *file = side_spools_.back()->path();
+  }
+  if (spooled() && options_.poll_interrupt) {
+    // The interruption message names the files given, not their copies.
+    options_.poll_interrupt = [this, poll = options_.poll_interrupt](const std::string& p) { poll(renamed(p)); };
+  }
   try {
     if (format_ == "auto") format_ = detect_trace_format(spool_->path());
     read_trace(warnings);
   } catch (const DamagedFileError& e) {
-    throw DamagedFileError(spool_->renamed(e.what()));
+    throw DamagedFileError(renamed(e.what()));
   } catch (const InputError& e) {
-    if (!spool_->spooled()) throw;
-    throw InputError(spool_->renamed(e.what()));
+    if (!spooled()) throw;
+    throw InputError(renamed(e.what()));
   }
+}
+
+bool TraceJobSource::spooled() const {
+  if (spool_->spooled()) return true;
+  for (const auto& s : side_spools_) {
+    if (s->spooled()) return true;
+  }
+  return false;
+}
+
+std::string TraceJobSource::renamed(std::string message) const {
+  message = spool_->renamed(std::move(message));
+  for (const auto& s : side_spools_) message = s->renamed(std::move(message));
+  return message;
 }
 
 std::unique_ptr<TraceReader> TraceJobSource::open_reader() const {
@@ -183,9 +207,12 @@ bool TraceJobSource::next(JobSpec& out) {
   if (stream_) {
     try {
       return stream_->next(out);
+    } catch (const DamagedFileError& e) {
+      if (!spooled()) throw;
+      throw DamagedFileError(renamed(e.what()));
     } catch (const InputError& e) {
-      if (!spool_->spooled()) throw;
-      throw InputError(spool_->renamed(e.what()));
+      if (!spooled()) throw;
+      throw InputError(renamed(e.what()));
     }
   }
   if (!runs_.empty()) {

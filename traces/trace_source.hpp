@@ -8,7 +8,8 @@
 // they are open, so that not even a kill leaves them behind).
 //
 // A trace that can be read only once (a FIFO, /dev/fd/N from process substitution) is
-// first copied into a temporary file (InputSpool); messages still name the path given.
+// first copied into a temporary file (InputSpool), and so are a pai-tasks job table and
+// a gavel throughput matrix given that way; messages still name the paths given.
 #pragma once
 
 #include <fstream>
@@ -66,6 +67,12 @@ class TraceJobSource : public JobSource {
   };
   std::vector<Head> heads_;  // min-heap of the next job of each run
   std::unique_ptr<InputSpool> spool_;    // what is opened: the file, or a pipe's copy
+  // The same for the files read with the trace each time it is opened (job table,
+  // throughput matrix); options_ names what they hold.
+  std::vector<std::unique_ptr<InputSpool>> side_spools_;
+  bool spooled() const;
+  // `message` naming the paths given instead of the copies.
+  std::string renamed(std::string message) const;
   void read_trace(std::vector<std::string>& warnings);
   std::unique_ptr<TraceReader> open_reader() const;
   void external_sort(std::vector<std::string>& warnings);

@@ -151,6 +151,25 @@ TEST_CASE("advise config: the CLI writes plans.csv as the planner computes it, a
   CHECK_FALSE(std::filesystem::exists(o.out));
 }
 
+TEST_CASE("advise config: region and provider names are escaped in the table, kept in plans.csv", "[advisor][errors]") {
+  // A right-to-left override (U+202E) in a region name would reorder the terminal line;
+  // the table shows it as \u202e, plans.csv (data) keeps the name as given.
+  const std::string rlo = "\xe2\x80\xae";
+  YAML::Node n = base();
+  n["scenario"]["datacenters"]["sites"][0]["name"] = "A" + rlo + "x";
+  n["scenario"]["datacenters"]["sites"][0]["provider"] = "p" + rlo + "a";
+  n["scenario"]["market"]["offers"][0]["datacenter"] = "A" + rlo + "x";
+  n["scenario"]["market"]["offers"][1]["datacenter"] = "A" + rlo + "x";
+  const AdvisePlanner planner(node(n));
+  const AdviseOutcome out = planner.run(Objective::kCost);
+  const std::string table = plans_table(planner.world(), out, Objective::kCost, 0);
+  CHECK(table.find(rlo) == std::string::npos);
+  CHECK(table.find("A\\u202ex A100-80GB x1 on_demand (p\\u202ea)") != std::string::npos);
+  const std::string csv = plans_csv(planner.world(), out);
+  CHECK(csv.find("A" + rlo + "x A100-80GB x1 on_demand (p" + rlo + "a)") != std::string::npos);
+  CHECK(csv.find("\\u202e") == std::string::npos);
+}
+
 TEST_CASE("advise config: mistakes in a job file name the key", "[advisor]") {
   struct Case {
     const char* what;

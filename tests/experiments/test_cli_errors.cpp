@@ -45,6 +45,24 @@ TEST_CASE("terminal_safe escapes control characters and keeps ordinary text", "[
   CHECK(terminal_safe(terminal_safe(nasty)) == terminal_safe(nasty));  // idempotent
 }
 
+TEST_CASE("terminal_safe escapes bidirectional and invisible format characters", "[cli][errors]") {
+  // A right-to-left override shows "job-gnp.exe" as "job-exe.png"; isolates, marks and a
+  // zero-width no-break space hide or reorder text just as well.
+  CHECK(terminal_safe("job-\xe2\x80\xaegnp.exe") == "job-\\u202egnp.exe");
+  CHECK(terminal_safe("\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae") == "\\u202a\\u202b\\u202c\\u202d\\u202e");
+  CHECK(terminal_safe("\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9") == "\\u2066\\u2067\\u2068\\u2069");
+  CHECK(terminal_safe("lrm\xe2\x80\x8e rlm\xe2\x80\x8f alm\xd8\x9c") == "lrm\\u200e rlm\\u200f alm\\u061c");
+  CHECK(terminal_safe("zw\xef\xbb\xbfnbsp \xef\xbb\xbf") == "zw\\ufeffnbsp \\ufeff");
+  // Their neighbours stay: U+200D (zero-width joiner, in emoji), U+2029, U+2070, Arabic
+  // letters (U+0627), U+FEFE.
+  const std::string kept = "\xe2\x80\x8d \xe2\x80\xa9 \xe2\x81\xb0 \xd8\xa7 \xef\xbb\xbe";
+  CHECK(terminal_safe(kept) == kept);
+  const std::string nasty = "a\xe2\x80\xae" "b\xe2\x81\xa9\xef\xbb\xbf\x1b";
+  CHECK(terminal_safe(nasty) == "a\\u202eb\\u2069\\ufeff\\x1b");
+  CHECK(terminal_safe(terminal_safe(nasty)) == terminal_safe(nasty));  // idempotent
+  CHECK(std::string(InputError("jobs.csv:2", "job 'x\xe2\x80\xaey': bad").what()) == "jobs.csv:2: job 'x\\u202ey': bad");
+}
+
 TEST_CASE("error messages holding user text are terminal-safe", "[cli][errors]") {
   CHECK(std::string(InputError("jobs.csv:3", "job 'a\x1b[2J': asks for 16 GPUs").what()) == "jobs.csv:3: job 'a\\x1b[2J': asks for 16 GPUs");
   CHECK(std::string(InputError("x\ny.yaml: cannot open").what()) == "x\\ny.yaml: cannot open");

@@ -216,6 +216,32 @@ TEST_CASE("a rerun that fails leaves no results of the previous run in its folde
   CHECK(files_in(out) == std::vector<std::string>{"jobs.csv", "results.json"});  // no timeline of the older run either
 }
 
+TEST_CASE("a run that fails removes the output folder it created while it is empty, and no other", "[experiments][run][out-folder]") {
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  // A job larger than the cluster stops the run when it is pulled, after the folder was made.
+  dir.write("t.csv", trace_rows(20, false) + "big,50,16,10\n");
+  const std::string error = dir.path("t.csv") + ":22: job 'big': asks for 16 GPUs but the cluster has 8 in total; enlarge the cluster or set workload.oversized: drop to skip such jobs";
+  SECTION("a folder the run created goes, with the parents it created") {
+    CHECK_THROWS_WITH(run_scenario(load(dir, kTraceScenario), reg, RunOptions{dir.path("new/out")}), error);
+    CHECK_FALSE(std::filesystem::exists(dir.path("new")));  // before: new/out/ stayed, empty
+    CHECK(std::filesystem::exists(dir.path("t.csv")));
+  }
+  SECTION("a folder that existed stays") {
+    std::filesystem::create_directories(dir.path("old/out"));
+    CHECK_THROWS_WITH(run_scenario(load(dir, kTraceScenario), reg, RunOptions{dir.path("old/out")}), error);
+    CHECK(files_in(dir.path("old/out")).empty());
+    CHECK_THROWS_WITH(run_scenario(load(dir, kTraceScenario), reg, RunOptions{dir.path("old/a/b")}), error);
+    CHECK(files_in(dir.path("old")) == std::vector<std::string>{"out"});  // only a/ and a/b/ were the run's
+  }
+  SECTION("a folder the run created that holds a file stays") {
+    RunOptions options{dir.path("snap")};
+    options.snapshot.every = Tick::from_seconds(5);  // snapshot.bin is written before the job at t = 50
+    CHECK_THROWS_WITH(run_scenario(load(dir, kTraceScenario), reg, options), error);
+    CHECK(files_in(dir.path("snap")) == std::vector<std::string>{"snapshot.bin"});
+  }
+}
+
 TEST_CASE("rows of runs that never finished go with the next run, but a live process's and a snapshot's stay", "[experiments][run][out-folder]") {
   TempDir dir;
   const PolicyRegistry reg = builtin_policies();

@@ -365,6 +365,7 @@ TEST_CASE("gavel's cached throughputs and LP answers give the same run as recomp
   CHECK(cached.counters.lp_solves == 107);
   CHECK(cached.counters.rate_vectors == 60);
   CHECK(fresh.counters.rate_vectors == 821);
+}
 
 TEST_CASE("gavel's LP gives share 0 on a type where a job's throughput is 0", "[policies][gavel]") {
   // Regression: on Gavel's 6,263-job trace the LP left 'ResNet-50 (batch size 128)' on

@@ -54,6 +54,17 @@ TEST_CASE("train: keys are validated with clear messages", "[rl][train][config]"
   CHECK_THROWS_WITH(parse("{device: tpu}"), Catch::Contains("cuda"));
 }
 
+TEST_CASE("train: an output folder that cannot be created is one clear error", "[rl][train][errors]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "schedsim_test_train_out";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "file") << "x";
+  const std::string out = (dir / "file" / "out").string();  // under a regular file
+  CHECK_THROWS_WITH(train_agent(small_training(), TrainOptions{out, false, false}), out + ": cannot create the output folder: Not a directory");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("rl_train.yaml is rl_default.yaml plus the train map", "[rl][train][config]") {
   const PolicyRegistry reg = registry_with_rl();
   const ScenarioConfig a = load_scenario(kConfigs + "rl_default.yaml", {}, std::nullopt, reg);

@@ -37,7 +37,7 @@ TEST_CASE("malformed throughput matrices are errors naming the key", "[sim][thro
     }
     return std::string("no error");
   };
-  CHECK_THAT(error("{"), Catch::StartsWith("m.json: not valid JSON: "));
+  CHECK(error("{") == "m.json:1:2: not valid JSON: unexpected end of input in an object; expected a string in double quotes (the key)");
   CHECK(error("[]") == "m.json: expected a JSON object with one key per device type (k80, p100, v100...)");
   CHECK(error(R"J({"v100": {"ResNet": {"null": 1}}})J") == "m.json: v100: ResNet: expected a key like \"('ResNet-50 (batch size 64)', 1)\"");
   CHECK(error(R"J({"v100": {"('A', 0)": {"null": 1}}})J") == "m.json: v100: ('A', 0): expected a key like \"('ResNet-50 (batch size 64)', 1)\"");
@@ -53,6 +53,58 @@ TEST_CASE("malformed throughput matrices are errors naming the key", "[sim][thro
   CHECK(gpus == 8);
   CHECK_FALSE(parse_job_type_key("('A', 99999999999)", name, gpus));
   CHECK_FALSE(parse_job_type_key("('A' 1)", name, gpus));
+}
+
+TEST_CASE("a throughput matrix that is not JSON names the line and column and what was expected", "[sim][throughput][bad-input]") {
+  // Before: "m.json: not valid JSON: [json.exception.parse_error.101] parse error at line
+  // 2, column 11: syntax error while parsing value - invalid literal; last read: ..."
+  auto error = [](const std::string& text) {
+    try {
+      ThroughputMatrix::parse(text, "m.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("{\n  \"v100\": x\n}") == "m.json:2:11: not valid JSON: invalid literal 'x'; expected a value (an object, array, string, number, true, false or null)");
+  CHECK(error(R"J({"v100": {"('A', 1)": {"null": 1,}}})J") == "m.json:1:34: not valid JSON: unexpected '}' in an object; expected a string in double quotes (the key)");
+  CHECK(error(R"J({"v100" {}})J") == "m.json:1:9: not valid JSON: unexpected '{' in an object; expected ':'");
+  CHECK(error(R"J({"v100": {}} {})J") == "m.json:1:14: not valid JSON: unexpected '{'; expected nothing more after the value");
+  CHECK(error("") == "m.json:1:1: not valid JSON: unexpected end of input; expected a value (an object, array, string, number, true, false or null)");
+  CHECK(error(R"J({"v100": "abc)J") == "m.json:1:14: not valid JSON: invalid string: missing closing quote (at '\"abc')");
+  CHECK(error("{\"v100\":\n 1e99999}") == "m.json:2:2: not valid JSON: the number 1e99999 is too large (beyond a double's range, about 1.8e308)");
+  // A long unterminated string is shown by its start.
+  CHECK(error("{\"" + std::string(100, 'a')) ==
+        "m.json:1:103: not valid JSON: invalid string: missing closing quote (at '\"" + std::string(39, 'a') + "...') in an object");
+}
+
+TEST_CASE("a long throughput matrix read stops promptly when the interruption poll throws", "[sim][throughput][interrupt]") {
+  std::string text = "{\"v100\": {";
+  for (int i = 1; i <= 3000; ++i) text += std::string(i > 1 ? ", " : "") + "\"('A', " + std::to_string(i) + ")\": {\"null\": 1.5}";
+  text += "}}";
+  struct Stop {
+    std::string path;
+  };
+  std::uint64_t polls = 0;
+  bool interrupted = true;
+  const auto poll = [&](const std::string& p) {
+    ++polls;
+    if (interrupted) throw Stop{p};
+  };
+  try {
+    ThroughputMatrix::parse(text, "m.json", poll);
+    FAIL("the read was not stopped");
+  } catch (const Stop& s) {
+    CHECK(s.path == "m.json");  // before: the whole matrix was read, the signal unseen
+  }
+  CHECK(polls == 1);  // within 4096 JSON values
+  interrupted = false;
+  polls = 0;
+  CHECK(ThroughputMatrix::parse(text, "m.json", poll).num_entries() == 3000);
+  CHECK(polls >= 2);
+  const test::TempDir dir;
+  interrupted = true;
+  CHECK_THROWS_AS(ThroughputMatrix::load_file(dir.write("m.json", text), poll), Stop);
 }
 
 TEST_CASE("Gavel's published throughput matrix loads completely", "[sim][throughput][shared-data]") {

@@ -67,10 +67,10 @@ std::vector<BadRowCase> cases() {
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"x\", \"submitted_time\": \"yesterday\"},\n" + kPhillyGood + "]",
        "p.json:3: submitted_time: expected a date-time like '2017-10-07 01:12:09', got 'yesterday'", "bad_time"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"x\" \"user\": 1},\n" + kPhillyGood + "]",
-       "p.json:3: the job is not valid JSON: [json.exception.parse_error.101] parse error at line 1, column ...",
+       "p.json:3:38: the job is not valid JSON: unexpected string literal in an object; expected ',' or '}'",
        "malformed_row"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Pass\", \"jobid\": \"\xff\xfe\", \"submitted_time\": \"2017-10-07 01:11:39\"},\n" + kPhillyGood + "]",
-       "p.json:3: the job is not valid JSON: [json.exception.parse_error.101] parse error at line 1, column ...",
+       "p.json:3:30: the job is not valid JSON: invalid string: ill-formed UTF-8 byte (at '\"\\xff')",
        "malformed_row"},
       {"philly", "p.json", "[" + kPhillyGood + ",\n{\"status\": \"Lost\", \"jobid\": \"x\", \"submitted_time\": \"2017-10-07 01:11:39\"},\n" + kPhillyGood + "]",
        "p.json:3: status: unknown status 'Lost'; allowed: Pass, Failed, Killed", "bad_value"},
@@ -98,6 +98,22 @@ TEST_CASE("each bad-row kind stops strict reading and is counted by reason in le
   }
 }
 
+TEST_CASE("a Philly job that is not JSON names the file's line and column and what was expected", "[traces][philly][bad-input]") {
+  // Before: "p.json:2: the job is not valid JSON: [json.exception.parse_error.101] parse
+  // error at line 2, column 17: syntax error while parsing value - invalid literal; last
+  // read: '\"status\": tru}'": the library's tag, and a line and column within the job.
+  TempDir dir;
+  CHECK(read_trace_error(dir.write("p.json", "[\n  {\"jobid\": \"a\",\n   \"status\": tru}\n]"), "philly") ==
+        "p.json:3:17: the job is not valid JSON: invalid literal 'tru}'; expected a value (an object, array, string, number, true, false or null)");
+  // A job on the line of the '[': the column counts from the line's start.
+  CHECK(read_trace_error(dir.write("p.json", "[{\"jobid\": x}]"), "philly") ==
+        "p.json:1:12: the job is not valid JSON: invalid literal 'x'; expected a value (an object, array, string, number, true, false or null)");
+  CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": \"a\", }\n]"), "philly") ==
+        "p.json:2:16: the job is not valid JSON: unexpected '}' in an object; expected a string in double quotes (the key)");
+  CHECK(read_trace_error(dir.write("p.json", "[\n{\"jobid\": [1 2]}\n]"), "philly") ==
+        "p.json:2:14: the job is not valid JSON: unexpected number literal in an array; expected ',' or ']'");
+}
+
 TEST_CASE("gavel rows with job types the matrix lacks are bad rows", "[traces][gavel][bad-input]") {
   TempDir dir;
   TraceOptions o;
@@ -114,6 +130,42 @@ TEST_CASE("gavel rows with job types the matrix lacks are bad rows", "[traces][g
   REQUIRE(r.jobs.size() == 2);
   CHECK(r.jobs[1].id == "3");  // ids count every job line, skipped or not
   CHECK(r.skipped == RowSkips{{"out_of_range", 1}, {"unknown_job_type", 1}});
+}
+
+TEST_CASE("a gavel throughput matrix from a named pipe is read once, through a temporary copy", "[traces][gavel][pipe]") {
+  // Each opening of a gavel trace loads its matrix: from a pipe the second opening blocked.
+  TempDir dir;
+  const std::string matrix = R"J({"v100": {"('LM (batch size 5)', 1)": {"null": 40.0}}})J";
+  const std::string fifo = dir.path("m.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto serve = [&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY);
+    for (std::size_t done = 0; done < matrix.size();) {
+      const ssize_t n = ::write(fd, matrix.data() + done, matrix.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  };
+  TraceOptions o;
+  o.throughputs_path = fifo;
+  const std::string good = dir.write("g.trace", "LM (batch size 5)\tcmd\t--steps\t1\t400\t0\t1\nLM (batch size 5)\tcmd\t--steps\t1\t800\t3\t1\n");
+  {
+    std::thread writer(serve);
+    std::vector<std::string> warnings;
+    TraceJobSource source(good, "gavel", o, warnings);
+    writer.join();
+    JobSpec job;
+    std::size_t n = 0;
+    while (source.next(job)) ++n;
+    CHECK(n == 2);
+  }
+  const std::string bad = dir.write("b.trace", "LM (batch size 5)\tcmd\t--steps\t1\t400\t0\t1\nCycleGAN\tcmd\t--steps\t1\t400\t1\t8\n");
+  std::thread writer(serve);
+  std::vector<std::string> warnings;
+  CHECK_THROWS_WITH(TraceJobSource(bad, "gavel", o, warnings),
+                    bad + ":2: job_type: job type 'CycleGAN' at 8 GPUs has no isolated throughput on v100 in " + fifo + " (field 1: 'CycleGAN')");
+  writer.join();
 }
 
 TEST_CASE("lenient skips reach inspect and results.json and strict runs write nothing", "[traces][bad-input][experiments]") {

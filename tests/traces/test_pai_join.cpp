@@ -3,13 +3,20 @@
 // option on other formats, and a round trip through `trace convert`.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include "experiments/trace_inspect.hpp"
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
+#include "traces/temp_files.hpp"
 #include "traces/trace_source.hpp"
 #include "traces/workload_config.hpp"
 
@@ -152,6 +159,91 @@ TEST_CASE("PAI job table bad rows name the job table file and line", "[traces][p
   CHECK(r.skipped == RowSkips{{"job_table_malformed_row", 1}, {"job_not_in_job_table", 1}});
 
   CHECK_THROWS_WITH(read_trace(tasks, "pai-tasks", with_job_table(dir.path("nope.csv"))), Catch::Contains("nope.csv"));
+}
+
+TEST_CASE("a long PAI job table read stops promptly when the interruption poll throws", "[traces][pai][join][interrupt]") {
+  // The job table is read whole before the first task: 10^6 rows in the published trace.
+  TempDir dir;
+  const std::string tasks = dir.write("pai_task_table.csv", kTasks);
+  std::string rows = kJobs;
+  for (int i = 0; i < 10000; ++i) rows += "x" + std::to_string(i) + ",i,u,Terminated,1,2\n";
+  const std::string jobs = dir.write("pai_job_table.csv", rows);
+  struct Stop {
+    std::string path;
+  };
+  bool interrupted = true;  // the flag a signal handler would set
+  std::uint64_t polls = 0;
+  TraceOptions options = with_job_table(jobs);
+  options.poll_interrupt = [&](const std::string& p) {
+    ++polls;
+    if (interrupted) throw Stop{p};
+  };
+  std::vector<std::string> warnings;
+  try {
+    TraceJobSource source(tasks, "pai-tasks", options, warnings);
+    FAIL("the read was not stopped");
+  } catch (const Stop& s) {
+    CHECK(s.path == jobs);  // before: the table was read to its end, the signal unseen
+  }
+  CHECK(polls == 1);  // within 4096 rows
+  interrupted = false;
+  polls = 0;
+  CHECK(read_trace(tasks, "pai-tasks", options).jobs.size() == 4);
+  CHECK(polls == 10003 / 4096);
+}
+
+TEST_CASE("a PAI job table from a named pipe or a pipe is read once, through a temporary copy", "[traces][pai][join][pipe]") {
+  // The task reader is opened up to three times (validation, the run), and each opening
+  // reads the job table: from a pipe the second reading blocked (or found it empty).
+  TempDir dir;
+  const std::string tasks = dir.write("pai_task_table.csv", kTasks);
+  const auto write_all = [](int fd, const std::string& text) {
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+  };
+  const auto read_all = [](TraceJobSource& source) {
+    std::vector<JobSpec> out;
+    JobSpec job;
+    while (source.next(job)) out.push_back(job);
+    return out;
+  };
+  SECTION("mkfifo; an error names the FIFO, not the copy") {
+    const std::string fifo = dir.path("jobs.fifo");
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::thread writer([&] { write_all(::open(fifo.c_str(), O_WRONLY), kJobs); });
+    {
+      std::vector<std::string> warnings;
+      TraceJobSource source(tasks, "pai-tasks", with_job_table(fifo), warnings);
+      writer.join();
+      const std::vector<JobSpec> jobs = read_all(source);
+      REQUIRE(jobs.size() == 4);
+      CHECK(jobs[0].user == "alice");  // sorted by submit time: j1/worker, j1/ps, j2, j3
+      CHECK(jobs[2].user == "bob");
+      CHECK(jobs[3].user == "carol");
+    }
+    const std::string more = dir.write("more_tasks.csv", kTasks + "j9,worker,1,Terminated,5000,5100,600,29.3,100,T4\n");
+    std::thread bad_writer([&] { write_all(::open(fifo.c_str(), O_WRONLY), kJobs); });
+    std::vector<std::string> warnings;
+    CHECK_THROWS_WITH(TraceJobSource(more, "pai-tasks", with_job_table(fifo), warnings),
+                      more + ":5: job_name: job 'j9' is not in the job table " + fifo + " (or its row there was skipped as bad)");
+    bad_writer.join();
+  }
+  SECTION("a pipe's /dev/fd/N path, as process substitution gives") {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] { write_all(fds[1], kJobs); });
+    const std::string path = "/dev/fd/" + std::to_string(fds[0]);
+    std::vector<std::string> warnings;
+    TraceJobSource source(tasks, "auto", with_job_table(path), warnings);
+    writer.join();
+    ::close(fds[0]);
+    CHECK(source.format() == "pai-tasks");
+    CHECK(read_all(source).size() == 4);
+  }
 }
 
 TEST_CASE("the job table option is rejected for formats other than pai-tasks", "[traces][pai][join][bad-input]") {
