@@ -30,6 +30,9 @@ def _reward_weights(reward):
     return {k: float(v) for k, v in reward.items()}
 
 
+_MAX_CANDIDATES = 4096  # env.max_candidates' limit (rl/env/scheduling_env.cpp)
+
+
 def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
     """Arguments given (None = the scenario's `env:` map, or its default)."""
     out = {}
@@ -38,7 +41,14 @@ def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
             continue
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"{name}: expected an int, got {type(v).__name__} {v!r}")
-        out[name] = int(v)
+        v = int(v)
+        # The limits of the env: map (docs/config.md), checked here so that no value
+        # reaches the extension that its int arguments cannot hold.
+        if name == "max_candidates" and not 1 <= v <= _MAX_CANDIDATES:
+            raise ValueError(f"max_candidates: expected an int in 1..{_MAX_CANDIDATES} (candidate rows per observation), got {v}")
+        if name == "max_steps" and not 0 <= v < 2**63:
+            raise ValueError(f"max_steps: expected an int in 0..2**63-1 (0 = no limit), got {v}")
+        out[name] = v
     if reward_scale is not None:
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
             raise TypeError(f"reward_scale: expected a number, got {type(reward_scale).__name__} {reward_scale!r}")
