@@ -46,12 +46,17 @@ class Config:
         return f"schedsim.Config(source={self.source!r}, name={self.name!r}, seed={self.seed}, devices={self.num_devices})"
 
 
+MAX_SEED = 2**63 - 1  # what the extension's int64 seed arguments hold
+
+
 def _check_seed(seed):
     if isinstance(seed, bool) or not hasattr(seed, "__index__"):
         raise TypeError(f"seed: expected a non-negative int, got {type(seed).__name__} {seed!r}")
     seed = int(seed)
     if seed < 0:
         raise ValueError(f"seed: expected a non-negative int, got {seed}")
+    if seed > MAX_SEED:
+        raise ValueError(f"seed: expected an int in 0..2**63-1, got {seed}")
     return seed
 
 

@@ -179,12 +179,13 @@ PYBIND11_MODULE(_schedsim, m) {
 
   m.def("default_scenario_yaml", [] { return std::string(default_scenario_yaml()); });
 
-  m.def("ledger_verify", [](const std::string& path) {
-    const LedgerCheck c = verify_ledger_file(path);
+  m.def("ledger_verify", [](const std::string& path, std::optional<std::string> key_file) {
+    const LedgerCheck c = verify_ledger_file(path, key_file ? std::optional<std::string>(read_ledger_key_file(*key_file)) : std::nullopt);
     return py::dict(py::arg("ok") = c.ok, py::arg("problem") = c.problem, py::arg("rows") = c.totals.rows, py::arg("device_hours") = c.totals.device_h,
                     py::arg("energy_kwh") = c.totals.energy_kwh, py::arg("electricity_usd") = c.totals.electricity_usd,
                     py::arg("compute_usd") = c.totals.compute_usd, py::arg("co2_kg") = c.totals.co2_kg);
-  }, py::arg("path"), "Recomputes a settlement ledger's hash chain (docs/market.md): ok, the first problem, the row count and totals.");
+  }, py::arg("path"), py::arg("key_file") = py::none(),
+     "Recomputes a settlement ledger's hash chain (docs/market.md), with the key in key_file for a keyed one: ok, the first problem, the row count and totals.");
 
   py::class_<Scenario>(m, "Scenario", "A parsed, validated scenario (immutable).")
       .def_static("from_file", [](const std::string& path, std::optional<std::vector<std::string>> overrides, std::optional<std::int64_t> seed) {
