@@ -2,6 +2,9 @@
 // results.json, and every single-field edit caught by verification.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -304,4 +307,35 @@ TEST_CASE("a keyed ledger verifies only with its key, and an unkeyed chain recom
   CHECK_THROWS_WITH(read_ledger_key_file(dir.write("empty", "\n")),
                     dir.path("empty") + ": the ledger key file is empty; put the secret key (any bytes, 32 or more recommended) in it");
   CHECK_THROWS_WITH(read_ledger_key_file(dir.path("none")), dir.path("none") + ": cannot open the ledger key file (does it exist?)");
+}
+
+TEST_CASE("the CLI keys the ledger from a key file or SCHEDSIM_LEDGER_KEY and verifies it only with the key", "[experiments][ledger][cli]") {
+  TempDir dir;
+  dir.write("jobs.csv", jobs_csv());
+  const std::string config = dir.write("run.yaml", kScenario);
+  const std::string key = dir.write("ledger.key", "0123456789abcdef0123456789abcdef\n");
+  const std::string exe = SCHEDSIM_EXE;
+  const auto sh = [&](const std::string& command) {
+    const int status = std::system((command + " > " + dir.path("out.txt") + " 2>&1").c_str());
+    return std::make_pair(WEXITSTATUS(status), read_file(dir.path("out.txt")));
+  };
+  REQUIRE(sh("unset SCHEDSIM_LEDGER_KEY; " + exe + " run " + config + " --quiet --ledger-key-file " + key + " --out " + dir.path("k")).first == 0);
+  const std::string ledger = dir.path("k/ledger.csv");
+  CHECK_THAT(read_file(ledger), Catch::StartsWith("# schedsim settlement ledger v1; config_sha256=") && Catch::Contains("; mac=hmac-sha256\n"));
+  CHECK(sh(exe + " ledger verify " + ledger + " --key-file " + key).second.rfind("OK: 6 rows; ", 0) == 0);
+  CHECK(sh("SCHEDSIM_LEDGER_KEY=0123456789abcdef0123456789abcdef " + exe + " ledger verify " + ledger).first == 0);
+  const auto no_key = sh("unset SCHEDSIM_LEDGER_KEY; " + exe + " ledger verify " + ledger);
+  CHECK(no_key.first == 1);
+  CHECK(no_key.second == "schedsim: ledger verification failed: " + ledger +
+                             ":1: the ledger is keyed (HMAC-SHA256): verify it with its key (--key-file FILE or SCHEDSIM_LEDGER_KEY)\n");
+  const auto wrong = sh("SCHEDSIM_LEDGER_KEY=wrong " + exe + " ledger verify " + ledger);
+  CHECK(wrong.first == 1);
+  CHECK_THAT(wrong.second, Catch::Contains(":3: row 1: prev_hash is not the previous row's row_hash"));
+  // The key changes neither the results nor the config hash.
+  REQUIRE(sh("unset SCHEDSIM_LEDGER_KEY; " + exe + " run " + config + " --quiet --out " + dir.path("u")).first == 0);
+  CHECK(read_file(dir.path("k/results.json")) == read_file(dir.path("u/results.json")));
+  CHECK(lines_of(read_file(ledger))[0] == lines_of(read_file(dir.path("u/ledger.csv")))[0] + "; mac=hmac-sha256");
+  const auto missing = sh(exe + " ledger verify " + ledger + " --key-file " + dir.path("nokey"));
+  CHECK(missing.first != 0);
+  CHECK_THAT(missing.second, Catch::Contains(dir.path("nokey") + ": cannot open the ledger key file (does it exist?)"));
 }
