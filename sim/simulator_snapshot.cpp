@@ -230,7 +230,7 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   }
   std::uint64_t spot_offers = spot_.size();
   ar(spot_offers);
-  if (spot_offers != spot_.size()) throw InputError("snapshot", "the market's spot offers differ from this configuration's");
+  ar.check(spot_offers == spot_.size(), "the market's spot offers differ from this configuration's");
   for (SpotOffer& o : spot_) {
     const int offer = o.offer;
     ar(o.offer, o.cursor, o.available, o.next.time, o.next.available);
