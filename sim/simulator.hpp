@@ -249,7 +249,7 @@ class Simulator {
   std::string where(const JobSpec& spec) const;
   // After loading a snapshot: refuses (ar.reject) a state this scenario could not have
   // reached: indices out of range, broken lists, events that name no job (sim/simulator_snapshot.cpp).
-  void check_restored(SnapshotArchive& ar, std::size_t devices_down, std::size_t devices_reclaimed) const;
+  void check_restored(SnapshotArchive& ar) const;
 
   const ClusterSpec& spec_;
   JobSource& source_;

@@ -188,7 +188,6 @@ void Simulator::set_boundary_hook(Tick every, std::function<void()> hook) {
 void Simulator::snapshot(SnapshotArchive& ar) {
   if (paused_) throw InvariantError("Simulator::snapshot at a decision point; snapshots are taken between instants");
   ar.section("simulator");
-  const std::size_t devices_down = device_down_.size(), devices_reclaimed = device_reclaimed_.size();  // sized by the configuration
   ar(now_, queue_, cluster_, jobs_, live_, free_slots_, pending_.head, pending_.tail, running_.head, running_.tail, num_pending_, num_running_);
   ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_,
      device_down_, service_devices_, stats_, touched_, joined_running_);
@@ -246,12 +245,12 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   if (options_.physics) options_.physics->snapshot(ar);
   if (options_.failures) options_.failures->snapshot(ar);
   if (ar.loading()) {
-    check_restored(ar, devices_down, devices_reclaimed);
+    check_restored(ar);
     ar.set_restored(this);
   }
 }
 
-void Simulator::check_restored(SnapshotArchive& ar, std::size_t devices_down, std::size_t devices_reclaimed) const {
+void Simulator::check_restored(SnapshotArchive& ar) const {
   const int n = spec_.num_devices();
   const std::size_t slots = jobs_.size();
   const auto slot_ok = [&](std::int64_t s) { return s >= 0 && static_cast<std::size_t>(s) < slots; };
@@ -262,8 +261,6 @@ void Simulator::check_restored(SnapshotArchive& ar, std::size_t devices_down, st
   ar.check(started_ || (slots == 0 && queue_.empty()), "it was taken before the run started but holds jobs or events");
   // The failed-device tables are sized when the run starts, by the models that use them.
   const std::size_t un = static_cast<std::size_t>(n);
-  (void)devices_down;
-  (void)devices_reclaimed;
   ar.check(device_down_.size() == (started_ && options_.failures ? un : 0) && device_reclaimed_.size() == (started_ && !spot_.empty() ? un : 0) &&
                (device_down_.empty() || std::all_of(device_down_.begin(), device_down_.end(), [](char c) { return c == 0 || c == 1; })) &&
                (device_reclaimed_.empty() || std::all_of(device_reclaimed_.begin(), device_reclaimed_.end(), [](char c) { return c == 0 || c == 1; })),
