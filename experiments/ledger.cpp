@@ -36,7 +36,28 @@ std::string row_text(const SettlementRow& r) {
   return out.str();
 }
 
-std::string chain(const std::string& prev, const std::string& row) { return sha256_hex(prev + "\n" + row); }
+// The chain's hash: SHA-256, or HMAC-SHA256 under the ledger key (keyed ledgers).
+class ChainHash {
+ public:
+  explicit ChainHash(const std::optional<std::string>& key) : key_(key) {}
+  std::string operator()(const std::string& text) const { return key_ ? hmac_sha256_hex(*key_, text) : sha256_hex(text); }
+  bool keyed() const { return key_.has_value(); }
+
+ private:
+  const std::optional<std::string>& key_;
+};
+
+std::string chain(const ChainHash& h, const std::string& prev, const std::string& row) { return h(prev + "\n" + row); }
+
+// The closing line binds the row count to the last row's hash: dropping the last rows and
+// copying a row's hash into it no longer verifies without computing a hash (or, keyed,
+// without the key).
+std::string closing_line(const ChainHash& h, std::size_t rows, const std::string& last_hash) {
+  const std::string count = "# end; rows=" + std::to_string(rows);
+  return count + "; last_hash=" + last_hash + "; end_hash=" + h(last_hash + "\n" + count);
+}
+
+constexpr const char* kKeyedSuffix = "; mac=hmac-sha256";
 
 bool is_hex_hash(std::string_view s) {
   if (s.size() != kHashChars) return false;
@@ -48,18 +69,33 @@ bool is_hex_hash(std::string_view s) {
 
 }  // namespace
 
-std::string ledger_csv(const std::vector<SettlementRow>& rows, const std::string& config_sha256) {
-  const std::string head = std::string(kFirstLinePrefix) + config_sha256 + "\n" + kColumns;
+std::string ledger_csv(const std::vector<SettlementRow>& rows, const std::string& config_sha256, const std::optional<std::string>& key) {
+  const ChainHash h(key);
+  const std::string head = std::string(kFirstLinePrefix) + config_sha256 + (key ? kKeyedSuffix : "") + "\n" + kColumns;
   std::string out = head + "\n";
-  std::string prev = sha256_hex(head);
+  std::string prev = h(head);
   for (const SettlementRow& r : rows) {
     const std::string text = row_text(r);
-    const std::string hash = chain(prev, text);
+    const std::string hash = chain(h, prev, text);
     out += text + "," + prev + "," + hash + "\n";
     prev = hash;
   }
-  out += "# end; rows=" + std::to_string(rows.size()) + "; last_hash=" + prev + "\n";
+  out += closing_line(h, rows.size(), prev) + "\n";
   return out;
+}
+
+std::string read_ledger_key_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open the ledger key file (does it exist?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw InputError(path, "read failed");
+  std::string key = text.str();
+  // One line break at the end is the editor's, not the key's.
+  if (!key.empty() && key.back() == '\n') key.pop_back();
+  if (!key.empty() && key.back() == '\r') key.pop_back();
+  if (key.empty()) throw InputError(path, "the ledger key file is empty; put the secret key (any bytes, 32 or more recommended) in it");
+  return key;
 }
 
 LedgerTotals ledger_totals(const std::vector<SettlementRow>& rows) {
@@ -75,7 +111,8 @@ LedgerTotals ledger_totals(const std::vector<SettlementRow>& rows) {
   return t;
 }
 
-LedgerCheck verify_ledger(const std::string& text, const std::string& name) {
+LedgerCheck verify_ledger(const std::string& text, const std::string& name, const std::optional<std::string>& key) {
+  const ChainHash h(key);
   LedgerCheck c;
   std::vector<std::string> lines;
   {
@@ -90,8 +127,21 @@ LedgerCheck verify_ledger(const std::string& text, const std::string& name) {
   if (lines.size() < 3 || lines[0].rfind(kFirstLinePrefix, 0) != 0) {
     return fail(0, "not a schedsim settlement ledger (the first line must start with '" + std::string(kFirstLinePrefix) + "')");
   }
+  {
+    const std::size_t hash_at = std::string(kFirstLinePrefix).size();
+    const std::string rest = lines[0].size() >= hash_at + kHashChars ? lines[0].substr(hash_at + kHashChars) : "";
+    if (lines[0].size() < hash_at + kHashChars || !is_hex_hash(std::string_view(lines[0]).substr(hash_at, kHashChars)) ||
+        (!rest.empty() && rest != kKeyedSuffix)) {
+      return fail(0, "the first line must be '" + std::string(kFirstLinePrefix) + "<64 hex digits>', optionally followed by '" + kKeyedSuffix + "'");
+    }
+    const bool keyed = rest == kKeyedSuffix;
+    if (keyed && !key) return fail(0, "the ledger is keyed (HMAC-SHA256): verify it with its key (--key-file FILE or SCHEDSIM_LEDGER_KEY)");
+    if (!keyed && key) {
+      return fail(0, "a key was given but the ledger is not keyed: it was not written with a key, or its keyed chain was replaced by an unkeyed one");
+    }
+  }
   if (lines[1] != kColumns) return fail(1, std::string("the header must be ") + kColumns);
-  std::string prev = sha256_hex(lines[0] + "\n" + lines[1]);
+  std::string prev = h(lines[0] + "\n" + lines[1]);
   std::size_t i = 2;
   for (; i < lines.size() && lines[i].rfind("# end;", 0) != 0; ++i) {
     const std::string& line = lines[i];
@@ -104,7 +154,7 @@ LedgerCheck verify_ledger(const std::string& text, const std::string& name) {
     const std::string given_hash = line.substr(line.size() - kHashChars);
     if (!is_hex_hash(given_prev) || !is_hex_hash(given_hash)) return fail(i, row + ": the hashes must be 64 lower-case hex digits");
     if (given_prev != prev) return fail(i, row + ": prev_hash is not the previous row's row_hash (a row was removed, added or reordered)");
-    if (chain(prev, body) != given_hash) return fail(i, row + ": row_hash does not match the row's contents (the row was edited)");
+    if (chain(h, prev, body) != given_hash) return fail(i, row + ": row_hash does not match the row's contents (the row was edited)");
     // The numeric columns are the last five of the body (numbers hold no commas).
     double v[kNumbers] = {0, 0, 0, 0, 0};
     std::size_t end = body.size();
@@ -123,15 +173,19 @@ LedgerCheck verify_ledger(const std::string& text, const std::string& name) {
     c.totals.co2_kg += v[4];
     prev = given_hash;
   }
-  if (i == lines.size()) return fail(i - 1, "the closing '# end; rows=N; last_hash=...' line is missing (the ledger was cut short)");
-  const std::string want = "# end; rows=" + std::to_string(c.totals.rows) + "; last_hash=" + prev;
-  if (lines[i] != want) return fail(i, "the closing line does not match the rows (expected '" + want + "')");
+  if (i == lines.size()) return fail(i - 1, "the closing '# end; rows=N; last_hash=...; end_hash=...' line is missing (the ledger was cut short)");
+  // The expected end_hash is not printed: with a key, it would hand out a valid MAC for
+  // a cut ledger.
+  if (lines[i] != closing_line(h, c.totals.rows, prev)) {
+    return fail(i, "the closing line does not match the rows: it must read '# end; rows=" + std::to_string(c.totals.rows) + "; last_hash=" + prev +
+                       "; end_hash=...' with end_hash over both (rows were removed at the end, or the line was edited)");
+  }
   if (i + 1 != lines.size()) return fail(i + 1, "lines after the closing line");
   c.ok = true;
   return c;
 }
 
-LedgerCheck verify_ledger_file(const std::string& path) {
+LedgerCheck verify_ledger_file(const std::string& path, const std::optional<std::string>& key) {
   // A folder would read as an empty ledger; EACCES is not "does it exist?".
   if (const std::string problem = file_open_problem(path, "ledger"); !problem.empty()) throw InputError(path, problem);
   std::ifstream in(path, std::ios::binary);
@@ -139,7 +193,7 @@ LedgerCheck verify_ledger_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path, "read failed");
-  return verify_ledger(text.str(), path);
+  return verify_ledger(text.str(), path, key);
 }
 
 }  // namespace schedsim

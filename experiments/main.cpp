@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -155,6 +156,8 @@ int main(int argc, char** argv) {
                   "write a snapshot of the whole simulation every PERIOD of simulated time (3600, 90s, 30m, 6h, 2d), at the first instant after each period");
   run->add_option("--snapshot", snapshot_path, "snapshot file (default: OUT/snapshot.bin)");
   run->add_option("--resume", resume_path, "continue the run from this snapshot (same config and options; --out the interrupted run's folder)");
+  std::string run_ledger_key_file;
+  run->add_option("--ledger-key-file", run_ledger_key_file, "key the settlement ledger's chain (HMAC-SHA256) with the key in this file; default: $SCHEDSIM_LEDGER_KEY, else unkeyed");
 
   ScenarioArgs cmp_args;
   std::vector<std::string> cmp_policies, cmp_policy_maps;  // --policies, then --policy
@@ -264,6 +267,15 @@ int main(int argc, char** argv) {
   ledger->require_subcommand(1);
   auto* ledger_verify = ledger->add_subcommand("verify", "recompute a ledger's hash chain: OK with its row count and totals, or the first edited row");
   ledger_verify->add_option("file", ledger_path, "the ledger.csv")->required();
+  std::string verify_key_file;
+  ledger_verify->add_option("--key-file", verify_key_file, "the key of a keyed ledger (default: $SCHEDSIM_LEDGER_KEY)");
+  // The ledger key: from a file, else from the environment (docs/market.md#settlement-ledger).
+  const auto ledger_key = [](const std::string& file) -> std::optional<std::string> {
+    if (!file.empty()) return read_ledger_key_file(file);
+    const char* env = std::getenv("SCHEDSIM_LEDGER_KEY");
+    if (env && *env) return std::string(env);
+    return std::nullopt;
+  };
 
   AdviseCliOptions advise_options;
   auto* advise_cmd = app.add_subcommand("advise", "rank plans (region x device type x count x start x offer kind, and moves between regions) for one training job; see docs/market.md");
@@ -327,6 +339,7 @@ int main(int argc, char** argv) {
       options.snapshot.path = snapshot_path;
       options.snapshot.resume_from = resume_path;
       phase = "running the simulation";
+      options.ledger_key = ledger_key(run_ledger_key_file);
       const RunResult r = run_scenario(scenario, registry, options);
       print_warnings(r.warnings);
       if (!run_args.quiet) {
@@ -465,7 +478,7 @@ int main(int argc, char** argv) {
     } else if (*report) {
       return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
     } else if (*ledger_verify) {
-      const LedgerCheck c = verify_ledger_file(ledger_path);
+      const LedgerCheck c = verify_ledger_file(ledger_path, ledger_key(verify_key_file));
       if (!c.ok) {
         std::fprintf(stderr, "schedsim: ledger verification failed: %s\n", terminal_safe(c.problem).c_str());
         return exit_status::kInputError;

@@ -597,6 +597,14 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       }
     }
     throw Interrupted(e.signal(), std::string(e.what()) + "; " + kept);
+  } catch (const InvariantError& e) {
+    // The last line of defence behind the snapshot's validation (sim/simulator_snapshot.cpp):
+    // a genuine snapshot resumes to the uninterrupted run's bytes, so a resumed run that
+    // breaks an invariant was most likely given an edited state.
+    if (options.snapshot.resume_from.empty()) throw;
+    const std::string what = e.what();
+    throw InputError(options.snapshot.resume_from, "snapshot is not a state of this scenario: the run resumed from it broke an invariant (" +
+                                                       what.substr(0, what.find('\n')) + "); if the file is a snapshot schedsim wrote, unedited, please report it");
   }
   progress.reset();
   if (timeline) timeline->finish(sim.now());
@@ -636,7 +644,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       const std::string ledger_path = (fs::path(options.out_dir) / "ledger.csv").string();
       temps.paths.push_back(temp_name(ledger_path));
       std::ofstream out(temps.paths.back(), std::ios::binary | std::ios::trunc);
-      out << ledger_csv(result.market->settlement, result.config_sha256);
+      out << ledger_csv(result.market->settlement, result.config_sha256, options.ledger_key);
       if (!out.flush()) throw InputError(ledger_path, "write failed (disk full?)");
       out.close();
       fs::rename(temps.paths.back(), ledger_path, ec);

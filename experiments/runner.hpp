@@ -38,6 +38,8 @@ struct RunOptions {
   std::ostream* jobs_csv = nullptr;
   // Periodic snapshots and resuming from one (experiments/snapshot_run.hpp); needs out_dir.
   SnapshotOptions snapshot = {};
+  // Keys the settlement ledger's chain (HMAC-SHA256, docs/market.md); nullopt = unkeyed.
+  std::optional<std::string> ledger_key = {};
 };
 
 struct RunResult {

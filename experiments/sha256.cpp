@@ -1,5 +1,7 @@
 #include "experiments/sha256.hpp"
 
+#include <algorithm>
+
 namespace schedsim {
 namespace {
 
@@ -80,16 +82,50 @@ std::array<std::uint8_t, 32> Sha256::finish() {
   return out;
 }
 
-std::string sha256_hex(std::string_view data) {
-  Sha256 s;
-  s.update(data);
+namespace {
+std::string hex(const std::array<std::uint8_t, 32>& digest) {
   static const char* kHex = "0123456789abcdef";
   std::string out;
-  for (std::uint8_t b : s.finish()) {
+  for (std::uint8_t b : digest) {
     out += kHex[b >> 4];
     out += kHex[b & 15];
   }
   return out;
+}
+}  // namespace
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 s;
+  s.update(data);
+  return hex(s.finish());
+}
+
+// RFC 2104: H((K' ^ opad) || H((K' ^ ipad) || m)), K' the key padded to the block size
+// (hashed first when longer than a block).
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  constexpr std::size_t kBlock = 64;
+  std::array<std::uint8_t, kBlock> k{};
+  if (key.size() > kBlock) {
+    Sha256 s;
+    s.update(key);
+    const auto d = s.finish();
+    std::copy(d.begin(), d.end(), k.begin());
+  } else {
+    std::copy(key.begin(), key.end(), k.begin());
+  }
+  std::string inner_pad(kBlock, '\0'), outer_pad(kBlock, '\0');
+  for (std::size_t i = 0; i < kBlock; ++i) {
+    inner_pad[i] = static_cast<char>(k[i] ^ 0x36);
+    outer_pad[i] = static_cast<char>(k[i] ^ 0x5c);
+  }
+  Sha256 inner;
+  inner.update(inner_pad);
+  inner.update(message);
+  const auto inner_digest = inner.finish();
+  Sha256 outer;
+  outer.update(outer_pad);
+  outer.update(std::string_view(reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
+  return hex(outer.finish());
 }
 
 }  // namespace schedsim

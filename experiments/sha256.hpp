@@ -26,5 +26,8 @@ class Sha256 {
 
 // Lower-case hex digest of `data`.
 std::string sha256_hex(std::string_view data);
+// HMAC-SHA256 (RFC 2104) of `message` under `key`, lower-case hex; checked against the
+// RFC 4231 vectors. For the keyed settlement ledger.
+std::string hmac_sha256_hex(std::string_view key, std::string_view message);
 
 }  // namespace schedsim

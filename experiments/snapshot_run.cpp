@@ -83,6 +83,12 @@ void RunSnapshots::add_stream(std::ofstream& out, std::string temp_path, std::st
 }
 
 void RunSnapshots::run_components(SnapshotArchive& ar) {
+  // The run's identity again, inside the checksummed state: a header whose config hash
+  // was rewritten (to pass another run's snapshot off as this one's) is refused.
+  std::uint64_t identity = config_hash_;
+  ar(identity);
+  ar.check(identity == config_hash_, "it was written by a run with a different configuration (scenario, --set values, policy or seed), "
+                                     "though its header names this one");
   for (Component& c : components_) {
     ar.section(c.label.c_str());
     c.snapshot(ar);
@@ -107,6 +113,9 @@ void RunSnapshots::stream_position(SnapshotArchive& ar, Stream& s) {
   }
   ar(name, bytes, hash);
   if (!ar.loading()) return;
+  // A file name in this folder, of this stream: never a path elsewhere.
+  ar.check(name.rfind(s.final_name + ".", 0) == 0 && name.find_first_of("/\\") == std::string::npos && name.find('\0') == std::string::npos,
+           "it continues the file '" + name.substr(0, 60) + "', which is not a " + s.final_name + " of this run");
   const std::vector<std::string> candidates = {(fs::path(out_dir_) / name).string(), (fs::path(out_dir_) / (s.final_name + ".interrupted")).string()};
   for (const std::string& c : candidates) {
     std::uint64_t h = fnv1a64(nullptr, 0);

@@ -36,7 +36,12 @@ class ElasticGoodputPolicy : public Policy {
   }
 
   // The free-device index is rebuilt from the cluster at the next decision.
-  void snapshot(SnapshotArchive& ar) override { ar(queue_, best_type_); }
+  void snapshot(SnapshotArchive& ar) override {
+    ar(queue_, best_type_);
+    if (!ar.loading()) return;
+    for (const auto& entry : queue_) ar.check_job_slot(entry.second, "elastic-goodput's queue");
+    ar.check(best_type_ >= 0, "elastic-goodput's device type is negative");
+  }
  private:
   // The job's goodput on n devices of its current type relative to now: physics_rate x
   // estimated_rate(n) / estimated_rate(held). 0 when the physics model says it cannot run.

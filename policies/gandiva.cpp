@@ -46,7 +46,16 @@ class GandivaPolicy : public Policy {
   }
 
   // The free-device index is rebuilt from the cluster at the next decision.
-  void snapshot(SnapshotArchive& ar) override { ar(next_seq_, queue_, seq_, slice_start_us_); }
+  void snapshot(SnapshotArchive& ar) override {
+    ar(next_seq_, queue_, seq_, slice_start_us_);
+    if (!ar.loading()) return;
+    // Slots index seq_ unchecked: each queued one must exist, with its own sequence.
+    ar.check(slice_start_us_.size() == seq_.size(), "gandiva's per-slot tables differ in length");
+    for (const auto& [seq, slot] : queue_) {
+      ar.check_job_slot(slot, "gandiva's queue");
+      ar.check(static_cast<std::size_t>(slot) < seq_.size() && seq_[static_cast<std::size_t>(slot)] == seq, "gandiva's queue entry for job slot " + std::to_string(slot) + " has another sequence");
+    }
+  }
  private:
   void grow(JobSlot job) {
     const auto n = static_cast<std::size_t>(job) + 1;

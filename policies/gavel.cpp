@@ -223,6 +223,17 @@ class GavelPolicy : public Policy {
     ar(round_end_us_, next_seq_, queue_);
     ar.io_each(jobs_, [&](Job& j) { ar(j.queued_seq, j.received_s, j.x, j.granted, j.on_type, j.since_us); });
     ar(solved_once_, changed_, last_solve_us_);  // reallocate_every_s
+    if (!ar.loading()) return;
+    // Slots and types index jobs_ and the per-type vectors unchecked.
+    for (const auto& [seq, slot] : queue_) {
+      ar.check_job_slot(slot, "gavel's queue");
+      ar.check(static_cast<std::size_t>(slot) < jobs_.size() && jobs_[static_cast<std::size_t>(slot)].queued_seq == seq, "gavel's queue entry for job slot " + std::to_string(slot) + " has another sequence");
+    }
+    for (const Job& j : jobs_) {
+      const int types = static_cast<int>(j.received_s.size());
+      ar.check((j.x.empty() || j.x.size() == j.received_s.size()) && j.granted >= -1 && j.granted < types && j.on_type >= -1 && j.on_type < types,
+               "gavel's job record names a device type it has no entry for");
+    }
   }
  private:
   struct Job {

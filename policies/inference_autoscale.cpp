@@ -89,7 +89,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
       if (!sim_) throw InvariantError("policy 'inference': snapshot loaded before attach()");
       start(sim_->view());
     }
-    if (started != services_.size()) throw InputError("snapshot", "the inference services differ from this configuration's");
+    ar.check(started == services_.size(), "the inference services differ from this configuration's");
     for (Service& s : services_) {
       ar(s.replicas, s.held, s.rate, s.in_service);
       ar(s.metrics.slo_violation_s, s.metrics.replica_s, s.metrics.borrowed_device_s, s.metrics.lends, s.metrics.reclaims, s.metrics.peak_replicas);

@@ -677,6 +677,36 @@ void QueuePolicy::snapshot(SnapshotArchive& ar) {
   ar.io_each(groups_, [&](Group& g) { ar(g.jobs, g.listed, g.key, g.head_seq); });
   ar.io_each(queued_, [&](Queued& q) { ar(q.key, q.promote_at_s, q.group); });
   order_->snapshot(ar);
+  if (ar.loading()) check_restored(ar);
+}
+
+// Every job slot, group and device the restored engine holds must exist (the simulator
+// is restored before the policy), and the running keys must match: the engine indexes
+// by them without checks.
+void QueuePolicy::check_restored(SnapshotArchive& ar) const {
+  const auto queued = [&](JobSlot slot, const char* where) {
+    ar.check_job_slot(slot, std::string("the queue policy's ") + where);
+    ar.check(static_cast<std::size_t>(slot) < queued_.size(), std::string("the queue policy's ") + where + " names job slot " + std::to_string(slot) + ", which it has no entry for");
+    const int g = queued_[static_cast<std::size_t>(slot)].group;
+    ar.check(!grouped_ || (g >= 0 && static_cast<std::size_t>(g) < groups_.size()), "the queue policy's job slot " + std::to_string(slot) + " is in group " + std::to_string(g) + ", which does not exist");
+  };
+  for (const Entry& e : queue_) queued(std::get<2>(e), "queue");
+  for (const auto& p : promotions_) queued(std::get<2>(p), "promotions");
+  for (const Group& g : groups_) {
+    for (const auto& j : g.jobs) queued(j.second, "groups");
+  }
+  for (const Entry& e : group_heads_) {
+    const JobSlot g = std::get<2>(e);
+    ar.check(g >= 0 && static_cast<std::size_t>(g) < groups_.size() && !groups_[static_cast<std::size_t>(g)].jobs.empty(), "the queue policy lists group " + std::to_string(g) + ", which holds no jobs");
+  }
+  for (const auto& devices : stopping_devices_) {
+    for (const DeviceId d : devices) ar.check_device(d, "the queue policy's preempted devices");
+  }
+  std::multiset<double> started;
+  for (const double k : started_key_) {
+    if (!std::isnan(k)) started.insert(k);
+  }
+  ar.check(started == running_keys_, "the queue policy's running keys do not match the keys its running jobs started with");
 }
 
 }  // namespace schedsim

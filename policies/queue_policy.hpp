@@ -125,6 +125,8 @@ class QueuePolicy : public Policy {
   // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
   void relist(int g);
   void decide_grouped(const SchedulerView& view, ActionBatch& out);
+  // After loading a snapshot: refuses slots, groups or devices that do not exist.
+  void check_restored(SnapshotArchive& ar) const;
 
   std::string name_;
   std::unique_ptr<QueueOrder> order_;

@@ -52,6 +52,18 @@ class EventQueue {
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+  // Snapshot validation: calls f(const Event&) for every pending event, in slot order.
+  template <typename F>
+  void for_each_pending(F&& f) const {
+    for (const Event& e : events_) {
+      if (e.id != 0) f(e);
+    }
+  }
+  // Whether `id` is pending with this kind and argument.
+  bool holds(EventId id, std::uint32_t kind, std::int64_t arg) const {
+    const std::uint32_t slot = slot_of(id);
+    return id != 0 && slot < events_.size() && events_[slot].id == id && events_[slot].kind == kind && events_[slot].arg == arg;
+  }
 
  private:
   // What the heap orders: 16 bytes, so a node's four children share one cache line.

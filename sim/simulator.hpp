@@ -247,6 +247,9 @@ class Simulator {
   void list_push(JobList& list, JobSlot slot);
   void list_remove(JobList& list, JobSlot slot);
   std::string where(const JobSpec& spec) const;
+  // After loading a snapshot: refuses (ar.reject) a state this scenario could not have
+  // reached: indices out of range, broken lists, events that name no job (sim/simulator_snapshot.cpp).
+  void check_restored(SnapshotArchive& ar) const;
 
   const ClusterSpec& spec_;
   JobSource& source_;

@@ -1,9 +1,15 @@
 // Snapshot support of the kernel's types (sim/snapshot_archive.hpp): every field that
 // outlives an instant, so that a resumed run continues bit for bit. Scratch buffers that
 // are cleared before each use are left out.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+
 #include "sim/cluster_physics.hpp"
 #include "sim/cluster_state.hpp"
 #include "sim/comm_model.hpp"
+#include "sim/datacenters.hpp"
 #include "sim/energy.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/failure_model.hpp"
@@ -31,6 +37,47 @@ void EventQueue::snapshot(SnapshotArchive& ar) {
   ar(front_.time, front_.id);
   ar.io_each(heap_, [&](Entry& e) { ar(e.time, e.id); });
   ar(events_, pos_, free_slots_, next_seq_, now_);
+  if (!ar.loading()) return;
+  // The queue's structure, so that pop() and cancel() can trust it: every slot free or
+  // holding its own event, each pending event in the heap (or at the front) exactly once
+  // at the position pos_ says, in heap order, never before the clock.
+  const std::size_t slots = events_.size();
+  ar.check(slots <= (std::size_t{1} << kEventSlotBits) && pos_.size() == slots, "the event queue's slot tables disagree in size");
+  ar.check(now_ >= Tick(), "the event queue's clock is negative");
+  ar.check(next_seq_ >= 1 && next_seq_ < (EventId{1} << (64 - kEventSlotBits)), "the event queue's next sequence number is out of range");
+  std::size_t pending = 0;
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    const Event& e = events_[slot];
+    if (e.id == 0) continue;
+    ++pending;
+    ar.check(slot_of(e.id) == slot, "event " + std::to_string(e.id) + " is held in slot " + std::to_string(slot) + ", not its own");
+    ar.check((e.id >> kEventSlotBits) < next_seq_, "event " + std::to_string(e.id) + " has a sequence number not yet issued");
+    ar.check(e.time >= now_, "event " + std::to_string(e.id) + " is at t=" + format_seconds(e.time) + " s, before the clock (" + format_seconds(now_) + " s)");
+  }
+  std::vector<char> seen(slots, 0);
+  for (const std::uint32_t slot : free_slots_) {
+    ar.check(slot < slots && events_[slot].id == 0 && !seen[slot], "the event queue's free slot " + std::to_string(slot) + " is out of range, taken or listed twice");
+    seen[slot] = 1;
+  }
+  ar.check(free_slots_.size() + pending == slots, "the event queue's free slots do not account for its empty slots");
+  const auto entry_ok = [&](const Entry& e, std::uint32_t at) {
+    const std::uint32_t slot = slot_of(e.id);
+    return e.id != 0 && slot < slots && events_[slot].id == e.id && events_[slot].time == e.time && pos_[slot] == at;
+  };
+  std::size_t queued = 0;
+  if (front_.id != 0) {
+    ar.check(entry_ok(front_, kAtFront), "the event queue's front entry names no pending event");
+    ++queued;
+  }
+  for (std::size_t i = 0; i < heap_.size(); ++i) {
+    ar.check(entry_ok(heap_[i], static_cast<std::uint32_t>(i)), "the event queue's entry " + std::to_string(i) + " names no pending event");
+    ar.check(i == 0 || !(heap_[i].time < heap_[(i - 1) / 4].time || (heap_[i].time == heap_[(i - 1) / 4].time && heap_[i].id < heap_[(i - 1) / 4].id)),
+             "the event queue is out of order at entry " + std::to_string(i));
+  }
+  queued += heap_.size();
+  ar.check(queued == pending, "the event queue lists " + std::to_string(queued) + " events but holds " + std::to_string(pending));
+  ar.check(front_.id == 0 || heap_.empty() || front_.time < heap_[0].time || (front_.time == heap_[0].time && front_.id < heap_[0].id),
+           "the event queue's front entry is not its earliest");
 }
 
 void SummaryBitset::snapshot(SnapshotArchive& ar) { ar(words_, summary_, count_); }
@@ -39,13 +86,76 @@ void snapshot_fields(SnapshotArchive& ar, ClusterState::Share& s) { ar(s.owner, 
 
 void ClusterState::snapshot(SnapshotArchive& ar) {
   ar.section("cluster state");
+  const std::size_t words = free_.words_size(), summary = free_.summary_size();
   ar(free_, owner_, node_free_, free_total_, failed_total_, used_milli_, shares_, shared_milli_total_, shared_devices_);
+  if (!ar.loading()) return;
+  // Sizes are the cluster's; counts and the free bitset follow from the owners. Who the
+  // owners are is checked by the simulator, which knows the jobs.
+  const int n = spec_->num_devices();
+  const auto un = static_cast<std::size_t>(n);
+  // The share tables are allocated at the first fractional placement: empty until then.
+  const bool shares = !used_milli_.empty();
+  ar.check(owner_.size() == un && used_milli_.size() == (shares ? un : 0) && shares_.size() == used_milli_.size() &&
+               node_free_.size() == static_cast<std::size_t>(spec_->num_nodes()) &&
+               free_.words_size() == words && free_.summary_size() == summary,
+           "the cluster state is sized for another cluster (" + std::to_string(owner_.size()) + " devices; this scenario has " + std::to_string(n) + ")");
+  std::vector<int> node_free(node_free_.size(), 0);
+  int free_total = 0, failed_total = 0, shared_devices = 0;
+  std::int64_t shared_milli = 0;
+  for (std::size_t d = 0; d < un; ++d) {
+    const std::int64_t o = owner_[d];
+    const std::string dev = "device " + std::to_string(d);
+    ar.check(free_.test(d) == (o == kNoOwner), dev + " is marked free in the bitset but has owner " + std::to_string(o) + ", or the reverse");
+    if (o == kNoOwner) {
+      ++free_total;
+      ++node_free[static_cast<std::size_t>(spec_->node_of(static_cast<DeviceId>(d)))];
+    }
+    if (o == kFailedOwner) ++failed_total;
+    if (o == kShared) {
+      ar.check(shares, dev + " is shared but the cluster has no shares");
+      ++shared_devices;
+      int milli = 0;
+      ar.check(!shares_[d].empty(), dev + " is shared but has no shares");
+      for (const Share& sh : shares_[d]) {
+        ar.check(sh.owner >= 0 && sh.milli > 0 && sh.milli < kWholeMilli, dev + " has a share of " + std::to_string(sh.milli) + " milli held by " + std::to_string(sh.owner));
+        milli += sh.milli;
+        ar.check(milli <= kWholeMilli, dev + " is shared beyond its 1000 milli");
+      }
+      ar.check(used_milli_[d] == milli, dev + "'s used milli (" + std::to_string(used_milli_[d]) + ") is not the sum of its shares");
+      shared_milli += milli;
+    } else if (shares) {
+      ar.check(shares_[d].empty() && used_milli_[d] == 0, dev + " has shares but is not marked shared");
+    }
+  }
+  for (std::size_t w = 0; w < words; ++w) {
+    const std::uint64_t tail = (w + 1) * 64 > un ? (w * 64 >= un ? ~0ULL : ~0ULL << (un - w * 64)) : 0;
+    ar.check((free_.word(w) & tail) == 0, "the free-device bitset marks devices beyond the cluster's " + std::to_string(n));
+    ar.check(((free_.summary_word(w >> 6) >> (w & 63)) & 1U) == (free_.word(w) != 0 ? 1U : 0U), "the free-device bitset's summary disagrees with its words");
+  }
+  const std::size_t summary_bits = summary * 64;
+  for (std::size_t w = words; w < summary_bits; ++w) ar.check(((free_.summary_word(w >> 6) >> (w & 63)) & 1U) == 0, "the free-device bitset's summary marks words it does not have");
+  ar.check(free_.count() == static_cast<std::size_t>(free_total) && free_total_ == free_total && failed_total_ == failed_total && node_free_ == node_free &&
+               shared_devices_ == shared_devices && shared_milli_total_ == shared_milli,
+           "the cluster's free, failed or shared counts do not match its devices");
 }
 
 void snapshot_fields(SnapshotArchive& ar, JobSpec& j) {
   ar(j.id, j.submit, j.num_gpus, j.duration_s, j.estimate_s, j.source_line, j.user, j.group, j.model, j.gpu_type, j.gpu_milli, j.iterations,
      j.deadline_s, j.priority, j.recorded_status, j.min_gpus, j.max_gpus, j.home_region, j.allowed_regions);
 }
+
+namespace {
+// Whether two job descriptions are the same, field by field (doubles bit for bit: NaN
+// marks an absent value).
+bool same_double(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_spec(const JobSpec& a, const JobSpec& b) {
+  return a.id == b.id && a.submit == b.submit && a.num_gpus == b.num_gpus && same_double(a.duration_s, b.duration_s) && same_double(a.estimate_s, b.estimate_s) &&
+         a.source_line == b.source_line && a.user == b.user && a.group == b.group && a.model == b.model && a.gpu_type == b.gpu_type &&
+         a.gpu_milli == b.gpu_milli && same_double(a.iterations, b.iterations) && same_double(a.deadline_s, b.deadline_s) &&
+         same_double(a.priority, b.priority) && a.recorded_status == b.recorded_status && a.min_gpus == b.min_gpus && a.max_gpus == b.max_gpus &&
+         a.home_region == b.home_region && a.allowed_regions == b.allowed_regions;
+}
+}  // namespace
 
 void snapshot_fields(SnapshotArchive& ar, CheckpointMark& m) { ar(m.progress_s, m.compute_device_us); }
 
@@ -84,15 +194,30 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   std::uint64_t read = jobs_read_;
   ar(read);
   if (ar.loading()) {
-    // Reposition the source: read the jobs the saved run had read and drop them.
+    ar.check(jobs_read_ == 0, "it is loaded into a simulator that has already run");
+    ar.check(jobs_.size() == live_.size() && jobs_.size() <= read, "its job table holds " + std::to_string(jobs_.size()) + " slots for " + std::to_string(read) + " jobs read");
+    // Reposition the source: read the jobs the saved run had read and drop them. The jobs
+    // in the system must be among them, unchanged, and the next arrival the last of them.
+    std::unordered_map<std::string, JobSlot> in_system;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      if (live_[i] == 1) in_system.emplace(jobs_[i].spec.id, static_cast<JobSlot>(i));
+    }
+    std::vector<char> matched(jobs_.size(), 0);
     JobSpec skipped;
     for (std::uint64_t i = jobs_read_; i < read; ++i) {
       if (!source_.next(skipped)) {
         throw InputError(source_name_, "the workload ends after " + std::to_string(i) + " jobs, but the snapshot had read " + std::to_string(read) +
                                            "; was the trace changed since the snapshot was written?");
       }
+      const auto it = in_system.find(skipped.id);
+      if (it != in_system.end() && same_spec(skipped, jobs_[static_cast<std::size_t>(it->second)].spec)) matched[static_cast<std::size_t>(it->second)] = 1;
     }
     jobs_read_ = read;
+    for (std::size_t i = 0; i < jobs_.size(); ++i) {
+      ar.check(live_[i] != 1 || matched[i], "job slot " + std::to_string(i) + " holds job '" + jobs_[i].spec.id.substr(0, 40) + "', which is not one of this workload's first " +
+                                                std::to_string(read) + " jobs as the workload has it");
+    }
+    ar.check(!has_next_job_ || (read > 0 && same_spec(skipped, next_job_)), "the next arrival is not this workload's job " + std::to_string(read));
   }
   // The models the kernel was given own state that evolves with the run.
   // The market's spot offers (where each availability stands) and the thermal model.
@@ -104,12 +229,189 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   }
   std::uint64_t spot_offers = spot_.size();
   ar(spot_offers);
-  if (spot_offers != spot_.size()) throw InputError("snapshot", "the market's spot offers differ from this configuration's");
-  for (SpotOffer& o : spot_) ar(o.offer, o.cursor, o.available, o.next.time, o.next.available);
+  ar.check(spot_offers == spot_.size(), "the market's spot offers differ from this configuration's");
+  for (SpotOffer& o : spot_) {
+    const int offer = o.offer;
+    ar(o.offer, o.cursor, o.available, o.next.time, o.next.available);
+    if (ar.loading()) {
+      ar.check(o.offer == offer, "its spot offers are not this market's");
+      const int devices = options_.market->offer(offer).devices;
+      ar.check(o.available >= 0 && o.available <= devices && o.next.available >= 0 && o.next.available <= devices,
+               "spot offer " + std::to_string(offer) + " has " + std::to_string(o.available) + " devices available of " + std::to_string(devices));
+    }
+  }
   ar(device_reclaimed_, thermal_step_pending_);
   if (options_.thermal) options_.thermal->snapshot(ar);
   if (options_.physics) options_.physics->snapshot(ar);
   if (options_.failures) options_.failures->snapshot(ar);
+  if (ar.loading()) {
+    check_restored(ar);
+    ar.set_restored(this);
+  }
+}
+
+void Simulator::check_restored(SnapshotArchive& ar) const {
+  const int n = spec_.num_devices();
+  const std::size_t slots = jobs_.size();
+  const auto slot_ok = [&](std::int64_t s) { return s >= 0 && static_cast<std::size_t>(s) < slots; };
+  const auto live = [&](std::int64_t s) { return slot_ok(s) && live_[static_cast<std::size_t>(s)] == 1; };
+  const auto job_name = [&](std::size_t s) { return "job slot " + std::to_string(s) + " ('" + jobs_[s].spec.id.substr(0, 40) + "')"; };
+  ar.check(now_ >= Tick() && now_ >= queue_.last_popped_time() && (queue_.empty() || queue_.next_time() >= now_),
+           "its clock (" + format_seconds(now_) + " s) is negative or after its next event");
+  ar.check(started_ || (slots == 0 && queue_.empty()), "it was taken before the run started but holds jobs or events");
+  // The failed-device tables are sized when the run starts, by the models that use them.
+  const std::size_t un = static_cast<std::size_t>(n);
+  ar.check(device_down_.size() == (started_ && options_.failures ? un : 0) && device_reclaimed_.size() == (started_ && !spot_.empty() ? un : 0) &&
+               (device_down_.empty() || std::all_of(device_down_.begin(), device_down_.end(), [](char c) { return c == 0 || c == 1; })) &&
+               (device_reclaimed_.empty() || std::all_of(device_reclaimed_.begin(), device_reclaimed_.end(), [](char c) { return c == 0 || c == 1; })),
+           "its failed-device tables are sized for another cluster or hold values other than 0 and 1");
+  // Slots: each live (1) or free (0, listed once in free_slots_).
+  std::vector<char> free_seen(slots, 0);
+  std::size_t live_count = 0;
+  for (std::size_t i = 0; i < slots; ++i) {
+    ar.check(live_[i] == 0 || live_[i] == 1, "job slot " + std::to_string(i) + " is neither live nor free");
+    live_count += live_[i] == 1;
+  }
+  for (const JobSlot s : free_slots_) {
+    ar.check(slot_ok(s) && !live(s) && !free_seen[static_cast<std::size_t>(s)], "the free job slot " + std::to_string(s) + " is out of range, live or listed twice");
+    free_seen[static_cast<std::size_t>(s)] = 1;
+  }
+  ar.check(free_slots_.size() + live_count == slots, "its free job slots do not account for the job table");
+  // The pending and running lists: each a chain of live jobs of the right status, linked
+  // both ways, of the counted length.
+  const auto check_list = [&](const JobList& list, std::size_t count, bool running, const char* name) {
+    std::size_t length = 0;
+    JobSlot prev = kNoJob;
+    for (JobSlot s = list.head; s != kNoJob; s = jobs_[static_cast<std::size_t>(s)].next_in_list) {
+      ar.check(live(s) && ++length <= count, std::string("the ") + name + " list links to job slot " + std::to_string(s) + ", which is free, out of range or beyond its count");
+      const JobState& j = jobs_[static_cast<std::size_t>(s)];
+      const bool placed = j.status == JobStatus::kRunning || j.status == JobStatus::kStopping;
+      ar.check(j.prev_in_list == prev && (running ? placed : j.status == JobStatus::kPending),
+               std::string("the ") + name + " list is broken at " + job_name(static_cast<std::size_t>(s)));
+      prev = s;
+    }
+    ar.check(list.tail == prev && length == count, std::string("the ") + name + " list holds " + std::to_string(length) + " jobs, its count says " + std::to_string(count));
+  };
+  check_list(pending_, num_pending_, false, "pending");
+  check_list(running_, num_running_, true, "running");
+  ar.check(num_pending_ + num_running_ == live_count, "its job counts do not match the live job slots");
+  // Each job: enum values, devices owned by it in the cluster state, site, events.
+  const int sites = options_.geography ? options_.geography->num_sites() : 0;
+  for (std::size_t i = 0; i < slots; ++i) {
+    if (live_[i] != 1) continue;
+    const JobState& j = jobs_[i];
+    const std::string who = job_name(i);
+    ar.check(static_cast<int>(j.status) <= static_cast<int>(JobStatus::kStopping) && static_cast<int>(j.stall_kind) <= static_cast<int>(StallKind::kRestart) &&
+                 static_cast<int>(j.spec.recorded_status) <= static_cast<int>(RecordedStatus::kKilled),
+             who + " has a status out of range");
+    ar.check(j.site >= -1 && j.site < std::max(sites, 1), who + " is at site " + std::to_string(j.site) + " of " + std::to_string(sites));
+    ar.check(std::isfinite(j.remaining_work_s) && j.remaining_work_s >= 0 && std::isfinite(j.work_done_s) && std::isfinite(j.physics_rate) && j.physics_rate >= 0 &&
+                 std::isfinite(j.lost_work_s),
+             who + " has a non-finite or negative amount of work or rate");
+    ar.check(j.last_update <= now_ && j.spec.submit <= now_ && j.start <= now_ && j.placed_since <= now_, who + " was updated, submitted, started or placed after the snapshot's clock");
+    ar.check(j.status == JobStatus::kPending || j.start >= j.spec.submit, who + " started before it was submitted");
+    // The device-time accounts (held time is booked when a job gives its devices up, so
+    // mid-run they are only known to be non-negative).
+    ar.check(j.device_us >= 0 && j.held_us >= 0 && j.overhead_device_us >= 0 && j.checkpoint_device_us >= 0 && j.restart_device_us >= 0 &&
+                 j.lost_device_us >= 0 && j.compute_device_us >= 0,
+             who + " has negative device-time");
+    const bool placed = j.status != JobStatus::kPending;
+    ar.check(placed || j.devices.empty(), who + " is pending but holds devices");
+    const int held = static_cast<int>(j.devices.size());
+    ar.check(!placed || (j.spec.is_elastic() ? held >= j.spec.min_gpus && held <= j.spec.max_gpus : held == j.spec.num_gpus),
+             who + " holds " + std::to_string(held) + " devices, which its request does not allow");
+    for (const DeviceId d : j.devices) {
+      ar.check(d >= 0 && d < n, who + " holds device " + std::to_string(d) + ", which this cluster (" + std::to_string(n) + " devices) does not have");
+      bool owned = cluster_.owner(d) == static_cast<std::int64_t>(i);
+      if (j.spec.is_fractional() && cluster_.is_shared(d)) {
+        for (const ClusterState::Share& sh : cluster_.shares(d)) owned = owned || (sh.owner == static_cast<std::int64_t>(i) && sh.milli == j.spec.gpu_milli);
+      }
+      ar.check(owned, who + " holds device " + std::to_string(d) + ", which the cluster state does not give it");
+    }
+    const struct {
+      EventId id;
+      EventKind kind;
+      const char* what;
+    } events[] = {{j.completion_event, kCompletion, "completion"}, {j.stall_event, kStallEnd, "stall end"}, {j.loss_spike_event, kLossSpike, "loss spike"},
+                  {j.checkpoint_due_event, kCheckpointDue, "checkpoint"}, {j.checkpoint_commit_event, kCheckpointCommit, "checkpoint commit"}};
+    for (const auto& e : events) {
+      ar.check(e.id == 0 || queue_.holds(e.id, e.kind, static_cast<std::int64_t>(i)), who + "'s " + e.what + " event " + std::to_string(e.id) + " is not in the event queue");
+    }
+  }
+  // Every device's owner: nobody, failed, shared (by live jobs), a live placed job, or an
+  // inference service.
+  for (DeviceId d = 0; d < n; ++d) {
+    const std::int64_t o = cluster_.owner(d);
+    const std::string dev = "device " + std::to_string(d);
+    if (o >= 0) {
+      ar.check(live(o) && jobs_[static_cast<std::size_t>(o)].status != JobStatus::kPending &&
+                   std::find(jobs_[static_cast<std::size_t>(o)].devices.begin(), jobs_[static_cast<std::size_t>(o)].devices.end(), d) !=
+                       jobs_[static_cast<std::size_t>(o)].devices.end(),
+               dev + " is owned by job slot " + std::to_string(o) + ", which does not hold it");
+    } else if (o == ClusterState::kShared) {
+      for (const ClusterState::Share& sh : cluster_.shares(d)) {
+        ar.check(live(sh.owner) && jobs_[static_cast<std::size_t>(sh.owner)].status != JobStatus::kPending, dev + " is shared with job slot " + std::to_string(sh.owner) + ", which is not placed");
+      }
+    } else if (o <= service_owner(0)) {
+      ar.check(-(o + 16) < static_cast<std::int64_t>(service_devices_.size()), dev + " is held by inference service " + std::to_string(-(o + 16)) + ", which does not exist");
+    } else {
+      ar.check(o == ClusterState::kNoOwner || o == ClusterState::kFailedOwner, dev + " has the owner code " + std::to_string(o));
+    }
+  }
+  for (std::size_t svc = 0; svc < service_devices_.size(); ++svc) {
+    for (const DeviceId d : service_devices_[svc]) {
+      ar.check(d >= 0 && d < n && cluster_.owner(d) == service_owner(static_cast<int>(svc)), "inference service " + std::to_string(svc) + " holds device " + std::to_string(d) + ", which is not marked as its");
+    }
+  }
+  for (const auto* list : {&changed_, &touched_, &joined_running_}) {
+    for (const JobSlot s : *list) ar.check(slot_ok(s), "a list of changed jobs names job slot " + std::to_string(s) + ", out of range");
+  }
+  // Every pending event: a known kind whose argument names what it is about; a job's
+  // event is the one that job records.
+  const int units = options_.failures ? options_.failures->num_units() : 0;
+  std::size_t arrivals = 0;
+  queue_.for_each_pending([&](const Event& e) {
+    const std::string ev = "event " + std::to_string(e.id) + " (kind " + std::to_string(e.kind) + ", t=" + format_seconds(e.time) + " s)";
+    switch (e.kind) {
+      case kArrival: ++arrivals; break;
+      case kCompletion:
+      case kStallEnd:
+      case kLossSpike:
+      case kCheckpointDue:
+      case kCheckpointCommit: {
+        ar.check(live(e.arg), ev + " is about job slot " + std::to_string(e.arg) + ", which holds no job");
+        const JobState& j = jobs_[static_cast<std::size_t>(e.arg)];
+        const EventId recorded = e.kind == kCompletion ? j.completion_event
+                                 : e.kind == kStallEnd ? j.stall_event
+                                 : e.kind == kLossSpike ? j.loss_spike_event
+                                 : e.kind == kCheckpointDue ? j.checkpoint_due_event
+                                                            : j.checkpoint_commit_event;
+        ar.check(recorded == e.id, ev + " is not the one its job records");
+        ar.check((e.kind != kCompletion && e.kind != kLossSpike) || j.status == JobStatus::kRunning, ev + " is about a job that is not running");
+        ar.check(e.kind < kLossSpike || options_.failures, ev + " belongs to the failures model, which this scenario does not have");
+        break;
+      }
+      case kWakeup: break;
+      case kUnitFailure:
+      case kUnitRepair: ar.check(e.arg >= 0 && e.arg < units, ev + " is about failure unit " + std::to_string(e.arg) + " of " + std::to_string(units)); break;
+      case kSpotChange: ar.check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < spot_.size(), ev + " is about spot offer " + std::to_string(e.arg) + " of " + std::to_string(spot_.size())); break;
+      case kThermalStep: ar.check(options_.thermal != nullptr, ev + " belongs to the thermal model, which this scenario does not have"); break;
+      default: ar.reject(ev + " is of no known kind");
+    }
+  });
+  ar.check(arrivals == (has_next_job_ ? 1U : 0U), "it has " + std::to_string(arrivals) + " arrival events and " + (has_next_job_ ? "a" : "no") + " next job");
+  // Last, the invariant checker's own checks over the restored state (device accounting,
+  // work conservation, counts): a violation would otherwise stop the resumed run with an
+  // internal error.
+  std::vector<const JobState*> in_system;
+  for_each_job([&](const JobState& j) { in_system.push_back(&j); });
+  InvariantChecker checker(1);
+  try {
+    checker.check_state(now_, cluster_, in_system, num_running_, num_pending_, options_.physics, service_devices_);
+  } catch (const InvariantError& e) {
+    const std::string what = e.what();
+    ar.reject(what.substr(0, what.find('\n')));
+  }
 }
 
 void FailureModel::snapshot(SnapshotArchive& ar) {
@@ -118,12 +420,44 @@ void FailureModel::snapshot(SnapshotArchive& ar) {
 }
 
 void MaxMinFairShare::snapshot(SnapshotArchive& ar) {
+  const std::size_t links = capacity_Bps_.size();  // the topology's
   ar(capacity_Bps_);
   ar.io_each(flows_, [&](Flow& f) { ar(f.links, f.pos, f.cap_Bps, f.demand_Bps, f.rate_Bps, f.active); });
   ar(free_ids_, num_active_, stale_, link_start_, link_flows_, unfrozen_, remaining_Bps_, frozen_);
   ar.io_each(heap_, [&](Level& l) { ar(l.level_Bps, l.kind, l.index); });
   ar(members_, dirty_links_, dirty_flows_, link_dirty_, link_seen_, flow_seen_, demand_sum_Bps_, unbounded_, was_contended_, comp_links_,
      solved_flows_);
+  if (!ar.loading()) return;
+  // Links and flows index each other's tables unchecked: every index in range, and each
+  // active flow listed by its links at the position it records.
+  const std::size_t flows = flows_.size();
+  const auto link_ok = [&](int l) { return l >= 0 && static_cast<std::size_t>(l) < links; };
+  const auto flow_ok = [&](int f) { return f >= 0 && static_cast<std::size_t>(f) < flows; };
+  ar.check(capacity_Bps_.size() == links && members_.size() == links && link_dirty_.size() == links && demand_sum_Bps_.size() == links &&
+               unbounded_.size() == links && was_contended_.size() == links,
+           "the network model's link tables are sized for another topology");
+  int active = 0;
+  for (std::size_t id = 0; id < flows; ++id) {
+    const Flow& f = flows_[id];
+    if (!f.active) continue;  // a removed flow's tables are stale until its id is reused
+    ar.check(f.pos.size() == f.links.size(), "network flow " + std::to_string(id) + " has positions for other links");
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      ar.check(link_ok(f.links[i]) && (i == 0 || f.links[i - 1] < f.links[i]), "network flow " + std::to_string(id) + " crosses link " + std::to_string(f.links[i]) + ", out of range or out of order");
+      const auto& m = members_[static_cast<std::size_t>(f.links[i])];
+      ar.check(f.pos[i] >= 0 && static_cast<std::size_t>(f.pos[i]) < m.size() && m[static_cast<std::size_t>(f.pos[i])] == static_cast<int>(id),
+               "network flow " + std::to_string(id) + " is not listed by its link " + std::to_string(f.links[i]));
+    }
+    ++active;
+  }
+  ar.check(active == num_active_, "the network model counts " + std::to_string(num_active_) + " flows but holds " + std::to_string(active));
+  for (const auto& m : members_) {
+    for (const int f : m) ar.check(flow_ok(f) && flows_[static_cast<std::size_t>(f)].active, "a network link lists flow " + std::to_string(f) + ", which is not active");
+  }
+  for (const int f : free_ids_) ar.check(flow_ok(f) && !flows_[static_cast<std::size_t>(f)].active, "the network model's free flow id " + std::to_string(f) + " is out of range or in use");
+  for (const int l : dirty_links_) ar.check(link_ok(l), "the network model's changed link " + std::to_string(l) + " is out of range");
+  for (const int l : comp_links_) ar.check(link_ok(l), "the network model's link " + std::to_string(l) + " is out of range");
+  for (const int f : dirty_flows_) ar.check(flow_ok(f), "the network model's changed flow " + std::to_string(f) + " is out of range");
+  for (const int f : solved_flows_) ar.check(flow_ok(f), "the network model's solved flow " + std::to_string(f) + " is out of range");
 }
 
 void ClusterPhysics::snapshot(SnapshotArchive& ar) {
@@ -138,6 +472,20 @@ void ClusterPhysics::snapshot(SnapshotArchive& ar) {
     if (ar.loading()) p.profile = profile.empty() ? nullptr : profiles_.find(profile);
   });
   ar(node_jobs_, mark_, flow_slot_);
+  if (!ar.loading()) return;
+  const int n = cluster_.num_devices();
+  ar.check(node_jobs_.size() == static_cast<std::size_t>(cluster_.num_nodes()), "the physics model's node lists are sized for another cluster");
+  for (std::size_t slot = 0; slot < placed_.size(); ++slot) {
+    const Placed& p = placed_[slot];
+    for (const DeviceId d : p.devices) ar.check(d >= 0 && d < n, "the physics model places job slot " + std::to_string(slot) + " on device " + std::to_string(d) + ", which does not exist");
+    ar.check(p.flow == -1 || fair_share_.has_flow(p.flow), "the physics model's job slot " + std::to_string(slot) + " has network flow " + std::to_string(p.flow) + ", which is not active");
+    ar.check(p.flow == -1 || (static_cast<std::size_t>(p.flow) < flow_slot_.size() && flow_slot_[static_cast<std::size_t>(p.flow)] == static_cast<JobSlot>(slot)),
+             "the physics model's flow of job slot " + std::to_string(slot) + " does not point back at it");
+  }
+  for (const auto& jobs : node_jobs_) {
+    for (const JobSlot s : jobs) ar.check(s >= 0 && static_cast<std::size_t>(s) < placed_.size(), "the physics model lists job slot " + std::to_string(s) + " on a node, which it has no record of");
+  }
+  for (const JobSlot s : flow_slot_) ar.check(s == kNoJob || (s >= 0 && static_cast<std::size_t>(s) < placed_.size()), "the physics model's flow owner " + std::to_string(s) + " is out of range");
 }
 
 void MetricsCollector::snapshot(SnapshotArchive& ar) {
@@ -160,6 +508,28 @@ void EnergyMeter::snapshot(SnapshotArchive& ar) {
   ar(entries_.slot, entries_.site, entries_.power_w, entries_.site_power_w, entries_.idle_w, entries_.joules, entries_.cost_wsusd, entries_.co2_wsg,
      entries_.since_us);
   ar(calls_, power_evaluations_, job_integrations_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
+  if (!ar.loading()) return;
+  // The entries and the slots point at each other; sites index sites_.
+  const std::size_t n = entries_.size(), sites = sites_.size();
+  ar.check(entries_.site.size() == n && entries_.power_w.size() == n && entries_.site_power_w.size() == n && entries_.idle_w.size() == n &&
+               entries_.joules.size() == n && entries_.cost_wsusd.size() == n && entries_.co2_wsg.size() == n && entries_.since_us.size() == n,
+           "the energy meter's entry tables differ in length");
+  for (std::size_t i = 0; i < n; ++i) {
+    const JobSlot slot = entries_.slot[i];
+    ar.check(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size() && slots_[static_cast<std::size_t>(slot)].pos == static_cast<std::int32_t>(i),
+             "the energy meter's entry " + std::to_string(i) + " names job slot " + std::to_string(slot) + ", which does not point back at it");
+    ar.check_job_slot(slot, "the energy meter's entry " + std::to_string(i));
+    ar.check(entries_.site[i] >= 0 && static_cast<std::size_t>(entries_.site[i]) < sites && entries_.since_us[i] <= last_.us(),
+             "the energy meter's entry " + std::to_string(i) + " is at site " + std::to_string(entries_.site[i]) + " or integrated beyond its clock");
+  }
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const SlotInfo& info = slots_[s];
+    ar.check(info.pos >= -1 && (info.pos < 0 || (static_cast<std::size_t>(info.pos) < n && entries_.slot[static_cast<std::size_t>(info.pos)] == static_cast<JobSlot>(s))) &&
+                 info.site >= 0 && static_cast<std::size_t>(info.site) < sites,
+             "the energy meter's job slot " + std::to_string(s) + " points at entry " + std::to_string(info.pos) + " or site " + std::to_string(info.site) +
+                 ", which do not belong to it");
+  }
+  ar.check(sites > 0 && last_ >= Tick(), "the energy meter has no site or a negative clock");
 }
 
 void InvariantChecker::snapshot(SnapshotArchive& ar) {
@@ -167,6 +537,11 @@ void InvariantChecker::snapshot(SnapshotArchive& ar) {
   ar(last_time_, checks_, seen_owner_, seen_milli_);
   ar.io_each(log_, [&](Entry& e) { ar(e.time, e.seq, e.kind, e.job, e.a, e.b); });
   ar(log_next_, log_size_, ended_jobs_kwh_, last_facility_kwh_, last_jobs_kwh_);
+  if (ar.loading()) {
+    ar.check(log_next_ < log_.size() && log_size_ <= log_.size(), "the invariant checker's event log position is out of range");
+    ar.check(std::isfinite(ended_jobs_kwh_) && std::isfinite(last_facility_kwh_) && std::isfinite(last_jobs_kwh_), "the invariant checker's energy sums are not finite");
+    for (const Entry& e : log_) ar.check(std::string("asedx").find(e.kind) != std::string::npos || e.kind == 0, "the invariant checker's event log holds an unknown entry");
+  }
 }
 
 void SpotCursor::snapshot(SnapshotArchive& ar) { ar(rng_, initial_, current_, t_, up_); }
@@ -198,6 +573,30 @@ void MarketMeter::snapshot(SnapshotArchive& ar) {
   ar(holding_index_, offer_cost_, cost_until_);
   for (MarketUse& u : by_kind_) ar(u.device_h, u.compute_usd);
   ar(has_price_, has_carbon_, seen_, seen_valid_, last_);
+  if (!ar.loading()) return;
+  // Tenants, keys (an offer, or -1 - site) and holdings index the tables unchecked.
+  const int tenants = static_cast<int>(tenant_names_.size());
+  const int offers = static_cast<int>(market_.offers().size()), sites = static_cast<int>(market_.sites().size());
+  const auto key_ok = [&](int key) { return key < offers && key >= -sites; };
+  ar.check(accounts_.size() == tenant_names_.size() * static_cast<std::size_t>(num_providers_) && offer_cost_.size() == market_.offers().size(),
+           "the market meter's accounts or offer costs are sized for another market");
+  for (std::size_t i = 0; i < holdings_.size(); ++i) {
+    const Holding& h = holdings_[i];
+    ar.check(h.tenant >= 0 && h.tenant < tenants && key_ok(h.key), "the market meter's holding " + std::to_string(i) + " names tenant " + std::to_string(h.tenant) + " and key " + std::to_string(h.key) + ", which do not exist");
+  }
+  for (const auto& [k, i] : holding_index_) {
+    ar.check(i < holdings_.size() && holdings_[i].tenant == k.first && holdings_[i].key == k.second, "the market meter's holding index does not match its holdings");
+  }
+  const int n = sim_.cluster_state().spec().num_devices();
+  for (std::size_t slot = 0; slot < held_.size(); ++slot) {
+    const Held& h = held_[slot];
+    ar.check(h.tenant >= 0 && (h.tenant < tenants || (tenants == 0 && h.offers.empty())) && h.first >= -1 && h.first < n && h.last >= -1 && h.last < n,
+             "the market meter's record of job slot " + std::to_string(slot) + " names a tenant or device that does not exist");
+    for (const Held::Part& part : h.offers) {
+      ar.check(key_ok(part.key) && part.holding < holdings_.size() && holdings_[part.holding].tenant == h.tenant && holdings_[part.holding].key == part.key,
+               "the market meter's record of job slot " + std::to_string(slot) + " names a key or holding that does not exist");
+    }
+  }
 }
 
 }  // namespace schedsim

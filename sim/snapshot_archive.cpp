@@ -1,5 +1,9 @@
 #include "sim/snapshot_archive.hpp"
 
+#include <limits>
+
+#include "sim/simulator.hpp"
+
 namespace schedsim {
 namespace {
 
@@ -46,8 +50,21 @@ void SnapshotArchive::check_count(std::uint64_t n, std::size_t min_bytes_each) c
   if (n > (bytes_.size() - pos_) / min_bytes_each) corrupt("a list length (" + std::to_string(n) + ") exceeds the data left");
 }
 
-void SnapshotArchive::corrupt(const std::string& what) const {
-  throw InputError(where_, "not a snapshot of this run: " + what + "; was it written by another schedsim version?");
+void SnapshotArchive::corrupt(const std::string& what) const { reject(what); }
+
+void SnapshotArchive::reject(const std::string& what) const { throw InputError(where_, "snapshot is not a state of this scenario: " + what); }
+
+void SnapshotArchive::check_job_slot(std::int64_t slot, const std::string& what) const {
+  if (restored_ && (slot < 0 || slot > std::numeric_limits<JobSlot>::max() || !restored_->is_live(static_cast<JobSlot>(slot)))) {
+    reject(what + " names job slot " + std::to_string(slot) + ", which holds no job");
+  }
+}
+
+void SnapshotArchive::check_device(std::int64_t device, const std::string& what) const {
+  if (restored_ && (device < 0 || device >= restored_->cluster_state().spec().num_devices())) {
+    reject(what + " names device " + std::to_string(device) + ", which this cluster (" + std::to_string(restored_->cluster_state().spec().num_devices()) +
+           " devices) does not have");
+  }
 }
 
 void SnapshotArchive::io_value(std::string& s) {
@@ -70,12 +87,19 @@ void SnapshotArchive::expect_end() const {
   if (pos_ != bytes_.size()) corrupt(std::to_string(bytes_.size() - pos_) + " bytes left after the simulation state");
 }
 
+namespace {
+// The checksum: the header before it (magic, version, config hash, size), then the payload.
+std::uint64_t snapshot_checksum(const char* header, const char* payload, std::size_t payload_size) {
+  return fnv1a64(payload, payload_size, fnv1a64(header, kHeaderLen - 8));
+}
+}  // namespace
+
 std::string encode_snapshot_file(std::uint64_t config_hash, const std::string& payload) {
   std::string out(kMagic, kMagicLen);
   append(out, kSnapshotFormatVersion);
   append(out, config_hash);
   append(out, static_cast<std::uint64_t>(payload.size()));
-  append(out, fnv1a64(payload.data(), payload.size()));
+  append(out, snapshot_checksum(out.data(), payload.data(), payload.size()));
   out += payload;
   return out;
 }
@@ -97,7 +121,7 @@ std::string decode_snapshot_file(const std::string& in, const std::string& where
     throw InputError(where, "the snapshot is truncated or damaged: its header announces " + std::to_string(size) + " bytes of state, the file holds " +
                                 std::to_string(in.size() - kHeaderLen) + " (was the copy interrupted?)");
   }
-  if (fnv1a64(in.data() + kHeaderLen, size) != checksum) throw InputError(where, "the snapshot is corrupted (its checksum does not match its contents)");
+  if (snapshot_checksum(in.data(), in.data() + kHeaderLen, size) != checksum) throw InputError(where, "the snapshot is corrupted (its checksum does not match its contents)");
   if (hash != config_hash) {
     throw InputError(where, "the snapshot was written by a run with a different configuration (scenario, --set values, policy or seed); "
                             "resume with exactly the options of the run that wrote it");

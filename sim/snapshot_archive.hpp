@@ -39,6 +39,7 @@ class SnapshotUnsupported : public InputError {
 };
 
 class SnapshotArchive;
+class Simulator;
 
 template <typename T, typename = void>
 struct has_snapshot_member : std::false_type {};
@@ -62,6 +63,24 @@ class SnapshotArchive {
   // configuration or a different build, reported with the section's name.
   void section(const char* name);
 
+  // Loading: refuses the snapshot, naming the file: "<file>: snapshot is not a state of
+  // this scenario: <what>". Every value read is checked against the scenario before it
+  // is used, so a damaged or hand-edited snapshot ends here, never in a crash.
+  [[noreturn]] void reject(const std::string& what) const;
+  void check(bool ok, const std::string& what) const {
+    if (!ok) reject(what);
+  }
+  const std::string& where() const { return where_; }
+  // Loading: the simulator restored first (Simulator::snapshot sets it), so that the
+  // components loaded after it (policies, meters) can check the job slots and devices
+  // they hold against its state.
+  void set_restored(const Simulator* sim) { restored_ = sim; }
+  const Simulator* restored() const { return restored_; }
+  // Refuses a job slot that holds no job in the restored simulator (when there is one).
+  void check_job_slot(std::int64_t slot, const std::string& what) const;
+  // Refuses a device id outside the restored simulator's cluster (when there is one).
+  void check_device(std::int64_t device, const std::string& what) const;
+
   template <typename T>
   void io(T& v) {
     io_value(v);
@@ -72,21 +91,38 @@ class SnapshotArchive {
   }
   // A vector of a type without its own snapshot method (e.g. a private struct): `f(x)`
   // passes each element's fields to io(); fields it leaves out keep their values.
+  // A vector the configuration has already sized (non-empty before loading) must keep
+  // its size: its elements hold configuration the snapshot does not carry.
   template <typename T, typename F>
   void io_each(std::vector<T>& v, F f) {
     std::uint64_t n = v.size();
     raw(&n, sizeof n);
-    if (loading_) {
-      check_count(n, 1);
-      v.resize(n);  // elements already there keep the fields f does not pass (configuration)
+    if (!loading_) {
+      for (auto& x : v) f(x);
+      return;
     }
-    for (auto& x : v) f(x);
+    check_count(n, 1);
+    if (!v.empty() && n != v.size()) reject("a list of " + std::to_string(n) + " entries where this scenario has " + std::to_string(v.size()));
+    // Grown element by element: a huge count in a short snapshot runs out of data before
+    // it allocates much.
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (i == v.size()) v.emplace_back();
+      f(v[i]);
+    }
   }
 
  private:
   template <typename T>
   void io_value(T& v) {
-    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      // A byte that is 0 or 1: any other value in a bool is undefined behaviour.
+      std::uint8_t b = v ? 1 : 0;
+      raw(&b, 1);
+      if (loading_) {
+        check(b <= 1, "a flag holds " + std::to_string(b) + " (0 or 1 allowed)");
+        v = b != 0;
+      }
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
       raw(&v, sizeof v);
     } else if constexpr (std::is_same_v<T, Tick>) {
       std::int64_t us = v.us();
@@ -115,19 +151,21 @@ class SnapshotArchive {
   void io_value(std::vector<T>& v) {
     std::uint64_t n = v.size();
     raw(&n, sizeof n);
-    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+    if constexpr ((std::is_arithmetic_v<T> || std::is_enum_v<T>) && !std::is_same_v<T, bool>) {
       if (loading_) {
         check_count(n, sizeof(T));
         v.resize(n);
       }
       if (n) raw(v.data(), n * sizeof(T));
-    } else {
-      if (loading_) {
-        check_count(n, 1);
-        v.clear();
-        v.resize(n);
-      }
+    } else if (!loading_) {
       for (auto& x : v) io(x);
+    } else {
+      check_count(n, 1);
+      v.clear();
+      for (std::uint64_t i = 0; i < n; ++i) {  // grown as the data lasts (see io_each)
+        v.emplace_back();
+        io(v.back());
+      }
     }
   }
   template <typename A, typename B>
@@ -151,7 +189,9 @@ class SnapshotArchive {
       for (std::uint64_t i = 0; i < n; ++i) {
         typename C::value_type x{};
         io(x);
+        const std::size_t before = c.size();
         c.insert(c.end(), std::move(x));
+        check(c.size() == before + 1, "a set holds an element twice");
       }
     } else {
       for (const auto& x : c) io(const_cast<typename C::value_type&>(x));
@@ -182,7 +222,9 @@ class SnapshotArchive {
     for (std::uint64_t i = 0; i < n; ++i) {
       std::pair<K, V> x{};
       io(x);
+      const std::size_t before = m.size();
       m.emplace_hint(m.end(), std::move(x));
+      check(m.size() == before + 1, "a map holds a key twice");
     }
   }
   // Unordered sets: saved sorted, so the snapshot does not depend on hash order.
@@ -191,7 +233,10 @@ class SnapshotArchive {
     std::vector<T> items(s.begin(), s.end());
     std::sort(items.begin(), items.end());
     io(items);
-    if (loading_) s = std::unordered_set<T>(items.begin(), items.end());
+    if (loading_) {
+      s = std::unordered_set<T>(items.begin(), items.end());
+      check(s.size() == items.size(), "a set holds an element twice");
+    }
   }
 
   // Unordered maps: saved sorted by key.
@@ -200,7 +245,10 @@ class SnapshotArchive {
     std::vector<std::pair<K, V>> items(m.begin(), m.end());
     std::sort(items.begin(), items.end());
     io(items);
-    if (loading_) m = std::unordered_map<K, V>(items.begin(), items.end());
+    if (loading_) {
+      m = std::unordered_map<K, V>(items.begin(), items.end());
+      check(m.size() == items.size(), "a map holds a key twice");
+    }
   }
 
   void raw(void* p, std::size_t n);
@@ -211,6 +259,7 @@ class SnapshotArchive {
   std::string bytes_;
   std::size_t pos_ = 0;
   std::string where_;
+  const Simulator* restored_ = nullptr;
 };
 
 // The identity of a run a snapshot belongs to: a hash of the fully resolved configuration
@@ -218,7 +267,10 @@ class SnapshotArchive {
 std::uint64_t snapshot_config_hash(const std::string& resolved_config_text);
 
 // File format: a text line "schedsim-snapshot\n", format version (u32), config hash
-// (u64), payload size (u64), FNV-1a-64 of the payload (u64), payload.
+// (u64), payload size (u64), FNV-1a-64 of everything before it and of the payload (u64),
+// payload. The checksum covers the header too, so that a damaged config hash or size is
+// detected; it is no protection against deliberate edits (anyone can recompute it): the
+// state is validated field by field when it is loaded (docs/reliability.md).
 std::string encode_snapshot_file(std::uint64_t config_hash, const std::string& payload);
 // The payload of a snapshot file's bytes; throws InputError naming `where` when they are
 // not a snapshot, of another format version, truncated, corrupted, or of another
@@ -227,7 +279,9 @@ std::string decode_snapshot_file(const std::string& file_bytes, const std::strin
 
 // 2: the event queue saves its front slot; the energy meter its per-job integration
 // instants and exact power sums.
-constexpr std::uint32_t kSnapshotFormatVersion = 2;
+// 3: the checksum covers the header; the payload starts with the config hash; flags are
+// one byte each.
+constexpr std::uint32_t kSnapshotFormatVersion = 3;
 
 // FNV-1a-64, continuing from `h` (for files hashed piece by piece).
 std::uint64_t fnv1a64(const char* data, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ULL);

@@ -58,6 +58,11 @@ class SummaryBitset {
 
   // Saves or restores the bits (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar);
+  // For snapshot validation.
+  std::size_t words_size() const { return words_.size(); }
+  std::size_t summary_size() const { return summary_.size(); }
+  std::uint64_t word(std::size_t w) const { return words_[w]; }
+  std::uint64_t summary_word(std::size_t s) const { return summary_[s]; }
 
  private:
   std::vector<std::uint64_t> words_;

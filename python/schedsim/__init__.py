@@ -60,13 +60,20 @@ def policy_info(name=None):
     raise ValueError(f"policy: expected one of {', '.join(x['name'] for x in infos)}, got {name!r}")
 
 
-def ledger_verify(path):
+def ledger_verify(path, *, key_file=None):
     """Recomputes the hash chain of a run's ledger.csv (docs/market.md#settlement-ledger).
 
+    key_file: the file holding the key of a keyed ledger (HMAC-SHA256); None for an
+    unkeyed one.
     Returns a dict: ok (bool), problem ("" when ok, else the first bad line), rows and
     the totals device_hours, energy_kwh, electricity_usd, compute_usd, co2_kg.
-    Raises InputError when the file cannot be read."""
-    return _schedsim.ledger_verify(str(path))
+    Raises InputError when a file cannot be read."""
+    import os
+
+    for name, v in (("path", path), ("key_file", key_file)):
+        if not (isinstance(v, (str, os.PathLike)) or (v is None and name == "key_file")):
+            raise TypeError(f"{name}: expected a path (str or os.PathLike), got {type(v).__name__}")
+    return _schedsim.ledger_verify(os.fspath(path), None if key_file is None else os.fspath(key_file))
 
 
 HAS_ENV = getattr(_schedsim, "HAS_ENV", False)

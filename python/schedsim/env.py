@@ -12,7 +12,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import _schedsim
-from .config import load_config, scenario_path
+from .config import MAX_SEED, _check_seed, load_config, scenario_path
 
 _REWARD_KEYS = ("jobs_in_system", "slowdown", "makespan")
 
@@ -30,6 +30,11 @@ def _reward_weights(reward):
     return {k: float(v) for k, v in reward.items()}
 
 
+_MAX_CANDIDATES = 4096  # env.max_candidates' limit (rl/env/scheduling_env.cpp)
+_MAX_ENVS = 65536  # VectorEnv sizes (docs/rl.md): far above any machine's useful count
+_MAX_THREADS = 1024
+
+
 def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
     """Arguments given (None = the scenario's `env:` map, or its default)."""
     out = {}
@@ -38,7 +43,14 @@ def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
             continue
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
             raise TypeError(f"{name}: expected an int, got {type(v).__name__} {v!r}")
-        out[name] = int(v)
+        v = int(v)
+        # The limits of the env: map (docs/config.md), checked here so that no value
+        # reaches the extension that its int arguments cannot hold.
+        if name == "max_candidates" and not 1 <= v <= _MAX_CANDIDATES:
+            raise ValueError(f"max_candidates: expected an int in 1..{_MAX_CANDIDATES} (candidate rows per observation), got {v}")
+        if name == "max_steps" and not 0 <= v < 2**63:
+            raise ValueError(f"max_steps: expected an int in 0..2**63-1 (0 = no limit), got {v}")
+        out[name] = v
     if reward_scale is not None:
         if isinstance(reward_scale, bool) or not isinstance(reward_scale, (int, float)):
             raise TypeError(f"reward_scale: expected a number, got {type(reward_scale).__name__} {reward_scale!r}")
@@ -135,8 +147,8 @@ class SchedsimEnv(gymnasium.Env):
         self._seeded = False
 
     def reset(self, *, seed=None, options=None):
-        if seed is not None and not isinstance(seed, bool) and isinstance(seed, (int, np.integer)) and seed > 2**63 - 1:
-            raise ValueError(f"seed: must be at most {2**63 - 1} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
+        if seed is not None:
+            seed = _check_seed(seed)
         super().reset(seed=seed)
         _check_options(options)
         if seed is None:
@@ -218,6 +230,9 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise TypeError(f"{name}: expected an int >= 1, got {type(v).__name__} {v!r}")
             if v < 1:
                 raise ValueError(f"{name}: expected an int >= 1, got {v}")
+            limit = _MAX_ENVS if name == "num_envs" else _MAX_THREADS
+            if v > limit:
+                raise ValueError(f"{name}: expected an int in 1..{limit}, got {v}")
         self.config = load_config(config, overrides=overrides)
         self._venv = _schedsim.VectorEnv(self.config._scenario, int(num_envs), int(num_threads),
                                          **_env_kwargs(max_candidates, reward_scale, max_steps, reward))
@@ -243,8 +258,8 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 raise TypeError(f"seed: expected an int (env i gets seed + i) or None, got {type(seed).__name__} {seed!r}")
             if seed < 0:
                 raise ValueError(f"seed: expected a non-negative int, got {seed}")
-            if seed > 2**63 - 1:
-                raise ValueError(f"seed: must be at most {2**63 - 1} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
+            if seed > MAX_SEED:
+                raise ValueError(f"seed: must be at most {MAX_SEED} (2^63-1, the seed range of the CLI and of results.json), got {seed}")
             self._np_random, _ = gymnasium.utils.seeding.np_random(int(seed))
             self.action_space.seed(int(seed))
         elif self._np_random is None:

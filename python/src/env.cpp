@@ -32,7 +32,10 @@ EnvConfig env_config(const Scenario& s, std::optional<int> max_candidates, Opt r
                      Opt w_slowdown, Opt w_makespan) {
   EnvConfig c = EnvConfig::from_scenario(*s.config);
   if (max_candidates) {
-    if (*max_candidates < 1) throw py::value_error("max_candidates: expected an int >= 1, got " + std::to_string(*max_candidates));
+    // The env: map's limit (rl/env/scheduling_env.cpp), checked before any row is allocated.
+    if (*max_candidates < 1 || *max_candidates > 4096) {
+      throw py::value_error("max_candidates: expected an int in 1..4096 (candidate rows per observation), got " + std::to_string(*max_candidates));
+    }
     c.max_candidates = *max_candidates;
   }
   if (reward_scale) {

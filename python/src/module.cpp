@@ -1,6 +1,7 @@
 // The _schedsim extension: scenarios, the policy registry, simulate(), Python policies
 // and the RL environments. The pure-Python package `schedsim` wraps it; users never
 // import this module directly. No LibTorch here (see docs/python.md).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -30,48 +31,85 @@ std::string float_text(double v) { return py::str(py::repr(py::float_(v))); }
 
 std::string python_type_name(py::handle value) { return py::str(py::type::handle_of(value).attr("__name__")); }
 
-YAML::Node to_yaml(py::handle value, const std::string& path) {
-  const std::string where = path.empty() ? "the config" : path;
-  if (value.is_none()) return YAML::Node(YAML::NodeType::Null);
-  if (py::isinstance<py::bool_>(value)) return YAML::Node(value.cast<bool>() ? "true" : "false");
-  if (py::isinstance<py::int_>(value)) return YAML::Node(py::str(value).cast<std::string>());
-  if (py::isinstance<py::float_>(value)) {
-    const double v = value.cast<double>();
-    if (!std::isfinite(v)) throw py::value_error(where + ": expected a finite number, got " + float_text(v));
-    return YAML::Node(float_text(v));
+namespace {
+
+// The nesting limit of YAML scenario text (yaml-cpp's parser refuses documents nested
+// more deeply; sim/config_node.cpp reports it): a dict may not go deeper than its YAML
+// could. Without it, a dict nested 100,000 levels overflowed the C stack.
+constexpr std::size_t kMaxConfigDepth = 500;
+
+// Key paths in messages: the start of a very long one is enough.
+std::string short_path(const std::string& where) { return where.size() <= 80 ? where : where.substr(0, 60) + "...(" + std::to_string(where.size()) + " chars)"; }
+
+class YamlConverter {
+ public:
+  YAML::Node convert(py::handle value, const std::string& path) {
+    const std::string where = path.empty() ? "the config" : path;
+    if (value.is_none()) return YAML::Node(YAML::NodeType::Null);
+    if (py::isinstance<py::bool_>(value)) return YAML::Node(value.cast<bool>() ? "true" : "false");
+    if (py::isinstance<py::int_>(value)) return YAML::Node(py::str(value).cast<std::string>());
+    if (py::isinstance<py::float_>(value)) {
+      const double v = value.cast<double>();
+      if (!std::isfinite(v)) throw py::value_error(short_path(where) + ": expected a finite number, got " + float_text(v));
+      return YAML::Node(float_text(v));
+    }
+    if (py::isinstance<py::str>(value)) {
+      YAML::Node n(value.cast<std::string>());
+      n.SetTag("!");  // a Python str is a string even when it reads as a number (as quoted YAML)
+      return n;
+    }
+    const bool is_dict = py::isinstance<py::dict>(value);
+    if (is_dict || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+      // A container on the path to itself has no YAML form (and would recurse forever).
+      if (std::find(open_.begin(), open_.end(), value.ptr()) != open_.end()) {
+        throw py::value_error(short_path(where) + ": the config contains itself (a dict or list that holds itself, directly or through others, "
+                                                  "is not a YAML document)");
+      }
+      if (open_.size() >= kMaxConfigDepth) {
+        throw InputError("<dict>", short_path(where) + ": lists and maps nested more than " + std::to_string(kMaxConfigDepth) +
+                                       " levels deep, more than YAML scenarios allow; no scenario needs that: is this the right object?");
+      }
+      open_.push_back(value.ptr());
+      YAML::Node n = is_dict ? convert_dict(value, path, where) : convert_list(value, where);
+      open_.pop_back();
+      return n;
+    }
+    // numpy scalars and other numbers: anything with __index__ or __float__.
+    const py::object obj = py::reinterpret_borrow<py::object>(value);
+    if (py::hasattr(obj, "__index__")) return YAML::Node(py::str(py::int_(obj)).cast<std::string>());
+    if (py::hasattr(obj, "__float__")) return convert(py::float_(obj), path);
+    throw py::type_error(short_path(where) + ": expected a dict, list, str, int, float, bool or None, got " + python_type_name(value));
   }
-  if (py::isinstance<py::str>(value)) {
-    YAML::Node n(value.cast<std::string>());
-    n.SetTag("!");  // a Python str is a string even when it reads as a number (as quoted YAML)
-    return n;
-  }
-  if (py::isinstance<py::dict>(value)) {
+
+ private:
+  YAML::Node convert_dict(py::handle value, const std::string& path, const std::string& where) {
     YAML::Node n(YAML::NodeType::Map);
     for (auto kv : value.cast<py::dict>()) {
       // int keys as YAML writes them unquoted (workload.synthetic.gpus: {1: 0.5, 8: 0.5}).
       const bool int_key = py::isinstance<py::int_>(kv.first) && !py::isinstance<py::bool_>(kv.first);
       if (!py::isinstance<py::str>(kv.first) && !int_key)
-        throw py::type_error(where + ": expected str (or int) keys, got " + python_type_name(kv.first) + " " + py::repr(kv.first).cast<std::string>());
+        throw py::type_error(short_path(where) + ": expected str (or int) keys, got " + python_type_name(kv.first) + " " + py::repr(kv.first).cast<std::string>());
       const std::string key = py::str(kv.first).cast<std::string>();
-      n[key] = to_yaml(kv.second, path.empty() ? key : path + "." + key);
+      n[key] = convert(kv.second, path.empty() ? key : path + "." + key);
     }
     return n;
   }
-  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+  YAML::Node convert_list(py::handle value, const std::string& where) {
     YAML::Node n(YAML::NodeType::Sequence);
     std::size_t i = 0;
     for (auto item : value) {
-      n.push_back(to_yaml(item, where + "[" + std::to_string(i) + "]"));
+      n.push_back(convert(item, where + "[" + std::to_string(i) + "]"));
       ++i;
     }
     return n;
   }
-  // numpy scalars and other numbers: anything with __index__ or __float__.
-  const py::object obj = py::reinterpret_borrow<py::object>(value);
-  if (py::hasattr(obj, "__index__")) return YAML::Node(py::str(py::int_(obj)).cast<std::string>());
-  if (py::hasattr(obj, "__float__")) return to_yaml(py::float_(obj), path);
-  throw py::type_error(where + ": expected a dict, list, str, int, float, bool or None, got " + python_type_name(value));
-}
+
+  std::vector<PyObject*> open_;  // the containers being converted, outermost first
+};
+
+}  // namespace
+
+YAML::Node to_yaml(py::handle value, const std::string& path) { return YamlConverter().convert(value, path); }
 
 void register_errors(py::module_& m) {
   g_sim_error = PyErr_NewExceptionWithDoc("schedsim.SimError", "An error reported by the schedsim simulator.", PyExc_Exception, nullptr);
@@ -141,12 +179,13 @@ PYBIND11_MODULE(_schedsim, m) {
 
   m.def("default_scenario_yaml", [] { return std::string(default_scenario_yaml()); });
 
-  m.def("ledger_verify", [](const std::string& path) {
-    const LedgerCheck c = verify_ledger_file(path);
+  m.def("ledger_verify", [](const std::string& path, std::optional<std::string> key_file) {
+    const LedgerCheck c = verify_ledger_file(path, key_file ? std::optional<std::string>(read_ledger_key_file(*key_file)) : std::nullopt);
     return py::dict(py::arg("ok") = c.ok, py::arg("problem") = c.problem, py::arg("rows") = c.totals.rows, py::arg("device_hours") = c.totals.device_h,
                     py::arg("energy_kwh") = c.totals.energy_kwh, py::arg("electricity_usd") = c.totals.electricity_usd,
                     py::arg("compute_usd") = c.totals.compute_usd, py::arg("co2_kg") = c.totals.co2_kg);
-  }, py::arg("path"), "Recomputes a settlement ledger's hash chain (docs/market.md): ok, the first problem, the row count and totals.");
+  }, py::arg("path"), py::arg("key_file") = py::none(),
+     "Recomputes a settlement ledger's hash chain (docs/market.md), with the key in key_file for a keyed one: ok, the first problem, the row count and totals.");
 
   py::class_<Scenario>(m, "Scenario", "A parsed, validated scenario (immutable).")
       .def_static("from_file", [](const std::string& path, std::optional<std::vector<std::string>> overrides, std::optional<std::int64_t> seed) {

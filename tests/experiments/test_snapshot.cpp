@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -566,4 +567,222 @@ TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's byte
       CHECK(read_file(r + "/" + f) == want);
     }
   }
+}
+
+namespace {
+
+// Where the kernel's fields lie in a snapshot's payload: a reader of the layout that
+// Simulator::snapshot writes (sim/simulator_snapshot.cpp), for tests that edit one field
+// and recompute the checksum, as someone crafting a hostile snapshot would.
+struct KernelLayout {
+  std::size_t jobs_count = 0;                 // the job table's length (u64)
+  std::vector<std::size_t> event_times;       // each pending event's time (i64, us), in events_
+  std::vector<std::size_t> first_device;      // by running job: its first device id (i32)
+  std::size_t running_head = 0;               // running_.head (i32)
+  std::int64_t now_us = 0;
+};
+
+class PayloadReader {
+ public:
+  explicit PayloadReader(const std::string& p) : p_(p) {}
+  std::uint64_t u64() { return get<std::uint64_t>(); }
+  template <typename T>
+  T get() {
+    REQUIRE(pos_ + sizeof(T) <= p_.size());
+    T v;
+    std::memcpy(&v, p_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const std::uint64_t n = u64();
+    REQUIRE(pos_ + n <= p_.size());
+    std::string s = p_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void skip(std::size_t n) { pos_ += n; }
+  void vec(std::size_t each) { skip(u64() * each); }
+  std::size_t pos() const { return pos_; }
+
+ private:
+  const std::string& p_;
+  std::size_t pos_ = 0;
+};
+
+KernelLayout kernel_layout(const std::string& payload) {
+  KernelLayout k;
+  PayloadReader r(payload);
+  r.u64();  // the config hash
+  REQUIRE(r.str() == "kernel");
+  REQUIRE(r.str() == "simulator");
+  k.now_us = r.get<std::int64_t>();
+  REQUIRE(r.str() == "event queue");
+  r.skip(16);  // front
+  r.vec(16);   // heap
+  const std::uint64_t events = r.u64();
+  for (std::uint64_t i = 0; i < events; ++i) {
+    const std::size_t at = r.pos();
+    r.skip(8);
+    if (r.u64() != 0) k.event_times.push_back(at);  // a pending event (id != 0)
+    r.skip(4 + 8);
+  }
+  r.vec(4);  // pos_
+  r.vec(4);  // free slots
+  r.skip(16);
+  REQUIRE(r.str() == "cluster state");
+  r.vec(8);
+  r.vec(8);
+  r.skip(8);  // the free bitset
+  r.vec(8);   // owners
+  r.vec(4);
+  r.skip(8);
+  r.vec(4);
+  const std::uint64_t devices = r.u64();
+  for (std::uint64_t d = 0; d < devices; ++d) r.vec(12);  // shares
+  r.skip(12);
+  k.jobs_count = r.pos();
+  const std::uint64_t jobs = r.u64();
+  for (std::uint64_t j = 0; j < jobs; ++j) {
+    r.str();
+    r.skip(8 + 4 + 8 + 8 + 8);
+    for (int s = 0; s < 4; ++s) r.str();
+    r.skip(4 + 8 + 8 + 8 + 1 + 4 + 4);
+    r.str();
+    const std::uint64_t regions = r.u64();
+    for (std::uint64_t i = 0; i < regions; ++i) r.str();
+    const auto status = r.get<std::uint8_t>();
+    r.skip(8 + 8 + 8);
+    const std::size_t devices_at = r.pos();
+    const std::uint64_t held = r.u64();
+    if (status == 1 && held > 0) k.first_device.push_back(devices_at + 8);
+    r.skip(4 * held);
+    r.skip(8 * 5 + 8 + 8 + 1 + 8 * 4 + 4 + 4 + 1);
+    r.vec(16);
+    r.skip(16 + 8 * 3 + 1 + 8 * 5 + 4 + 4 + 4 + 4 + 4);
+  }
+  r.vec(1);  // live
+  r.vec(4);  // free slots
+  r.skip(8);
+  k.running_head = r.pos();
+  return k;
+}
+
+template <typename T>
+std::string with_field(std::string payload, std::size_t at, T value) {
+  std::memcpy(&payload[at], &value, sizeof value);
+  return payload;
+}
+
+std::uint64_t header_config_hash(const std::string& file) {
+  std::uint64_t h;
+  std::memcpy(&h, file.data() + 22, sizeof h);
+  return h;
+}
+
+constexpr std::size_t kSnapshotHeaderBytes = 18 + 4 + 8 + 8 + 8;
+
+}  // namespace
+
+TEST_CASE("a snapshot edited with its checksum recomputed is refused with a clean error, never a crash", "[snapshot]") {
+  TempDir dir;
+  // One snapshot, at 0.6 of the makespan, with jobs running and pending (the failures
+  // scenario would take its last one after the last job, on a failure event).
+  const Case c{"base", kBase, {}};
+  const RunResult a = run(dir, c, "A");
+  SnapshotOptions snap;
+  snap.every = period(a, 0.6);
+  run(dir, c, "B", snap);
+  const std::string good = read_file(dir.path("B/snapshot.bin"));
+  const std::uint64_t hash = header_config_hash(good);
+  const std::string payload = good.substr(kSnapshotHeaderBytes);
+  const KernelLayout k = kernel_layout(payload);
+  REQUIRE(k.now_us > 0);
+  REQUIRE_FALSE(k.first_device.empty());
+  REQUIRE_FALSE(k.event_times.empty());
+  const std::string s = dir.path("s.bin");
+  const std::string refused = s + ": snapshot is not a state of this scenario: ";
+  const auto resume_with = [&](const std::string& edited) {
+    dir.write("s.bin", encode_snapshot_file(hash, edited));
+    fs::remove_all(dir.path("R"));
+    leave_interrupted_rows(dir, "B", "R");
+    SnapshotOptions r;
+    r.resume_from = s;
+    return error_of([&] { run(dir, c, "R", r); });
+  };
+  // The unedited payload, re-wrapped, resumes to the uninterrupted run's bytes.
+  CHECK(resume_with(payload).empty());
+  check_same_outputs(dir, "A", "R");
+
+  SECTION("a job slot out of range") {
+    CHECK(resume_with(with_field<std::int32_t>(payload, k.running_head, 1000000)) ==
+          refused + "the running list links to job slot 1000000, which is free, out of range or beyond its count");
+  }
+  SECTION("a device id out of range") {
+    const std::string e = resume_with(with_field<std::int32_t>(payload, k.first_device[0], 4096));
+    CHECK_THAT(e, Catch::StartsWith(refused + "job slot ") && Catch::EndsWith(" holds device 4096, which this cluster (32 devices) does not have"));
+    // Another device, which the cluster state gives to someone else.
+    const std::string other = resume_with(with_field<std::int32_t>(payload, k.first_device[0], 31));
+    CHECK_THAT(other, Catch::StartsWith(refused));
+  }
+  SECTION("a huge count") {
+    CHECK(resume_with(with_field<std::uint64_t>(payload, k.jobs_count, std::uint64_t{1} << 60)) ==
+          refused + "a list length (1152921504606846976) exceeds the data left");
+  }
+  SECTION("an event time in the past") {
+    const std::string e = resume_with(with_field<std::int64_t>(payload, k.event_times[0], 0));
+    CHECK_THAT(e, Catch::StartsWith(refused + "event ") && Catch::EndsWith(" is at t=" + format_seconds(Tick()) + " s, before the clock (" + format_seconds(Tick::from_us(k.now_us)) + " s)"));
+  }
+  SECTION("a truncated state, and bytes after it") {
+    CHECK_THAT(resume_with(payload.substr(0, payload.size() / 2)), Catch::StartsWith(refused));
+    CHECK_THAT(resume_with(payload + "x"), Catch::Contains(refused) && Catch::EndsWith("1 bytes left after the simulation state"));
+  }
+  SECTION("every single byte flipped: a clean error or the same run") {
+    // A sample of positions across the whole state (every byte would take minutes).
+    for (std::size_t at = 8; at < payload.size(); at += payload.size() / 97 + 1) {
+      INFO("byte " << at << " of " << payload.size());
+      std::string edited = payload;
+      edited[at] = static_cast<char>(edited[at] ^ 0x5a);
+      const std::string e = resume_with(edited);
+      // The state refused, the rows it continues not found, or the workload shorter than
+      // the jobs it claims were read: each an InputError naming the file.
+      if (!e.empty()) CHECK_THAT(e, Catch::StartsWith(refused) || Catch::StartsWith(s + ": the snapshot continues") || Catch::Contains("the workload ends after"));
+    }
+  }
+}
+
+TEST_CASE("a snapshot whose header names another seed's configuration is refused", "[snapshot]") {
+  TempDir dir;
+  const Case c5{"seed 5", kBase, {}}, c6{"seed 6", kBase, {"seed=6"}};
+  const RunResult a = run(dir, c5, "A");
+  SnapshotOptions snap;
+  snap.every = period(a, 0.5);
+  run(dir, c5, "B5", snap);
+  run(dir, c6, "B6", snap);
+  const std::string five = read_file(dir.path("B5/snapshot.bin")), six = read_file(dir.path("B6/snapshot.bin"));
+  const std::uint64_t hash6 = header_config_hash(six);
+  REQUIRE(hash6 != header_config_hash(five));
+  const std::string s = dir.path("s.bin");
+  const auto resume6 = [&](const std::string& file) {
+    dir.write("s.bin", file);
+    fs::remove_all(dir.path("R"));
+    leave_interrupted_rows(dir, "B5", "R");
+    SnapshotOptions r;
+    r.resume_from = s;
+    return error_of([&] { run(dir, c6, "R", r); });
+  };
+  // The header's config hash is under the checksum: edited alone, the file is damaged.
+  std::string edited = five;
+  std::memcpy(&edited[22], &hash6, sizeof hash6);
+  CHECK(resume6(edited) == s + ": the snapshot is corrupted (its checksum does not match its contents)");
+  // With the checksum recomputed: the state itself names its configuration.
+  const std::string payload5 = five.substr(kSnapshotHeaderBytes);
+  CHECK(resume6(encode_snapshot_file(hash6, payload5)) ==
+        s + ": snapshot is not a state of this scenario: it was written by a run with a different configuration (scenario, --set values, policy or "
+            "seed), though its header names this one");
+  // And with that rewritten too: seed 5's jobs are not seed 6's workload.
+  CHECK_THAT(resume6(encode_snapshot_file(hash6, with_field<std::uint64_t>(payload5, 0, hash6))),
+             Catch::StartsWith(s + ": snapshot is not a state of this scenario: ") &&
+                 (Catch::Contains("which is not one of this workload's first") || Catch::Contains("the next arrival is not this workload's job")));
+  CHECK_FALSE(fs::exists(dir.path("R/results.json")));
 }

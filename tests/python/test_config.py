@@ -139,3 +139,93 @@ def test_errors_are_the_clis_messages(cli, tmp_path, text):
     with pytest.raises(schedsim.InputError) as e:
         schedsim.load_config(str(p))
     assert r.stderr.strip() == f"schedsim: error: {e.value}"
+
+
+def _nested_dict(levels):
+    """{"a": {"a": ... {}}} with `levels` dicts, built without recursion."""
+    d = {}
+    for _ in range(levels - 1):
+        d = {"a": d}
+    return d
+
+
+def test_deeply_nested_dicts_are_refused_like_deep_yaml():
+    import time
+
+    # The YAML reader's limit applies to dicts too: 100,000 levels used to overflow the C
+    # stack (killing the interpreter) and 8,000 took 35 s.
+    for levels in (100_000, 8_000, 501):
+        start = time.monotonic()
+        with pytest.raises(schedsim.InputError) as e:
+            schedsim.load_config({"workload": _nested_dict(levels)})
+        assert time.monotonic() - start < 5
+        assert str(e.value).startswith("<dict>: workload.a.a.a.a.a.a.a.a")
+        assert str(e.value).endswith(
+            ": lists and maps nested more than 500 levels deep, more than YAML scenarios allow; no scenario needs that: is this the right object?")
+    # Lists count as levels too.
+    deep_list = []
+    for _ in range(2000):
+        deep_list = [deep_list]
+    with pytest.raises(schedsim.InputError, match="nested more than 500 levels deep"):
+        schedsim.load_config({"workload": deep_list})
+    # 500 levels are within the limit: the scenario is then refused for what it says.
+    with pytest.raises(schedsim.InputError) as e:
+        schedsim.load_config({"workload": _nested_dict(499)})
+    assert "nested more than" not in str(e.value)
+    # The same depth as YAML text is refused by the YAML reader.
+    text = "workload: " + "[" * 2000 + "]" * 2000 + "\n"
+    with pytest.raises(schedsim.InputError, match="nested about 500 levels deep"):
+        schedsim.load_config(text)
+
+
+def test_dicts_and_lists_that_contain_themselves_are_refused():
+    d = {"seed": 1}
+    d["cluster"] = d
+    with pytest.raises(ValueError, match=r"^cluster: the config contains itself \(a dict or list that holds itself, directly or through others, is not a YAML document\)$"):
+        schedsim.load_config(d)
+    loop = []
+    loop.append({"x": loop})
+    with pytest.raises(ValueError, match=r"^workload\[0\]\.x: the config contains itself"):
+        schedsim.load_config({"workload": loop})
+    # The same object twice (not a cycle) is fine: it is written out twice.
+    node = {"count": 1, "type": "V100", "devices_per_node": 4}
+    cfg = schedsim.load_config({**GOLDEN_DICT, "cluster": {"nodes": [node, node]}})
+    assert cfg.num_devices == 8
+
+
+def test_random_nested_structures_give_a_clean_error_or_a_config():
+    # A property test without a fuzzing library: seeded random trees of every type the
+    # conversion accepts (and a few it does not), some very deep, some sharing or
+    # containing themselves. Each either loads or raises TypeError/ValueError with the
+    # key path; never anything else, never a crash.
+    import random
+
+    rng = random.Random(22)
+    leaves = [None, True, False, 0, -1, 2**70, 1.5, float("nan"), float("inf"), "", "x", "1e3", "yes", b"bytes", object()]
+
+    def tree(depth):
+        r = rng.random()
+        if depth <= 0 or r < 0.3:
+            return rng.choice(leaves)
+        if r < 0.65:
+            return {rng.choice(["seed", "cluster", "workload", "policy", "a", 1, 2.5, True]): tree(depth - 1) for _ in range(rng.randint(0, 3))}
+        if r < 0.9:
+            return [tree(depth - 1) for _ in range(rng.randint(0, 3))]
+        return tuple(tree(depth - 1) for _ in range(rng.randint(0, 2)))
+
+    outcomes = {"ok": 0, "error": 0}
+    for case in range(300):
+        root = {k: tree(rng.randint(1, 8)) for k in rng.sample(["seed", "cluster", "workload", "policy", "energy", "x"], rng.randint(0, 3))}
+        if case % 10 == 0:  # very deep along one branch
+            root["workload"] = _nested_dict(rng.randint(400, 3000))
+        if case % 13 == 0:  # a cycle
+            inner = {"k": []}
+            inner["k"].append(inner)
+            root["cluster"] = inner
+        try:
+            schedsim.load_config(root)
+            outcomes["ok"] += 1
+        except (TypeError, ValueError) as e:  # schedsim.InputError is a ValueError
+            assert str(e)
+            outcomes["error"] += 1
+    assert outcomes["error"] > 0

@@ -299,3 +299,53 @@ def test_vector_env_bad_action_leaves_every_env_as_it_was():
     obs, *_ = venv.step(actions)
     s_obs, *_ = single.step(int(actions[0]))
     assert (obs["global"][0] == s_obs["global"]).all()  # env 0 took one step, not two
+
+
+def test_argument_limits_are_checked_before_anything_is_allocated():
+    # max_candidates beyond the env: map's limit: a clear error, not 10**9 rows allocated.
+    for k in (10**9, 2**40, 0, 4097):
+        with pytest.raises(ValueError, match=rf"max_candidates: expected an int in 1\.\.4096 \(candidate rows per observation\), got {k}$"):
+            schedsim.make(SMALL, max_candidates=k)
+        with pytest.raises(ValueError, match=r"max_candidates: expected an int in 1\.\.4096"):
+            schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=k)
+    assert schedsim.make(SMALL, max_candidates=4096).action_space.n == 4097
+    with pytest.raises(ValueError, match=r"max_steps: expected an int in 0\.\.2\*\*63-1 \(0 = no limit\), got 1180591620717411303424$"):
+        schedsim.make(SMALL, max_steps=2**70)
+    with pytest.raises(ValueError, match=r"num_envs: expected an int in 1\.\.65536, got 1099511627776$"):
+        schedsim.VectorEnv(SMALL, num_envs=2**40)
+    with pytest.raises(ValueError, match=r"num_threads: expected an int in 1\.\.1024, got 1099511627776$"):
+        schedsim.VectorEnv(SMALL, num_envs=2, num_threads=2**40)
+    env = schedsim.make(SMALL, max_candidates=4)
+    with pytest.raises(ValueError, match=r"seed: expected an int in 0\.\.2\*\*63-1, got 1180591620717411303424$"):
+        env.reset(seed=2**70)
+    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4)
+    with pytest.raises(ValueError, match=r"seed: expected an int in 0\.\.2\*\*63-1"):
+        venv.reset(seed=2**70)
+
+
+def test_no_binding_message_reaches_users():
+    # Every documented entry point checks its arguments itself: no pybind11
+    # "incompatible function arguments" or "Unable to cast" text.
+    calls = [
+        lambda: schedsim.make(SMALL, max_candidates=2**40),
+        lambda: schedsim.make(SMALL, max_steps=2**70),
+        lambda: schedsim.make(SMALL, reward_scale="x"),
+        lambda: schedsim.make(SMALL).reset(seed=2**70),
+        lambda: schedsim.make(SMALL).reset(seed="1"),
+        lambda: schedsim.VectorEnv(SMALL, num_envs=2**40),
+        lambda: schedsim.VectorEnv(SMALL, num_envs="a"),
+        lambda: schedsim.VectorEnv(SMALL, num_envs=2, num_threads=2**40),
+        lambda: schedsim.VectorEnv(SMALL, num_envs=2).reset(seed=2**70),
+        lambda: schedsim.load_config(SMALL, seed=2**70),
+        lambda: schedsim.load_config(SMALL).with_seed(2**70),
+        lambda: schedsim.simulate(SMALL, seed=2**70),
+        lambda: schedsim.simulate(SMALL, policy=123),
+        lambda: schedsim.ledger_verify(5),
+        lambda: schedsim.ledger_verify("x.csv", key_file=3),
+    ]
+    for call in calls:
+        with pytest.raises((TypeError, ValueError)) as e:
+            call()
+        text = str(e.value)
+        assert "incompatible function arguments" not in text and "incompatible constructor arguments" not in text
+        assert "Unable to cast" not in text
