@@ -84,9 +84,11 @@ std::string ledger_csv(const std::vector<SettlementRow>& rows, const std::string
   return out;
 }
 
-std::string read_ledger_key_file(const std::string& path) {
+std::string read_ledger_key_file(const std::string& path) { return read_key_file(path, "ledger"); }
+
+std::string read_key_file(const std::string& path, const std::string& kind) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, "cannot open the ledger key file (does it exist?)");
+  if (!in) throw InputError(path, "cannot open the " + kind + " key file (does it exist?)");
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(path, "read failed");
@@ -94,7 +96,7 @@ std::string read_ledger_key_file(const std::string& path) {
   // One line break at the end is the editor's, not the key's.
   if (!key.empty() && key.back() == '\n') key.pop_back();
   if (!key.empty() && key.back() == '\r') key.pop_back();
-  if (key.empty()) throw InputError(path, "the ledger key file is empty; put the secret key (any bytes, 32 or more recommended) in it");
+  if (key.empty()) throw InputError(path, "the " + kind + " key file is empty; put the secret key (any bytes, 32 or more recommended) in it");
   return key;
 }
 

@@ -29,8 +29,11 @@ namespace schedsim {
 // (one row per line is what makes the chain checkable line by line).
 // With `key`, the chain is HMAC-SHA256 under it (docs/market.md#settlement-ledger).
 std::string ledger_csv(const std::vector<SettlementRow>& rows, const std::string& config_sha256, const std::optional<std::string>& key = std::nullopt);
-// A ledger key from a file (its bytes, less one final line break); throws InputError
-// naming the file when it cannot be read or is empty.
+// A secret key from a file (its bytes, less one final line break); throws InputError
+// naming the file ("cannot open the <kind> key file ...") when it cannot be read or is
+// empty. Shared by the ledger's and the snapshots' keys.
+std::string read_key_file(const std::string& path, const std::string& kind);
+// read_key_file(path, "ledger").
 std::string read_ledger_key_file(const std::string& path);
 
 struct LedgerTotals {

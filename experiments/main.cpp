@@ -156,6 +156,9 @@ int main(int argc, char** argv) {
                   "write a snapshot of the whole simulation every PERIOD of simulated time (3600, 90s, 30m, 6h, 2d), at the first instant after each period");
   run->add_option("--snapshot", snapshot_path, "snapshot file (default: OUT/snapshot.bin)");
   run->add_option("--resume", resume_path, "continue the run from this snapshot (same config and options; --out the interrupted run's folder)");
+  std::string snapshot_key_file;
+  run->add_option("--snapshot-key-file", snapshot_key_file,
+                  "MAC the snapshots (HMAC-SHA256) with the key in this file, and resume only a snapshot whose MAC verifies; default: $SCHEDSIM_SNAPSHOT_KEY, else unkeyed");
   std::string run_ledger_key_file;
   run->add_option("--ledger-key-file", run_ledger_key_file, "key the settlement ledger's chain (HMAC-SHA256) with the key in this file; default: $SCHEDSIM_LEDGER_KEY, else unkeyed");
 
@@ -270,12 +273,13 @@ int main(int argc, char** argv) {
   std::string verify_key_file;
   ledger_verify->add_option("--key-file", verify_key_file, "the key of a keyed ledger (default: $SCHEDSIM_LEDGER_KEY)");
   // The ledger key: from a file, else from the environment (docs/market.md#settlement-ledger).
-  const auto ledger_key = [](const std::string& file) -> std::optional<std::string> {
-    if (!file.empty()) return read_ledger_key_file(file);
-    const char* env = std::getenv("SCHEDSIM_LEDGER_KEY");
+  const auto secret_key = [](const std::string& file, const char* kind, const char* env_name) -> std::optional<std::string> {
+    if (!file.empty()) return read_key_file(file, kind);
+    const char* env = std::getenv(env_name);
     if (env && *env) return std::string(env);
     return std::nullopt;
   };
+  const auto ledger_key = [&](const std::string& file) { return secret_key(file, "ledger", "SCHEDSIM_LEDGER_KEY"); };
 
   AdviseCliOptions advise_options;
   auto* advise_cmd = app.add_subcommand("advise", "rank plans (region x device type x count x start x offer kind, and moves between regions) for one training job; see docs/market.md");
@@ -338,6 +342,9 @@ int main(int argc, char** argv) {
         throw UsageError("--snapshot", "applies only with --snapshot-every", "run 'schedsim run --help' for the options");
       options.snapshot.path = snapshot_path;
       options.snapshot.resume_from = resume_path;
+      if (!snapshot_key_file.empty() && !options.snapshot.enabled())
+        throw UsageError("--snapshot-key-file", "applies only with --snapshot-every or --resume", "run 'schedsim run --help' for the options");
+      if (options.snapshot.enabled()) options.snapshot.key = secret_key(snapshot_key_file, "snapshot", "SCHEDSIM_SNAPSHOT_KEY");
       phase = "running the simulation";
       options.ledger_key = ledger_key(run_ledger_key_file);
       const RunResult r = run_scenario(scenario, registry, options);

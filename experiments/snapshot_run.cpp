@@ -8,6 +8,7 @@
 
 #include "experiments/interrupt.hpp"
 #include "experiments/runner.hpp"
+#include "experiments/sha256.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -39,7 +40,48 @@ bool hash_file_range(const std::string& path, std::uint64_t from, std::uint64_t 
   return true;
 }
 
+const std::string kMacLead = "schedsim-snapshot-mac hmac-sha256 ";
+constexpr std::size_t kMacHexChars = 64;
+const std::size_t kTrailerBytes = kMacLead.size() + kMacHexChars + 1;
+
+bool starts_like_snapshot(const std::string& bytes) { return bytes.rfind("schedsim-snapshot\n", 0) == 0; }
+
+bool has_mac_trailer(const std::string& bytes) {
+  return bytes.size() >= kTrailerBytes && bytes.back() == '\n' && bytes.compare(bytes.size() - kTrailerBytes, kMacLead.size(), kMacLead) == 0;
+}
+
+// Compares every character, so the time taken does not tell how much of a MAC was right.
+bool same_mac(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]);
+  return diff == 0;
+}
+
 }  // namespace
+
+std::string seal_snapshot(const std::string& file_bytes, const std::string& key) {
+  return file_bytes + kMacLead + hmac_sha256_hex(key, file_bytes) + "\n";
+}
+
+std::string open_snapshot(const std::string& file_bytes, const std::string& where, const std::optional<std::string>& key) {
+  if (!starts_like_snapshot(file_bytes)) return file_bytes;
+  const bool keyed = has_mac_trailer(file_bytes);
+  if (keyed && !key) {
+    throw InputError(where, "the snapshot is keyed (HMAC-SHA256): resume it with its key (--snapshot-key-file FILE or SCHEDSIM_SNAPSHOT_KEY)");
+  }
+  if (!keyed && key) {
+    throw InputError(where, "a snapshot key was given but the snapshot is not keyed: it was written without a key, or its MAC was removed");
+  }
+  if (!keyed) return file_bytes;
+  std::string body = file_bytes.substr(0, file_bytes.size() - kTrailerBytes);
+  const std::string given = file_bytes.substr(file_bytes.size() - kTrailerBytes + kMacLead.size(), kMacHexChars);
+  // The expected MAC is not printed: it would hand out a valid MAC for the edited file.
+  if (!same_mac(given, hmac_sha256_hex(*key, body))) {
+    throw InputError(where, "the snapshot's MAC does not match the key: it was changed or written with another key");
+  }
+  return body;
+}
 
 Tick parse_snapshot_period(const std::string& text, const std::string& option) {
   const auto bad = [&]() -> InputError {
@@ -144,14 +186,17 @@ void RunSnapshots::stream_position(SnapshotArchive& ar, Stream& s) {
 }
 
 void RunSnapshots::resume() {
-  SnapshotArchive ar(decode_snapshot_file(read_whole_file(options_.resume_from), options_.resume_from, config_hash_), options_.resume_from);
+  const std::string& where = options_.resume_from;
+  SnapshotArchive ar(decode_snapshot_file(open_snapshot(read_whole_file(where), where, options_.key), where, config_hash_), where);
   run_components(ar);
 }
 
 void RunSnapshots::save() {
   SnapshotArchive ar;
   run_components(ar);
-  write_file_atomically(options_.path, encode_snapshot_file(config_hash_, ar.bytes()));
+  std::string file = encode_snapshot_file(config_hash_, ar.bytes());
+  if (options_.key) file = seal_snapshot(file, *options_.key);
+  write_file_atomically(options_.path, file);
   ++written_;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,26 @@ struct SnapshotOptions {
   Tick every;               // simulated time between snapshots; 0 = none
   std::string path;         // where snapshots are written ("" = OUT/snapshot.bin)
   std::string resume_from;  // a snapshot to continue from; "" = start at t = 0
+  // A secret key (--snapshot-key-file or SCHEDSIM_SNAPSHOT_KEY): snapshots written carry
+  // an HMAC-SHA256 under it, and a resumed snapshot must carry a MAC that verifies.
+  std::optional<std::string> key;
   bool enabled() const { return every > Tick() || !resume_from.empty(); }
 };
 
 // "3600" (seconds), "90s", "30m", "6h" or "2d" of simulated time; throws InputError
 // naming `option` for anything else (zero, negative, other units).
 Tick parse_snapshot_period(const std::string& text, const std::string& option);
+
+// Keyed snapshots: the unkeyed file (encode_snapshot_file, byte for byte) followed by a
+// trailer line "schedsim-snapshot-mac hmac-sha256 <64 hex>\n", the HMAC-SHA256 under `key`
+// of every byte before it (header and state). The FNV checksum only detects damage
+// (anyone can recompute it); the MAC detects edits by anyone without the key.
+std::string seal_snapshot(const std::string& file_bytes, const std::string& key);
+// The unkeyed file inside `file_bytes`, for decode_snapshot_file. Throws InputError naming
+// `where` when a key is given and the MAC does not verify or is missing, or when the
+// snapshot is keyed and no key is given. Bytes that are not a snapshot pass through (the
+// decoder names what they are).
+std::string open_snapshot(const std::string& file_bytes, const std::string& where, const std::optional<std::string>& key);
 
 class RunSnapshots {
  public:

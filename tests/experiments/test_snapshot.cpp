@@ -12,8 +12,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "experiments/runner.hpp"
@@ -785,4 +787,118 @@ TEST_CASE("a snapshot whose header names another seed's configuration is refused
              Catch::StartsWith(s + ": snapshot is not a state of this scenario: ") &&
                  (Catch::Contains("which is not one of this workload's first") || Catch::Contains("the next arrival is not this workload's job")));
   CHECK_FALSE(fs::exists(dir.path("R/results.json")));
+}
+
+TEST_CASE("a keyed snapshot resumes only with its key and refuses an edit whose checksum was recomputed", "[snapshot]") {
+  TempDir dir;
+  const Case c{"base", kBase, {}};
+  const RunResult a = run(dir, c, "A");
+  const std::string key = "0123456789abcdef0123456789abcdef";
+  SnapshotOptions snap;
+  snap.every = period(a, 0.6);
+  run(dir, c, "U", snap);  // unkeyed
+  snap.key = key;
+  run(dir, c, "K", snap);
+  check_same_outputs(dir, "A", "K");  // the key changes no output
+  const std::string unkeyed = read_file(dir.path("U/snapshot.bin")), keyed = read_file(dir.path("K/snapshot.bin"));
+  // The keyed file is the unkeyed one, byte for byte, and a MAC trailer line.
+  REQUIRE(keyed.size() == unkeyed.size() + 99);
+  REQUIRE(keyed.compare(0, unkeyed.size(), unkeyed) == 0);
+  CHECK(keyed == seal_snapshot(unkeyed, key));
+  CHECK_THAT(keyed.substr(unkeyed.size()), Catch::StartsWith("schedsim-snapshot-mac hmac-sha256 ") && Catch::EndsWith("\n"));
+
+  const std::string s = dir.path("s.bin");
+  const auto resume_with = [&](const std::string& file, const std::optional<std::string>& k) {
+    dir.write("s.bin", file);
+    fs::remove_all(dir.path("R"));
+    leave_interrupted_rows(dir, "K", "R");
+    SnapshotOptions r;
+    r.resume_from = s;
+    r.key = k;
+    return error_of([&] { run(dir, c, "R", r); });
+  };
+  const std::string bad_mac = s + ": the snapshot's MAC does not match the key: it was changed or written with another key";
+
+  SECTION("with its key: the uninterrupted run's bytes") {
+    CHECK(resume_with(keyed, key).empty());
+    check_same_outputs(dir, "A", "R");
+  }
+  SECTION("one byte edited, the checksum recomputed: accepted unkeyed, refused keyed") {
+    const std::uint64_t hash = header_config_hash(unkeyed);
+    const std::string payload = unkeyed.substr(kSnapshotHeaderBytes);
+    // The first sampled edit that the unkeyed checks accept (a self-consistent state).
+    std::string accepted;
+    for (std::size_t at = 8; at < payload.size() && accepted.empty(); at += payload.size() / 97 + 1) {
+      std::string edited = payload;
+      edited[at] = static_cast<char>(edited[at] ^ 0x01);
+      if (resume_with(encode_snapshot_file(hash, edited), std::nullopt).empty()) accepted = encode_snapshot_file(hash, edited);
+    }
+    REQUIRE_FALSE(accepted.empty());
+    const std::string mac_trailer = keyed.substr(unkeyed.size());
+    CHECK(resume_with(accepted + mac_trailer, key) == bad_mac);
+    CHECK_FALSE(fs::exists(dir.path("R/results.json")));
+    // A MAC edited in place is refused too.
+    std::string edited_mac = keyed;
+    edited_mac[edited_mac.size() - 2] = edited_mac[edited_mac.size() - 2] == '0' ? '1' : '0';
+    CHECK(resume_with(edited_mac, key) == bad_mac);
+  }
+  SECTION("another key") {
+    CHECK(resume_with(keyed, std::string("another key")) == bad_mac);
+    CHECK(resume_with(seal_snapshot(unkeyed, "another key"), key) == bad_mac);
+  }
+  SECTION("keyed and unkeyed do not mix") {
+    CHECK(resume_with(keyed, std::nullopt) ==
+          s + ": the snapshot is keyed (HMAC-SHA256): resume it with its key (--snapshot-key-file FILE or SCHEDSIM_SNAPSHOT_KEY)");
+    // An unkeyed snapshot, or a keyed one with its MAC line cut off.
+    CHECK(resume_with(unkeyed, key) == s + ": a snapshot key was given but the snapshot is not keyed: it was written without a key, or its MAC was removed");
+    CHECK(resume_with(keyed.substr(0, unkeyed.size()), key) ==
+          s + ": a snapshot key was given but the snapshot is not keyed: it was written without a key, or its MAC was removed");
+  }
+  SECTION("not a snapshot, with a key: the decoder's message") {
+    CHECK(resume_with("name: x\n", key) == s + ": not a schedsim snapshot (it does not start with 'schedsim-snapshot')");
+  }
+}
+
+TEST_CASE("the CLI keys snapshots from --snapshot-key-file or SCHEDSIM_SNAPSHOT_KEY", "[snapshot][cli]") {
+  TempDir dir;
+  const std::string config = dir.write("run.yaml", kBase);
+  const std::string key = dir.write("snap.key", "0123456789abcdef0123456789abcdef\n");
+  const std::string exe = SCHEDSIM_EXE;
+  const auto sh = [&](const std::string& command) {
+    const int status = std::system(("unset SCHEDSIM_SNAPSHOT_KEY; " + command + " > " + dir.path("out.txt") + " 2>&1").c_str());
+    return std::make_pair(WEXITSTATUS(status), read_file(dir.path("out.txt")));
+  };
+  const std::string run_cmd = exe + " run " + config + " --quiet ";
+  REQUIRE(sh(run_cmd + "--out " + dir.path("A")).first == 0);
+  REQUIRE(sh(run_cmd + "--snapshot-every 20000 --snapshot-key-file " + key + " --out " + dir.path("K")).first == 0);
+  REQUIRE(sh(run_cmd + "--snapshot-every 20000 --out " + dir.path("U")).first == 0);
+  const std::string keyed = read_file(dir.path("K/snapshot.bin")), unkeyed = read_file(dir.path("U/snapshot.bin"));
+  // The same state but for the partial file's name (it holds the process id), so the
+  // bytes differ; the MAC verifies under the key without the file's final line break.
+  CHECK(keyed.size() == unkeyed.size() + 99);
+  CHECK(open_snapshot(keyed, "k", std::string("0123456789abcdef0123456789abcdef")) == keyed.substr(0, keyed.size() - 99));
+  CHECK(open_snapshot(unkeyed, "u", std::nullopt) == unkeyed);
+  // Without --timeline the run streams jobs.csv only.
+  const auto leave_interrupted_rows = [&](const std::string& from, const std::string& to) {
+    fs::create_directories(dir.path(to));
+    fs::copy_file(dir.path(from + "/jobs.csv"), dir.path(to + "/jobs.csv.interrupted"));
+  };
+  // The key from the environment resumes it; without a key it is refused (status 1).
+  leave_interrupted_rows("K", "R");
+  CHECK(sh("SCHEDSIM_SNAPSHOT_KEY=0123456789abcdef0123456789abcdef " + run_cmd + "--resume " + dir.path("K/snapshot.bin") + " --out " + dir.path("R")).first == 0);
+  CHECK(read_file(dir.path("R/results.json")) == read_file(dir.path("A/results.json")));
+  leave_interrupted_rows("K", "R2");
+  const auto no_key = sh(run_cmd + "--resume " + dir.path("K/snapshot.bin") + " --out " + dir.path("R2"));
+  CHECK(no_key.first == 1);
+  CHECK_THAT(no_key.second, Catch::Contains("schedsim: error: " + dir.path("K/snapshot.bin") +
+                                            ": the snapshot is keyed (HMAC-SHA256): resume it with its key (--snapshot-key-file FILE or SCHEDSIM_SNAPSHOT_KEY)"));
+  const auto wrong = sh("SCHEDSIM_SNAPSHOT_KEY=wrong " + run_cmd + "--resume " + dir.path("K/snapshot.bin") + " --out " + dir.path("R2"));
+  CHECK(wrong.first == 1);
+  CHECK_THAT(wrong.second, Catch::Contains(dir.path("K/snapshot.bin") + ": the snapshot's MAC does not match the key: it was changed or written with another key"));
+  const auto missing = sh(run_cmd + "--snapshot-every 20000 --snapshot-key-file " + dir.path("nokey") + " --out " + dir.path("M"));
+  CHECK(missing.first == 1);
+  CHECK_THAT(missing.second, Catch::Contains(dir.path("nokey") + ": cannot open the snapshot key file (does it exist?)"));
+  const auto alone = sh(run_cmd + "--snapshot-key-file " + key + " --out " + dir.path("M"));
+  CHECK(alone.first == 2);
+  CHECK_THAT(alone.second, Catch::Contains("--snapshot-key-file: applies only with --snapshot-every or --resume"));
 }
