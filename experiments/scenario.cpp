@@ -1,6 +1,7 @@
 #include "experiments/scenario.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "experiments/default_scenario.hpp"
 #include "experiments/interrupt.hpp"
@@ -129,6 +130,17 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
     gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the largest datacenter has " +
               std::to_string(s.datacenters->largest_site_devices()) + " and a job runs inside one datacenter");
+  }
+  if (s.workload.synthetic && s.physics && !s.physics->allow_mixed_types) {
+    // No placement may span types, so a job larger than every type's pool never starts.
+    std::map<std::string, std::int64_t> by_type;
+    for (const auto& g : s.cluster) by_type[g.type] += static_cast<std::int64_t>(g.count) * g.devices_per_node;
+    const auto largest = std::max_element(by_type.begin(), by_type.end(), [](const auto& x, const auto& y) { return x.second < y.second; });
+    if (by_type.size() > 1 && s.workload.synthetic->max_gpus() > largest->second) {
+      const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
+      gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the largest device type (" + largest->first +
+                ") has " + std::to_string(largest->second) + " and physics.mixed_types: forbid keeps a job on one type");
+    }
   }
 
   if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {

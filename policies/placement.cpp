@@ -44,8 +44,25 @@ void FreeDevices::claim(DeviceId d) {
   }
 }
 
-bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out) {
+bool FreeDevices::is_of_type(DeviceId d, int only_type) const {
+  const ClusterSpec& spec = state_->spec();
+  return only_type < 0 || spec.node(spec.node_of(d)).type_index == only_type;
+}
+
+bool FreeDevices::first_fit(int n, std::vector<DeviceId>& out, int only_type) {
   if (n > free_) return false;
+  if (only_type >= 0) {  // tentative: nothing is claimed unless the type holds all n
+    const std::size_t before = out.size();
+    for (DeviceId d = state_->next_free(0); d >= 0 && static_cast<int>(out.size() - before) < n; d = state_->next_free(d + 1)) {
+      if (!claimed(d) && is_of_type(d, only_type)) out.push_back(d);
+    }
+    if (static_cast<int>(out.size() - before) < n) {
+      out.resize(before);
+      return false;
+    }
+    for (std::size_t i = before; i < out.size(); ++i) claim(out[i]);
+    return true;
+  }
   for (DeviceId d = state_->next_free(0); n > 0; d = state_->next_free(d + 1)) {
     if (d < 0) throw InvariantError("free-device count out of step with the free-device map");
     if (claimed(d)) continue;
@@ -199,12 +216,13 @@ bool FreeDevices::first_fit_then(int n, std::vector<DeviceId>& released, std::ve
   return true;
 }
 
-bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out) {
+bool FreeDevices::random(int n, Rng& rng, std::vector<DeviceId>& out, int only_type) {
   if (n > free_) return false;
   pool_.clear();
   for (DeviceId d = state_->next_free(0); d >= 0; d = state_->next_free(d + 1)) {
-    if (!claimed(d)) pool_.push_back(d);
+    if (!claimed(d) && is_of_type(d, only_type)) pool_.push_back(d);
   }
+  if (only_type >= 0 && pool_.size() < static_cast<std::size_t>(n)) return false;  // draws nothing
   for (int i = 0; i < n; ++i) {  // partial Fisher-Yates
     const std::size_t k = static_cast<std::size_t>(i) + rng.below(pool_.size() - static_cast<std::size_t>(i));
     std::swap(pool_[static_cast<std::size_t>(i)], pool_[k]);
@@ -352,14 +370,16 @@ bool FreeDevices::node_strict(int n, std::vector<DeviceId>& out, int only_type) 
   return true;
 }
 
-bool FreeDevices::spread(int n, std::vector<DeviceId>& out) {
+bool FreeDevices::spread(int n, std::vector<DeviceId>& out, int only_type) {
   require_claiming("spread");
   if (n > free_) return false;
   const std::vector<int>& nf = node_free();
+  if (only_type >= 0 && n > filter_free_[static_cast<std::size_t>(filter_of(only_type))]) return false;
+  const ClusterSpec& spec = state_->spec();
   while (n > 0) {
     std::vector<int> order;
     for (int k = 0; k < static_cast<int>(nf.size()); ++k) {
-      if (nf[static_cast<std::size_t>(k)] > 0) order.push_back(k);
+      if (nf[static_cast<std::size_t>(k)] > 0 && (only_type < 0 || spec.node(k).type_index == only_type)) order.push_back(k);
     }
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return nf[static_cast<std::size_t>(a)] > nf[static_cast<std::size_t>(b)]; });
     for (int k : order) {

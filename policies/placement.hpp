@@ -36,14 +36,16 @@ class FreeDevices {
   std::uint64_t claims() const { return claims_; }
   void touch(const std::vector<DeviceId>& devices);
   // First fit: the `n` lowest-numbered free devices, appended to `out` and claimed.
-  // Returns false (claiming nothing) when fewer than `n` are free.
-  bool first_fit(int n, std::vector<DeviceId>& out);
+  // Returns false (claiming nothing) when fewer than `n` are free. `only_type` >= 0: of
+  // that device type only (index into ClusterSpec::device_types()), as for packed().
+  bool first_fit(int n, std::vector<DeviceId>& out, int only_type = -1);
   // First fit from the free devices, then the rest from `released` (devices this decision
   // freed, e.g. by a preemption with a free checkpoint), taken from its back. Returns
   // false, taking nothing, when both together hold fewer than `n`.
   bool first_fit_then(int n, std::vector<DeviceId>& released, std::vector<DeviceId>& out);
-  // `n` free devices drawn uniformly at random.
-  bool random(int n, Rng& rng, std::vector<DeviceId>& out);
+  // `n` free devices drawn uniformly at random (of type `only_type` when >= 0; when that
+  // type has fewer than `n` free, false without drawing).
+  bool random(int n, Rng& rng, std::vector<DeviceId>& out, int only_type = -1);
   // Consolidated: as few nodes as possible, and inside one locality group (rack) when
   // `node_group` (node -> group, may be null) allows. A job that fits a node goes to the
   // fullest node that still fits it (best fit); larger jobs take the emptiest nodes of
@@ -61,8 +63,9 @@ class FreeDevices {
   // room for it. Never splits a job otherwise: false when no such set is free, even if
   // enough devices are. O(nodes) per call.
   bool node_strict(int n, std::vector<DeviceId>& out, int only_type = -1);
-  // One device per node in turn, emptiest nodes first: spreads a job out.
-  bool spread(int n, std::vector<DeviceId>& out);
+  // One device per node in turn, emptiest nodes first: spreads a job out (over the nodes
+  // of type `only_type` when >= 0).
+  bool spread(int n, std::vector<DeviceId>& out, int only_type = -1);
   // The `n` lowest-numbered free devices among `candidates` (ascending ids), appended to
   // `out` and claimed; false, claiming nothing, when fewer than `n` of them are free.
   // O(candidates). For placements restricted to a set, e.g. a market's spot devices.
@@ -90,6 +93,7 @@ class FreeDevices {
   bool claimed(DeviceId d) const { return (claimed_bits_[static_cast<std::size_t>(d) >> 6] >> (d & 63)) & 1U; }
   void claim(DeviceId d);
   void require_claiming(const char* what) const;
+  bool is_of_type(DeviceId d, int only_type) const;  // true for every device when only_type < 0
   // Free, unclaimed devices per node, kept up to date with the index below from the first
   // use in a decision (brought in step with the cluster state by comparing counts).
   const std::vector<int>& node_free();

@@ -163,6 +163,9 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
       if (r > 0) order.emplace_back(options_.placement == Placement::kFastestType ? -r : 0.0, t);
     }
     std::stable_sort(order.begin(), order.end());
+    // physics.mixed_types: forbid: the kernel rejects a set that spans types, so the
+    // placement itself stays within one (fractional jobs take one device anyway).
+    const bool one_type = !physics->allows_mixed_types() && types > 1 && !fractional;
     if (options_.placement == Placement::kFastestType || static_cast<int>(order.size()) < types) {
       // Greedy: the fastest type (or, when some types cannot host the job, the first
       // usable one) that has room now, consolidated within it.
@@ -176,17 +179,29 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
       }
       return false;
     }
+    if (one_type) {
+      // The agnostic placement's own rule inside each type, in type order: the first
+      // type where it finds room.
+      for (const auto& [unused, t] : order) {
+        if (place_whole(n, out, t)) return true;
+      }
+      return false;
+    }
   }
   if (fractional) return place_share(job, out, -1);
+  return place_whole(n, out, -1);
+}
+
+bool QueuePolicy::place_whole(int n, std::vector<DeviceId>& out, int only_type) {
   switch (options_.placement) {
-    case Placement::kFirstFit: return free_.first_fit(n, out);
-    case Placement::kRandom: return free_.random(n, rng_, out);
+    case Placement::kFirstFit: return free_.first_fit(n, out, only_type);
+    case Placement::kRandom: return free_.random(n, rng_, out, only_type);
     case Placement::kFastestType:  // without physics every type is equally fast
     case Placement::kBestFit:
-    case Placement::kPacked: return free_.packed(n, node_group_, out);
-    case Placement::kSpread: return free_.spread(n, out);
-    case Placement::kFgd: return free_.fgd(n, 1000, mix_, out);
-    case Placement::kYarn: return free_.node_strict(n, out);
+    case Placement::kPacked: return free_.packed(n, node_group_, out, only_type);
+    case Placement::kSpread: return free_.spread(n, out, only_type);
+    case Placement::kFgd: return free_.fgd(n, 1000, mix_, out, only_type);
+    case Placement::kYarn: return free_.node_strict(n, out, only_type);
   }
   return false;
 }

@@ -100,6 +100,8 @@ class QueuePolicy : public Policy {
   bool place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   // A fractional job's device under the configured placement (only_type as in packed()).
   bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
+  // A whole-device job of `n` by the configured placement, within type `only_type` when >= 0.
+  bool place_whole(int n, std::vector<DeviceId>& out, int only_type);
   void promote_due(const SchedulerView& view);
   // For orders whose keys change while queued: recompute every queued key (O(n log n)).
   void refresh_keys(const SchedulerView& view);

@@ -63,6 +63,7 @@ class ClusterPhysics : public PhysicsModel {
   double estimated_rate(const JobSpec& job, int type_index, int num_devices) const override;
   double checkpoint_save_s(const JobSpec& job, int num_devices) const override;
   double checkpoint_restore_s(const JobSpec& job, int num_devices) const override;
+  bool allows_mixed_types() const override { return config_.allow_mixed_types; }
   double compute_utilization(JobSlot slot) const override;
   std::string invariant_problem() const override;
 

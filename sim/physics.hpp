@@ -34,6 +34,10 @@ class PhysicsModel {
   // job cannot run there at all (e.g. its memory does not fit).
   virtual double estimated_rate(const JobSpec& job, int type_index, int num_devices) const = 0;
 
+  // False when no job may span device types (physics.mixed_types: forbid): placement
+  // policies then choose devices of one type instead of having the set rejected.
+  virtual bool allows_mixed_types() const { return true; }
+
   // Seconds to write / read back the job's checkpoint (preemption, migration, resize).
   virtual double checkpoint_save_s(const JobSpec& job, int num_devices) const = 0;
   virtual double checkpoint_restore_s(const JobSpec& job, int num_devices) const = 0;

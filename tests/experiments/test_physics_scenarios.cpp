@@ -1,6 +1,8 @@
 // Physics through the scenario layer: keys, errors, determinism, resolved config.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/compare.hpp"
@@ -103,4 +105,78 @@ TEST_CASE("physics configuration errors name the key", "[experiments][physics][b
         "e.yaml:3: physics: unknown key 'overlp' (did you mean 'overlap'?); valid keys here: reference_device, overlap, interference_factor, mixed_types, checkpoint, elastic_serial_fraction, throughputs");
   CHECK_THAT(error("cluster: {nodes: [{count: 2, type: H1000, devices_per_node: 8}]}\nworkload: {synthetic: {}}\nphysics: {}\n"),
              Catch::StartsWith("e.yaml:1: cluster.nodes[0].type:") && Catch::Contains("H1000"));
+}
+
+namespace {
+
+// Two device types of 8 devices each (H100-SXM: devices 0..7, MyGPU: 8..15); job sizes
+// that fragment the first type, so a type-agnostic placement would span both.
+std::string forbid_scenario(const std::string& placement, const std::string& gpus) {
+  return R"(
+seed: 5
+cluster:
+  nodes:
+    - {count: 2, type: H100-SXM, devices_per_node: 4}
+    - {count: 2, type: MyGPU, devices_per_node: 4}
+accelerators:
+  MyGPU: {peak_dense_bf16_tflops: 100, peak_fp32_tflops: 10, memory_gb: 48, memory_bandwidth_gbps: 900,
+          tdp_w: 300, idle_w: 40, intra_node_link_gbps: 50}
+workload:
+  synthetic:
+    num_jobs: 120
+    arrival: {process: poisson, mean_interarrival_s: 200}
+    duration_s: {dist: lognormal, median: 1800, sigma: 1}
+    gpus: )" + gpus + R"(
+    models: {ResNet-50: 1}
+physics: {mixed_types: forbid}
+policy: {name: fifo, placement: )" + placement + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("physics.mixed_types: forbid keeps every placement on one device type", "[experiments][physics][placement]") {
+  // Before, the type-agnostic placements (first_fit, random, spread, packed, ...) handed
+  // out sets spanning both types and the kernel rejected them, aborting the run.
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  for (const std::string placement : {"first_fit", "random", "packed", "spread", "best_fit", "fastest_type", "fgd", "yarn"}) {
+    INFO("placement " << placement);
+    const ScenarioConfig s = load_scenario(dir.write(placement + ".yaml", forbid_scenario(placement, "{1: 0.3, 3: 0.4, 6: 0.3}")), {}, std::nullopt, reg);
+    RunOptions options{dir.path(placement)};
+    options.timeline = true;
+    const RunResult r = run_scenario(s, reg, options);
+    CHECK(r.summary.jobs_completed == 120);
+    std::istringstream rows(read_file(dir.path(placement + "/allocations.csv")));
+    std::string line;
+    std::getline(rows, line);
+    CHECK(line == "job_id,start_s,end_s,devices");
+    int segments = 0, mixed = 0, on_second_type = 0;
+    while (std::getline(rows, line)) {
+      std::istringstream devices(line.substr(line.rfind(',') + 1));
+      std::set<bool> types;
+      for (int d; devices >> d;) types.insert(d >= 8);
+      ++segments;
+      if (types.size() != 1) ++mixed;
+      if (types.count(true)) ++on_second_type;
+    }
+    CHECK(segments >= 120);
+    CHECK(mixed == 0);
+    CHECK(on_second_type > 0);  // both types are used, each job on one
+  }
+}
+
+TEST_CASE("physics.mixed_types: forbid and a job larger than every device type", "[experiments][physics][placement][bad-input]") {
+  // 12 GPUs fit the cluster (16) but neither type (8 each): such a job can never start.
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  CHECK_THROWS_WITH(load_scenario(dir.write("big.yaml", forbid_scenario("first_fit", "{2: 0.5, 12: 0.5}")), {}, std::nullopt, reg),
+                    dir.path("big.yaml") + ":15: workload.synthetic.gpus: jobs may ask for 12 GPUs but the largest device type (H100-SXM) has 8 and "
+                    "physics.mixed_types: forbid keeps a job on one type");
+  // A trace job of that size waits; the run ends with the kernel's error naming it.
+  std::string yaml = forbid_scenario("first_fit", "{2: 1}");
+  yaml = yaml.substr(0, yaml.find("workload:")) + "workload: {trace: {path: t.csv, format: schedsim}}\n" + yaml.substr(yaml.find("physics:"));
+  dir.write("t.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,2,10\nbig,1,12,10\nc,2,8,10\n");
+  const ScenarioConfig s = load_scenario(dir.write("trace.yaml", yaml), {}, std::nullopt, reg);
+  CHECK_THROWS_WITH(run_scenario(s, reg, RunOptions{dir.path("trace")}),
+                    "policy 'fifo' left 2 jobs waiting with nothing left to happen (first: job 'big' asking for 12 GPUs, 16 free); the policy never started them");
 }

@@ -227,3 +227,41 @@ TEST_CASE("node_strict (yarn) placement: one node, or whole idle nodes plus one,
   REQUIRE(fresh.node_strict(4, got));  // node 1 has 2 left: node 2
   CHECK(got == V{12, 13, 14, 15});
 }
+
+TEST_CASE("first_fit, random and spread restricted to one device type", "[policies][placement]") {
+  // Type A: nodes 0, 1 (devices 0-3, 4-7); type B: node 2 (8-11). Devices 0-2 busy.
+  const ClusterSpec cluster({NodeGroup{2, "A", 4}, NodeGroup{1, "B", 4}});
+  ClusterState state(cluster);
+  state.allocate(std::vector<DeviceId>{0, 1, 2}, 0);
+  FreeDevices free;
+  using V = std::vector<DeviceId>;
+  V got;
+  free.reset(state);
+  REQUIRE(free.first_fit(3, got, 1));  // type B only, though 3..5 are lower
+  CHECK(got == V{8, 9, 10});
+  got.clear();
+  CHECK_FALSE(free.first_fit(2, got, 1));  // one B device left: nothing taken
+  CHECK(got.empty());
+  REQUIRE(free.first_fit(2, got, 0));  // type A: the lowest free ones
+  CHECK(got == V{3, 4});
+  CHECK(free.count() == 4);  // 5, 6, 7 and 11
+  free.reset(state);
+  got.clear();
+  Rng rng(7, "test");
+  CHECK_FALSE(free.random(6, rng, got, 0));  // A has 5 free: no draw, nothing taken
+  CHECK(got.empty());
+  REQUIRE(free.random(4, rng, got, 1));
+  std::sort(got.begin(), got.end());
+  CHECK(got == V{8, 9, 10, 11});
+  got.clear();
+  REQUIRE(free.random(5, rng, got, 0));
+  std::sort(got.begin(), got.end());
+  CHECK(got == V{3, 4, 5, 6, 7});
+  got.clear();
+  free.reset(state);
+  REQUIRE(free.spread(2, got, 0));  // one device on each A node, the emptiest (node 1) first
+  CHECK(got == V{4, 3});
+  got.clear();
+  CHECK_FALSE(free.spread(4, got, 0));  // 3 A devices left
+  CHECK(got.empty());
+}
