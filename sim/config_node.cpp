@@ -1,6 +1,8 @@
 #include "sim/config_node.hpp"
 
 #include <yaml-cpp/depthguard.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 #include <algorithm>
 #include <cctype>
@@ -146,21 +148,45 @@ std::uint64_t expanded_values(const YAML::Node& n, std::unordered_map<std::size_
   return total;
 }
 
+// Events of a document, ignored: what a second document looks like is not needed, only
+// whether there is one and where it starts.
+class DocumentStart : public YAML::EventHandler {
+ public:
+  YAML::Mark mark = YAML::Mark::null_mark();
+  void OnDocumentStart(const YAML::Mark& m) override { mark = m; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // YAML::Load with schedsim's checks: one document, no key twice in a map. `source` names
 // the text in messages; `with_lines` = false for one-line texts (--set values).
 YAML::Node load_checked(const std::string& text, const std::string& source, bool with_lines) {
-  std::vector<YAML::Node> docs = YAML::LoadAll(text);
-  if (docs.size() > 1) {
+  YAML::Node root = YAML::Load(text);
+  // A second document: the parser asked for exactly one more (YAML::LoadAll would keep
+  // asking, and on some malformed texts it never stops producing empty documents).
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStart first, second;
+  if (parser.HandleNextDocument(first) && parser.HandleNextDocument(second)) {
     // The line of the '---' that starts the second document (its node may be empty).
-    const std::size_t at = docs[1].Mark().is_null() ? text.size() : std::min(text.size(), static_cast<std::size_t>(docs[1].Mark().pos));
+    const std::size_t at = second.mark.is_null() ? text.size() : std::min(text.size(), static_cast<std::size_t>(second.mark.pos));
     std::size_t marker = text.rfind("\n---", at == 0 ? 0 : at - 1);
+    const bool dashes = marker != std::string::npos || text.rfind("---", 0) == 0;
     marker = marker == std::string::npos ? 0 : marker + 1;
+    if (!dashes) marker = std::min(text.size(), at);  // no '---': the parser ended the document early
     const std::string line = std::to_string(1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(marker), '\n'));
     throw InputError(with_lines ? source + ":" + line : source,
-                     "a second YAML document starts here ('---'); schedsim reads one document per file and would ignore the rest: "
-                     "remove the '---' line or split the file");
+                     dashes ? "a second YAML document starts here ('---'); schedsim reads one document per file and would ignore the rest: "
+                              "remove the '---' line or split the file"
+                            : "the YAML document ends before this line and more text follows, which schedsim would ignore; "
+                              "check the indentation and brackets above");
   }
-  YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
   // Aliases can make a small text a huge (or cyclic) tree, which copies and emitters
   // would expand without end ("billion laughs"): a scenario has far fewer values.
   std::unordered_map<std::size_t, std::uint64_t> memo;

@@ -85,6 +85,14 @@ TEST_CASE("a second YAML document is an error, not ignored", "[sim][config][reli
   CHECK_NOTHROW(ConfigNode::load_string("---\na: 1\n...\n", "x.yaml"));  // one explicit document
 }
 
+TEST_CASE("fuzz regression: a malformed text after the first document is one error, not endless documents", "[sim][config][reliability][fuzz-regression]") {
+  // tests/fuzz/regressions/config/oom-loadall-endless-documents.yaml: YAML::LoadAll kept
+  // producing empty documents for this text until memory ran out (24 GB, then SIGKILL).
+  const std::string text = schedsim::test::read_file(std::string(SCHEDSIM_SOURCE_DIR) + "/tests/fuzz/regressions/config/oom-loadall-endless-documents.yaml");
+  CHECK_THROWS_WITH(ConfigNode::load_string(text, "x.yaml"),
+                    "x.yaml:2: the YAML document ends before this line and more text follows, which schedsim would ignore; check the indentation and brackets above");
+}
+
 TEST_CASE("integers with a leading zero or a base prefix are rejected, not read as octal", "[sim][config][reliability]") {
   const ConfigNode root = ConfigNode::load_string("a: 0100\nb: -012\nc: 09\nd: 0x10\ne: 0o17\nf: 0\ng: -0\nh: 00\ni: +7\nj: 0b\n", "x.yaml");
   CHECK_THROWS_WITH(root.child("a").as_int(), "x.yaml:1: a: '0100' has a leading zero (octal in YAML 1.1); write 100");
