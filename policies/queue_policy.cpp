@@ -95,6 +95,7 @@ QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, co
     : name_(std::move(name)), order_(std::move(order)), options_(options), rng_(options.seed, "policy.placement") {
   // Skipping walks the queue in keyed order, as backfilling does.
   grouped_ = order_->grouped() && options_.backfill == Backfill::kNone && options_.discipline == Discipline::kBlocking;
+  timers_ = order_->has_timers();  // fixed by the order's options: asked once, not per start and decision
   // Devices are released only by jobs ending (on_job_finished) and by the preemptions
   // this policy asks for (on_job_queued): it reports both to free_.
   free_.use_change_hints();
@@ -234,7 +235,7 @@ void QueuePolicy::relist(int g) {
 
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
-  if (order_->has_timers()) started_now_.push_back(slot);
+  if (timers_) started_now_.push_back(slot);
   remove(slot, entry);
   if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
   if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
@@ -380,7 +381,7 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   }
   if (options_.backfill == Backfill::kEasy && !waiting && queue_.size() > 1 && free_.count() > 0) backfill(view, out);
   if (options_.discipline == Discipline::kSkip && queue_.size() > 1) skip_pass(view, out, dynamic);
-  if (order_->has_timers()) request_wake(view, out);
+  if (timers_) request_wake(view, out);
 }
 
 void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dynamic) {
@@ -513,7 +514,7 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   for (JobSlot v : victims) scratch_.emplace_back(static_cast<double>(stamp_of(v)), view.job(v).arrival_seq, v);
   std::sort(scratch_.begin(), scratch_.end());
   for (const auto& [stamp, seq, slot] : scratch_) stamp_of(slot) = next_stamp_++;
-  if (order_->has_timers()) request_wake(view, out);
+  if (timers_) request_wake(view, out);
 }
 
 void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out) {

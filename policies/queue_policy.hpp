@@ -143,6 +143,7 @@ class QueuePolicy : public Policy {
   // the keyed order); then queued jobs live in groups_, and group_heads_ holds
   // (group key, arrival sequence of its first job, group) for every non-empty group.
   bool grouped_ = false;
+  bool timers_ = false;  // order_->has_timers(): wake at the order's next key change
   std::vector<Group> groups_;
   std::set<Entry> group_heads_;
   std::set<std::tuple<double, std::uint64_t, JobSlot>> promotions_;  // (instant s, seq, slot)
