@@ -52,14 +52,17 @@ run() {  # name binary format
   mkdir -p "$fuzz/corpus/$name"
   local before log=$fuzz/logs/$name.log
   before=$(ls "$fuzz/artifacts" | grep -c "^$name-" || true)
-  (cd "$fuzz/run" && SCHEDSIM_FUZZ_FORMAT=$format "$fuzz/$bin" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
+  # One working folder per target: with -jobs each job writes fuzz-N.log there, and two
+  # campaigns run side by side (different regexes) must not write the same file.
+  mkdir -p "$fuzz/run/$name"
+  (cd "$fuzz/run/$name" && SCHEDSIM_FUZZ_FORMAT=$format "$fuzz/$bin" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$fuzz/artifacts/$name-" "$fuzz/corpus/$name" "${seeds[@]}" </dev/null >"$log" 2>&1) || true
   # With -jobs each job writes fuzz-N.log in the working folder and libFuzzer copies it
   # into its own output when the job exits: count the statistics in $log only (summing
   # both counted every execution twice).
   local execs
   execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
-  rm -f "$fuzz"/run/fuzz-*.log
+  rm -f "$fuzz/run/$name"/fuzz-*.log
   printf "%-24s %12s %8s %8s\n" "$name" "$execs" "$(ls "$fuzz/corpus/$name" | wc -l)" \
     "$(( $(ls "$fuzz/artifacts" | grep -c "^$name-" || true) - before ))"
 }
