@@ -21,6 +21,7 @@ inventory-pai-machines fuzz_inventory pai-machines
 inventory-openb-nodes fuzz_inventory openb-nodes
 signal-csv fuzz_signal_csv -
 config fuzz_config -
+config-dict fuzz_config_dict -
 throughputs fuzz_throughputs -
 snapshot fuzz_snapshot -
 LIST

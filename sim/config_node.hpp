@@ -4,6 +4,7 @@
 // Maps are checked for unknown keys, which are rejected with the list of valid ones.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -15,6 +16,19 @@
 #include <yaml-cpp/yaml.h>
 
 namespace schedsim {
+
+// The deepest nesting of lists and maps a scenario may have whatever its source: the YAML
+// reader refuses deeper text (yaml-cpp's depth guard, about 500), and a tree built another
+// way (schedsim.load_config(dict), the config-dict fuzz target) is held to the same limit.
+inline constexpr std::size_t kMaxConfigNesting = 500;
+
+// The node a string value of a tree built outside YAML becomes (a Python str): a string
+// even when its text reads as a number or a boolean, as quoted YAML text is.
+inline YAML::Node string_scalar(const std::string& text) {
+  YAML::Node n(text);
+  n.SetTag("!");
+  return n;
+}
 
 class ConfigNode {
  public:

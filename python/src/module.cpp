@@ -33,11 +33,6 @@ std::string python_type_name(py::handle value) { return py::str(py::type::handle
 
 namespace {
 
-// The nesting limit of YAML scenario text (yaml-cpp's parser refuses documents nested
-// more deeply; sim/config_node.cpp reports it): a dict may not go deeper than its YAML
-// could. Without it, a dict nested 100,000 levels overflowed the C stack.
-constexpr std::size_t kMaxConfigDepth = 500;
-
 // Key paths in messages: the start of a very long one is enough.
 std::string short_path(const std::string& where) { return where.size() <= 80 ? where : where.substr(0, 60) + "...(" + std::to_string(where.size()) + " chars)"; }
 
@@ -53,11 +48,7 @@ class YamlConverter {
       if (!std::isfinite(v)) throw py::value_error(short_path(where) + ": expected a finite number, got " + float_text(v));
       return YAML::Node(float_text(v));
     }
-    if (py::isinstance<py::str>(value)) {
-      YAML::Node n(value.cast<std::string>());
-      n.SetTag("!");  // a Python str is a string even when it reads as a number (as quoted YAML)
-      return n;
-    }
+    if (py::isinstance<py::str>(value)) return string_scalar(value.cast<std::string>());
     const bool is_dict = py::isinstance<py::dict>(value);
     if (is_dict || py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
       // A container on the path to itself has no YAML form (and would recurse forever).
@@ -65,8 +56,10 @@ class YamlConverter {
         throw py::value_error(short_path(where) + ": the config contains itself (a dict or list that holds itself, directly or through others, "
                                                   "is not a YAML document)");
       }
-      if (open_.size() >= kMaxConfigDepth) {
-        throw InputError("<dict>", short_path(where) + ": lists and maps nested more than " + std::to_string(kMaxConfigDepth) +
+      // A dict may not go deeper than its YAML could (without the limit a dict nested
+      // 100,000 levels overflowed the C stack).
+      if (open_.size() >= kMaxConfigNesting) {
+        throw InputError("<dict>", short_path(where) + ": lists and maps nested more than " + std::to_string(kMaxConfigNesting) +
                                        " levels deep, more than YAML scenarios allow; no scenario needs that: is this the right object?");
       }
       open_.push_back(value.ptr());
