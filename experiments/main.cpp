@@ -30,8 +30,9 @@
 #include "traces/cluster_inventory.hpp"
 #include "traces/trace_reader.hpp"
 #ifdef SCHEDSIM_HAS_TORCH
-#include "rl/ppo_bench.hpp"
-#include "rl/train_command.hpp"
+// LibTorch is a plugin, loaded only by the commands that need it (rl/rl_plugin.hpp).
+#include "rl/dist_launch.hpp"
+#include "rl/rl_plugin.hpp"
 #endif
 
 using namespace schedsim;
@@ -321,7 +322,9 @@ int main(int argc, char** argv) {
     reject_empty_out(app);
     PolicyRegistry registry = builtin_policies();
 #ifdef SCHEDSIM_HAS_TORCH
-    rl::register_rl_policy(registry);
+    const auto rl_plugin = std::make_shared<rl::RlPlugin>(
+        rl::rl_plugin_search_paths(std::filesystem::read_symlink("/proc/self/exe").string(), std::getenv(rl::kRlPluginEnv)));
+    rl::register_rl_policy_plugin(registry, rl_plugin);
 #endif
     if ((*train || *eval) && !have_torch()) {
       throw InputError(*train ? "schedsim train" : "schedsim eval",
@@ -412,7 +415,8 @@ int main(int argc, char** argv) {
         if (name == "ppo") {  // training throughput, rollouts and updates together
 #ifdef SCHEDSIM_HAS_TORCH
           const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
-          const auto j = run_in_child([&] { return rl::ppo_bench_json(rl::run_ppo_bench(scenario, ppo_bench_options)); });
+          const rl::RlPluginApi& torch = rl_plugin->api("schedsim bench ppo", "this benchmark");
+          const auto j = run_in_child([&] { return torch.ppo_bench(scenario, ppo_bench_options); });
           std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
                       j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
                       j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
@@ -456,7 +460,8 @@ int main(int argc, char** argv) {
       if (train_nproc > 1 && dist.world_size != train_nproc)
         throw InputError("--nproc " + std::to_string(train_nproc),
                          "conflicts with WORLD_SIZE=" + std::to_string(dist.world_size) + " in the environment (drop --nproc under torchrun or srun)");
-      const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
+      const rl::TrainOutcome o =
+          rl_plugin->api("schedsim train", "training").train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
       if (dist.rank != 0) return exit_status::kSuccess;  // rank 0 draws and reports
       // The PNG learning curve is drawn by report.py (matplotlib); without Python the CSV,
       // JSONL and SVG curves are still there, so a failure here is only a warning.
