@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
   StartupBenchOptions startup_options;
   std::string startup_agent;
   bench->add_option("--startup-runs", startup_options.runs, "startup: starts of the CLI per command line")->capture_default_str();
+  bench->add_option("--startup-exe", startup_options.executable, "startup: the schedsim to start (default: this one), e.g. another build's for a before/after");
   bench->add_option("--startup-agent", startup_agent, "startup: the checkpoint of the LibTorch-loading call (default: the source tree's experiments/agents/default.pt)");
 #ifdef SCHEDSIM_HAS_TORCH
   rl::PpoBenchOptions ppo_bench_options;
@@ -419,7 +420,7 @@ int main(int argc, char** argv) {
           continue;
         }
         if (name == "startup") {  // what a CLI call costs before it does anything
-          startup_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+          if (startup_options.executable.empty()) startup_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
           startup_options.agent = startup_agent;
           if (startup_agent.empty() && registry.find("rl") && std::filesystem::is_regular_file(SCHEDSIM_SOURCE_AGENT)) startup_options.agent = SCHEDSIM_SOURCE_AGENT;
           for (const auto& r : run_startup_bench(startup_options)) {
