@@ -163,7 +163,7 @@ std::string startup_bench_line(const StartupResult& r) {
                 r.runs, r.median_wall_s, r.min_wall_s, r.max_wall_s, r.median_peak_rss_mib, r.max_peak_rss_mib);
   std::string line = buf;
   if (r.libtorch_ratio > 0 && !r.loads_libtorch) {
-    std::snprintf(buf, sizeof buf, "  LibTorch-loading call %.1fx slower", r.libtorch_ratio);
+    std::snprintf(buf, sizeof buf, "  the LibTorch-loading call takes %.1fx as long", r.libtorch_ratio);
     line += buf;
   }
   line += "\n         " + r.command;
