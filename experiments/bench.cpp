@@ -220,7 +220,7 @@ BenchResult from_json(const nlohmann::ordered_json& j) {
 }  // namespace
 
 std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel"}; }
-std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo"}; }
+std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo", "startup"}; }
 
 std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs) {
   const SyntheticConfig w = kernel_workload(jobs, gpus);
@@ -297,7 +297,7 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
   const auto names = bench_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, physics, gavel");
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   if (name == "gavel" && options.gpus < 24)
     throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));

@@ -47,8 +47,9 @@ struct BenchOptions {
 
 // The named workloads run by run_bench: kernel, full, policies, trace, physics, gavel.
 std::vector<std::string> bench_names();
-// The suite `schedsim bench` runs without names: kernel, full, policies, trace, env, ppo
-// (env and ppo are run by the CLI through rl/; ppo only in builds with LibTorch).
+// The suite `schedsim bench` runs without names: kernel, full, policies, trace, env, ppo,
+// startup (env and ppo are run by the CLI through rl/, ppo only in builds with LibTorch;
+// startup by the CLI, experiments/startup_bench.hpp).
 std::vector<std::string> bench_suite();
 // Throws InputError for an unknown name.
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry);

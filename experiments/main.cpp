@@ -24,14 +24,16 @@
 #include "experiments/report.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
+#include "experiments/startup_bench.hpp"
 #include "experiments/sweep.hpp"
 #include "experiments/trace_inspect.hpp"
 #include "sim/error.hpp"
 #include "traces/cluster_inventory.hpp"
 #include "traces/trace_reader.hpp"
 #ifdef SCHEDSIM_HAS_TORCH
-#include "rl/ppo_bench.hpp"
-#include "rl/train_command.hpp"
+// LibTorch is a plugin, loaded only by the commands that need it (rl/rl_plugin.hpp).
+#include "rl/dist_launch.hpp"
+#include "rl/rl_plugin.hpp"
 #endif
 
 using namespace schedsim;
@@ -210,7 +212,7 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, physics, gavel (default: all but physics and gavel)");
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel (default: all but physics and gavel)");
   bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)")->check(whole_number(0, UINT64_MAX));
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
@@ -222,6 +224,11 @@ int main(int argc, char** argv) {
   bench->add_option("--env-steps", env_bench_options.steps, "env: vector steps to take")->capture_default_str()->check(whole_number(0, UINT64_MAX));
   bench->add_option("--env-count", env_bench_options.num_envs, "env: environments in the vector")->capture_default_str();
   bench->add_option("--threads", env_bench_options.threads, "env: threads stepping them")->capture_default_str();
+  StartupBenchOptions startup_options;
+  std::string startup_agent;
+  bench->add_option("--startup-runs", startup_options.runs, "startup: starts of the CLI per command line")->capture_default_str();
+  bench->add_option("--startup-exe", startup_options.executable, "startup: the schedsim to start (default: this one), e.g. another build's for a before/after");
+  bench->add_option("--startup-agent", startup_agent, "startup: the checkpoint of the LibTorch-loading call (default: the source tree's experiments/agents/default.pt)");
 #ifdef SCHEDSIM_HAS_TORCH
   rl::PpoBenchOptions ppo_bench_options;
   bench->add_option("--ppo-steps", ppo_bench_options.steps, "ppo: agent steps to train for")->capture_default_str();
@@ -321,7 +328,10 @@ int main(int argc, char** argv) {
     reject_empty_out(app);
     PolicyRegistry registry = builtin_policies();
 #ifdef SCHEDSIM_HAS_TORCH
-    rl::register_rl_policy(registry);
+    std::error_code no_proc;  // no /proc: only $SCHEDSIM_RL_PLUGIN is tried
+    const auto rl_plugin = std::make_shared<rl::RlPlugin>(
+        rl::rl_plugin_search_paths(std::filesystem::read_symlink("/proc/self/exe", no_proc).string(), std::getenv(rl::kRlPluginEnv)));
+    rl::register_rl_policy_plugin(registry, rl_plugin);
 #endif
     if ((*train || *eval) && !have_torch()) {
       throw InputError(*train ? "schedsim train" : "schedsim eval",
@@ -409,10 +419,24 @@ int main(int argc, char** argv) {
           all.push_back(j);
           continue;
         }
+        if (name == "startup") {  // what a CLI call costs before it does anything
+          if (startup_options.executable.empty()) startup_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+          startup_options.agent = startup_agent;
+          if (startup_agent.empty() && registry.find("rl") && std::filesystem::is_regular_file(SCHEDSIM_SOURCE_AGENT)) startup_options.agent = SCHEDSIM_SOURCE_AGENT;
+          for (const auto& r : run_startup_bench(startup_options)) {
+            std::printf("%s\n", startup_bench_line(r).c_str());
+            std::fflush(stdout);
+            all.push_back(startup_bench_json(r));
+          }
+          if (startup_options.agent.empty())
+            std::printf("startup  run rl     skipped: %s\n", registry.find("rl") ? "no agent (--startup-agent)" : "this build has no LibTorch");
+          continue;
+        }
         if (name == "ppo") {  // training throughput, rollouts and updates together
 #ifdef SCHEDSIM_HAS_TORCH
           const ScenarioConfig scenario = rl::load_rl_scenario(env_bench_config, {}, registry);
-          const auto j = run_in_child([&] { return rl::ppo_bench_json(rl::run_ppo_bench(scenario, ppo_bench_options)); });
+          const rl::RlPluginApi& torch = rl_plugin->api("schedsim bench ppo", "this benchmark");
+          const auto j = run_in_child([&] { return torch.ppo_bench(scenario, ppo_bench_options); });
           std::printf("ppo      envs=%d threads=%d+%d  env steps=%lld  updates=%lld  wall=%.3f s  %.0f env steps/s  peak RSS %.0f MiB\n",
                       j["num_envs"].get<int>(), j["threads"].get<int>(), j["env_threads"].get<int>(), j["env_steps"].get<long long>(), j["updates"].get<long long>(),
                       j["wall_s"].get<double>(), j["env_steps_per_s"].get<double>(), j["peak_rss_mib"].get<double>());
@@ -456,7 +480,8 @@ int main(int argc, char** argv) {
       if (train_nproc > 1 && dist.world_size != train_nproc)
         throw InputError("--nproc " + std::to_string(train_nproc),
                          "conflicts with WORLD_SIZE=" + std::to_string(dist.world_size) + " in the environment (drop --nproc under torchrun or srun)");
-      const rl::TrainOutcome o = rl::train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
+      const rl::TrainOutcome o =
+          rl_plugin->api("schedsim train", "training").train_agent(scenario, rl::TrainOptions{train_args.out, train_resume, !train_args.quiet, dist});
       if (dist.rank != 0) return exit_status::kSuccess;  // rank 0 draws and reports
       // The PNG learning curve is drawn by report.py (matplotlib); without Python the CSV,
       // JSONL and SVG curves are still there, so a failure here is only a warning.

@@ -11,6 +11,7 @@
 #include "rl/env/features.hpp"
 #include "rl/env/mdp.hpp"
 #include "rl/learner.hpp"
+#include "rl/rl_plugin.hpp"
 #include "rl/train_command.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
@@ -71,40 +72,40 @@ class RlPolicy final : public Policy {
 
 }  // namespace
 
+PolicyInstance make_rl_policy(const ConfigNode& config, const PolicyContext& context) {
+  config.expect_map({"name", "path"});
+  if (!config.has("path")) config.fail("the rl policy needs a checkpoint: {name: rl, path: FILE} or rl:FILE");
+  const ConfigNode path_node = config.child("path");
+  const std::string path = path_node.as_path();
+  std::shared_ptr<const GreedyAgent> agent;
+  try {
+    agent = std::make_shared<const GreedyAgent>(path);
+  } catch (const InputError& e) {
+    path_node.fail(e.what());
+  }
+  EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
+                                                                              : EnvConfig{};
+  const int f = candidate_feature_count(env), g = global_feature_count(env);
+  if (agent->candidate_features() != f || agent->global_features() != g) {
+    path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +
+                   std::to_string(agent->global_features()) + " global features; this build's environment (with this scenario's env map) has " +
+                   std::to_string(f) + " and " + std::to_string(g) + " (retrain the agent)");
+  }
+  PolicyInstance out;
+  out.policy = std::make_unique<RlPolicy>(std::move(agent), std::move(env),
+                                          context.accelerators ? *context.accelerators : AcceleratorCatalogue::builtin());
+  YAML::Node resolved(YAML::NodeType::Map);
+  resolved["name"] = "rl";
+  resolved["path"] = path_node.as_string();
+  out.resolved = resolved;
+  return out;
+}
+
+// The name, description and options are rl_policy_doc()'s (rl_plugin_loader.cpp), which
+// the executable lists without loading LibTorch.
 void register_rl_policy(PolicyRegistry& registry) {
-  PolicyInfo info;
-  info.name = "rl";
-  info.description = "a trained agent (checkpoint of `schedsim train`), greedy over the RL environment's candidates; short form rl:PATH";
-  info.options = {{"path", "(required)", "the checkpoint file, e.g. experiments/agents/default.pt"}};
-  info.argument_option = "path";
-  info.make = [](const ConfigNode& config, const PolicyContext& context) {
-    config.expect_map({"name", "path"});
-    if (!config.has("path")) config.fail("the rl policy needs a checkpoint: {name: rl, path: FILE} or rl:FILE");
-    const ConfigNode path_node = config.child("path");
-    const std::string path = path_node.as_path();
-    std::shared_ptr<const GreedyAgent> agent;
-    try {
-      agent = std::make_shared<const GreedyAgent>(path);
-    } catch (const InputError& e) {
-      path_node.fail(e.what());
-    }
-    EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
-                                                                                : EnvConfig{};
-    const int f = candidate_feature_count(env), g = global_feature_count(env);
-    if (agent->candidate_features() != f || agent->global_features() != g) {
-      path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +
-                     std::to_string(agent->global_features()) + " global features; this build's environment (with this scenario's env map) has " +
-                     std::to_string(f) + " and " + std::to_string(g) + " (retrain the agent)");
-    }
-    PolicyInstance out;
-    out.policy = std::make_unique<RlPolicy>(std::move(agent), std::move(env),
-                                            context.accelerators ? *context.accelerators : AcceleratorCatalogue::builtin());
-    YAML::Node resolved(YAML::NodeType::Map);
-    resolved["name"] = "rl";
-    resolved["path"] = path_node.as_string();
-    out.resolved = resolved;
-    return out;
-  };
+  PolicyInfo info = rl_policy_doc();
+  info.make = make_rl_policy;
   registry.add(std::move(info));
 }
 
