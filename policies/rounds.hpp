@@ -25,6 +25,21 @@
 
 namespace schedsim {
 
+// `rounds`: the same mechanism around any registered policy that only starts jobs (the
+// `base`, default fifo). At a re-allocation the base, built afresh, decides on a view in
+// which every job in the system is queued, in arrival order, on the cluster without the
+// running jobs (their progress folded in); the jobs it starts are the new allocation.
+// Running jobs it gives the same devices (keep: devices) or as many devices of each type
+// (keep: type, the default) keep running untouched; running jobs it gives others move
+// (ActionKind::kMove, with the configured checkpoint cost) to its devices, or (keep:
+// type) when those are not free, to as many free devices of each type, lowest ids
+// first; running jobs it leaves out are preempted; queued jobs it starts start when
+// their devices are free. Between re-allocations the base is not asked: the allocation
+// stands. Stopping jobs and fractional running jobs keep their devices and are not
+// re-decided. A base that acts on running jobs itself (gavel, gandiva, elastic-goodput,
+// inference, thermal-aware, rl, rounds) is refused by name when configured, and any
+// other action than a start at a re-allocation stops the run with a PolicyError.
+PolicyInfo rounds_policy_info();
 // `round_fifo`: the mechanism above with the fastest_type_fifo allocation.
 PolicyInfo round_fifo_policy_info();
 // Preset `gavel-fifo-perf`: round_fifo with Gavel's defaults (round_s 360,
