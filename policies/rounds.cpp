@@ -480,7 +480,7 @@ PolicyInfo rounds_info(const std::string& name, const std::string& description, 
         const std::string why = refusal(base_name);
         if (!why.empty()) {
           (base_node->is_map() ? base_node->child("name") : *base_node)
-              .fail(name + " cannot wrap '" + base_name + "': " + why + "; it wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
+              .fail(name + " cannot wrap '" + base_name + "': " + why + "; rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
         }
         auto registry = std::make_shared<const PolicyRegistry>(builtin_policies());
         PolicyInstance base = registry->create(*base_node, context);  // bad base options fail here
