@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "policies/queue_order.hpp"
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/tick.hpp"
 
@@ -227,19 +228,25 @@ class RoundsPolicy : public Policy {
     target_[static_cast<std::size_t>(s)].clear();
   }
 
-  int type_of(DeviceId d) const { return spec_->node(spec_->node_of(d)).type_index; }
+  // A device's class: its type, and its datacenter when there are several (a job's
+  // devices may not span them), so that a fallback placement stays where the base put it.
+  int class_of(DeviceId d) const {
+    const int type = spec_->node(spec_->node_of(d)).type_index;
+    return geo_ ? geo_->site_of_device(d) * static_cast<int>(spec_->device_types().size()) + type : type;
+  }
 
-  // This batch's free devices by type (from the cluster state, then the batch's changes).
+  // This batch's free devices by class (from the cluster state, then the batch's changes).
   void setup(const SchedulerView& view) {
     spec_ = &view.cluster();
     state_ = &view.cluster_state();
-    free_.assign(spec_->device_types().size(), {});
-    for (DeviceId d = state_->next_free(0); d >= 0; d = state_->next_free(d + 1)) free_[static_cast<std::size_t>(type_of(d))].insert(d);
+    geo_ = view.geography();
+    free_.assign(spec_->device_types().size() * static_cast<std::size_t>(geo_ ? geo_->num_sites() : 1), {});
+    for (DeviceId d = state_->next_free(0); d >= 0; d = state_->next_free(d + 1)) free_[static_cast<std::size_t>(class_of(d))].insert(d);
     batch_milli_.clear();
   }
-  bool is_free(DeviceId d) const { return free_[static_cast<std::size_t>(type_of(d))].count(d) > 0; }
+  bool is_free(DeviceId d) const { return free_[static_cast<std::size_t>(class_of(d))].count(d) > 0; }
   void release(Span<DeviceId> devices) {
-    for (DeviceId d : devices) free_[static_cast<std::size_t>(type_of(d))].insert(d);
+    for (DeviceId d : devices) free_[static_cast<std::size_t>(class_of(d))].insert(d);
   }
   // Thousandths of device d still free in this batch (for fractional jobs).
   int milli_left(DeviceId d) const {
@@ -262,11 +269,11 @@ class RoundsPolicy : public Policy {
       std::sort(b.begin(), b.end());
       return a == b;
     }
-    return type_counts(r.devices) == type_counts(target);
+    return class_counts(r.devices) == class_counts(target);
   }
-  std::vector<int> type_counts(const std::vector<DeviceId>& devices) const {
-    std::vector<int> n(spec_->device_types().size(), 0);
-    for (DeviceId d : devices) ++n[static_cast<std::size_t>(type_of(d))];
+  std::vector<int> class_counts(const std::vector<DeviceId>& devices) const {
+    std::vector<int> n(free_.size(), 0);
+    for (DeviceId d : devices) ++n[static_cast<std::size_t>(class_of(d))];
     return n;
   }
 
@@ -280,7 +287,7 @@ class RoundsPolicy : public Policy {
     if (j.spec.is_fractional()) {
       if (target.size() != 1 || milli_left(target.front()) < j.spec.gpu_milli) return false;
       const DeviceId d = target.front();
-      free_[static_cast<std::size_t>(type_of(d))].erase(d);
+      free_[static_cast<std::size_t>(class_of(d))].erase(d);
       batch_milli_[d] += j.spec.gpu_milli;
       out.push_back(d);
       return true;
@@ -288,12 +295,12 @@ class RoundsPolicy : public Policy {
     if (std::all_of(target.begin(), target.end(), [&](DeviceId d) { return is_free(d) || owned(d); })) {
       out = target;
     } else if (keep_ == Keep::kType) {
-      const std::vector<int> need = type_counts(target);
+      const std::vector<int> need = class_counts(target);
       for (std::size_t t = 0; t < need.size(); ++t) {
         int left = need[t];
         if (own) {
           for (DeviceId d : *own) {
-            if (left > 0 && static_cast<std::size_t>(type_of(d)) == t) {
+            if (left > 0 && static_cast<std::size_t>(class_of(d)) == t) {
               out.push_back(d);
               --left;
             }
@@ -309,11 +316,11 @@ class RoundsPolicy : public Policy {
       return false;
     }
     for (DeviceId d : out) {
-      if (!owned(d)) free_[static_cast<std::size_t>(type_of(d))].erase(d);
+      if (!owned(d)) free_[static_cast<std::size_t>(class_of(d))].erase(d);
     }
     if (own) {
       for (DeviceId d : *own) {
-        if (std::find(out.begin(), out.end(), d) == out.end()) free_[static_cast<std::size_t>(type_of(d))].insert(d);
+        if (std::find(out.begin(), out.end(), d) == out.end()) free_[static_cast<std::size_t>(class_of(d))].insert(d);
       }
     }
     return true;
@@ -434,7 +441,8 @@ class RoundsPolicy : public Policy {
   std::vector<std::vector<DeviceId>> target_;  // by slot: the devices the base gave it
   const ClusterSpec* spec_ = nullptr;
   const ClusterState* state_ = nullptr;
-  std::vector<std::set<DeviceId>> free_;
+  const Geography* geo_ = nullptr;
+  std::vector<std::set<DeviceId>> free_;  // by class_of()
   std::map<DeviceId, int> batch_milli_;
   HypotheticalView world_;
   ActionBatch plan_;
