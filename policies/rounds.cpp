@@ -361,7 +361,10 @@ class RoundsPolicy : public Policy {
     base->decide(world, plan_);
     for (std::size_t i = 0; i < plan_.size(); ++i) {
       const Action& a = plan_[i];
-      if (a.kind != ActionKind::kStart) base_refused(view, std::string("asked to ") + to_string(a.kind) + (a.kind == ActionKind::kSetCooling ? " a datacenter" : " job slot " + std::to_string(a.job)));
+      if (a.kind != ActionKind::kStart) {
+        const bool known = a.kind != ActionKind::kSetCooling && a.kind != ActionKind::kHold && a.job >= 0 && static_cast<std::size_t>(a.job) < world_.slots();
+        base_refused(view, std::string("asked to ") + to_string(a.kind) + (known ? " job '" + world.job(a.job).spec.id + "'" : " (target " + std::to_string(a.job) + ")"));
+      }
       if (a.job < 0 || static_cast<std::size_t>(a.job) >= world_.slots() || world.job(a.job).status != JobStatus::kPending || rank_of(a.job) >= 0) {
         base_refused(view, "started job slot " + std::to_string(a.job) + ", which is not queued in its view (or twice)");
       }
@@ -531,6 +534,15 @@ PolicyInfo gavel_fifo_info(const std::string& name, const std::string& descripti
 }
 
 }  // namespace
+
+std::unique_ptr<Policy> make_rounds_policy(const std::string& name, double round_s, double reallocate_every_s, bool keep_devices,
+                                           const std::string& base_name, std::function<std::unique_ptr<Policy>()> make_base) {
+  RoundsOptions o;
+  o.round_s = round_s;
+  o.reallocate_every_s = reallocate_every_s;
+  o.keep = keep_devices ? Keep::kDevices : Keep::kType;
+  return std::make_unique<RoundsPolicy>(name, o, base_name, std::move(make_base));
+}
 
 PolicyInfo rounds_policy_info() {
   return rounds_info("rounds", "any policy that only starts jobs, run in rounds: at most every reallocate_every_s it re-decides from scratch over every job in the system, moving and preempting running jobs to match",

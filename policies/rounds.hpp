@@ -28,9 +28,18 @@
 // PolicyError naming the base.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <string>
+
 #include "policies/registry.hpp"
 
 namespace schedsim {
+
+// The mechanism around a base made by `make_base` (called once per re-allocation), for
+// embedders and tests; `base_name` names it in messages. keep_devices: keep: devices.
+std::unique_ptr<Policy> make_rounds_policy(const std::string& name, double round_s, double reallocate_every_s, bool keep_devices,
+                                           const std::string& base_name, std::function<std::unique_ptr<Policy>()> make_base);
 
 // `rounds`: the mechanism around a registered `base` (default fifo).
 PolicyInfo rounds_policy_info();

@@ -9,8 +9,10 @@
 
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
+#include "policies/queue_order.hpp"
 #include "policies/gavel.hpp"
 #include "policies/registry.hpp"
+#include "policies/rounds.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -697,4 +699,118 @@ policy: fifo
     CHECK(r.summary.allocated_gpu_hours <= 24 * r.summary.makespan_s / 3600 + 1e-9);
     if (policy.find("fastest_type") != std::string::npos || policy == "gavel-fifo-perf") CHECK(r.summary.moves > 0);
   }
+}
+
+namespace {
+
+// A base that records what it is shown and starts jobs first fit, in its queue order or
+// (lifo) in reverse; `misbehave` makes it preempt instead (the refusal below).
+class ProbeBase : public Policy {
+ public:
+  struct Seen {
+    double now_s;
+    std::size_t running, pending;
+    int free;
+    std::vector<std::string> queue;        // pending jobs in list order
+    std::map<std::string, double> work_s;  // remaining work of each
+  };
+  ProbeBase(std::vector<Seen>* log, bool lifo, bool misbehave) : log_(log), lifo_(lifo), misbehave_(misbehave) {}
+  std::string name() const override { return "probe"; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queued_.push_back(job), (void)view; }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    Seen seen{view.now().seconds(), view.num_running(), view.num_pending(), view.cluster_state().free_devices(), {}, {}};
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
+      seen.queue.push_back(view.job(s).spec.id);
+      seen.work_s[view.job(s).spec.id] = remaining_work_now_s(view, view.job(s));
+    }
+    log_->push_back(seen);
+    if (misbehave_) {
+      out.preempt(queued_.front());
+      return;
+    }
+    if (lifo_) std::reverse(queued_.begin(), queued_.end());
+    DeviceId next = view.cluster_state().next_free(0);
+    for (JobSlot s : queued_) {
+      const int n = view.job(s).spec.num_gpus;
+      std::vector<DeviceId> devices;
+      for (DeviceId d = next; d >= 0 && static_cast<int>(devices.size()) < n; d = view.cluster_state().next_free(d + 1)) devices.push_back(d);
+      if (static_cast<int>(devices.size()) < n) break;
+      out.start(s, devices);
+      next = view.cluster_state().next_free(devices.back() + 1);
+    }
+  }
+
+ private:
+  std::vector<Seen>* log_;
+  bool lifo_, misbehave_;
+  std::vector<JobSlot> queued_;
+};
+
+}  // namespace
+
+TEST_CASE("rounds shows its base every job queued, in arrival order, on the cluster without the running ones", "[policies][rounds]") {
+  // 2 devices, no physics; a and b (1000 s) at 0, c (100 s) at 50; rounds of 100 s. At
+  // 0 the base sees a, b; at 100 a, b (running, 900 s of work left) and c queued, nothing
+  // running, both devices free; it gives a and b their devices again (untouched) and c
+  // none; at 1000 (a round ends when nothing runs) c alone.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 0, 1, 1000), make_job("c", 50, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, false, false); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  InvariantChecker checker;
+  Recorder rec;
+  MetricsCollector metrics(2);
+  sim.add_observer(checker);
+  sim.add_observer(rec);
+  sim.add_observer(metrics);
+  sim.run();
+  REQUIRE(log.size() == 3);
+  CHECK(log[0].now_s == 0);
+  CHECK(log[0].queue == std::vector<std::string>{"a", "b"});
+  CHECK(log[1].now_s == 100);
+  CHECK(log[1].queue == std::vector<std::string>{"a", "b", "c"});
+  CHECK(log[1].running == 0);
+  CHECK(log[1].pending == 3);
+  CHECK(log[1].free == 2);
+  CHECK(log[1].work_s == std::map<std::string, double>{{"a", 900.0}, {"b", 900.0}, {"c", 100.0}});
+  CHECK(log[2].now_s == 1000);
+  CHECK(log[2].queue == std::vector<std::string>{"c"});
+  CHECK(rec.end_s == std::map<std::string, double>{{"a", 1000.0}, {"b", 1000.0}, {"c", 1100.0}});
+  const Summary summary = metrics.summarize();
+  CHECK(summary.moves == 0);
+  CHECK(summary.preemptions == 0);
+}
+
+TEST_CASE("rounds preempts a running job its base leaves out, and the job it starts takes the devices in the same batch", "[policies][rounds]") {
+  // 1 device; a (1000 s) at 0, b (100 s) at 50; the base starts the latest arrival first.
+  // At 100 it gives the device to b: a (900 s left) is preempted (free checkpoint) and b
+  // starts at once, ends 200; then a, alone, starts again at 200 and ends at 1100.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 50, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, true, false); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  InvariantChecker checker;
+  Recorder rec;
+  MetricsCollector metrics(1);
+  sim.add_observer(checker);
+  sim.add_observer(rec);
+  sim.add_observer(metrics);
+  sim.run();
+  CHECK(rec.jct_s == std::map<std::string, double>{{"a", 1100.0}, {"b", 150.0}});
+  CHECK(metrics.summarize().preemptions == 1);
+}
+
+TEST_CASE("rounds stops the run, naming its base, when the base asks for anything but starts", "[policies][rounds]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, false, true); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  CHECK_THROWS_WITH(sim.run(), "policy 'rounds' at t=0 s: its base policy 'probe' asked to preempt job 'a' at a re-allocation, where every running job is queued again "
+                              "on a cluster without them; rounds wraps policies that only start jobs");
 }
