@@ -209,6 +209,12 @@ class RoundsPolicy : public Policy {
     ar.section("rounds");
     ar(round_end_us_, last_reset_us_, has_reset_, dirty_, next_rank_, rank_, target_);
     if (!ar.loading()) return;
+    // The policy indexes both tables by slot unchecked: they must match, and name live
+    // jobs and existing devices.
+    ar.check(rank_.size() == target_.size(), "the rounds policy's per-slot tables differ in length");
+    for (std::size_t i = 0; i < rank_.size(); ++i) {
+      if (rank_[i] >= 0) ar.check_job_slot(static_cast<std::int64_t>(i), "the rounds policy's allocation");
+    }
     for (const auto& devices : target_) {
       for (const DeviceId d : devices) ar.check_device(d, "the rounds policy's allocation");
     }
