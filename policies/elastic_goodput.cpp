@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "policies/one_type.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_order.hpp"
 
@@ -28,7 +29,7 @@ class ElasticGoodputPolicy : public Policy {
       const auto head = *queue_.begin();
       const JobSpec& spec = view.job(head.second).spec;
       const int need = spec.is_elastic() ? spec.min_gpus : spec.num_gpus;
-      if (!take(need) && !(shrink_for(view, need, out) && take(need))) break;
+      if (!take(view, spec, need) && !(shrink_for(view, spec, need, out) && take(view, spec, need))) break;
       out.start(head.second, devices_);
       queue_.erase(head);
     }
@@ -61,20 +62,39 @@ class ElasticGoodputPolicy : public Policy {
            std::find(resized_.begin(), resized_.end(), s) == resized_.end();
   }
 
-  bool take(int need) {
+  // `need` devices from the free ones, then from those released in this decision, into
+  // devices_; within one type under physics.mixed_types: forbid (the first that holds it).
+  bool take(const SchedulerView& view, const JobSpec& spec, int need) {
     devices_.clear();
-    return free_.first_fit_then(need, released_, devices_);
+    for (int t : placement_types(view, spec, need)) {
+      if (first_fit_then_of_type(free_, view.cluster(), t, need, released_, devices_)) return true;
+    }
+    return false;
   }
 
   // Shrinks running elastic jobs toward min_gpus, smallest goodput loss per device first,
-  // until the head's `need` devices are free. All or nothing, within max_resizes.
-  bool shrink_for(const SchedulerView& view, int need, ActionBatch& out) {
-    const int missing = need - free_.count() - static_cast<int>(released_.size());
-    if (missing <= 0 || static_cast<int>(resized_.size()) >= max_resizes_) return false;
+  // until the head's `need` devices are free. All or nothing, within max_resizes. Under
+  // physics.mixed_types: forbid within one type: the first where shrinking frees enough.
+  bool shrink_for(const SchedulerView& view, const JobSpec& spec, int need, ActionBatch& out) {
+    if (static_cast<int>(resized_.size()) >= max_resizes_) return false;
+    for (int t : placement_types(view, spec, need)) {
+      const int verdict = shrink_for(view, need, t, out);
+      if (verdict >= 0) return verdict == 1;
+    }
+    return false;
+  }
+  // For devices of type `type` (-1 = any): 1 when it shrank jobs, 0 when enough devices
+  // are free already, -1 when shrinking cannot free enough of this type.
+  int shrink_for(const SchedulerView& view, int need, int type, ActionBatch& out) {
+    const ClusterSpec& c = view.cluster();
+    auto of_type = [&](DeviceId d) { return type < 0 || device_type_of(c, d) == type; };
+    int missing = need - (type < 0 ? free_.count() : free_of_type(view, type, out));
+    for (DeviceId d : released_) missing -= of_type(d) ? 1 : 0;
+    if (missing <= 0) return 0;
     shrink_.clear();
     int spare = 0;
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      if (!resizable(view, s)) continue;
+      if (!resizable(view, s) || !of_type(view.job(s).devices.front())) continue;
       const JobState& j = view.job(s);
       const int extra = static_cast<int>(j.devices.size()) - j.spec.min_gpus;
       if (extra <= 0) continue;
@@ -83,7 +103,7 @@ class ElasticGoodputPolicy : public Policy {
       shrink_.emplace_back(loss, s);
       spare += extra;
     }
-    if (spare < missing) return false;
+    if (spare < missing) return -1;
     std::stable_sort(shrink_.begin(), shrink_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     int planned = 0;
     std::size_t k = 0;
@@ -91,7 +111,7 @@ class ElasticGoodputPolicy : public Policy {
       const JobState& j = view.job(shrink_[k++].second);
       planned += static_cast<int>(j.devices.size()) - j.spec.min_gpus;
     }
-    if (static_cast<int>(resized_.size() + k) > max_resizes_) return false;
+    if (static_cast<int>(resized_.size() + k) > max_resizes_) return -1;
     int left = missing;
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot s = shrink_[i].second;
@@ -104,7 +124,7 @@ class ElasticGoodputPolicy : public Policy {
       out.move(s, kept_);
       resized_.push_back(s);
     }
-    return true;
+    return 1;
   }
 
   // Gives spare devices to running elastic jobs: each round, the job whose growth by

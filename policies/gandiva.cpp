@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "policies/one_type.hpp"
 #include "policies/placement.hpp"
 
 namespace schedsim {
@@ -34,10 +35,10 @@ class GandivaPolicy : public Policy {
     while (!queue_.empty()) {
       const auto head = *queue_.begin();
       const JobSlot slot = head.second;
-      const int need = view.job(slot).spec.num_gpus;
-      if (!take(need)) {
-        if (!preempt_for(view, need, out)) break;  // nothing to slice: the head blocks the queue
-        if (!take(need)) break;                     // checkpoints cost time: start when the saves end
+      const JobSpec& spec = view.job(slot).spec;
+      if (!take(view, spec)) {
+        if (!preempt_for(view, spec, out)) break;  // nothing to slice: the head blocks the queue
+        if (!take(view, spec)) break;               // checkpoints cost time: start when the saves end
       }
       out.start(slot, devices_);
       slice_start_us_[static_cast<std::size_t>(slot)] = view.now().us();
@@ -65,23 +66,41 @@ class GandivaPolicy : public Policy {
     }
   }
 
-  // `need` devices from the free ones, then from those preempted in this decision at no
-  // checkpoint cost, into devices_.
-  bool take(int need) {
+  // The job's devices from the free ones, then from those preempted in this decision at
+  // no checkpoint cost, into devices_; within one type under physics.mixed_types: forbid
+  // (the first, by index, that holds it).
+  bool take(const SchedulerView& view, const JobSpec& spec) {
     devices_.clear();
-    return free_.first_fit_then(need, released_, devices_);
+    for (int t : placement_types(view, spec, spec.num_gpus)) {
+      if (first_fit_then_of_type(free_, view.cluster(), t, spec.num_gpus, released_, devices_)) return true;
+    }
+    return false;
   }
 
   // Preempts running jobs past their quantum (oldest slice first) when that frees enough
-  // devices for a head that needs `need`. Returns true when it preempted; the devices of
-  // victims with a free checkpoint save (no physics, or a zero save time) are usable in
-  // this same batch, the others when their saves end.
-  bool preempt_for(const SchedulerView& view, int need, ActionBatch& out) {
-    int soon = free_.count() + static_cast<int>(released_.size());
+  // devices for the head. Returns true when it preempted; the devices of victims with a
+  // free checkpoint save (no physics, or a zero save time) are usable in this same batch,
+  // the others when their saves end. Under physics.mixed_types: forbid the devices are
+  // counted, and victims chosen, within one type, the first where enough would be free.
+  bool preempt_for(const SchedulerView& view, const JobSpec& spec, ActionBatch& out) {
+    for (int t : placement_types(view, spec, spec.num_gpus)) {
+      const int verdict = preempt_for(view, spec.num_gpus, t, out);
+      if (verdict >= 0) return verdict == 1;
+    }
+    return false;
+  }
+  // For devices of type `type` (-1 = any): 1 when it preempted, 0 when saves under way
+  // will free enough (wait), -1 when this type cannot hold the head.
+  int preempt_for(const SchedulerView& view, int need, int type, ActionBatch& out) {
+    const ClusterSpec& spec = view.cluster();
+    auto of_type = [&](DeviceId d) { return type < 0 || device_type_of(spec, d) == type; };
+    int soon = type < 0 ? free_.count() : free_of_type(view, type, out);
+    for (DeviceId d : released_) soon += of_type(d) ? 1 : 0;
     candidates_.clear();
     const std::int64_t now_us = view.now().us();
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
       const JobState& j = view.job(s);
+      if (j.devices.empty() || !of_type(j.devices.front())) continue;  // one type each under the rule
       if (j.status == JobStatus::kStopping) {
         soon += static_cast<int>(j.devices.size());
       } else if (now_us - slice_start_us_[static_cast<std::size_t>(s)] >= quantum_us_ &&
@@ -89,12 +108,12 @@ class GandivaPolicy : public Policy {
         candidates_.emplace_back(slice_start_us_[static_cast<std::size_t>(s)], s);
       }
     }
-    if (soon >= need) return false;  // saves under way will free enough: wait for them
+    if (soon >= need) return 0;  // saves under way will free enough: wait for them
     std::stable_sort(candidates_.begin(), candidates_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::size_t k = 0;
     int freed = soon;
     while (k < candidates_.size() && freed < need) freed += static_cast<int>(view.job(candidates_[k++].second).devices.size());
-    if (freed < need) return false;
+    if (freed < need) return -1;
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot v = candidates_[i].second;
       out.preempt(v);
@@ -104,7 +123,7 @@ class GandivaPolicy : public Policy {
         released_.insert(released_.end(), d.rbegin(), d.rend());
       }
     }
-    return true;
+    return 1;
   }
 
   std::int64_t quantum_us_;

@@ -52,6 +52,9 @@ class SchedulerView {
 
  private:
   friend class Simulator;
+  // policies/rounds.cpp: the view a wrapped policy decides on at a re-allocation (every
+  // running job queued again on a cluster without them).
+  friend class HypotheticalView;
   const Tick* now_ = nullptr;
   const ClusterState* state_ = nullptr;
   const std::vector<JobState>* jobs_ = nullptr;

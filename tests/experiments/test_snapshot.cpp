@@ -241,6 +241,7 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"gavel (rounds)", kBase, {"policy=gavel"}},
       {"gavel-las (rounds, LP solved at most every 1,920 s)", kBase, {"policy=gavel-las"}},
       {"gavel-fifo-perf (round-based re-allocation)", kBase, {"policy=gavel-fifo-perf"}},
+      {"rounds around las (a base built afresh at each re-allocation)", kBase, {"policy={name: rounds, round_s: 600, reallocate_every_s: 1200, base: {name: las, placement: packed}}"}},
       {"fair-share", kBase, {"policy=fair-share"}},
       {"themis", kBase, {"policy=themis"}},
       {"slurm-easy (backfilling)", kBase, {"policy=slurm-easy"}},

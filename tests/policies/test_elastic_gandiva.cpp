@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
+#include <sstream>
 
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
@@ -188,5 +190,62 @@ TEST_CASE("elastic-goodput and gandiva complete a synthetic elastic workload und
     CHECK(r.summary.jobs_arrived == 80);
     if (policy.find("elastic-goodput") != std::string::npos) CHECK(r.summary.moves > 0);
     if (policy.find("gandiva") != std::string::npos) CHECK(r.summary.preemptions > 0);
+  }
+}
+
+TEST_CASE("gandiva and elastic-goodput place each job on one device type when mixed types are forbidden", "[policies][elastic][gandiva][physics][placement]") {
+  // Two types of 8 devices (2 nodes of 4 H100s, 2 of 4 of a custom type); gangs of 1, 3
+  // and 6, half of them elastic. Before, both policies took the lowest free devices (and
+  // those their preemptions or shrinks released) whatever their type: a set spanning both
+  // types, which the kernel refuses under forbid, and the run stopped. Now each job's
+  // devices come from one type where it can run (preemption and shrinking count devices
+  // per type), every job completes and no allocation spans types.
+  schedsim::test::TempDir dir;
+  const std::string config = dir.write("forbid.yaml", R"(seed: 5
+cluster:
+  nodes:
+    - {count: 2, type: H100-SXM, devices_per_node: 4}
+    - {count: 2, type: MyGPU, devices_per_node: 4}
+accelerators:
+  MyGPU: {peak_dense_bf16_tflops: 100, peak_fp32_tflops: 10, memory_gb: 48, memory_bandwidth_gbps: 900,
+          tdp_w: 300, idle_w: 40, intra_node_link_gbps: 50}
+workload:
+  synthetic:
+    num_jobs: 120
+    arrival: {process: poisson, mean_interarrival_s: 200}
+    duration_s: {dist: lognormal, median: 1800, sigma: 1}
+    gpus: {1: 0.3, 3: 0.4, 6: 0.3}
+    models: {ResNet-50: 1}
+    elastic: {fraction: 0.5, min_scale: 0.5, max_scale: 1.5}
+physics: {mixed_types: forbid}
+policy: gandiva
+)");
+  const PolicyRegistry registry = builtin_policies();
+  for (const std::string policy : {"gandiva", "{name: gandiva, quantum_s: 60}", "elastic-goodput", "{name: elastic-goodput, max_resizes: 2}"}) {
+    INFO("policy " << policy);
+    const ScenarioConfig scenario = load_scenario(config, {"policy=" + policy}, std::nullopt, registry);
+    RunOptions options{dir.path("out")};
+    options.timeline = true;
+    options.check_invariants = true;
+    const RunResult r = run_scenario(scenario, registry, options);
+    CHECK(r.summary.jobs_completed == 120);
+    if (policy.find("gandiva") != std::string::npos) CHECK(r.summary.preemptions > 0);
+    if (policy.find("elastic") != std::string::npos) CHECK(r.summary.moves > 0);
+    std::istringstream rows(schedsim::test::read_file(dir.path("out/allocations.csv")));
+    std::string line;
+    std::getline(rows, line);
+    REQUIRE(line == "job_id,start_s,end_s,devices");
+    int segments = 0, mixed = 0, on_second_type = 0;
+    while (std::getline(rows, line)) {
+      std::istringstream devices(line.substr(line.rfind(',') + 1));
+      std::set<bool> types;
+      for (int d; devices >> d;) types.insert(d >= 8);
+      ++segments;
+      mixed += types.size() != 1 ? 1 : 0;
+      on_second_type += types.count(true) ? 1 : 0;
+    }
+    CHECK(segments >= 120);
+    CHECK(mixed == 0);
+    CHECK(on_second_type > 0);
   }
 }

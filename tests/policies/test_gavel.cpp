@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
+#include "policies/queue_order.hpp"
 #include "policies/gavel.hpp"
 #include "policies/registry.hpp"
+#include "policies/rounds.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -45,9 +48,12 @@ class TypeRatePhysics : public PhysicsModel {
 class Recorder : public Observer {
  public:
   void on_job_start(const JobState& job) override { first_device.emplace(job.spec.id, job.devices.front()); }
-  void on_job_end(const JobState& job) override { end_s[job.spec.id] = job.end.seconds(); }
+  void on_job_end(const JobState& job) override {
+    end_s[job.spec.id] = job.end.seconds();
+    jct_s[job.spec.id] = (job.end - job.spec.submit).seconds();
+  }
   std::map<std::string, DeviceId> first_device;
-  std::map<std::string, double> end_s;
+  std::map<std::string, double> end_s, jct_s;
 };
 
 JobSpec model_job(const std::string& id, double submit_s, const std::string& model, double work_s) {
@@ -527,4 +533,311 @@ TEST_CASE("round_fifo passes over a job larger than every type instead of blocki
   sim.add_observer(rec);
   CHECK_THROWS_WITH(sim.run(), "policy 'gavel-fifo-perf' left 1 jobs waiting with nothing left to happen (first: job 'big' asking for 4 GPUs, 4 free); the policy never started them");
   CHECK(rec.end_s == std::map<std::string, double>{{"small", 100.0}});
+}
+
+namespace {
+
+// Runs `policy` (YAML) on `jobs` with invariants checked; the recorder and the summary.
+struct RoundsRun {
+  Recorder rec;
+  Summary summary;
+};
+RoundsRun run_rounds(const ClusterSpec& cluster, PhysicsModel* physics, const std::vector<JobSpec>& jobs, const std::string& policy) {
+  const PolicyRegistry reg = builtin_policies();
+  VectorSource source(jobs);
+  PolicyInstance p = reg.create(ConfigNode::load_string(policy, "test"));
+  SimulatorOptions options;
+  options.physics = physics;
+  Simulator sim(cluster, source, *p.policy, options);
+  InvariantChecker checker;
+  RoundsRun run;
+  MetricsCollector metrics(cluster.num_devices());
+  sim.add_observer(checker);
+  sim.add_observer(run.rec);
+  sim.add_observer(metrics);
+  sim.run();
+  run.summary = metrics.summarize();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("rounds around fifo on the fastest type moves a job from the slow type to the fast one at the first re-allocation after it frees up", "[policies][rounds]") {
+  // K80 (device 0) and V100 (device 1); "fast" runs 4x faster on V100. Rounds of 100 s,
+  // re-allocation at most every 200 s. t=0: the base (fifo, fastest_type) puts c (first,
+  // 400 s of work) on the V100 (ends 100) and a on the K80. c ends at 100, but the
+  // allocation may change only at 200: the base, asked again with a queued (200 of its
+  // 4000 s done) on the empty cluster, gives it the V100; a moves, 3800 / 4 = 950 s more,
+  // ends at 1150. d (flat) arrives at 250 with the K80 free and waits for the next
+  // re-allocation, at 400 (300 is too soon): ends at 500. Same as round_fifo.
+  const ClusterSpec cluster({NodeGroup{1, "K80", 1}, NodeGroup{1, "V100", 1}});
+  TypeRatePhysics physics(cluster, {{"fast", {1.0, 4.0}}, {"flat", {1.0, 1.0}}});
+  const std::vector<JobSpec> jobs = {model_job("c", 0, "fast", 400), model_job("a", 0, "fast", 4000), model_job("d", 250, "flat", 100)};
+  for (const std::string base : {"{name: fifo, placement: fastest_type}", "{name: sjf, placement: fastest_type}", "{name: compose, order: fifo, placement: fastest_type}"}) {
+    INFO("base " << base);
+    const RoundsRun r = run_rounds(cluster, &physics, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 200, base: " + base + "}");
+    CHECK(r.rec.first_device == std::map<std::string, DeviceId>{{"a", 0}, {"c", 1}, {"d", 0}});
+    CHECK(r.rec.jct_s == std::map<std::string, double>{{"a", 1150.0}, {"c", 100.0}, {"d", 250.0}});
+    CHECK(r.summary.moves == 1);
+    CHECK(r.summary.preemptions == 0);
+  }
+  const RoundsRun fifo = run_rounds(cluster, &physics, jobs, "{name: round_fifo, round_s: 100, reallocate_every_s: 200}");
+  CHECK(fifo.rec.jct_s == std::map<std::string, double>{{"a", 1150.0}, {"c", 100.0}, {"d", 250.0}});
+}
+
+TEST_CASE("rounds: reallocate_every_s limits how often the allocation is recomputed", "[policies][rounds]") {
+  // The case above with re-allocation at every round boundary after a change: a moves at
+  // 100, when c ends (100 + 3900 / 4 = 1075); d, arriving at 250, starts at 300 (ends 400).
+  // With 200 s between recomputations: 1150 and 500 (above); with 1000 s the allocation
+  // of t=0 stands until 1000: a stays on the K80 until then (1000 s of work done: 3000 / 4
+  // more, ends 1750) and d waits until 1000 too (ends 1100).
+  const ClusterSpec cluster({NodeGroup{1, "K80", 1}, NodeGroup{1, "V100", 1}});
+  TypeRatePhysics physics(cluster, {{"fast", {1.0, 4.0}}, {"flat", {1.0, 1.0}}});
+  const std::vector<JobSpec> jobs = {model_job("c", 0, "fast", 400), model_job("a", 0, "fast", 4000), model_job("d", 250, "flat", 100)};
+  const std::string base = ", base: {name: fifo, placement: fastest_type}}";
+  CHECK(run_rounds(cluster, &physics, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 0" + base).rec.end_s ==
+        std::map<std::string, double>{{"a", 1075.0}, {"c", 100.0}, {"d", 400.0}});
+  CHECK(run_rounds(cluster, &physics, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 200" + base).rec.end_s ==
+        std::map<std::string, double>{{"a", 1150.0}, {"c", 100.0}, {"d", 500.0}});
+  CHECK(run_rounds(cluster, &physics, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 1000" + base).rec.end_s ==
+        std::map<std::string, double>{{"a", 1750.0}, {"c", 100.0}, {"d", 1100.0}});
+}
+
+TEST_CASE("rounds: keep: type leaves a job on its type, keep: devices moves it to the devices the base chose", "[policies][rounds]") {
+  // One node of 2 V100s, no physics. y (100 s) takes device 0, x (1000 s) device 1; y ends
+  // at 100. At the re-allocation at 100 the base (fifo, first fit) puts x on device 0:
+  // keep: type leaves it on device 1, keep: devices moves it (free checkpoints: no cost).
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  const std::vector<JobSpec> jobs = {make_job("y", 0, 1, 100), make_job("x", 0, 1, 1000), make_job("z", 150, 1, 10)};
+  const RoundsRun type = run_rounds(cluster, nullptr, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 0}");
+  CHECK(type.summary.moves == 0);
+  CHECK(type.rec.end_s == std::map<std::string, double>{{"x", 1000.0}, {"y", 100.0}, {"z", 210.0}});
+  const RoundsRun devices = run_rounds(cluster, nullptr, jobs, "{name: rounds, round_s: 100, reallocate_every_s: 0, keep: devices}");
+  CHECK(devices.summary.moves == 1);
+  // z arrives at 150 and starts at the boundary at 200 (on device 1, which x left).
+  CHECK(devices.rec.end_s == std::map<std::string, double>{{"x", 1000.0}, {"y", 100.0}, {"z", 210.0}});
+  CHECK(devices.rec.first_device.at("z") == 1);
+  CHECK(type.rec.first_device.at("z") == 0);
+}
+
+TEST_CASE("rounds options: defaults, resolved config and the exact messages for bad values", "[policies][rounds]") {
+  const PolicyRegistry reg = builtin_policies();
+  const PolicyInstance plain = reg.create("rounds");
+  CHECK(plain.policy->name() == "rounds");
+  CHECK(plain.resolved["round_s"].as<double>() == 360);
+  CHECK(plain.resolved["reallocate_every_s"].as<double>() == 1920);
+  CHECK(plain.resolved["keep"].as<std::string>() == "type");
+  CHECK(plain.resolved["base"]["name"].as<std::string>() == "fifo");
+  CHECK(plain.resolved["base"]["placement"].as<std::string>() == "first_fit");
+  const PolicyInstance sjf = reg.create(ConfigNode::load_string("{name: rounds, base: {name: sjf, by: duration}, keep: devices}", "p.yaml"));
+  CHECK(sjf.resolved["base"]["name"].as<std::string>() == "sjf");
+  CHECK(sjf.resolved["base"]["by"].as<std::string>() == "duration");
+  CHECK(sjf.resolved["keep"].as<std::string>() == "devices");
+  auto error = [&](const std::string& yaml) {
+    try {
+      reg.create(ConfigNode::load_string(yaml, "p.yaml"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error("{name: rounds, round_s: 0}") == "p.yaml:1: round_s: must be > 0, got '0'");
+  CHECK(error("{name: rounds, reallocate_every_s: -5}") == "p.yaml:1: reallocate_every_s: must be >= 0, got '-5'");
+  CHECK(error("{name: rounds, keep: node}") == "p.yaml:1: keep: 'node' is not allowed; choose one of: type, devices");
+  CHECK(error("{name: rounds, every_s: 5}") == "p.yaml:1: unknown key 'every_s'; valid keys here: name, base, round_s, reallocate_every_s, keep");
+  CHECK(error("{name: rounds, base: gavel}") == "p.yaml:1: base: rounds cannot wrap 'gavel': it moves and preempts running jobs in rounds of its own (set its round_s and reallocate_every_s); "
+        "rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
+  CHECK(error("{name: rounds, base: {name: gandiva}}") == "p.yaml:1: base.name: rounds cannot wrap 'gandiva': it moves, resizes or time-slices running jobs itself; rounds wraps policies that only start jobs, "
+        "e.g. fifo, sjf, las, tiresias, fair-share, compose");
+  CHECK(error("{name: rounds, base: {name: rounds}}") == "p.yaml:1: base.name: rounds cannot wrap 'rounds': it re-allocates in rounds already; rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
+  CHECK(error("{name: rounds, base: {name: fifo, placement: fastest}}") == "p.yaml:1: base.placement: 'fastest' is not allowed; choose one of: first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn");
+  CHECK_THAT(error("{name: rounds, base: lifo}"), Catch::StartsWith("p.yaml:1: base: unknown policy 'lifo' (did you mean 'fifo'?); registered policies: fifo, sjf, "));
+  // round_fifo and gavel-fifo-perf take the two round options only (their base is fixed).
+  CHECK(error("{name: gavel-fifo-perf, base: fifo}") == "p.yaml:1: unknown key 'base' (did you mean 'name'?); valid keys here: name, round_s, reallocate_every_s");
+}
+
+TEST_CASE("every peer preset and rounds compositions run on a heterogeneous cluster and finish every job", "[policies][rounds][presets]") {
+  // Not the peers' clusters or traces: 2 nodes each of 4 A100s, 4 V100s and 4 K80s, the
+  // catalogue's roofline physics (checkpoints cost time, so moves and preemptions stall),
+  // 200 gangs of 1 to 4 GPUs. Invariants on; every job completes, the devices are never
+  // over-booked (allocated GPU-hours within capacity x makespan), and rounds around a
+  // fastest-type base moves jobs between types.
+  schedsim::test::TempDir dir;
+  const std::string config = dir.write("hetero.yaml", R"(name: hetero
+seed: 3
+cluster:
+  nodes:
+    - {count: 2, type: A100-80GB, devices_per_node: 4}
+    - {count: 2, type: V100, devices_per_node: 4}
+    - {count: 2, type: K80, devices_per_node: 4}
+workload:
+  synthetic:
+    num_jobs: 200
+    arrival: {process: poisson, mean_interarrival_s: 300}
+    duration_s: {dist: lognormal, median: 1800, sigma: 1.0}
+    gpus: {1: 0.6, 2: 0.2, 4: 0.2}
+    models: {ResNet-50: 0.5, BERT-large: 0.5}
+physics: {}
+policy: fifo
+)");
+  const PolicyRegistry registry = builtin_policies();
+  const std::vector<std::string> policies = {
+      "gavel-fifo-perf", "gavel-las", "tiresias-dlas", "tiresias-dlas-gpu", "tiresias-fifo-yarn",
+      "{name: rounds, round_s: 360, reallocate_every_s: 1920, base: {name: fifo, placement: fastest_type}}",
+      "{name: rounds, round_s: 600, reallocate_every_s: 0, base: {name: sjf, placement: fastest_type}}",
+      "{name: rounds, base: {name: las, placement: fastest_type}}",
+      "{name: rounds, base: tiresias, keep: devices}",
+      "{name: rounds, round_s: 300, base: {name: fair-share, placement: fastest_type}}"};
+  for (const std::string& policy : policies) {
+    INFO("policy " << policy);
+    const ScenarioConfig scenario = load_scenario(config, {"policy=" + policy}, std::nullopt, registry);
+    RunOptions options;
+    options.check_invariants = true;
+    const RunResult r = run_scenario(scenario, registry, options);
+    CHECK(r.summary.jobs_arrived == 200);
+    CHECK(r.summary.jobs_completed == 200);
+    CHECK(r.summary.allocated_gpu_hours > 0);
+    CHECK(r.summary.allocated_gpu_hours <= 24 * r.summary.makespan_s / 3600 + 1e-9);
+    if (policy.find("fastest_type") != std::string::npos || policy == "gavel-fifo-perf") CHECK(r.summary.moves > 0);
+  }
+}
+
+namespace {
+
+// A base that records what it is shown and starts jobs first fit, in its queue order or
+// (lifo) in reverse; `misbehave` makes it preempt instead (the refusal below).
+class ProbeBase : public Policy {
+ public:
+  struct Seen {
+    double now_s;
+    std::size_t running, pending;
+    int free;
+    std::vector<std::string> queue;        // pending jobs in list order
+    std::map<std::string, double> work_s;  // remaining work of each
+  };
+  ProbeBase(std::vector<Seen>* log, bool lifo, bool misbehave) : log_(log), lifo_(lifo), misbehave_(misbehave) {}
+  std::string name() const override { return "probe"; }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queued_.push_back(job), (void)view; }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    Seen seen{view.now().seconds(), view.num_running(), view.num_pending(), view.cluster_state().free_devices(), {}, {}};
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
+      seen.queue.push_back(view.job(s).spec.id);
+      seen.work_s[view.job(s).spec.id] = remaining_work_now_s(view, view.job(s));
+    }
+    log_->push_back(seen);
+    if (misbehave_) {
+      out.preempt(queued_.front());
+      return;
+    }
+    if (lifo_) std::reverse(queued_.begin(), queued_.end());
+    DeviceId next = view.cluster_state().next_free(0);
+    for (JobSlot s : queued_) {
+      const int n = view.job(s).spec.num_gpus;
+      std::vector<DeviceId> devices;
+      for (DeviceId d = next; d >= 0 && static_cast<int>(devices.size()) < n; d = view.cluster_state().next_free(d + 1)) devices.push_back(d);
+      if (static_cast<int>(devices.size()) < n) break;
+      out.start(s, devices);
+      next = view.cluster_state().next_free(devices.back() + 1);
+    }
+  }
+
+ private:
+  std::vector<Seen>* log_;
+  bool lifo_, misbehave_;
+  std::vector<JobSlot> queued_;
+};
+
+}  // namespace
+
+TEST_CASE("rounds shows its base every job queued, in arrival order, on the cluster without the running ones", "[policies][rounds]") {
+  // 2 devices, no physics; a and b (1000 s) at 0, c (100 s) at 50; rounds of 100 s. At
+  // 0 the base sees a, b; at 100 a, b (running, 900 s of work left) and c queued, nothing
+  // running, both devices free; it gives a and b their devices again (untouched) and c
+  // none; at 1000 (a round ends when nothing runs) c alone.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 0, 1, 1000), make_job("c", 50, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, false, false); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  InvariantChecker checker;
+  Recorder rec;
+  MetricsCollector metrics(2);
+  sim.add_observer(checker);
+  sim.add_observer(rec);
+  sim.add_observer(metrics);
+  sim.run();
+  REQUIRE(log.size() == 3);
+  CHECK(log[0].now_s == 0);
+  CHECK(log[0].queue == std::vector<std::string>{"a", "b"});
+  CHECK(log[1].now_s == 100);
+  CHECK(log[1].queue == std::vector<std::string>{"a", "b", "c"});
+  CHECK(log[1].running == 0);
+  CHECK(log[1].pending == 3);
+  CHECK(log[1].free == 2);
+  CHECK(log[1].work_s == std::map<std::string, double>{{"a", 900.0}, {"b", 900.0}, {"c", 100.0}});
+  CHECK(log[2].now_s == 1000);
+  CHECK(log[2].queue == std::vector<std::string>{"c"});
+  CHECK(rec.end_s == std::map<std::string, double>{{"a", 1000.0}, {"b", 1000.0}, {"c", 1100.0}});
+  const Summary summary = metrics.summarize();
+  CHECK(summary.moves == 0);
+  CHECK(summary.preemptions == 0);
+}
+
+TEST_CASE("rounds preempts a running job its base leaves out, and the job it starts takes the devices in the same batch", "[policies][rounds]") {
+  // 1 device; a (1000 s) at 0, b (100 s) at 50; the base starts the latest arrival first.
+  // At 100 it gives the device to b: a (900 s left) is preempted (free checkpoint) and b
+  // starts at once, ends 200; then a, alone, starts again at 200 and ends at 1100.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 1000), make_job("b", 50, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, true, false); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  InvariantChecker checker;
+  Recorder rec;
+  MetricsCollector metrics(1);
+  sim.add_observer(checker);
+  sim.add_observer(rec);
+  sim.add_observer(metrics);
+  sim.run();
+  CHECK(rec.jct_s == std::map<std::string, double>{{"a", 1100.0}, {"b", 150.0}});
+  CHECK(metrics.summarize().preemptions == 1);
+}
+
+TEST_CASE("rounds stops the run, naming its base, when the base asks for anything but starts", "[policies][rounds]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  const std::vector<JobSpec> jobs = {make_job("a", 0, 1, 100)};
+  std::vector<ProbeBase::Seen> log;
+  std::unique_ptr<Policy> policy = make_rounds_policy("rounds", 100, 0, false, "probe", [&] { return std::make_unique<ProbeBase>(&log, false, true); });
+  VectorSource source(jobs);
+  Simulator sim(cluster, source, *policy);
+  CHECK_THROWS_WITH(sim.run(), "policy 'rounds' at t=0 s: its base policy 'probe' asked to preempt job 'a' at a re-allocation, where every running job is queued again "
+                              "on a cluster without them; rounds wraps policies that only start jobs");
+}
+
+TEST_CASE("rounds runs every registered policy that only starts jobs as its base", "[policies][rounds]") {
+  // The golden scenario (80 jobs on 2 nodes of 8 V100s) with the cluster physics
+  // (checkpoints cost time), re-allocating at every 300 s boundary after a change,
+  // invariants on. Refused bases fail at configuration, naming rounds' own reason.
+  const PolicyRegistry registry = builtin_policies();
+  const std::string config = std::string(SCHEDSIM_SOURCE_DIR) + "/tests/golden/scenario.yaml";
+  const std::set<std::string> refused = {"elastic-goodput", "gandiva", "inference", "gavel", "thermal-aware", "round_fifo", "gavel-fifo-perf", "gavel-las", "rounds"};
+  int bases = 0;
+  for (const PolicyInfo& info : registry.all()) {
+    if (!info.argument_option.empty()) continue;  // needs a value (rl:agent.pt)
+    INFO("base " << info.name);
+    const std::string policy = "{name: rounds, round_s: 300, reallocate_every_s: 0, base: " + info.name + "}";
+    if (refused.count(info.name)) {
+      CHECK_THROWS_WITH(load_scenario(config, {"policy=" + policy, "physics={}"}, std::nullopt, registry), Catch::Contains("rounds cannot wrap '" + info.name + "'"));
+      continue;
+    }
+    const ScenarioConfig scenario = load_scenario(config, {"policy=" + policy, "physics={}"}, std::nullopt, registry);
+    RunOptions options;
+    options.check_invariants = true;
+    const RunResult r = run_scenario(scenario, registry, options);
+    CHECK(r.summary.jobs_completed == 80);
+    ++bases;
+  }
+  CHECK(bases >= 20);
 }
