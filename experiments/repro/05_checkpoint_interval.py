@@ -115,7 +115,7 @@ def main():
               common.claim("per-job Young-Daly goodput minus the best fixed interval's", "near-optimal (>= -0.5 points)", per_seed_gap,
                            f"seeds {seed_text}; per-job intervals {yd512 / 3600:.1f} h (512 GPUs), {yd256 / 3600:.1f} h (256 GPUs); "
                            f"mean JCT {yd_policy['mean_jct_s'] / 86400:.2f} d vs {best['mean_jct_s'] / 86400:.2f} d",
-                           low=-0.005, unit=lambda v: f"{100 * v:+.2f} pts")]
+                           low=-0.005, unit=lambda v: f"{100 * v:.2f} pts")]
     header = ["interval", "goodput", "mean JCT (days)", "loss spikes", "failure hits", "checkpoint GPU-h", "lost GPU-h", "restart GPU-h"]
 
     def line(name, r):
