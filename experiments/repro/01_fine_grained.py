@@ -83,7 +83,8 @@ def main():
     top = max(loads)
     if top != HEADLINE_LOAD:
         claims.append(common.claim(f"GPU utilization at offered load {top:g}, fine-grained", "75% and more", list(per_seed(fine, top, "gpu_utilization").values()),
-                                   f"offered load {top:g}; utilization cannot exceed the offered load", low=0.75, unit=common.pct))
+                                   f"offered load {top:g}, seeds {', '.join(f'{s:g}' for s in seeds)}; utilization cannot exceed the offered load",
+                                   low=0.75, unit=common.pct))
     header = ["offered load", "mean inter-arrival (s)", "policy", "GPU utilization", "± 95% CI", "mean JCT (h)", "± 95% CI", "mean wait (h)", "makespan (h)"]
     detail = [[f"{r['load']:g}", f"{r['workload.synthetic.arrival.mean_interarrival_s']:g}", r["label"],
                f"{r['gpu_utilization_mean']:.3f}", common.fmt(r["gpu_utilization_ci95"], 2),
