@@ -4,6 +4,7 @@
 #include "sim/text_checks.hpp"
 #include "traces/csv.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -37,6 +38,9 @@ const std::vector<Column>& columns() {
       {"mean wait (h)", [](const RunResult& r) { return fmt(r.summary.mean_queue_delay_s ? *r.summary.mean_queue_delay_s / 3600 : std::optional<double>(), "%.3f"); }},
       {"bounded slowdown", [](const RunResult& r) { return fmt(r.summary.mean_bounded_slowdown, "%.2f"); }},
       {"GPU util", [](const RunResult& r) { return fmt(r.summary.gpu_utilization, "%.3f"); }},
+      // Inside the measurement window (warm-up and drain excluded): see the header line.
+      {"window util", [](const RunResult& r) { return fmt(r.summary.window.gpu_utilization, "%.3f"); }},
+      {"window queue", [](const RunResult& r) { return fmt(r.summary.window.mean_queue_length, "%.1f"); }},
       {"makespan (h)", [](const RunResult& r) { return fmt(r.summary.makespan_s / 3600, "%.2f"); }},
   };
   return cols;
@@ -106,7 +110,8 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   }
   if (!options.out_dir.empty()) {
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.csv").string(), comparison_csv(runs));
-    write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.md").string(), comparison_table(runs, true));
+    write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.md").string(),
+                          comparison_header(runs, scenario.num_devices()) + "\n" + comparison_table(runs, true));
     std::vector<CdfSeries> series;
     for (const auto& r : runs) series.push_back({r.policy_name, &r.sorted_jct_s});
     write_file_atomically((std::filesystem::path(options.out_dir) / "jct_cdf.svg").string(),
@@ -151,15 +156,42 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
   return out.str();
 }
 
+std::string comparison_header(const std::vector<RunResult>& runs, int num_devices) {
+  if (runs.empty()) return "";
+  // The workload and its arrivals do not depend on the policy: the first run's numbers
+  // hold for all (only the window's end under `end: last_completion` differs).
+  const Summary& s = runs.front().summary;
+  std::ostringstream out;
+  out << "offered load " << fmt(s.offered_load, "%.3f") << " (realised: GPU-seconds the jobs demand at rate 1 / (" << num_devices
+      << " GPUs x arrival span))\n";
+  const WindowSummary& w = s.window;
+  const bool same_end = std::all_of(runs.begin(), runs.end(), [&](const RunResult& r) { return r.summary.window.end_s == w.end_s; });
+  const YAML::Node end = runs.front().resolved_config["metrics"]["window"]["end"];
+  const bool until_last_completion = end.IsScalar() && end.Scalar() == "last_completion";
+  out << "window: ";
+  if (!w.start_s) {
+    out << "none (fewer than " << w.warmup_jobs + 1 << " jobs arrived); window columns are empty\n";
+  } else {
+    out << fmt(*w.start_s / 3600, "%.2f") << " h to " << (same_end ? fmt(*w.end_s / 3600, "%.2f") + " h" : std::string("each policy's end"))
+        << " (opens at the arrival of job " << w.warmup_jobs + 1 << " after " << w.warmup_jobs << " warm-up jobs; "
+        << (until_last_completion ? "closes at the last completion)\n" : "closes at the last arrival: the drain is excluded)\n");
+  }
+  return out.str();
+}
+
 std::string comparison_csv(const std::vector<RunResult>& runs) {
   std::ostringstream out;
-  out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s\n";
+  out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s,"
+         "offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,window_mean_queue_length,window_mean_jobs_in_system\n";
   for (const auto& r : runs) {
     const Summary& s = r.summary;
     write_csv_field(out, r.policy_name);  // labels such as compose(order=las,placement=packed) hold commas
     out << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
         << fmt(s.p95_jct_s, "%.17g") << ',' << fmt(s.p99_jct_s, "%.17g") << ',' << fmt(s.mean_queue_delay_s, "%.17g") << ','
-        << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << '\n';
+        << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << ','
+        << fmt(s.offered_load, "%.17g") << ',' << fmt(s.mean_queue_length, "%.17g") << ',' << fmt(s.mean_jobs_in_system, "%.17g") << ','
+        << fmt(s.window.gpu_utilization, "%.17g") << ',' << fmt(s.window.mean_queue_length, "%.17g") << ',' << fmt(s.window.mean_jobs_in_system, "%.17g")
+        << '\n';
   }
   return out.str();
 }
@@ -181,6 +213,10 @@ std::string summary_table(const RunResult& run) {
   line("mean bounded slowdown", fmt(s.mean_bounded_slowdown, "%.3f"));
   line("GPU utilization", fmt(s.gpu_utilization, "%.4f"));
   line("makespan", fmt(s.makespan_s, "%.1f s"));
+  line("offered load", fmt(s.offered_load, "%.4f"));
+  line("mean queue / in system", fmt(s.mean_queue_length, "%.2f") + " / " + fmt(s.mean_jobs_in_system, "%.2f"));
+  line("window GPU utilization", fmt(s.window.gpu_utilization, "%.4f"));
+  line("window queue / in system", fmt(s.window.mean_queue_length, "%.2f") + " / " + fmt(s.window.mean_jobs_in_system, "%.2f"));
   if (s.checkpoint_gpu_hours > 0 || s.lost_gpu_hours > 0 || s.restart_gpu_hours > 0) {
     line("GPU-h ckpt/restart/lost", fmt(s.checkpoint_gpu_hours, "%.1f") + " / " + fmt(s.restart_gpu_hours, "%.1f") + " / " + fmt(s.lost_gpu_hours, "%.1f"));
   }

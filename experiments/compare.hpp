@@ -22,6 +22,9 @@ std::string policy_label(const ConfigNode& policy);
 // A fixed-width text table, one row per run (used for stdout and comparison.md).
 std::string comparison_table(const std::vector<RunResult>& runs, bool markdown);
 std::string comparison_csv(const std::vector<RunResult>& runs);
+// The lines above the table: the realised offered load and the measurement window
+// (docs/metrics.md#measurement-window), one line each.
+std::string comparison_header(const std::vector<RunResult>& runs, int num_devices);
 // The key figures of one run as a two-column table.
 std::string summary_table(const RunResult& run);
 

@@ -376,7 +376,8 @@ int main(int argc, char** argv) {
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
         std::cout << "scenario: " << terminal_safe(scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "
-                  << scenario.num_devices() << " GPUs\n\n";
+                  << scenario.num_devices() << " GPUs\n";
+        std::cout << comparison_header(runs, scenario.num_devices()) << '\n';
         std::cout << comparison_table(runs, false);
         std::cout << "\nper-policy results in " << cmp_args.out << "/<policy>/, table in " << cmp_args.out << "/comparison.csv\n";
       }

@@ -336,6 +336,18 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   j["restart_gpu_hours"] = s.restart_gpu_hours;
   j["lost_gpu_hours"] = s.lost_gpu_hours;
   j["goodput"] = opt(s.goodput);
+  j["offered_load"] = opt(s.offered_load);
+  j["mean_queue_length"] = opt(s.mean_queue_length);
+  j["mean_jobs_in_system"] = opt(s.mean_jobs_in_system);
+  nlohmann::ordered_json w;  // the measurement window (docs/metrics.md#measurement-window)
+  w["warmup_jobs"] = s.window.warmup_jobs;
+  w["start_s"] = opt(s.window.start_s);
+  w["end_s"] = opt(s.window.end_s);
+  w["jobs_arrived"] = s.window.jobs_arrived;
+  w["gpu_utilization"] = opt(s.window.gpu_utilization);
+  w["mean_queue_length"] = opt(s.window.mean_queue_length);
+  w["mean_jobs_in_system"] = opt(s.window.mean_jobs_in_system);
+  j["window"] = w;
   return j;
 }
 
@@ -515,7 +527,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
 
   std::unique_ptr<Simulator> simulator = setup.make_simulator(policy);
   Simulator& sim = *simulator;
-  MetricsCollector metrics(setup.cluster().num_devices());
+  MetricsCollector metrics(setup.cluster().num_devices(), scenario.metrics_window, source->expected_jobs());
   sim.add_observer(metrics);
   std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);  // before the jobs.csv writer, which reads each job's use
   if (energy) sim.add_observer(*energy);

@@ -38,7 +38,8 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market",
+                   "metrics"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) s.seed = seed->as_seed();
@@ -106,6 +107,7 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   if (auto inf = root.maybe_child("inference")) {
     s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
   }
+  if (auto m = root.maybe_child("metrics")) s.metrics_window = MeasurementWindowConfig::parse(*m);
   if (auto m = root.maybe_child("market")) s.market = MarketConfig::parse(*m, s.cluster, s.datacenters ? &*s.datacenters : nullptr, s.accelerators, origin_us);
   if (auto f = root.maybe_child("failures")) {
     s.failures = FailureConfig::parse(*f);
@@ -237,6 +239,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (inference) n["inference"] = inference->resolved;
   if (market) n["market"] = market->to_yaml();
   if (failures) n["failures"] = failures->to_yaml();
+  n["metrics"] = metrics_window.to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
   return n;
 }

@@ -21,6 +21,7 @@
 #include "sim/workload_profiles.hpp"
 #include "sim/config_node.hpp"
 #include "sim/failure_model.hpp"
+#include "sim/metrics.hpp"
 #include "traces/workload_config.hpp"
 
 namespace schedsim {
@@ -53,6 +54,8 @@ struct ScenarioConfig {
   std::optional<MarketConfig> market;
   // Failures, restarts and checkpoints: on when the scenario has a `failures:` map.
   std::optional<FailureConfig> failures;
+  // `metrics.window`: the measurement window of the time averages (docs/metrics.md).
+  MeasurementWindowConfig metrics_window;
   // The `env:` map as written (RL environment options), parsed strictly by rl/env
   // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
   YAML::Node env_yaml;

@@ -107,11 +107,29 @@ double student_t_cdf(double t, int df) {
   return t >= 0 ? 1 - tail : tail;
 }
 
-// The metrics tabulated per run: the numeric entries of results.json's summary, in its order.
+// The metrics tabulated per run: the entries of results.json's summary, in its order;
+// those of a nested map (the measurement window) as "window.gpu_utilization".
 std::vector<std::string> metric_names(const nlohmann::ordered_json& summary) {
   std::vector<std::string> names;
-  for (const auto& [k, v] : summary.items()) names.push_back(k);
+  for (const auto& [k, v] : summary.items()) {
+    if (v.is_object()) {
+      for (const auto& [k2, v2] : v.items()) names.push_back(k + "." + k2);
+    } else {
+      names.push_back(k);
+    }
+  }
   return names;
+}
+
+// A metric's value in a run's summary (null when the run's file lacks it).
+nlohmann::ordered_json metric_value(const nlohmann::ordered_json& summary, const std::string& name) {
+  const auto dot = name.find('.');
+  const nlohmann::ordered_json* v = &summary;
+  for (const std::string& part : dot == std::string::npos ? std::vector<std::string>{name} : std::vector<std::string>{name.substr(0, dot), name.substr(dot + 1)}) {
+    if (!v->is_object() || !v->contains(part)) return nullptr;
+    v = &v->at(part);
+  }
+  return *v;
 }
 
 nlohmann::ordered_json read_results(const std::string& out_dir, const SweepRun& run) {
@@ -575,7 +593,7 @@ std::string sweep_csv(const SweepGrid& grid, const std::string& out_dir) {
     row_params(out, run);
     out << ',' << run.seed;
     for (const auto& m : metrics) {
-      const auto& v = results.at("summary").at(m);
+      const auto v = metric_value(results.at("summary"), m);
       out << ',' << (v.is_number() ? number(v.get<double>()) : "");
     }
     out << '\n';
@@ -595,18 +613,21 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
       if (metrics.empty()) {
         metrics = metric_names(results.at("summary"));
         header_params(out, grid);
-        out << ",seeds";
+        // Which seeds the means are over, beside their count (a metric that is null in a
+        // run is averaged over the other seeds).
+        out << ",seeds,seed_list";
         for (const auto& m : metrics) out << ',' << m << "_mean," << m << "_ci95";
         out << '\n';
       }
       values.resize(metrics.size());
       for (std::size_t m = 0; m < metrics.size(); ++m) {
-        const auto& v = results.at("summary").at(metrics[m]);
+        const auto v = metric_value(results.at("summary"), metrics[m]);
         if (v.is_number()) values[m].push_back(v.get<double>());
       }
     }
     row_params(out, runs[start]);
-    out << ',' << grid.seeds.size();
+    out << ',' << grid.seeds.size() << ',';
+    for (std::size_t k = 0; k < grid.seeds.size(); ++k) out << (k ? " " : "") << grid.seeds[k];
     for (const auto& x : values) {
       double mean = 0;
       for (double v : x) mean += v;

@@ -4,7 +4,49 @@
 #include <cmath>
 #include <numeric>
 
+#include <yaml-cpp/yaml.h>
+
+#include "sim/config_node.hpp"
+#include "sim/simulator.hpp"
+
 namespace schedsim {
+
+MeasurementWindowConfig MeasurementWindowConfig::parse(const ConfigNode& metrics) {
+  metrics.expect_map({"window"});
+  MeasurementWindowConfig c;
+  const auto window = metrics.maybe_child("window");
+  if (!window) return c;
+  window->expect_map({"warmup_jobs", "warmup_fraction", "end"});
+  if (window->has("warmup_jobs") && window->has("warmup_fraction")) {
+    window->child("warmup_fraction").fail("give either warmup_jobs (a count) or warmup_fraction (a share of the workload's jobs), not both");
+  }
+  if (auto n = window->maybe_child("warmup_jobs")) {
+    const std::int64_t v = n->as_int();
+    if (v < 0) n->fail("expected a job count >= 0, got " + std::to_string(v));
+    c.warmup_jobs = static_cast<std::uint64_t>(v);
+  }
+  if (auto f = window->maybe_child("warmup_fraction")) {
+    c.warmup_fraction = f->as_nonnegative_double();
+    if (c.warmup_fraction >= 1.0) f->fail("expected a share of the jobs in [0, 1), got " + f->as_string());
+  }
+  if (auto e = window->maybe_child("end")) c.end = e->as_choice({"last_arrival", "last_completion"}) == "last_arrival" ? End::kLastArrival : End::kLastCompletion;
+  return c;
+}
+
+YAML::Node MeasurementWindowConfig::to_yaml() const {
+  YAML::Node w(YAML::NodeType::Map);
+  if (warmup_jobs) w["warmup_jobs"] = *warmup_jobs;
+  else w["warmup_fraction"] = warmup_fraction;
+  w["end"] = end == End::kLastArrival ? "last_arrival" : "last_completion";
+  YAML::Node m(YAML::NodeType::Map);
+  m["window"] = w;
+  return m;
+}
+
+std::uint64_t MeasurementWindowConfig::warmup_job_count(std::uint64_t expected_jobs) const {
+  if (warmup_jobs) return *warmup_jobs;
+  return static_cast<std::uint64_t>(std::floor(warmup_fraction * static_cast<double>(expected_jobs)));
+}
 
 double percentile_sorted(const std::vector<double>& sorted, double q) {
   const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
@@ -18,6 +60,44 @@ void MetricsCollector::on_job_arrival(const JobState& job) {
   if (!any_arrival_) first_submit_ = job.spec.submit;
   any_arrival_ = true;
   ++arrived_;
+  demand_milli_s_ += static_cast<double>(job.spec.device_milli()) * job.spec.duration_s;
+  last_submit_ = job.spec.submit;
+}
+
+void MetricsCollector::after_event(const Simulator& sim) {
+  // The levels held since the previous event: integrate them up to now.
+  const std::int64_t dt = (sim.now() - now_.at).us();
+  now_.alloc_milli_us += static_cast<Wide>(alloc_milli_) * dt;
+  now_.queue_us += static_cast<Wide>(queue_) * dt;
+  now_.in_system_us += static_cast<Wide>(in_system_) * dt;
+  now_.at = sim.now();
+  // Arrivals and ends of this instant: the window opens at the arrival of the job after
+  // the warm-up; the last arrival and the last end so far are remembered.
+  if (arrived_ != arrived_seen_) {
+    if (!window_open_ && arrived_ > warmup_jobs_) {
+      window_open_ = true;
+      at_open_ = now_;
+      arrived_at_open_ = warmup_jobs_ + 1;
+    }
+    at_last_arrival_ = now_;
+    arrived_seen_ = arrived_;
+  }
+  if (ended_ != ended_seen_) {
+    at_last_end_ = now_;
+    ended_seen_ = ended_;
+  }
+  const ClusterState& c = sim.cluster_state();
+  // Devices held whole (free, failed-and-free and shared ones are not), plus the shares.
+  const std::int64_t whole = num_devices_ - c.free_devices() - c.failed_devices() - c.shared_devices();
+  alloc_milli_ = whole * ClusterState::kWholeMilli + c.shared_milli_total();
+  queue_ = static_cast<std::int64_t>(sim.num_pending());
+  in_system_ = static_cast<std::int64_t>(arrived_ - ended_);
+}
+
+std::optional<double> MetricsCollector::average(const Integrals& from, const Integrals& to, Wide Integrals::*field, double scale) const {
+  const std::int64_t length_us = (to.at - from.at).us();
+  if (length_us <= 0) return std::nullopt;
+  return static_cast<double>(to.*field - from.*field) / (scale * static_cast<double>(length_us));
 }
 
 void MetricsCollector::on_job_dropped(const JobSpec& /*job*/, const std::string& reason) {
@@ -34,6 +114,7 @@ void MetricsCollector::on_job_end(const JobState& job) {
   restarts_device_failure_ += job.failure_restarts;
   preemptions_ += job.preemptions;
   moves_ += job.moves;
+  ++ended_;
   if (job.end > last_end_) last_end_ = job.end;
   if (job.status == JobStatus::kFailed || job.status == JobStatus::kKilled) {
     ++(job.status == JobStatus::kFailed ? failed_ : killed_);
@@ -70,6 +151,21 @@ Summary MetricsCollector::summarize() {
     const auto useful = device_us_ - overhead_device_us_ - checkpoint_device_us_ - restart_device_us_ - lost_device_us_ - unsuccessful_device_us_;
     s.goodput = static_cast<double>(useful) / static_cast<double>(device_us_);
   }
+  if (last_submit_ > first_submit_) {
+    s.offered_load = demand_milli_s_ / ClusterState::kWholeMilli / (static_cast<double>(num_devices_) * (last_submit_ - first_submit_).seconds());
+  }
+  const double milli_devices = static_cast<double>(num_devices_) * ClusterState::kWholeMilli;
+  s.window.warmup_jobs = warmup_jobs_;
+  if (window_open_) {
+    const Integrals& end = window_config_.end == MeasurementWindowConfig::End::kLastArrival ? at_last_arrival_ : at_last_end_;
+    s.window.start_s = at_open_.at.seconds();
+    s.window.end_s = end.at.seconds();
+    // The jobs that arrived after the one that opened it (all of them before either end).
+    s.window.jobs_arrived = arrived_ - arrived_at_open_;
+    s.window.gpu_utilization = average(at_open_, end, &Integrals::alloc_milli_us, milli_devices);
+    s.window.mean_queue_length = average(at_open_, end, &Integrals::queue_us, 1.0);
+    s.window.mean_jobs_in_system = average(at_open_, end, &Integrals::in_system_us, 1.0);
+  }
   if (jct_s_.empty()) return s;
   const auto n = static_cast<double>(jct_s_.size());
   // Sums in completion order, which is deterministic; sorting happens afterwards.
@@ -85,6 +181,10 @@ Summary MetricsCollector::summarize() {
   s.makespan_s = (last_end_ - first_submit_).seconds();
   if (last_end_ > first_submit_) {
     s.gpu_utilization = static_cast<double>(device_us_) / (static_cast<double>(num_devices_) * static_cast<double>((last_end_ - first_submit_).us()));
+    // Before the first submit every level is 0, so the integrals there are 0 too.
+    const Integrals start{first_submit_};
+    s.mean_queue_length = average(start, at_last_end_, &Integrals::queue_us, 1.0);
+    s.mean_jobs_in_system = average(start, at_last_end_, &Integrals::in_system_us, 1.0);
   }
   return s;
 }

@@ -13,6 +13,12 @@
 //   goodput        useful / allocated device-time; useful = allocated - preemption
 //                  overhead - periodic checkpoints - restarts - lost (rolled-back)
 //                  compute - the device-time of jobs that ended failed or killed
+//   time averages  of the step functions allocated device-milli, queue length (pending
+//                  jobs) and jobs in the system (arrived - ended), integrated exactly in
+//                  integer units x microseconds: over the whole run [first submit, last
+//                  end] and over the measurement window (MeasurementWindowConfig)
+//   offered load   (sum over admitted jobs of GPUs x share x duration_s at rate 1) /
+//                  (devices x (last submit - first submit))
 #pragma once
 
 #include <cstdint>
@@ -21,7 +27,43 @@
 
 #include "sim/observer.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace schedsim {
+
+class ConfigNode;
+
+// The scenario's `metrics.window`: where the measurement window opens and closes
+// (docs/metrics.md#measurement-window). It opens at the arrival of the first admitted
+// job after the warm-up and closes at the last arrival (the drain excluded) or at the
+// last completion.
+struct MeasurementWindowConfig {
+  enum class End : std::uint8_t { kLastArrival, kLastCompletion };
+  // Admitted jobs that arrive before the window opens; unset = warmup_fraction of the
+  // workload's job count.
+  std::optional<std::uint64_t> warmup_jobs;
+  double warmup_fraction = 0.1;
+  End end = End::kLastArrival;
+
+  // Parses the scenario's `metrics:` map (keys: window); throws InputError.
+  static MeasurementWindowConfig parse(const ConfigNode& metrics);
+  // The resolved `metrics:` map.
+  YAML::Node to_yaml() const;
+  // Jobs before the window for a workload of `expected_jobs` (0 = unknown: no warm-up
+  // with a fraction, since the fraction has nothing to apply to).
+  std::uint64_t warmup_job_count(std::uint64_t expected_jobs) const;
+};
+
+// Time averages over the measurement window; null (empty) when the window never opened
+// or has no length.
+struct WindowSummary {
+  std::uint64_t warmup_jobs = 0;  // admitted jobs that arrived before it opened
+  std::optional<double> start_s, end_s;
+  std::uint64_t jobs_arrived = 0;  // admitted jobs that arrived after the one that opened it
+  std::optional<double> gpu_utilization, mean_queue_length, mean_jobs_in_system;
+};
 
 struct Summary {
   std::uint64_t jobs_arrived = 0;
@@ -50,6 +92,12 @@ struct Summary {
   double restart_gpu_hours = 0.0;
   double lost_gpu_hours = 0.0;
   std::optional<double> goodput;
+  // Time averages over [first submit, last end] (null like gpu_utilization), the
+  // realised offered load (null with fewer than two distinct submit times) and the
+  // measurement window.
+  std::optional<double> mean_queue_length, mean_jobs_in_system;
+  std::optional<double> offered_load;
+  WindowSummary window;
 };
 
 // Linear-interpolation percentile (q in [0, 100]) of `sorted`, which must be sorted and
@@ -60,11 +108,16 @@ class MetricsCollector : public Observer {
  public:
   static constexpr double kSlowdownTau_s = 10.0;
 
-  explicit MetricsCollector(int num_devices) : num_devices_(num_devices) {}
+  // `expected_jobs`: the workload's job count when known (JobSource::expected_jobs), for
+  // a warm-up given as a fraction.
+  explicit MetricsCollector(int num_devices, const MeasurementWindowConfig& window = {}, std::uint64_t expected_jobs = 0)
+      : num_devices_(num_devices), window_config_(window), warmup_jobs_(window.warmup_job_count(expected_jobs)) {}
 
   void on_job_arrival(const JobState& job) override;
   void on_job_end(const JobState& job) override;
   void on_job_dropped(const JobSpec& job, const std::string& reason) override;
+  // Integrates the step functions up to now, then takes the new levels.
+  void after_event(const Simulator& sim) override;
 
   // Sorts the stored samples; call once at the end of the run.
   Summary summarize();
@@ -95,6 +148,26 @@ class MetricsCollector : public Observer {
   __extension__ __int128 restart_device_us_ = 0;
   __extension__ __int128 lost_device_us_ = 0;
   __extension__ __int128 unsuccessful_device_us_ = 0;  // device-time of jobs that ended failed or killed
+
+  // The step functions' integrals up to `at`: device-milli x us, jobs x us.
+  __extension__ typedef __int128 Wide;
+  struct Integrals {
+    Tick at;
+    Wide alloc_milli_us = 0, queue_us = 0, in_system_us = 0;
+  };
+  std::optional<double> average(const Integrals& from, const Integrals& to, Wide Integrals::*field, double scale) const;
+  MeasurementWindowConfig window_config_;
+  std::uint64_t warmup_jobs_;
+  std::uint64_t ended_ = 0;  // completed, failed or killed
+  std::int64_t alloc_milli_ = 0, queue_ = 0, in_system_ = 0;  // levels since now_.at
+  Integrals now_;
+  std::uint64_t arrived_seen_ = 0, ended_seen_ = 0;  // counts at the previous event
+  bool window_open_ = false;
+  std::uint64_t arrived_at_open_ = 0;
+  Integrals at_open_, at_last_arrival_, at_last_end_;
+  // Offered load: demanded device-milli x work-seconds, summed in arrival order.
+  double demand_milli_s_ = 0.0;
+  Tick last_submit_;
 };
 
 }  // namespace schedsim

@@ -493,6 +493,10 @@ void MetricsCollector::snapshot(SnapshotArchive& ar) {
   ar(arrived_, dropped_oversized_, any_arrival_, first_submit_, last_end_, jct_s_, queue_delay_s_, sum_bounded_slowdown_, device_us_,
      overhead_device_us_, preemptions_, moves_, failed_, killed_, restarts_loss_spike_, restarts_device_failure_, checkpoint_device_us_,
      restart_device_us_, lost_device_us_, unsuccessful_device_us_);
+  // Time averages, measurement window, offered load.
+  ar(ended_, alloc_milli_, queue_, in_system_, now_.at, now_.alloc_milli_us, now_.queue_us, now_.in_system_us, arrived_seen_, ended_seen_, window_open_,
+     arrived_at_open_, demand_milli_s_, last_submit_);
+  for (Integrals* i : {&at_open_, &at_last_arrival_, &at_last_end_}) ar(i->at, i->alloc_milli_us, i->queue_us, i->in_system_us);
 }
 
 void EnergyMeter::snapshot(SnapshotArchive& ar) {

@@ -154,11 +154,95 @@ def pct(v):
     return "-" if v is None else f"{100 * v + 0.0:.1f}%"  # + 0.0: no "-0.0%"
 
 
+# Student's t quantile t(0.975, df) for the 95% confidence interval of a mean over seeds.
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+        12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+def t975(df):
+    """t(0.975, df); between tabulated values the next smaller df's (a wider interval)."""
+    return T975[max(k for k in T975 if k <= df)] if df < 30 else 1.96 + 2.4 / df
+
+
+def mean_ci(xs):
+    """(mean, 95% CI half-width by Student's t) of the numbers in xs (None left out); the
+    half-width is None with fewer than two numbers: one seed gives no interval."""
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None, None
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, None
+    return m, t975(len(xs) - 1) * stdev(xs) / math.sqrt(len(xs))
+
+
+# The one rule by which every script judges a claim (printed beside each verdict).
+VERDICT_RULE = ("reproduced: the mean over seeds lies in the claim's range and, where the claim has a direction, "
+                "its 95% CI is clear of no effect; partly: the direction holds (CI clear of no effect) but the mean "
+                "misses the range, or (a claim without a direction) the mean misses the range but its CI reaches it, "
+                "or a single seed (no CI) lies in the range; not reproduced: otherwise, including a CI that covers no effect")
+
+
+def verdict(mean_value, ci95, low=None, high=None, no_effect=None):
+    """'reproduced', 'partly' or 'not reproduced' (VERDICT_RULE) for a measured mean with its
+    95% CI half-width (None: one seed), against the claim's range [low, high] (None = open
+    end) and the value that means "no effect" (None = a claim without a direction)."""
+    if mean_value is None:
+        return "not reproduced"
+    lo = -math.inf if low is None else low
+    hi = math.inf if high is None else high
+    in_range = lo <= mean_value <= hi
+    # The claimed side of "no effect" is where the claim's range lies.
+    above = no_effect is not None and lo >= no_effect
+    below = no_effect is not None and hi <= no_effect
+    if not (above or below):
+        clear = True  # no direction to establish
+    elif ci95 is None:
+        clear = None  # one seed: unknown
+    else:
+        clear = mean_value - ci95 > no_effect if above else mean_value + ci95 < no_effect
+    if in_range and clear is True:
+        return "reproduced"
+    if clear is None:
+        return "partly" if in_range else "not reproduced"
+    if clear and (above or below):
+        return "partly"  # the direction holds, the size misses
+    if clear and ci95 is not None and mean_value - ci95 <= hi and mean_value + ci95 >= lo:
+        return "partly"
+    return "not reproduced"
+
+
+def rule_text(low=None, high=None, no_effect=None, unit=lambda v: f"{v:g}"):
+    """The claim's range and no-effect value as written next to the claim."""
+    if low is not None and high is not None:
+        r = f"in [{unit(low)}, {unit(high)}]"
+    elif low is not None:
+        r = f">= {unit(low)}"
+    elif high is not None:
+        r = f"<= {unit(high)}"
+    else:
+        r = "any"
+    return r + ("" if no_effect is None else f"; no effect = {unit(no_effect)}")
+
+
+def claim(what, published, values, how, low=None, high=None, no_effect=None, unit=lambda v: f"{v:.3g}"):
+    """One row of the claim table: the claim, the published number, the measured mean
+    ± 95% CI over `values` (one per seed), how it was measured, the range the verdict
+    uses (next to the claim) and the verdict. Also printed, so that a log shows it."""
+    m, h = mean_ci(values)
+    n = len([v for v in values if v is not None])
+    measured = "-" if m is None else unit(m) + ("" if h is None else f" ± {unit(h)}") + f" (n={n})"
+    v = verdict(m, h, low, high, no_effect)
+    print(f"claim: {what}: in the field {published}; measured {measured}; rule {rule_text(low, high, no_effect, unit)}; verdict: {v}")
+    return [what, published, measured, how, rule_text(low, high, no_effect, unit), v]
+
+
 def write_tables(args, title, claims, detail_header, detail_rows, notes=""):
     """NAME.csv: the claim table (claim, published, measured, how measured).
     NAME.md: a title, the claim table, the detailed table and notes."""
     stem = os.path.join(args.figures, args.name)
-    claim_header = ["claim", "in the field", "schedsim measures", "how"]
+    claim_header = ["claim", "in the field", "schedsim measures (mean ± 95% CI over seeds)", "how", "verdict rule", "verdict"]
+    claims = [row if len(row) == len(claim_header) else row + ["", "no verdict (context)"] for row in claims]
     with open(stem + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(claim_header)
@@ -171,6 +255,7 @@ def write_tables(args, title, claims, detail_header, detail_rows, notes=""):
     text = [f"# {title}\n", f"Mode: {mode}. Command: `python3 experiments/repro/{args.name}.py{' --quick' if args.quick else ''}`.\n",
             markdown_table(claim_header, [[str(c) for c in row] for row in claims]),
             markdown_table(detail_header, [[str(c) for c in row] for row in detail_rows])]
+    text.append(f"Verdicts: {VERDICT_RULE}.\n")
     if notes:
         text.append(notes.strip() + "\n")
     images = sorted(f for f in os.listdir(args.figures) if f.startswith(args.name) and f.endswith(".png"))
@@ -190,7 +275,8 @@ def save_figure(args, fig, suffix):
 
 
 class Checks:
-    """Collects failed expectations; `finish` prints them or "check passed"."""
+    """Collects failed sanity expectations (what the ctest tests check); `finish` prints
+    them, or that they passed. The claims are judged apart, by `claim` / `verdict`."""
 
     def __init__(self):
         self.problems = []
@@ -209,7 +295,8 @@ class Checks:
         if self.problems:
             print("CHECK FAILED:\n  " + "\n  ".join(self.problems), file=sys.stderr)
             return 1
-        print("check passed")
+        # Sanity and direction checks only: whether the claims hold is the verdicts' job.
+        print("sanity checks passed (not a verdict on the claims: see the verdicts above)")
         return 0
 
 

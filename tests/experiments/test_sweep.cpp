@@ -129,6 +129,9 @@ TEST_CASE("sweep tables equal individual runs and are identical for 1 and 2 work
         CHECK(std::stod(rows[r][column(h, "p95_jct_s")]) == Approx(*direct.summary.p95_jct_s).epsilon(1e-11));
         CHECK(std::stod(rows[r][column(h, "gpu_utilization")]) == Approx(*direct.summary.gpu_utilization).epsilon(1e-11));
         CHECK(std::stod(rows[r][column(h, "makespan_s")]) == Approx(direct.summary.makespan_s).epsilon(1e-11));
+        // The measurement window's numbers as columns of their own.
+        CHECK(std::stod(rows[r][column(h, "window.gpu_utilization")]) == Approx(*direct.summary.window.gpu_utilization).epsilon(1e-11));
+        CHECK(std::stod(rows[r][column(h, "offered_load")]) == Approx(*direct.summary.offered_load).epsilon(1e-11));
         mean_jct_by_group[gap + "/" + policy].push_back(*direct.summary.mean_jct_s);
       }
     }
@@ -150,6 +153,8 @@ TEST_CASE("sweep tables equal individual runs and are identical for 1 and 2 work
       CHECK(sum[g][0] == gap);
       CHECK(sum[g][1] == policy);
       CHECK(sum[g][column(sum[0], "seeds")] == "3");
+      CHECK(sum[g][column(sum[0], "seed_list")] == "1 2 3");  // which seeds the means are over
+      CHECK(column(sum[0], "window.gpu_utilization_ci95") > column(sum[0], "window.gpu_utilization_mean"));
       CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_mean")]) == Approx(mean).epsilon(1e-11));
       CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_ci95")]) == Approx(t2 * std::sqrt(var / 3)).epsilon(1e-10));
       ++g;

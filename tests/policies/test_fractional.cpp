@@ -132,6 +132,25 @@ TEST_CASE("the kernel shares a device between fractional jobs and counts their G
   CHECK(sim.cluster_state().free_devices() == 2);
 }
 
+TEST_CASE("the measurement window counts a fractional job's share of its device", "[sim][kernel][fractional][metrics]") {
+  // As above; a window from the first arrival to the last end: 0.3 x 100 + 0.7 x 200 +
+  // 1 x 50 = 220 device-seconds over 2 devices x 200 s, the whole-run utilization.
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  VectorSource source({frac_job("0", 0, 300, 100), frac_job("1", 0, 700, 200), make_job("2", 0, 1, 50)});
+  ScriptedPolicy policy({{0}, {0}, {1}});
+  Simulator sim(cluster, source, policy);
+  MeasurementWindowConfig window;
+  window.warmup_jobs = 0;
+  window.end = MeasurementWindowConfig::End::kLastCompletion;
+  MetricsCollector metrics(cluster.num_devices(), window);
+  sim.add_observer(metrics);
+  sim.run();
+  const Summary s = metrics.summarize();
+  CHECK(*s.window.gpu_utilization == Approx(220.0 / (2 * 200)).epsilon(1e-12));
+  CHECK(*s.mean_jobs_in_system == Approx((100.0 + 200 + 50) / 200).epsilon(1e-12));
+  CHECK(!s.offered_load);  // every job submitted at one instant: no arrival span
+}
+
 TEST_CASE("the kernel refuses to over-allocate a shared device or give it to a whole-GPU job", "[sim][kernel][fractional]") {
   const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
   SECTION("shares beyond 1000 milli") {
