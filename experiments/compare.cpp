@@ -152,7 +152,9 @@ std::string paired_table(const std::vector<RunResult>& runs, std::size_t baselin
   std::vector<std::array<std::string, 3>> rows{{"policy", "mean JCT - " + base_name + " (h)", "mean JCT / " + base_name}};
   for (const auto& r : runs) {
     const auto m = r.summary.mean_jct_s;
-    rows.push_back({terminal_safe(r.policy_name), m ? fmt(*m / 3600 - base_h, "%+.3f") : "-", m && base_h > 0 ? fmt(*m / 3600 / base_h, "%.3f") : "-"});
+    std::string diff = m ? fmt(*m / 3600 - base_h, "%+.3f") : "-";
+    if (diff == "-0.000" || diff == "+0.000") diff = "0.000";  // below the table's resolution: the ratio says more
+    rows.push_back({terminal_safe(r.policy_name), diff, m && base_h > 0 ? fmt(*m / 3600 / base_h, "%.3f") : "-"});
   }
   std::array<std::size_t, 3> width{};
   for (const auto& row : rows)
@@ -225,14 +227,14 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
   };
   std::vector<std::string> titles;
   for (const auto& c : cols) titles.push_back(c.title);
-  row(titles, markdown ? "identical to" : "");
+  row(titles, markdown && marked ? "identical to" : "");
   std::vector<std::string> rule;
   for (std::size_t c = 0; c < cols.size(); ++c) rule.push_back(std::string(width[c], '-'));
   if (markdown) {
     rule[0].back() = '-';
     for (std::size_t c = 1; c < rule.size(); ++c) rule[c].back() = ':';
   }
-  row(rule, markdown ? "---" : "");
+  row(rule, markdown && marked ? "---" : "");
   for (std::size_t i = 0; i < cells.size(); ++i) row(cells[i], same[i] ? "= " + terminal_safe(runs[*same[i]].policy_name) : "");
   if (marked) {
     out << (markdown ? "\n" : "") << "= NAME: " << marked << " of " << runs.size()

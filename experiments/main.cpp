@@ -249,6 +249,9 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
   report->add_option("dir", report_dir, "results folder")->required();
   report->add_option("--out", report_out, "output folder (default: DIR/report)");
+  ReportSelection report_selection;
+  report->add_option("--policies", report_selection.policies, "only these policies' runs, in this order (comma-separated labels, e.g. fifo,sjf,gavel)");
+  report->add_option("--highlight", report_selection.highlight, "draw these policies bold and the others faded (comma-separated labels)");
 
   auto* default_config = app.add_subcommand("default-config", "print the built-in default scenario (YAML)");
 
@@ -488,7 +491,7 @@ int main(int argc, char** argv) {
       if (o.tables_written) std::cout << "); tables in " << sweep_options.out_dir << "/sweep.csv and summary.csv\n";
       else std::cout << "); other shards' runs are not all done yet: tables not written (the last shard, or a sweep without --shard, writes them)\n";
     } else if (*report) {
-      return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
+      return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string(), report_selection);
     } else if (*ledger_verify) {
       const LedgerCheck c = verify_ledger_file(ledger_path, ledger_key(verify_key_file));
       if (!c.ok) {

@@ -44,10 +44,20 @@ std::string num(double v) {
   return buf;
 }
 
-// A tick label: plain digits where they are short (0.25, 1500, 125000), else 1.5e+06.
+// A tick label: plain digits where they are short (0.25, 1500), whole numbers from 10,000
+// up with thousands separators (1,350,000), else 1.5e-05.
 std::string tick(double v) {
   if (std::fabs(v) < 1e-12) return "0";
-  char buf[32];
+  char buf[40];
+  if (std::fabs(v) >= 1e4 && std::fabs(v) < 1e15 && v == std::round(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
+    std::string digits = buf, out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+      out += digits[i];
+    }
+    return (v < 0 ? "-" : "") + out;
+  }
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
@@ -73,14 +83,13 @@ std::string shorten(const std::string& s) {
   return out + "\u2026";
 }
 
-// "Nice" ticks (1, 2 or 5 times a power of ten) covering [lo, hi].
+// "Nice" ticks (1, 2 or 5 times a power of ten) covering [lo, hi]: the step whose
+// number of intervals is closest to five.
 std::vector<double> nice_ticks(double lo, double hi) {
-  const double raw = (hi - lo) / 5;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double mag = std::pow(10.0, std::floor(std::log10((hi - lo) / 5)));
   double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    step = m * mag;
-    if (step >= raw) break;
+  for (double m : {1.0, 2.0, 5.0, 10.0, 20.0}) {
+    if (std::fabs((hi - lo) / (m * mag) - 5) < std::fabs((hi - lo) / step - 5)) step = m * mag;
   }
   std::vector<double> out;
   for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + 1e-9 * step; v += step) out.push_back(std::fabs(v) < 1e-12 * step ? 0 : v);
@@ -157,9 +166,9 @@ void series_open(std::ostringstream& o, std::size_t i) {
   o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"2\"" << dash_attr(s) << " points=\"";
 }
 
-// A decade's label on a log axis: 0.01, 0.1, 1, 10, ... 10000, else 1e-05 / 1e+06.
+// A decade's label on a log axis: 0.0001, 0.001, ... 1, 10, ... 10000, else 1e-5 / 1e5.
 std::string decade(int e) {
-  if (e >= -3 && e <= 4) {
+  if (e >= -4 && e <= 4) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.*f", e < 0 ? -e : 0, std::pow(10.0, e));
     return buf;
