@@ -72,9 +72,6 @@ std::string policy_label(const ConfigNode& node) {
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options, const std::string& baseline) {
-  // The previous comparison's tables go first: a failed or interrupted compare leaves no
-  // table of another run (each policy's folder is cleared by its run).
-  if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
   // "all" (or nothing) = every registered policy that needs no argument and that the
   // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
   std::vector<std::string> specs;
@@ -100,8 +97,12 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
     }
     labels.push_back(label);
   }
-  // The baseline is checked before the first run, so that a typo costs no simulation.
+  // The baseline is checked before anything is removed or run, so that a typo costs no
+  // simulation and leaves the previous results in place.
   const std::size_t base = baseline_index(labels, baseline);
+  // The previous comparison's tables go first: a failed or interrupted compare leaves no
+  // table of another run (each policy's folder is cleared by its run).
+  if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
   std::vector<RunResult> runs;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const ConfigNode node = ConfigNode::load_string(specs[i], "--policy " + specs[i]);

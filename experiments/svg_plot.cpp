@@ -279,7 +279,13 @@ std::string scatter_svg(const std::vector<ScatterPoint>& points, const std::stri
   // The legend: the colour scale's title, five shades with their values, the front's marker.
   std::vector<std::string> ytl, legend_texts{shade_label, "Pareto front"};
   for (double v : yt) ytl.push_back(tick(v));
-  for (int i = 0; i <= 4; ++i) legend_texts.push_back(tick(slo + (shi - slo) * i / 4.0));
+  // Shades are read by eye: three significant digits are plenty.
+  auto shade_text = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return std::string(buf);
+  };
+  for (int i = 0; i <= 4; ++i) legend_texts.push_back(shade_text(slo + (shi - slo) * i / 4.0));
   Layout l = make_layout(ytl, legend_texts);
   l.legend_h = 38 + 22.0 * 6 + 16;  // title, five shades, a gap, the front's marker
   auto px = [&](double v) { return l.left + (v - xlo) / (xhi - xlo) * kPlotW; };
@@ -323,7 +329,7 @@ std::string scatter_svg(const std::vector<ScatterPoint>& points, const std::stri
   for (int i = 0; i <= 4; ++i) {
     const double s = slo + (shi - slo) * i / 4.0, y = kTop + 38 + 22.0 * i;
     o << "<circle cx=\"" << num(lx + 6) << "\" cy=\"" << num(y) << "\" r=\"5\" fill=\"" << color(s) << "\"/>\n";
-    o << "<text class=\"legend-label\" x=\"" << num(lx + 18) << "\" y=\"" << num(y + 4) << "\">" << tick(s) << "</text>\n";
+    o << "<text class=\"legend-label\" x=\"" << num(lx + 18) << "\" y=\"" << num(y + 4) << "\">" << shade_text(s) << "</text>\n";
   }
   const double fy = kTop + 38 + 22.0 * 6;
   o << "<circle cx=\"" << num(lx + 6) << "\" cy=\"" << num(fy) << "\" r=\"5\" fill=\"white\" stroke=\"black\" stroke-width=\"1.2\"/>\n";
