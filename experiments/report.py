@@ -33,6 +33,7 @@ try:
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     import pandas as pd
 except ImportError as e:  # the CLI passes this message on
     sys.stderr.write(f"schedsim report: needs matplotlib and pandas ({e}); install them with: pip install matplotlib pandas\n")
@@ -84,10 +85,13 @@ def legend_outside(fig, ax, n_entries, title=None):
         return
     ncol = 1 if n_entries <= 22 else 2
     rows = -(-n_entries // ncol)
+    labels = ax.get_legend_handles_labels()[1]
+    chars = max((len(l) for l in labels), default=8)
     need_h = 0.9 + 0.19 * rows  # inches: 8 pt rows plus the frame
+    legend_w = ncol * (0.6 + 0.062 * chars)  # inches: swatch and text of 8 pt per column
     w, h = fig.get_size_inches()
-    if need_h > h:
-        fig.set_size_inches(w, need_h)
+    # Wider by the legend, so that the axes keep their width when tight_layout makes room.
+    fig.set_size_inches(w + legend_w, max(h, need_h))
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8, ncol=ncol, title=title, title_fontsize=8)
 
 
@@ -221,6 +225,7 @@ def jct_cdf(runs, out_dir, images, styles, same=None):
         plt.close(fig)
         return
     ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))  # 0.01, 1, 100: not 10^-2
     ax.set_xlabel("job completion time (h, log scale)")
     ax.set_ylabel("fraction of jobs")
     ax.set_title("JCT CDF")

@@ -14,6 +14,7 @@ constexpr double kPlotW = 480, kPlotH = 340;
 constexpr double kTop = 40, kBottom = 60, kMinLeft = 70;
 constexpr double kFontPx = 12;
 constexpr double kLegendRowPx = 18;
+constexpr double kLegendGap = 24;  // between the plot frame and the legend box
 constexpr std::size_t kMaxLabelChars = 56;  // longer legend labels are cut, the full text kept in a <title>
 
 // Ten colours that stay apart on screen and in print (Okabe-Ito and Tableau, no two alike),
@@ -110,8 +111,9 @@ Layout make_layout(const std::vector<std::string>& y_ticks, const std::vector<st
   for (const auto& t : y_ticks) widest_tick = std::max(widest_tick, glyphs(t));
   for (const auto& t : legend_labels) widest_label = std::max(widest_label, glyphs(shorten(t)));
   l.left = std::max(kMinLeft, 36 + text_px(widest_tick) + 10);
-  // Box from plot_right + 10: 10 padding, 28 swatch, 6 gap, the text, 10 padding.
-  l.legend_w = 10 + 10 + 28 + 6 + text_px(widest_label) + 10 + 10;
+  // Box from plot_right + 24 (clear of the last x tick label): 10 padding, 28 swatch,
+  // 6 gap, the text, 10 padding; 10 of margin right of the box.
+  l.legend_w = kLegendGap + 10 + 28 + 6 + text_px(widest_label) + 10 + 10;
   l.legend_h = kLegendRowPx * static_cast<double>(legend_labels.size()) + 12 + legend_extra_h;
   return l;
 }
@@ -144,9 +146,9 @@ std::string dash_attr(const SeriesStyle& s) { return s.dash.empty() ? std::strin
 
 // The legend: a box right of the plot, one swatch (colour and dash) and label per series.
 void legend(std::ostringstream& o, const Layout& l, const std::vector<std::string>& labels) {
-  const double x = l.plot_right() + 10, y = kTop;
+  const double x = l.plot_right() + kLegendGap, y = kTop;
   o << "<g class=\"legend\">\n";
-  o << "<rect class=\"legend-box\" x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(l.legend_w - 20) << "\" height=\"" << num(l.legend_h)
+  o << "<rect class=\"legend-box\" x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(l.legend_w - kLegendGap - 10) << "\" height=\"" << num(l.legend_h)
     << "\" fill=\"white\" stroke=\"#999\"/>\n";
   for (std::size_t i = 0; i < labels.size(); ++i) {
     const SeriesStyle s = series_style(i);
@@ -321,9 +323,9 @@ std::string scatter_svg(const std::vector<ScatterPoint>& points, const std::stri
     o << "<circle cx=\"" << num(px(p->x)) << "\" cy=\"" << num(py(p->y)) << "\" r=\"5\" fill=\"" << color(p->shade) << "\" stroke=\"black\" stroke-width=\"1.2\"/>\n";
   }
   // Colour scale and the front's marker, in a box right of the plot.
-  const double bx = l.plot_right() + 10, lx = bx + 10;
+  const double bx = l.plot_right() + kLegendGap, lx = bx + 10;
   o << "<g class=\"legend\">\n";
-  o << "<rect class=\"legend-box\" x=\"" << num(bx) << "\" y=\"" << num(kTop) << "\" width=\"" << num(l.legend_w - 20) << "\" height=\"" << num(l.legend_h)
+  o << "<rect class=\"legend-box\" x=\"" << num(bx) << "\" y=\"" << num(kTop) << "\" width=\"" << num(l.legend_w - kLegendGap - 10) << "\" height=\"" << num(l.legend_h)
     << "\" fill=\"white\" stroke=\"#999\"/>\n";
   o << "<text class=\"legend-label\" x=\"" << num(lx) << "\" y=\"" << num(kTop + 18) << "\">" << escape(shorten(shade_label)) << "</text>\n";
   for (int i = 0; i <= 4; ++i) {

@@ -87,6 +87,14 @@ void check_figure(const std::string& svg, std::size_t series) {
     }
   }
   CHECK(bx >= frame_right);
+  // x tick labels (centred, just under the frame) end left of the legend box.
+  static const std::regex xtick(R"re(<text x="([0-9.]+)" y="398.0" text-anchor="middle">([^<]*)</text>)re");
+  std::size_t xticks = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), xtick); it != std::sregex_iterator(); ++it, ++xticks) {
+    INFO("x tick " << (*it)[2]);
+    CHECK(std::stod((*it)[1]) + 0.3 * 12 * static_cast<double>((*it)[2].length()) < bx);
+  }
+  CHECK(xticks >= 3);
   if (series == 0) return;
   const auto lines = elements(svg, "polyline", "series");
   CHECK(lines.size() == series);
