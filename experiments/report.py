@@ -218,8 +218,7 @@ def jct_cdf(runs, out_dir, images, styles, same=None):
         if len(jct) == 0:
             continue
         y = [(k + 1) / len(jct) for k in range(len(jct))]
-        shown = f"{label} (= {same[label]})" if label in same else label
-        ax.step(jct, y, where="post", label=shown, **styles(i, label))
+        ax.step(jct, y, where="post", label=shown(label, same), **styles(i, label))
         drawn += 1
     if not drawn:
         plt.close(fig)
@@ -234,7 +233,12 @@ def jct_cdf(runs, out_dir, images, styles, same=None):
     save(fig, out_dir, "jct_cdf.png", images)
 
 
-def timeline(runs, results, out_dir, images, styles):
+def shown(label, same):
+    """A legend label: "edf (= fifo)" when the run's results equal an earlier run's."""
+    return f"{label} (= {same[label]})" if same and label in same else label
+
+
+def timeline(runs, results, out_dir, images, styles, same=None):
     have = [(i, l, d) for i, (l, d) in enumerate(runs) if os.path.isfile(os.path.join(d, "timeline.csv"))]
     if not have:
         return
@@ -243,8 +247,8 @@ def timeline(runs, results, out_dir, images, styles):
         t = pd.read_csv(os.path.join(d, "timeline.csv"))
         n = num_devices(results[label]["config"])
         hours = t["time_s"] / 3600
-        ax_q.step(hours, t["queue_length"], where="post", label=label, **styles(i, label))
-        ax_u.step(hours, t["busy_devices"] / n, where="post", label=label, **styles(i, label))
+        ax_q.step(hours, t["queue_length"], where="post", label=shown(label, same), **styles(i, label))
+        ax_u.step(hours, t["busy_devices"] / n, where="post", label=shown(label, same), **styles(i, label))
     ax_q.set_ylabel("jobs waiting")
     ax_u.set_ylabel("GPU utilization (busy / all)")
     ax_u.set_xlabel("simulated time (h)")
@@ -292,7 +296,7 @@ def hash_color(job_id):
     return h
 
 
-def energy(runs, results, out_dir, images, styles):
+def energy(runs, results, out_dir, images, styles, same=None):
     have = [(i, l, d) for i, (l, d) in enumerate(runs) if results[l].get("energy")]
     if not have:
         return
@@ -301,9 +305,9 @@ def energy(runs, results, out_dir, images, styles):
     for i, label, d in have:
         jobs = pd.read_csv(os.path.join(d, "jobs.csv")).sort_values("end_s", kind="stable")
         hours = jobs["end_s"] / 3600
-        ax_e.step(hours, jobs["energy_kwh"].fillna(0).cumsum(), where="post", label=label, **styles(i, label))
+        ax_e.step(hours, jobs["energy_kwh"].fillna(0).cumsum(), where="post", label=shown(label, same), **styles(i, label))
         if jobs["co2_kg"].notna().any():
-            ax_c.step(hours, jobs["co2_kg"].fillna(0).cumsum(), where="post", label=label, **styles(i, label))
+            ax_c.step(hours, jobs["co2_kg"].fillna(0).cumsum(), where="post", label=shown(label, same), **styles(i, label))
             any_co2 = True
     ax_e.set_ylabel("job energy (kWh, cumulative)")
     ax_c.set_ylabel("CO2 (kg, cumulative)" if any_co2 else "no carbon signal")
@@ -429,7 +433,7 @@ def tradeoff(root, runs, results, out_dir, images, styles, keep, same=None):
         jct = results[label]["summary"].get("mean_jct_s")
         if not e or jct is None:
             continue
-        policy, group = group_of.get(label, (label, f"{label} (= {same[label]})" if same and label in same else label))
+        policy, group = group_of.get(label, (label, shown(label, same)))
         if group not in points:
             points[group] = {"policy": policy, "jct": [], "co2": [], "cost": [], "energy": []}
             order.append(group)
@@ -527,9 +531,9 @@ def main(argv=None):
 
     if not is_sweep or len(runs) <= 12:  # per-run figures; a big sweep gets its summary plots only
         jct_cdf(runs, out_dir, images, styles, same)
-        timeline(runs, results, out_dir, images, styles)
+        timeline(runs, results, out_dir, images, styles, same)
         gantt(runs, results, out_dir, images, notes)
-        energy(runs, results, out_dir, images, styles)
+        energy(runs, results, out_dir, images, styles, same)
     tradeoff(root, runs, results, out_dir, images, styles, keep, same)
     learning_curves(root, out_dir, images, styles)
     if not any(os.path.isfile(os.path.join(d, "timeline.csv")) for _, d in runs):
