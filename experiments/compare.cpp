@@ -239,7 +239,7 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
   for (std::size_t i = 0; i < cells.size(); ++i) row(cells[i], same[i] ? "= " + terminal_safe(runs[*same[i]].policy_name) : "");
   if (marked) {
     out << (markdown ? "\n" : "") << "= NAME: " << marked << " of " << runs.size()
-        << " rows have results identical to NAME's (every summary metric and every job's JCT): the policy made the same decisions on this workload\n";
+        << " rows have results identical to NAME's (every summary metric and the sorted JCTs of all completed jobs): on this workload the policy acts as NAME\n";
   }
   return out.str();
 }

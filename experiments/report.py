@@ -522,7 +522,7 @@ def main(argv=None):
             rows[-1].append(f"= {same[label]}" if label in same else "")
     md.append(markdown_table(["run"] + [t for _, t, _ in TABLE] + (["identical to"] if same else []), rows))
     if same:
-        md.append(f"= NAME: {len(same)} of {len(runs)} runs have results identical to NAME's (summary, energy and every job's JCT).\n")
+        md.append(f"= NAME: {len(same)} of {len(runs)} runs have results identical to NAME's (summary, energy and the sorted JCTs of all completed jobs).\n")
     energy_rows = [[l, fmt(results[l]["energy"]["energy_kwh"]), fmt(results[l]["energy"]["co2_kg"]), fmt(results[l]["energy"]["cost_usd"])]
                    for l, _ in runs if results[l].get("energy")]
     if energy_rows:

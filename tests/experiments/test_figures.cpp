@@ -199,8 +199,8 @@ TEST_CASE("the comparison table marks rows identical to an earlier one", "[exper
   CHECK(text.find("\nfifo    ") != std::string::npos);
   CHECK(text.find("0.00  = fifo\n") != std::string::npos);
   CHECK(text.find("\nsjf  ") != std::string::npos);
-  CHECK(text.find("= NAME: 2 of 4 rows have results identical to NAME's (every summary metric and every job's JCT): the policy made the same "
-                  "decisions on this workload\n") != std::string::npos);
+  CHECK(text.find("= NAME: 2 of 4 rows have results identical to NAME's (every summary metric and the sorted JCTs of all completed jobs): "
+                  "on this workload the policy acts as NAME\n") != std::string::npos);
   const std::string md = comparison_table(runs, true);
   CHECK(md.find("| makespan (h) | identical to |\n") != std::string::npos);
   CHECK(md.find("| = fifo |\n") != std::string::npos);
