@@ -12,8 +12,9 @@ DIR is the output of `schedsim run`, `schedsim compare` or `schedsim sweep`. OUT
   energy.png           cumulative energy and CO2 over time (runs with an energy: map)
   learning_curve.png   every learning_curve.csv found under DIR (for a `schedsim train`
                        folder, the only figure, written into DIR itself)
-  sweep_<metric>.png   sweep folders: metric mean and 95% CI against the first parameter
-                       (mean JCT in hours, GPU utilization, goodput), e.g. JCT against load
+  sweep_<metric>.png   sweep folders: metric mean and 95% CI against the offered-load
+                       parameter if any (a key path ending in ...load...), else the first
+                       (mean JCT in hours, GPU utilization, goodput)
   tradeoff_jct_emissions.png  CO2 and cost against mean JCT, one point per policy (or per
                        sweep group, with 95% CIs over seeds), for runs with an energy: map
 
@@ -183,15 +184,20 @@ def split_labels(text):
     return [l for l in out if l]
 
 
-def select_runs(root, runs, keep):
-    """The runs whose policy is in `keep`, in keep's order (a sweep's runs by sweep.csv's policy column)."""
+def policies_of(root, runs):
+    """Each run's policy: its label, or for a sweep its row's policy column in sweep.csv."""
     policy_of = {}
     sweep_csv = os.path.join(root, "sweep.csv")
     if os.path.isfile(sweep_csv):
         t = pd.read_csv(sweep_csv, dtype=str, keep_default_na=False)
         policy_of = dict(zip(t["run_id"], t["policy"]))
-    chosen = [(l, d) for l, d in runs if policy_of.get(l, l) in keep]
-    return sorted(chosen, key=lambda r: keep.index(policy_of.get(r[0], r[0])))
+    return [policy_of.get(l, l) for l, _ in runs]
+
+
+def select_runs(root, runs, keep):
+    """The runs whose policy is in `keep`, in keep's order."""
+    chosen = [(r, p) for r, p in zip(runs, policies_of(root, runs)) if p in keep]
+    return [r for r, p in sorted(chosen, key=lambda rp: keep.index(rp[1]))]
 
 
 def markdown_table(header, rows):
@@ -367,7 +373,9 @@ def sweep_figures(root, out_dir, images, styles, keep):
     if keep:
         s = s[s["policy"].isin(keep)]
         s = s.iloc[sorted(range(len(s)), key=lambda k: keep.index(s["policy"].iloc[k]))]
-    x = params[0]
+    # The x axis: an offered-load parameter when there is one (JCT against load), else the first.
+    x = next((p for p in params if "load" in p.split(".")[-1]), params[0])
+    others = [p for p in params if p != x]
     numeric_x = pd.to_numeric(s[x], errors="coerce").notna().all()
     categories = list(dict.fromkeys(s[x]))  # first-seen order
     for metric in ("mean_jct_s", "gpu_utilization", "goodput"):
@@ -376,8 +384,8 @@ def sweep_figures(root, out_dir, images, styles, keep):
         scale, what = metric_axis(metric)
         fig, ax = plt.subplots(figsize=(7, 4.5))
         n = 0
-        for (policy, *rest), g in s.groupby(["policy"] + params[1:], sort=False):
-            label = policy if not rest else f"{policy} " + ", ".join(f"{p}={short_value(v)}" for p, v in zip(params[1:], rest))
+        for (policy, *rest), g in s.groupby(["policy"] + others, sort=False):
+            label = policy if not rest else f"{policy} " + ", ".join(f"{p.split('.')[-1]}={short_value(v)}" for p, v in zip(others, rest))
             ys = pd.to_numeric(g[f"{metric}_mean"], errors="coerce") * scale
             if ys.isna().all():
                 continue
@@ -494,10 +502,12 @@ def main(argv=None):
         sys.stderr.write(f"schedsim report: error: {root}: no results.json found (expected a run, compare or sweep folder)\n")
         return 1
     if keep:
-        runs = select_runs(root, runs, keep)
-        if not runs:
-            sys.stderr.write(f"schedsim report: error: --policies {args.policies}: no run of {root} has these policies\n")
+        chosen = select_runs(root, runs, keep)
+        if not chosen:
+            there = ", ".join(dict.fromkeys(policies_of(root, runs)))
+            sys.stderr.write(f"schedsim report: error: --policies {args.policies}: no run of {root} has these policies (it has: {there})\n")
             return 1
+        runs = chosen
     os.makedirs(out_dir, exist_ok=True)
     results = {}
     for label, d in runs:

@@ -16,7 +16,9 @@ Exits 77 (ctest: skipped) when matplotlib or pandas is missing.
 
     test_report_figures.py SCHEDSIM_BINARY WORK_DIR
 """
+import contextlib
 import importlib.util
+import io
 import os
 import re
 import shutil
@@ -267,6 +269,14 @@ def main():
     md = open(os.path.join(sel, "report.md")).read()
     if "| fifo |" not in md or "| srtf |" in md:
         fail("--policies: report.md's run table is not restricted to the chosen policies")
+
+    # A name that no run has: exit 1 and the runs there are, nothing drawn.
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = run_report(report, cmp, "--out", os.path.join(work, "none"), "--policies", "fifo_typo")
+    want = f"schedsim report: error: --policies fifo_typo: no run of {cmp} has these policies (it has: fifo, sjf, srtf,"
+    if rc != 1 or not err.getvalue().startswith(want) or os.path.exists(os.path.join(work, "none")):
+        fail(f"--policies with an unknown name: exit {rc}, stderr {err.getvalue()!r}")
 
     if failures:
         print(f"{len(failures)} problem(s)")
