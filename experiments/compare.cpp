@@ -1,10 +1,12 @@
 #include "experiments/compare.hpp"
 
 #include "experiments/svg_plot.hpp"
+#include "sim/error.hpp"
 #include "sim/text_checks.hpp"
 #include "traces/csv.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -73,10 +75,7 @@ std::string policy_label(const ConfigNode& node) {
 }
 
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
-                                        const std::vector<std::string>& policies, const RunOptions& options) {
-  // The previous comparison's tables go first: a failed or interrupted compare leaves no
-  // table of another run (each policy's folder is cleared by its run).
-  if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
+                                        const std::vector<std::string>& policies, const RunOptions& options, const std::string& baseline) {
   // "all" (or nothing) = every registered policy that needs no argument and that the
   // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
   std::vector<std::string> specs;
@@ -91,7 +90,7 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
       specs.push_back(p);
     }
   }
-  std::vector<RunResult> runs;
+  std::vector<std::string> labels;
   for (const auto& spec : specs) {
     const ConfigNode node = ConfigNode::load_string(spec, "--policy " + spec);
     std::string label = policy_label(node);
@@ -100,6 +99,18 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
       const auto colon = label.find(':');
       label = label.substr(0, colon + 1) + std::filesystem::path(label.substr(colon + 1)).filename().string();
     }
+    labels.push_back(label);
+  }
+  // The baseline is checked before anything is removed or run, so that a typo costs no
+  // simulation and leaves the previous results in place.
+  const std::size_t base = baseline_index(labels, baseline);
+  // The previous comparison's tables go first: a failed or interrupted compare leaves no
+  // table of another run (each policy's folder is cleared by its run).
+  if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
+  std::vector<RunResult> runs;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const ConfigNode node = ConfigNode::load_string(specs[i], "--policy " + specs[i]);
+    const std::string& label = labels[i];
     std::string folder = label;
     for (auto& c : folder)
       if (c == '/' || c == '\\' || c == ':') c = '_';
@@ -111,13 +122,85 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   if (!options.out_dir.empty()) {
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.csv").string(), comparison_csv(runs));
     write_file_atomically((std::filesystem::path(options.out_dir) / "comparison.md").string(),
-                          comparison_header(runs, scenario.num_devices()) + "\n" + comparison_table(runs, true));
+                          comparison_header(runs, scenario.num_devices()) + "\n" + comparison_table(runs, true) + "\n" +
+                              paired_table(runs, base, true));
+    // Hours, as in the tables; a policy identical to an earlier one says so in the legend
+    // (its line lies under the other's).
+    const auto same = identical_rows(runs);
+    std::vector<std::vector<double>> hours(runs.size());
     std::vector<CdfSeries> series;
-    for (const auto& r : runs) series.push_back({r.policy_name, &r.sorted_jct_s});
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      for (double v : runs[i].sorted_jct_s) hours[i].push_back(v / 3600);
+      series.push_back({runs[i].policy_name + (same[i] ? " (= " + runs[*same[i]].policy_name + ")" : ""), &hours[i]});
+    }
     write_file_atomically((std::filesystem::path(options.out_dir) / "jct_cdf.svg").string(),
-                          cdf_svg(series, "Job completion time (s, log scale)", "Fraction of jobs", scenario.name.empty() ? "JCT CDF" : "JCT CDF: " + scenario.name));
+                          cdf_svg(series, "job completion time (h, log scale)", "fraction of jobs", scenario.name.empty() ? "JCT CDF" : "JCT CDF: " + scenario.name));
   }
   return runs;
+}
+
+std::size_t baseline_index(const std::vector<std::string>& labels, const std::string& baseline) {
+  if (baseline.empty() || labels.empty()) return 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i] == baseline) return i;
+  }
+  std::string list;
+  for (const auto& l : labels) list += (list.empty() ? "" : ", ") + l;
+  throw InputError("--baseline", "'" + baseline + "' is not one of the compared policies (" + list + ")");
+}
+
+std::string paired_table(const std::vector<RunResult>& runs, std::size_t baseline, bool markdown) {
+  if (runs.size() < 2 || baseline >= runs.size() || !runs[baseline].summary.mean_jct_s) return "";
+  // One seed: the same workload for every policy, so the difference is paired, but there
+  // is no spread to give an interval; sweep's summary.csv has it over seeds.
+  const double base_h = *runs[baseline].summary.mean_jct_s / 3600;
+  const std::string base_name = terminal_safe(runs[baseline].policy_name);
+  std::vector<std::array<std::string, 3>> rows{{"policy", "mean JCT - " + base_name + " (h)", "mean JCT / " + base_name}};
+  for (const auto& r : runs) {
+    const auto m = r.summary.mean_jct_s;
+    std::string diff = m ? fmt(*m / 3600 - base_h, "%+.3f") : "-";
+    if (diff == "-0.000" || diff == "+0.000") diff = "0.000";  // below the table's resolution: the ratio says more
+    rows.push_back({terminal_safe(r.policy_name), diff, m && base_h > 0 ? fmt(*m / 3600 / base_h, "%.3f") : "-"});
+  }
+  std::array<std::size_t, 3> width{};
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], row[c].size());
+  std::ostringstream out;
+  out << "paired with " << base_name << " (same seed and workload; one seed, so no interval: a sweep over seeds gives the paired 95% CI in summary.csv)"
+      << (markdown ? "\n\n" : "\n");
+  auto line = [&](const std::array<std::string, 3>& v) {
+    if (markdown) out << "| ";
+    for (std::size_t c = 0; c < 3; ++c) {
+      const std::string pad(width[c] - v[c].size(), ' ');
+      out << (c == 0 ? v[c] + pad : pad + v[c]) << (c < 2 ? (markdown ? " | " : "  ") : "");
+    }
+    out << (markdown ? " |\n" : "\n");
+  };
+  line(rows[0]);
+  std::array<std::string, 3> rule{std::string(width[0], '-'), std::string(width[1], '-'), std::string(width[2], '-')};
+  if (markdown) rule[1].back() = rule[2].back() = ':';
+  line(rule);
+  for (std::size_t i = 1; i < rows.size(); ++i) line(rows[i]);
+  return out.str();
+}
+
+std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResult>& runs) {
+  // Equal summaries (every metric of results.json's summary, energy included) and the
+  // same JCT of every completed job: the policy made the same decisions as an earlier row
+  // on this workload (e.g. edf, priority or fair-share on jobs without deadlines,
+  // priorities or users order them like fifo).
+  std::vector<nlohmann::ordered_json> keys;
+  for (const auto& r : runs) {
+    keys.push_back(summary_json(r.summary));
+    if (r.energy) keys.back()["energy"] = energy_json(*r.energy);
+  }
+  std::vector<std::optional<std::size_t>> same(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t j = 0; j < i && !same[i]; ++j) {
+      if (!same[j] && keys[i] == keys[j] && runs[i].sorted_jct_s == runs[j].sorted_jct_s) same[i] = j;
+    }
+  }
+  return same;
 }
 
 std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) {
@@ -132,27 +215,37 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
       width[c] = std::max(width[c], cells.back().back().size());
     }
   }
+  // Rows equal to an earlier one end with "= NAME" (text) or an "identical to" column (Markdown).
+  const auto same = identical_rows(runs);
+  std::size_t marked = 0;
+  for (const auto& s : same) marked += s ? 1 : 0;
   std::ostringstream out;
-  auto row = [&](const std::vector<std::string>& values) {
+  auto row = [&](const std::vector<std::string>& values, const std::string& note) {
     if (markdown) out << "| ";
     for (std::size_t c = 0; c < values.size(); ++c) {
       const std::string pad(width[c] - values[c].size(), ' ');
       out << (c == 0 ? values[c] + pad : pad + values[c]);  // names left, numbers right
       if (c + 1 < values.size()) out << (markdown ? " | " : "  ");
     }
+    if (markdown && marked) out << " | " << note;
+    else if (!note.empty()) out << "  " << note;
     out << (markdown ? " |\n" : "\n");
   };
   std::vector<std::string> titles;
   for (const auto& c : cols) titles.push_back(c.title);
-  row(titles);
+  row(titles, markdown && marked ? "identical to" : "");
   std::vector<std::string> rule;
   for (std::size_t c = 0; c < cols.size(); ++c) rule.push_back(std::string(width[c], '-'));
   if (markdown) {
     rule[0].back() = '-';
     for (std::size_t c = 1; c < rule.size(); ++c) rule[c].back() = ':';
   }
-  row(rule);
-  for (const auto& r : cells) row(r);
+  row(rule, markdown && marked ? "---" : "");
+  for (std::size_t i = 0; i < cells.size(); ++i) row(cells[i], same[i] ? "= " + terminal_safe(runs[*same[i]].policy_name) : "");
+  if (marked) {
+    out << (markdown ? "\n" : "") << "= NAME: " << marked << " of " << runs.size()
+        << " rows have results identical to NAME's (every summary metric and the sorted JCTs of all completed jobs): on this workload the policy acts as NAME\n";
+  }
   return out.str();
 }
 

@@ -2,6 +2,7 @@
 // `schedsim compare` and of the README's first command.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,14 +13,29 @@ namespace schedsim {
 // Runs `policies` in order: each a name (default options) or a YAML map such as
 // "{name: fifo, placement: packed}"; empty = every registered policy. Each run is
 // labelled by name and the options it sets ("fifo(placement=packed)"). With an out_dir, each policy's outputs go to
-// out_dir/<label>/ and the table to out_dir/comparison.csv and comparison.md.
+// out_dir/<label>/ and the table to out_dir/comparison.csv and comparison.md
+// (with the paired table against `baseline`, a label; "" = the first policy).
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
-                                        const std::vector<std::string>& policies, const RunOptions& options);
+                                        const std::vector<std::string>& policies, const RunOptions& options, const std::string& baseline = "");
 
 // "fifo(placement=packed)": a policy spec's name and the options it sets (compare's folder names).
 std::string policy_label(const ConfigNode& policy);
 
-// A fixed-width text table, one row per run (used for stdout and comparison.md).
+// Where `baseline` (a policy label) is in `labels`: 0 when empty; InputError naming
+// --baseline and the labels when it is not there.
+std::size_t baseline_index(const std::vector<std::string>& labels, const std::string& baseline);
+
+// For each run, the earlier run whose results are identical (every summary metric,
+// energy included, and the sorted JCTs of all completed jobs), if any; a run that is itself
+// identical to an earlier one is never named.
+std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResult>& runs);
+
+// Mean JCT of each run minus and divided by the baseline run's (same seed, so paired);
+// empty with fewer than two runs.
+std::string paired_table(const std::vector<RunResult>& runs, std::size_t baseline, bool markdown);
+
+// A fixed-width text table, one row per run (used for stdout and comparison.md); rows
+// identical to an earlier one end with "= NAME", explained under the table.
 std::string comparison_table(const std::vector<RunResult>& runs, bool markdown);
 std::string comparison_csv(const std::vector<RunResult>& runs);
 // The lines above the table: the realised offered load and the measurement window

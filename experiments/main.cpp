@@ -166,10 +166,12 @@ int main(int argc, char** argv) {
 
   ScenarioArgs cmp_args;
   std::vector<std::string> cmp_policies, cmp_policy_maps;  // --policies, then --policy
+  std::string cmp_baseline;
   auto* compare = app.add_subcommand("compare", "run one scenario under every registered policy and print a comparison table");
   add_scenario_args(compare, cmp_args, "results/compare");
   compare->add_option("--policies", cmp_policies, "policy names to compare, comma-separated (default: all registered)")->delimiter(',');
   compare->add_option("--policy", cmp_policy_maps, "one policy to compare, a name or a YAML map such as '{name: fifo, placement: packed}' (repeatable; added after --policies)");
+  compare->add_option("--baseline", cmp_baseline, "the policy (its label in the table) that the others are paired with (default: the first)");
 
   auto* policies = app.add_subcommand("policies", "list the registered policies with their options");
 
@@ -254,6 +256,9 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
   report->add_option("dir", report_dir, "results folder")->required();
   report->add_option("--out", report_out, "output folder (default: DIR/report)");
+  ReportSelection report_selection;
+  report->add_option("--policies", report_selection.policies, "only these policies' runs, in this order (comma-separated labels, e.g. fifo,sjf,gavel)");
+  report->add_option("--highlight", report_selection.highlight, "draw these policies bold and the others faded (comma-separated labels)");
 
   auto* default_config = app.add_subcommand("default-config", "print the built-in default scenario (YAML)");
 
@@ -372,13 +377,16 @@ int main(int argc, char** argv) {
       check_policy_names(registry, cmp_policy_maps, "--policy");
       cmp_policies.insert(cmp_policies.end(), cmp_policy_maps.begin(), cmp_policy_maps.end());
       phase = "running the simulations";
-      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants, cmp_args.timeline});
+      const auto runs = compare_policies(scenario, registry, cmp_policies, RunOptions{cmp_args.out, !cmp_args.quiet, cmp_args.check_invariants, cmp_args.timeline}, cmp_baseline);
       if (!runs.empty()) print_warnings(runs.front().warnings);
       if (!cmp_args.quiet) {
         std::cout << "scenario: " << terminal_safe(scenario.name.empty() ? scenario.source : scenario.name) << ", seed " << scenario.seed << ", "
                   << scenario.num_devices() << " GPUs\n";
         std::cout << comparison_header(runs, scenario.num_devices()) << '\n';
         std::cout << comparison_table(runs, false);
+        std::vector<std::string> labels;
+        for (const auto& r : runs) labels.push_back(r.policy_name);
+        if (runs.size() > 1) std::cout << '\n' << paired_table(runs, baseline_index(labels, cmp_baseline), false);
         std::cout << "\nper-policy results in " << cmp_args.out << "/<policy>/, table in " << cmp_args.out << "/comparison.csv\n";
       }
     } else if (*policies) {
@@ -509,7 +517,7 @@ int main(int argc, char** argv) {
       if (o.tables_written) std::cout << "); tables in " << sweep_options.out_dir << "/sweep.csv and summary.csv\n";
       else std::cout << "); other shards' runs are not all done yet: tables not written (the last shard, or a sweep without --shard, writes them)\n";
     } else if (*report) {
-      return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string());
+      return run_report(report_dir, report_out, std::filesystem::read_symlink("/proc/self/exe").string(), report_selection);
     } else if (*ledger_verify) {
       const LedgerCheck c = verify_ledger_file(ledger_path, ledger_key(verify_key_file));
       if (!c.ok) {

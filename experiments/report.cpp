@@ -36,10 +36,12 @@ std::string find_report_script(const std::string& executable) {
   return find_experiments_script("report.py", "SCHEDSIM_REPORT_SCRIPT", executable);
 }
 
-int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable) {
+int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable, const ReportSelection& selection) {
   if (!fs::is_directory(results_dir)) throw InputError(results_dir, "not a folder: give the output folder of schedsim run, compare or sweep");
   std::vector<std::string> args{"python3", find_report_script(executable), results_dir};
   if (!out_dir.empty()) args.insert(args.end(), {"--out", out_dir});
+  if (!selection.policies.empty()) args.insert(args.end(), {"--policies", selection.policies});
+  if (!selection.highlight.empty()) args.insert(args.end(), {"--highlight", selection.highlight});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -14,8 +14,15 @@ std::string find_report_script(const std::string& executable);
 // environment variable.
 std::string find_experiments_script(const std::string& file_name, const char* env_var, const std::string& executable);
 
-// Runs `python3 report.py DIR [--out OUT]` and returns its exit status. Throws InputError
-// when python3 cannot be started.
-int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable);
+// Which series the figures show: comma-separated policy labels ("" = all), and those
+// drawn bold over the others.
+struct ReportSelection {
+  std::string policies;
+  std::string highlight;
+};
+
+// Runs `python3 report.py DIR [--out OUT] [--policies ...] [--highlight ...]` and returns
+// its exit status. Throws InputError when python3 cannot be started.
+int run_report(const std::string& results_dir, const std::string& out_dir, const std::string& executable, const ReportSelection& selection = {});
 
 }  // namespace schedsim

@@ -8,6 +8,17 @@
 
 namespace schedsim {
 
+// How series i is drawn: a colour and a dash pattern ("" = solid). No two of the first
+// 50 series share both, so every line stays identifiable in colour and in print.
+struct SeriesStyle {
+  std::string color;
+  std::string dash;
+};
+SeriesStyle series_style(std::size_t i);
+
+// Every figure has its legend in a box right of the plot (class="legend-box"), sized to
+// its entries: the canvas grows to fit it, and long labels are cut at 56 characters.
+
 struct CdfSeries {
   std::string label;
   const std::vector<double>* sorted_values;  // ascending, positive

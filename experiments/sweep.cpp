@@ -601,13 +601,36 @@ std::string sweep_csv(const SweepGrid& grid, const std::string& out_dir) {
   return out.str();
 }
 
+PairedStats paired_stats(const std::vector<std::optional<double>>& x, const std::vector<std::optional<double>>& baseline) {
+  std::vector<double> diff, ratio;
+  for (std::size_t i = 0; i < x.size() && i < baseline.size(); ++i) {
+    if (!x[i] || !baseline[i]) continue;
+    diff.push_back(*x[i] - *baseline[i]);
+    if (*baseline[i] != 0) ratio.push_back(*x[i] / *baseline[i]);
+  }
+  auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double e : v) sum += e;
+    return v.empty() ? std::nan("") : sum / static_cast<double>(v.size());
+  };
+  return PairedStats{diff.size(), mean(diff), ci95_half_width(diff), mean(ratio), ci95_half_width(ratio)};
+}
+
 std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir) {
   std::ostringstream out;
   std::vector<std::string> metrics;
   const auto runs = grid.runs();
-  // Runs of one group (parameters x policy) are consecutive: seed is the innermost loop.
+  // Runs of one group (parameters x policy) are consecutive: seed is the innermost loop,
+  // and the first policy's group comes first among those of the same parameter values.
+  // With two policies or more, each group's mean JCT is paired seed by seed with the
+  // first policy's (same parameters, same seed, so the same workload).
+  const std::size_t num_policies = std::max<std::size_t>(1, grid.policies.size());
+  const bool paired = num_policies >= 2;
+  std::vector<std::optional<double>> baseline_jct;
+  std::string baseline_label;
   for (std::size_t start = 0; start < runs.size(); start += grid.seeds.size()) {
     std::vector<std::vector<double>> values;
+    std::vector<std::optional<double>> jct;
     for (std::size_t k = start; k < start + grid.seeds.size(); ++k) {
       const auto results = read_results(out_dir, runs[k]);
       if (metrics.empty()) {
@@ -617,6 +640,7 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
         // run is averaged over the other seeds).
         out << ",seeds,seed_list";
         for (const auto& m : metrics) out << ',' << m << "_mean," << m << "_ci95";
+        if (paired) out << ",baseline,mean_jct_s_diff_mean,mean_jct_s_diff_ci95,mean_jct_s_ratio_mean,mean_jct_s_ratio_ci95";
         out << '\n';
       }
       values.resize(metrics.size());
@@ -624,6 +648,8 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
         const auto v = metric_value(results.at("summary"), metrics[m]);
         if (v.is_number()) values[m].push_back(v.get<double>());
       }
+      const auto& j = results.at("summary").value("mean_jct_s", nlohmann::ordered_json());
+      jct.push_back(j.is_number() ? std::optional<double>(j.get<double>()) : std::nullopt);
     }
     row_params(out, runs[start]);
     out << ',' << grid.seeds.size() << ',';
@@ -632,6 +658,14 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
       double mean = 0;
       for (double v : x) mean += v;
       out << ',' << (x.empty() ? "" : number(mean / x.size())) << ',' << (x.size() < 2 ? "" : number(ci95_half_width(x)));
+    }
+    if (paired) {
+      if ((start / grid.seeds.size()) % num_policies == 0) baseline_jct = jct, baseline_label = runs[start].policy;
+      const PairedStats p = paired_stats(jct, baseline_jct);
+      auto cell = [](double v) { return std::isfinite(v) ? number(v) : std::string(); };
+      out << ',';
+      write_csv_field(out, baseline_label);
+      out << ',' << cell(p.diff_mean) << ',' << cell(p.diff_ci95) << ',' << cell(p.ratio_mean) << ',' << cell(p.ratio_ci95);
     }
     out << '\n';
   }

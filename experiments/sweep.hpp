@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,5 +86,16 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
 double student_t_quantile(double p, int df);
 // Half-width of the 95% confidence interval of the mean of `x` (needs two values or more).
 double ci95_half_width(const std::vector<double>& x);
+
+// A paired comparison over seeds: x[i] and baseline[i] come from the same seed (the same
+// workload), so the interval is that of the per-seed differences (paired t), which is
+// narrower than comparing two unpaired means. Seeds where either value is missing are
+// left out; NaN where no value (mean) or fewer than two (ci95) remain.
+struct PairedStats {
+  std::size_t pairs = 0;
+  double diff_mean = 0, diff_ci95 = 0;    // x - baseline
+  double ratio_mean = 0, ratio_ci95 = 0;  // x / baseline
+};
+PairedStats paired_stats(const std::vector<std::optional<double>>& x, const std::vector<std::optional<double>>& baseline);
 
 }  // namespace schedsim

@@ -71,7 +71,7 @@ expect 2 "schedsim: error: --gpus: '0x10' is not a decimal integer (hexadecimal 
 schedsim: hint: run 'schedsim bench --help' for the options" bench --gpus 0x10 kernel
 expect 2 "schedsim: error: 'schedsim run' has no option '--sed' (did you mean '--seed'?)
 $run_hint" run --sed 5
-expect 2 "schedsim: error: 'schedsim run' has no option '--policies' (it is an option of 'schedsim compare' and 'schedsim bench')
+expect 2 "schedsim: error: 'schedsim run' has no option '--policies' (it is an option of 'schedsim compare' and 'schedsim bench' and 'schedsim report')
 $run_hint" run --policies fifo
 expect 2 "schedsim: error: --seed: given more than once; give it once (of the options of 'schedsim run', only --set may be repeated)
 $run_hint" run --seed 1 --set seed=2 --seed 3

@@ -157,6 +157,17 @@ TEST_CASE("sweep tables equal individual runs and are identical for 1 and 2 work
       CHECK(column(sum[0], "window.gpu_utilization_ci95") > column(sum[0], "window.gpu_utilization_mean"));
       CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_mean")]) == Approx(mean).epsilon(1e-11));
       CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_ci95")]) == Approx(t2 * std::sqrt(var / 3)).epsilon(1e-10));
+      // Paired with fifo (the first policy) at the same gap, seed by seed.
+      const auto& b = mean_jct_by_group[gap + "/fifo"];
+      const double d[3] = {x[0] - b[0], x[1] - b[1], x[2] - b[2]};
+      const double dm = (d[0] + d[1] + d[2]) / 3;
+      const double dv = ((d[0] - dm) * (d[0] - dm) + (d[1] - dm) * (d[1] - dm) + (d[2] - dm) * (d[2] - dm)) / 2;
+      CHECK(sum[g][column(sum[0], "baseline")] == "fifo");
+      CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_diff_mean")]) == Approx(dm).margin(1e-9));
+      CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_diff_ci95")]) == Approx(t2 * std::sqrt(dv / 3)).margin(1e-9));
+      const double rm = (x[0] / b[0] + x[1] / b[1] + x[2] / b[2]) / 3;
+      CHECK(std::stod(sum[g][column(sum[0], "mean_jct_s_ratio_mean")]) == Approx(rm).epsilon(1e-11));
+      if (policy == "fifo") CHECK(sum[g][column(sum[0], "mean_jct_s_diff_ci95")] == "0");  // the baseline paired with itself
       ++g;
     }
   }
