@@ -137,6 +137,7 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
     }
     out << (markdown ? " |\n" : "\n");
   };
+  if (!runs.empty()) out << "information: " << runs.front().information << (markdown ? "\n\n" : "\n");
   std::vector<std::string> titles;
   for (const auto& c : cols) titles.push_back(c.title);
   row(titles);

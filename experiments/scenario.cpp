@@ -38,7 +38,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 }  // namespace
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
-  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market"});
+  root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market", "information"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) s.seed = seed->as_seed();
@@ -157,8 +157,11 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     if (!s.physics) models.fail("models only matter with the physics model on; add a `physics:` map to the scenario");
   }
 
+  s.information = root.has("information") ? InformationModel::parse(root.child("information")) : default_information(s.workload);
   const ConfigNode policy = root.has("policy") ? root.child("policy") : ConfigNode(YAML::Node("fifo"), root.source(), "policy");
-  registry.create(policy);  // validates name and options now, before anything runs
+  PolicyContext validation;
+  validation.information = s.information;  // a policy the information cannot serve is refused now
+  registry.create(policy, validation);     // validates name and options now, before anything runs
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
   if (auto e = root.maybe_child("env")) {  // checked here for every command; rl/env builds the environment from it
@@ -181,7 +184,12 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 }
 
 PolicyContext policy_context(const ScenarioConfig& s) {
-  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr};
+  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr, s.information.with_seed(s.seed)};
+}
+
+InformationModel default_information(const WorkloadConfig& /*workload*/) {
+  // Until the defaults change (next commit): the clairvoyant behaviour of old.
+  return InformationModel::oracle();
 }
 
 int ScenarioConfig::num_devices() const {
@@ -238,6 +246,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (market) n["market"] = market->to_yaml();
   if (failures) n["failures"] = failures->to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
+  n["information"] = information.to_yaml();
   return n;
 }
 

@@ -59,6 +59,9 @@ struct ScenarioConfig {
   std::string env_source;
   // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
   YAML::Node train_yaml;
+  // What policies and the RL observation may know about job durations (`information:`,
+  // docs/config.md#information); resolved from the workload when the scenario omits it.
+  InformationModel information;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.
@@ -74,6 +77,9 @@ struct ScenarioConfig {
 // What the scenario's policy is built with: the seed, the device catalogue, the `env:`
 // map and the inference services.
 PolicyContext policy_context(const ScenarioConfig& scenario);
+
+// The information level of a scenario without `information:` (docs/config.md#information).
+InformationModel default_information(const WorkloadConfig& workload);
 
 // The built-in default scenario (experiments/configs/default.yaml, compiled in).
 const char* default_scenario_yaml();

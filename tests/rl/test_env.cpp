@@ -356,7 +356,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   REQUIRE(cfg.preempt_rows > 0);
   std::vector<std::string> warnings;
   SimulationSetup setup(sc, 5, warnings);
-  PendingQueue queue(cfg.order);
+  PendingQueue queue(cfg.order, cfg.information);
   auto sim = setup.make_simulator(queue);
   const ClusterPhysics* physics = setup.physics();
   REQUIRE(physics != nullptr);
@@ -402,10 +402,10 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
     std::vector<float> kept_rows(static_cast<std::size_t>(k * f)), plain_rows(kept_rows.size()), kept_global(static_cast<std::size_t>(g)),
         plain_global(kept_global.size());
     std::vector<std::uint8_t> kept_mask(static_cast<std::size_t>(k)), plain_mask(kept_mask.size());
-    write_candidate_rows(sim->view(), rows, n, k, kept_rows.data(), kept_mask.data(), f, &logs);
-    write_candidate_rows(sim->view(), rows, n, k, plain_rows.data(), plain_mask.data(), f);
-    write_global_features(sim->view(), queue, kept_global.data(), g, &logs);
-    write_global_features(sim->view(), queue, plain_global.data(), g);
+    write_candidate_rows(sim->view(), cfg.information, rows, n, k, kept_rows.data(), kept_mask.data(), f, &logs);
+    write_candidate_rows(sim->view(), cfg.information, rows, n, k, plain_rows.data(), plain_mask.data(), f);
+    write_global_features(sim->view(), cfg.information, queue, kept_global.data(), g, &logs);
+    write_global_features(sim->view(), cfg.information, queue, plain_global.data(), g);
     CHECK(std::memcmp(kept_rows.data(), plain_rows.data(), kept_rows.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(kept_global.data(), plain_global.data(), kept_global.size() * sizeof(float)) == 0);
     CHECK(kept_mask == plain_mask);
