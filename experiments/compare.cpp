@@ -74,13 +74,15 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
   // table of another run (each policy's folder is cleared by its run).
   if (!options.out_dir.empty()) clear_output_folder(options.out_dir, {"comparison.csv", "comparison.md", "jct_cdf.svg"}, false);
   // "all" (or nothing) = every registered policy that needs no argument and that the
-  // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
+  // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal
+  // model, duration-based policies an information level other than none).
   std::vector<std::string> specs;
   for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
     if (p == "all") {
       for (const auto& info : registry.all()) {
         const bool thermal = (scenario.energy && scenario.energy->thermal) || (scenario.datacenters && scenario.datacenters->sites.front().thermal);
         if (info.needs_thermal && !thermal) continue;
+        if (info.argument_option.empty() && !information_serves(scenario, registry, info.name)) continue;  // e.g. sjf under information: none
         if (info.argument_option.empty() && (!info.needs_signals || scenario.signals || (scenario.datacenters && scenario.datacenters->sites.front().signals))) specs.push_back(info.name);
       }
     } else {

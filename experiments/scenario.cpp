@@ -159,9 +159,10 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   s.information = root.has("information") ? InformationModel::parse(root.child("information")) : default_information(s.workload);
   const ConfigNode policy = root.has("policy") ? root.child("policy") : ConfigNode(YAML::Node("fifo"), root.source(), "policy");
-  PolicyContext validation;
-  validation.information = s.information;  // a policy the information cannot serve is refused now
-  registry.create(policy, validation);     // validates name and options now, before anything runs
+  // Validates name and options now, before anything runs. What the information level
+  // cannot serve is refused when a run builds the policy (policy_context): `compare
+  // --policies` never builds the scenario's own one.
+  registry.create(policy);
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
   if (auto e = root.maybe_child("env")) {  // checked here for every command; rl/env builds the environment from it
@@ -190,6 +191,15 @@ PolicyContext policy_context(const ScenarioConfig& s) {
 InformationModel default_information(const WorkloadConfig& /*workload*/) {
   // Until the defaults change (next commit): the clairvoyant behaviour of old.
   return InformationModel::oracle();
+}
+
+bool information_serves(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::string& policy) {
+  try {
+    registry.create(policy, policy_context(scenario));
+  } catch (const InformationRefused&) {
+    return false;
+  }
+  return true;
 }
 
 int ScenarioConfig::num_devices() const {

@@ -80,6 +80,9 @@ PolicyContext policy_context(const ScenarioConfig& scenario);
 
 // The information level of a scenario without `information:` (docs/config.md#information).
 InformationModel default_information(const WorkloadConfig& workload);
+// False when the scenario's information level refuses `policy` (a registered name built
+// with its defaults): `compare` without --policy leaves it out.
+bool information_serves(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::string& policy);
 
 // The built-in default scenario (experiments/configs/default.yaml, compiled in).
 const char* default_scenario_yaml();

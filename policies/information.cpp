@@ -86,16 +86,16 @@ std::string InformationModel::describe() const {
   return "estimates (noisy, sigma " + number(sigma_) + ", bias " + number(bias_) + ")";
 }
 
-void InformationModel::require_durations(const std::string& policy, const std::string& need) const {
+void InformationModel::require_durations_at(const std::string& where, const std::string& need) const {
   if (knows_durations()) return;
-  throw InputError("policy '" + policy + "'", need +
+  throw InformationRefused(where, need +
                                                 " needs job duration information, but the scenario declares information: none; declare information: estimates "
                                                 "(the jobs' runtime estimates) or information: oracle, or use a policy that needs none (fifo, las, tiresias, gittins)");
 }
 
 void InformationModel::require_oracle(const std::string& policy, const std::string& need) const {
   if (is_oracle()) return;
-  throw InputError("policy '" + policy + "'", need + " reads the true job durations, which only information: oracle provides (the scenario declares information: " +
+  throw InformationRefused("policy '" + policy + "'", need + " reads the true job durations, which only information: oracle provides (the scenario declares information: " +
                                                 describe() + "); declare information: oracle, or rank by what the scheduler may know");
 }
 

@@ -23,9 +23,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include "sim/config_node.hpp"
+#include "sim/error.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {
+
+// A policy refused because the scenario's information level cannot serve it (an
+// InputError: exit status 1); `compare` without --policy skips such policies.
+class InformationRefused : public InputError {
+ public:
+  using InputError::InputError;
+};
 
 enum class InformationLevel : std::uint8_t { kOracle, kEstimates, kNone };
 enum class EstimateSource : std::uint8_t { kTrace, kNoisy };
@@ -78,7 +86,9 @@ class InformationModel {
   // Refusals, at construction: `need` says what of the policy needs the information, e.g.
   // "by: auto (ranks jobs by their size)". require_durations throws under `none`;
   // require_oracle unless the level is oracle.
-  void require_durations(const std::string& policy, const std::string& need) const;
+  void require_durations(const std::string& policy, const std::string& need) const { require_durations_at("policy '" + policy + "'", need); }
+  // The same naming the place some other way ("the RL environment").
+  void require_durations_at(const std::string& where, const std::string& need) const;
   void require_oracle(const std::string& policy, const std::string& need) const;
 
   // The job's size as the scheduler knows it, work-seconds at rate 1. oracle: its

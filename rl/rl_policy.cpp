@@ -91,7 +91,7 @@ void register_rl_policy(PolicyRegistry& registry) {
     EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
                                                                                 : EnvConfig{};
     env.information = context.information;
-    env.check_information("rl");
+    env.check_information("policy 'rl'");
     const int f = candidate_feature_count(env), g = global_feature_count(env);
     if (agent->candidate_features() != f || agent->global_features() != g) {
       path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +

@@ -80,7 +80,7 @@ struct EnvConfig {
   // The scenario's env config: parse(scenario.env_yaml), or the defaults without one,
   // with the scenario's information model (refused when it cannot serve the order).
   static EnvConfig from_scenario(const ScenarioConfig& scenario);
-  // Throws InputError naming `who` when `information` is none and the order needs sizes.
+  // Throws InputError at `who` (e.g. "policy 'rl'") when `information` is none and the order needs sizes.
   void check_information(const std::string& who) const;
 };
 

@@ -24,7 +24,7 @@ EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
 
 // Here rather than in env_config.cpp: schedsim_rl_config links no policies.
 void EnvConfig::check_information(const std::string& who) const {
-  if (order == CandidateOrder::kShortestEstimate) information.require_durations(who, "env.order: shortest_estimate");
+  if (order == CandidateOrder::kShortestEstimate) information.require_durations_at(who, "env.order: shortest_estimate");
 }
 
 Tick signal_wake(const SchedulerView& view) {

@@ -2,6 +2,7 @@
 // durations, declared by the scenario's `information:` setting.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,15 +154,19 @@ TEST_CASE("information: none: policies that need durations refuse with the polic
     INFO(name);
     CHECK_NOTHROW(registry.create(name, none));
   }
-  // From a scenario the refusal comes when it is loaded, before anything runs.
+  // From a scenario the refusal comes when the run builds the policy, before it writes
+  // anything (compare --policies never builds the scenario's own policy).
   const std::string golden = std::string(SCHEDSIM_SOURCE_DIR) + "/tests/golden/scenario.yaml";
-  CHECK_THROWS_WITH(load_scenario(golden, {"information=none", "policy=srtf"}, std::nullopt, registry), "policy 'srtf': its order (shortest remaining time)" + tail);
-  CHECK_NOTHROW(load_scenario(golden, {"information=none", "policy=las"}, std::nullopt, registry));
+  schedsim::test::TempDir dir;
+  const ScenarioConfig srtf = load_scenario(golden, {"information=none", "policy=srtf"}, std::nullopt, registry);
+  CHECK_THROWS_WITH(run_scenario(srtf, registry, RunOptions{dir.path("srtf")}), "policy 'srtf': its order (shortest remaining time)" + tail);
+  CHECK_FALSE(std::filesystem::exists(dir.path("srtf")));
+  CHECK(run_scenario(load_scenario(golden, {"information=none", "policy=las"}, std::nullopt, registry), registry, RunOptions{}).summary.jobs_completed == 80);
   // The RL observation's shortest_estimate order needs sizes too.
   rl::EnvConfig env;
   env.order = rl::CandidateOrder::kShortestEstimate;
   env.information = InformationModel::none();
-  CHECK_THROWS_WITH(env.check_information("rl"), "policy 'rl': env.order: shortest_estimate" + tail);
+  CHECK_THROWS_WITH(env.check_information("policy 'rl'"), "policy 'rl': env.order: shortest_estimate" + tail);
 }
 
 TEST_CASE("information: estimates with source: trace reports a job without an estimate when a policy needs its size", "[policies][information]") {
@@ -225,4 +230,18 @@ TEST_CASE("information: the setting is parsed strictly, resolved into the config
   CHECK(read(dir.path("cmp/fifo/results.json")).find("\"information\": \"oracle\"") != std::string::npos);
   CHECK(comparison_table(runs, false).rfind("information: oracle\n", 0) == 0);
   CHECK(comparison_table(runs, true).rfind("information: oracle\n\n| ", 0) == 0);
+
+  // compare without --policy leaves out what the level refuses, as it does policies that
+  // need missing signals.
+  const ScenarioConfig none = load_scenario(golden, {"information=none", "policy=fifo"}, std::nullopt, registry);
+  std::vector<std::string> ran;
+  for (const RunResult& r : compare_policies(none, registry, {}, RunOptions{})) ran.push_back(r.policy_name);
+  CHECK(std::find(ran.begin(), ran.end(), "fifo") != ran.end());
+  CHECK(std::find(ran.begin(), ran.end(), "gittins") != ran.end());
+  for (const char* refused : {"sjf", "srtf", "slurm-easy", "themis", "carbon-aware", "spatio-temporal", "elastic-goodput"}) {
+    INFO(refused);
+    CHECK(std::find(ran.begin(), ran.end(), refused) == ran.end());
+  }
+  CHECK(information_serves(none, registry, "las"));
+  CHECK_FALSE(information_serves(none, registry, "sjf"));
 }
