@@ -188,9 +188,13 @@ PolicyContext policy_context(const ScenarioConfig& s) {
   return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr, s.information.with_seed(s.seed)};
 }
 
-InformationModel default_information(const WorkloadConfig& /*workload*/) {
-  // Until the defaults change (next commit): the clairvoyant behaviour of old.
-  return InformationModel::oracle();
+InformationModel default_information(const WorkloadConfig& workload) {
+  // Only a synthetic workload that generates estimates is known, before its jobs are read,
+  // to give every job one: it defaults to them. A trace (whose estimate column, if any,
+  // is only seen when the run reads it) and a synthetic workload without estimates are
+  // non-clairvoyant. Oracle is opt-in.
+  if (workload.synthetic && workload.synthetic->estimate_error_sigma >= 0) return InformationModel::estimates(EstimateSource::kTrace);
+  return InformationModel::none();
 }
 
 bool information_serves(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::string& policy) {

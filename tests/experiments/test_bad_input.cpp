@@ -153,7 +153,7 @@ TEST_CASE("bad input: energy and signals keys and a signal file with a gap", "[e
 }
 
 TEST_CASE("bad input: datacenters keys", "[experiments][errors][datacenters]") {
-  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\npolicy: spatial\n";
+  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\ninformation: oracle\npolicy: spatial\n";
   const std::string two = "datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n"
                           "    - {name: B, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 200}}\n";
   CHECK_THAT(attempt(kCluster + two + w).error, Catch::Contains("with `datacenters:` the nodes go under each datacenter"));
