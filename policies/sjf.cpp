@@ -58,7 +58,7 @@ OrderKind sjf_order() {
 }
 
 PolicyInfo sjf_policy_info() {
-  return queue_policy_info("sjf", "shortest job first (by estimate when known, else duration); non-preemptive", sjf_order());
+  return queue_policy_info("sjf", "shortest job first by the size the scenario's information: gives (under oracle the estimate when known, else the duration); non-preemptive", sjf_order());
 }
 
 }  // namespace schedsim
