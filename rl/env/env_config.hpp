@@ -27,7 +27,7 @@ struct RewardWeights {
 // The order in which pending jobs are offered as candidates (the first ones fill the K rows).
 enum class CandidateOrder : std::uint8_t {
   kArrival,           // queue order: arrival (the environment never preempts)
-  kShortestEstimate,  // estimate_s (duration_s when absent), then arrival
+  kShortestEstimate,  // the information model's size (oracle: estimate_s, else duration_s), then arrival
   kFewestGpus,        // num_gpus, then arrival
 };
 

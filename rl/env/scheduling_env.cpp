@@ -46,7 +46,9 @@ void check_cooling(const ScenarioConfig& scenario, const EnvConfig& config) {
 
 namespace {
 
-// Sums the slowdowns of the jobs that end, for the slowdown reward term.
+// Sums the slowdowns of the jobs that end, for the slowdown reward term. The reward is
+// the environment's, not the agent's observation: it may use the true duration (known once
+// the job has ended), whatever the information level.
 class SlowdownMeter : public Observer {
  public:
   void on_job_end(const JobState& j) override {
