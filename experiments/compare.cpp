@@ -77,13 +77,15 @@ std::string policy_label(const ConfigNode& node) {
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options, const std::string& baseline) {
   // "all" (or nothing) = every registered policy that needs no argument and that the
-  // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal model).
+  // scenario can run (price/carbon shifting needs its `signals:`, thermal-aware a thermal
+  // model, duration-based policies an information level other than none).
   std::vector<std::string> specs;
   for (const auto& p : policies.empty() ? std::vector<std::string>{"all"} : policies) {
     if (p == "all") {
       for (const auto& info : registry.all()) {
         const bool thermal = (scenario.energy && scenario.energy->thermal) || (scenario.datacenters && scenario.datacenters->sites.front().thermal);
         if (info.needs_thermal && !thermal) continue;
+        if (info.argument_option.empty() && !information_serves(scenario, registry, info.name)) continue;  // e.g. sjf under information: none
         if (info.argument_option.empty() && (!info.needs_signals || scenario.signals || (scenario.datacenters && scenario.datacenters->sites.front().signals))) specs.push_back(info.name);
       }
     } else {
@@ -231,6 +233,7 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
     else if (!note.empty()) out << "  " << note;
     out << (markdown ? " |\n" : "\n");
   };
+  if (!runs.empty()) out << "information: " << runs.front().information << (markdown ? "\n\n" : "\n");
   std::vector<std::string> titles;
   for (const auto& c : cols) titles.push_back(c.title);
   row(titles, markdown && marked ? "identical to" : "");

@@ -447,6 +447,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["schedsim_version"] = kVersion;
   j["seed"] = seed;
   j["policy"] = r.policy_name;
+  j["information"] = r.information;
   j["summary"] = summary_json(r.summary);
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
   if (r.market) j["market"] = market_json(*r.market, r.stats);
@@ -485,6 +486,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
                        const std::vector<Observer*>& observers) {
   RunResult result;
   result.policy_name = policy.name();
+  result.information = scenario.information.describe();
   if (!options.out_dir.empty()) {
     // A resumed run, and a folder holding a snapshot (which continues the rows of its
     // unfinished run), keep the unfinished rows; every run drops the previous results

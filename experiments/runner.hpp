@@ -44,6 +44,7 @@ struct RunOptions {
 
 struct RunResult {
   std::string policy_name;
+  std::string information;  // the scenario's information level, InformationModel::describe()
   Summary summary;
   SimulatorStats stats;
   std::vector<std::string> warnings;

@@ -39,7 +39,7 @@ YAML::Node sorted_copy(const YAML::Node& n) {
 
 ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistry& registry) {
   root.expect_map({"seed", "name", "cluster", "workload", "policy", "accelerators", "workload_profiles", "physics", "energy", "signals", "failures", "env", "train", "datacenters", "inference", "market",
-                   "metrics"});
+                   "metrics", "information"});
   ScenarioConfig s;
   s.source = root.source();
   if (auto seed = root.maybe_child("seed")) s.seed = seed->as_seed();
@@ -159,8 +159,12 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     if (!s.physics) models.fail("models only matter with the physics model on; add a `physics:` map to the scenario");
   }
 
+  s.information = root.has("information") ? InformationModel::parse(root.child("information")) : default_information(s.workload);
   const ConfigNode policy = root.has("policy") ? root.child("policy") : ConfigNode(YAML::Node("fifo"), root.source(), "policy");
-  registry.create(policy);  // validates name and options now, before anything runs
+  // Validates name and options now, before anything runs. What the information level
+  // cannot serve is refused when a run builds the policy (policy_context): `compare
+  // --policies` never builds the scenario's own one.
+  registry.create(policy);
   s.policy = YAML::Clone(policy.yaml());
   s.policy_source = root.source();
   if (auto e = root.maybe_child("env")) {  // checked here for every command; rl/env builds the environment from it
@@ -183,7 +187,25 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 }
 
 PolicyContext policy_context(const ScenarioConfig& s) {
-  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr};
+  return PolicyContext{s.seed, &s.accelerators, s.env_yaml, s.inference ? s.inference->services : nullptr, s.information.with_seed(s.seed)};
+}
+
+InformationModel default_information(const WorkloadConfig& workload) {
+  // Only a synthetic workload that generates estimates is known, before its jobs are read,
+  // to give every job one: it defaults to them. A trace (whose estimate column, if any,
+  // is only seen when the run reads it) and a synthetic workload without estimates are
+  // non-clairvoyant. Oracle is opt-in.
+  if (workload.synthetic && workload.synthetic->estimate_error_sigma >= 0) return InformationModel::estimates(EstimateSource::kTrace);
+  return InformationModel::none();
+}
+
+bool information_serves(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::string& policy) {
+  try {
+    registry.create(policy, policy_context(scenario));
+  } catch (const InformationRefused&) {
+    return false;
+  }
+  return true;
 }
 
 int ScenarioConfig::num_devices() const {
@@ -241,6 +263,7 @@ YAML::Node ScenarioConfig::to_yaml(const YAML::Node& resolved_policy) const {
   if (failures) n["failures"] = failures->to_yaml();
   n["metrics"] = metrics_window.to_yaml();
   if (env_yaml.IsDefined() && !env_yaml.IsNull()) n["env"] = YAML::Clone(env_yaml);
+  n["information"] = information.to_yaml();
   return n;
 }
 

@@ -62,6 +62,9 @@ struct ScenarioConfig {
   std::string env_source;
   // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
   YAML::Node train_yaml;
+  // What policies and the RL observation may know about job durations (`information:`,
+  // docs/config.md#information); resolved from the workload when the scenario omits it.
+  InformationModel information;
 
   // Throws InputError for unknown keys, wrong types, impossible values and policies
   // the registry does not know.
@@ -77,6 +80,12 @@ struct ScenarioConfig {
 // What the scenario's policy is built with: the seed, the device catalogue, the `env:`
 // map and the inference services.
 PolicyContext policy_context(const ScenarioConfig& scenario);
+
+// The information level of a scenario without `information:` (docs/config.md#information).
+InformationModel default_information(const WorkloadConfig& workload);
+// False when the scenario's information level refuses `policy` (a registered name built
+// with its defaults): `compare` without --policy leaves it out.
+bool information_serves(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::string& policy);
 
 // The built-in default scenario (experiments/configs/default.yaml, compiled in).
 const char* default_scenario_yaml();

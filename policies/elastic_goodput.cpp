@@ -15,7 +15,9 @@ namespace {
 
 class ElasticGoodputPolicy : public Policy {
  public:
-  explicit ElasticGoodputPolicy(int max_resizes) : max_resizes_(max_resizes) {}
+  ElasticGoodputPolicy(int max_resizes, InformationModel information) : max_resizes_(max_resizes), info_(std::move(information)) {
+    info_.require_durations(name(), "its resizes (whether the time a resize saves pays for its checkpoint)");
+  }
   std::string name() const override { return "elastic-goodput"; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq, job); }
@@ -146,7 +148,7 @@ class ElasticGoodputPolicy : public Policy {
         const int add = std::min(j.spec.max_gpus - held, free_.count());
         const double r_new = rate_on(view, j, held + add);
         if (!(r_new > j.physics_rate)) continue;
-        const double work_s = remaining_work_now_s(view, j);
+        const double work_s = info_.remaining_work_s(view, j);
         const double saved_s = work_s / j.physics_rate - work_s / r_new;
         const double cost_s = view.physics()->checkpoint_save_s(j.spec, held + add) + view.physics()->checkpoint_restore_s(j.spec, held + add);
         if (!(saved_s > cost_s)) continue;
@@ -171,6 +173,7 @@ class ElasticGoodputPolicy : public Policy {
   }
 
   int max_resizes_;
+  InformationModel info_;
   std::set<std::pair<std::uint64_t, JobSlot>> queue_;  // (arrival sequence, slot): FIFO
   FreeDevices free_;
   std::vector<DeviceId> devices_, released_, kept_;
@@ -186,7 +189,7 @@ PolicyInfo elastic_goodput_policy_info() {
       "elastic-goodput",
       "FIFO admission; elastic jobs start on min_gpus and grow into spare devices by goodput gain per device, shrink to admit waiting jobs",
       {{"max_resizes", "4", "most resizes (grow or shrink moves) per decision point; bounds the work of a decision"}},
-      [](const ConfigNode& config, const PolicyContext& /*context*/) {
+      [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "max_resizes"});
         std::int64_t max_resizes = 4;
         if (auto v = config.maybe_child("max_resizes")) {
@@ -196,7 +199,7 @@ PolicyInfo elastic_goodput_policy_info() {
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "elastic-goodput";
         resolved["max_resizes"] = max_resizes;
-        return PolicyInstance{std::make_unique<ElasticGoodputPolicy>(static_cast<int>(max_resizes)), resolved};
+        return PolicyInstance{std::make_unique<ElasticGoodputPolicy>(static_cast<int>(max_resizes), context.information), resolved};
       },
   };
 }

@@ -44,7 +44,8 @@ class LasOrder : public QueueOrder {
     const double from_s = running && j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
     const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
     // No timer for a crossing the job will not live to see (it would only add a
-    // decision point).
+    // decision point). The kernel's remaining work: this only saves an idle wake-up, it
+    // does not rank jobs, so it reveals nothing about durations.
     if (cross_s >= remaining_work_now_s(view, j) / rate) return std::numeric_limits<double>::infinity();
     return from_s + cross_s;
   }
@@ -61,7 +62,7 @@ class LasOrder : public QueueOrder {
  private:
   // Attained service in the configured unit (GPU-seconds or seconds).
   double attained(const SchedulerView& view, const JobState& job) const {
-    return options_.service == LasService::kTime ? job.spec.duration_s - remaining_work_now_s(view, job) : attained_service_gpu_s(view, job);
+    return options_.service == LasService::kTime ? attained_work_s(view, job) : attained_service_gpu_s(view, job);
   }
   // Attained service since the job's last promotion (named for the default unit).
   double service_gpu_s(const SchedulerView& view, JobSlot job) const {

@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "policies/information.hpp"
 #include "policies/registry.hpp"
 #include "sim/policy.hpp"
 
@@ -74,6 +75,17 @@ class QueueOrder {
   // --snapshot-every). Orders whose keys are a function of the job and the view keep
   // nothing; an order with counters or per-job memory must override this.
   virtual void snapshot(SnapshotArchive& /*ar*/) {}
+  // The scenario's information model, given by the engine before the first key: orders
+  // that rank by size or remaining time ask it (never the job's true duration).
+  void inform(const InformationModel& information) { info_ = information; }
+  // What of the order needs duration information (refused under `information: none`),
+  // e.g. "order sjf (by: auto)"; "" = nothing.
+  virtual std::string needs_durations() const { return ""; }
+  // What of the order needs the true durations (refused unless `information: oracle`).
+  virtual std::string needs_oracle() const { return ""; }
+
+ protected:
+  InformationModel info_;
 };
 
 // A queue order by config name: its options (documented), whether it preempts by
@@ -91,17 +103,12 @@ struct OrderKind {
   }
 };
 
-// Remaining work of a job now, in work-seconds: exact at last_update, then advancing at
-// rate(now). Never negative.
-inline double remaining_work_now_s(const SchedulerView& view, const JobState& job) {
-  const double elapsed_s = (view.now() - job.last_update).seconds();
-  const double r = job.remaining_work_s - job.rate(view.now()) * (elapsed_s > 0 ? elapsed_s : 0.0);
-  return r > 0 ? r : 0.0;
-}
+// The kernel's remaining work of a job now (policies/information.hpp): for the engine's
+// bookkeeping (timers, Python's view); decisions take sizes through InformationModel.
+inline double remaining_work_now_s(const SchedulerView& view, const JobState& job) { return kernel_remaining_work_s(view, job); }
 
-// Attained service in GPU-seconds: devices requested times work executed so far.
-inline double attained_service_gpu_s(const SchedulerView& view, const JobState& job) {
-  return job.spec.num_gpus * (job.spec.duration_s - remaining_work_now_s(view, job));
-}
+// Attained service in GPU-seconds: devices requested times work executed so far
+// (observable at every information level).
+inline double attained_service_gpu_s(const SchedulerView& view, const JobState& job) { return job.spec.num_gpus * attained_work_s(view, job); }
 
 }  // namespace schedsim

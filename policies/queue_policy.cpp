@@ -25,14 +25,12 @@ const char* to_string(SpotPreference p) {
   return "any";
 }
 
-// Estimated seconds until `job` ends: its estimate (or duration when it has none) scaled
-// by the fraction of work left, at its current rate when it has one.
-double estimated_remaining_s(const SchedulerView& view, const JobState& job) {
-  const JobSpec& s = job.spec;
-  const double total_s = s.has_estimate() ? s.estimate_s : s.duration_s;
-  const double fraction = s.duration_s > 0 ? remaining_work_now_s(view, job) / s.duration_s : 0.0;
+// Estimated seconds until `job` ends: the information model's remaining work (under
+// oracle its estimate, or duration, scaled by the true fraction left), at its current
+// rate when it has one.
+double estimated_remaining_s(const InformationModel& info, const SchedulerView& view, const JobState& job) {
   const double rate = job.physics_rate > 0 ? job.physics_rate : 1.0;
-  return total_s * fraction / rate;
+  return info.estimated_remaining_s(view, job) / rate;
 }
 
 }  // namespace
@@ -55,6 +53,7 @@ std::vector<PolicyOptionDoc> QueuePolicyOptions::docs(const QueuePolicyOptions& 
 QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const PolicyContext& context, const QueuePolicyOptions& defaults) {
   QueuePolicyOptions o = defaults;
   o.seed = context.seed;
+  o.information = context.information;
   if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd", "yarn"}));
   if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
   if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
@@ -99,6 +98,12 @@ QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, co
   // Devices are released only by jobs ending (on_job_finished) and by the preemptions
   // this policy asks for (on_job_queued): it reports both to free_.
   free_.use_change_hints();
+  order_->inform(options_.information);
+  const InformationModel& info = options_.information;
+  if (!order_->needs_oracle().empty()) info.require_oracle(name_, order_->needs_oracle());
+  if (!order_->needs_durations().empty()) info.require_durations(name_, order_->needs_durations());
+  if (options_.backfill == Backfill::kEasy) info.require_durations(name_, "backfill: easy (reservations from running jobs' estimated ends)");
+  if (options_.spot == SpotPreference::kShort) info.require_durations(name_, "spot: short (which jobs are short)");
 }
 
 bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type) {
@@ -113,6 +118,14 @@ bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, in
     case Placement::kFastestType: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kBest, out, only_type);
   }
   return false;
+}
+
+// spot: short. The estimate column (a job without one is not short), or the noisy
+// estimate when the scenario declares one.
+bool QueuePolicy::is_short(const JobSpec& job) const {
+  const InformationModel& info = options_.information;
+  if (info.level() == InformationLevel::kEstimates && info.source() == EstimateSource::kNoisy) return info.estimated_total_s(job) <= options_.spot_short_s;
+  return job.has_estimate() && job.estimate_s <= options_.spot_short_s;
 }
 
 bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
@@ -132,7 +145,7 @@ bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, s
     }
   }
   const bool spot = options_.spot == SpotPreference::kPrefer ||
-                    (options_.spot == SpotPreference::kShort && job.has_estimate() && job.estimate_s <= options_.spot_short_s);
+                    (options_.spot == SpotPreference::kShort && is_short(job));
   const Geography* geo = view.geography();
   const PhysicsModel* physics = view.physics();
   // One datacenter and one device type (the kernel's and the physics model's rules), in
@@ -620,7 +633,7 @@ void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
     if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
     const JobState& r = view.job(s);
-    scratch_.emplace_back(view.now().seconds() + estimated_remaining_s(view, r), r.arrival_seq, s);
+    scratch_.emplace_back(view.now().seconds() + estimated_remaining_s(options_.information, view, r), r.arrival_seq, s);
   }
   std::sort(scratch_.begin(), scratch_.end());
   int available = free_.count();
@@ -641,7 +654,7 @@ void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
     const JobSlot slot = std::get<2>(*it);
     const JobState& j = view.job(slot);
     const int n = j.spec.num_gpus;
-    const bool ends_in_time = now_s + estimated_remaining_s(view, j) <= shadow_s;
+    const bool ends_in_time = now_s + estimated_remaining_s(options_.information, view, j) <= shadow_s;
     // A fractional job may fit a shared device when no device is free; against the
     // reservation it counts as one device (conservative).
     if ((n > free_.count() && !j.spec.is_fractional()) || (!ends_in_time && n > extra)) {

@@ -61,6 +61,9 @@ struct QueuePolicyOptions {
   SpotPreference spot = SpotPreference::kAny;
   double spot_short_s = 3600.0;  // kShort: jobs whose estimate is at most this prefer spot
   std::uint64_t seed = 0;  // for random placement
+  // The scenario's information model (from the PolicyContext): the order's sizes and the
+  // backfill reservations come from it; the constructor refuses what it cannot provide.
+  InformationModel information;
 
   // The config keys parse() reads.
   static const std::vector<std::string>& keys();
@@ -98,6 +101,7 @@ class QueuePolicy : public Policy {
   // The spot preference: `job` on free devices of the class it prefers (spot or not), in
   // one datacenter it may use, lowest ids first; false when none has room.
   bool place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  bool is_short(const JobSpec& job) const;
   // A fractional job's device under the configured placement (only_type as in packed()).
   bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
   // A whole-device job of `n` by the configured placement, within type `only_type` when >= 0.

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "policies/information.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/config_node.hpp"
 #include "sim/inference_service.hpp"
@@ -41,6 +42,9 @@ struct PolicyContext {
   YAML::Node env_yaml;
   // The scenario's inference services (`inference:`), for the `inference` policy; null = none.
   std::shared_ptr<const std::vector<ServiceSpec>> services;
+  // What the policy may know about job durations (the scenario's `information:`);
+  // oracle unless the scenario says otherwise.
+  InformationModel information;
 };
 
 struct PolicyInfo {

@@ -16,18 +16,25 @@ class SjfOrder : public QueueOrder {
   bool running_keys_only_improve() const override { return true; }
   void write(YAML::Node& resolved) const override { resolved["by"] = by_name_; }
 
+  std::string needs_durations() const override { return "by: " + by_name_ + " (ranks jobs by their size)"; }
+  std::string needs_oracle() const override { return by_ == SjfKey::kDuration ? "by: duration" : ""; }
+
  private:
+  // Sizes from the information model: by: duration is the true duration (oracle only);
+  // by: auto the model's size; by: estimate the estimate column under oracle (as before
+  // the model existed) and the model's estimate otherwise.
   double size_s(const JobState& job) const {
     switch (by_) {
-      case SjfKey::kDuration: return job.spec.duration_s;
-      case SjfKey::kAuto: return job.spec.has_estimate() ? job.spec.estimate_s : job.spec.duration_s;
+      case SjfKey::kDuration: return info_.total_work_s(job.spec);
+      case SjfKey::kAuto: return info_.estimated_total_s(job.spec);
       case SjfKey::kEstimate:
+        if (!info_.is_oracle()) return info_.estimated_total_s(job.spec);
         if (!job.spec.has_estimate()) {
           throw InputError("job '" + job.spec.id + "'", "has no runtime estimate, which sjf with by: estimate needs (add an estimate_s column, or use by: auto)");
         }
         return job.spec.estimate_s;
     }
-    return job.spec.duration_s;
+    return info_.total_work_s(job.spec);
   }
 
   SjfKey by_;
@@ -39,7 +46,7 @@ class SjfOrder : public QueueOrder {
 OrderKind sjf_order() {
   return OrderKind{
       "sjf",
-      {{"by", "auto", "what 'shortest' means: auto (the job's estimate when it has one, else its duration), duration, estimate"}},
+      {{"by", "auto", "what 'shortest' means: auto (the size the scenario's information: gives; under oracle the estimate when a job has one, else its duration), duration (the true duration: information: oracle only), estimate"}},
       false,
       [](const ConfigNode& config) {
         std::string by = "auto";
@@ -51,7 +58,7 @@ OrderKind sjf_order() {
 }
 
 PolicyInfo sjf_policy_info() {
-  return queue_policy_info("sjf", "shortest job first (by estimate when known, else duration); non-preemptive", sjf_order());
+  return queue_policy_info("sjf", "shortest job first by the size the scenario's information: gives (under oracle the estimate when known, else the duration); non-preemptive", sjf_order());
 }
 
 }  // namespace schedsim

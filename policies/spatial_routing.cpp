@@ -12,8 +12,13 @@
 
 namespace schedsim {
 
-SpatialRouter::SpatialRouter(std::string name, std::unique_ptr<QueueOrder> order, Route route, SignalKind kind)
-    : name_(std::move(name)), order_(std::move(order)), route_(route), kind_(kind) {}
+SpatialRouter::SpatialRouter(std::string name, std::unique_ptr<QueueOrder> order, Route route, SignalKind kind, InformationModel information)
+    : name_(std::move(name)), order_(std::move(order)), route_(route), kind_(kind), info_(std::move(information)) {
+  order_->inform(info_);
+  if (!order_->needs_oracle().empty()) info_.require_oracle(name_, order_->needs_oracle());
+  if (!order_->needs_durations().empty()) info_.require_durations(name_, order_->needs_durations());
+  if (route_ == Route::kSignal) info_.require_durations(name_, "route: signal (each datacenter's forecast over the job's run)");
+}
 
 void SpatialRouter::load_sites(const SchedulerView& view) {
   if (!sites_.empty()) return;
@@ -83,7 +88,7 @@ bool SpatialRouter::allowed(const SchedulerView& view, const JobSpec& job, int s
 double SpatialRouter::score(const SchedulerView& view, const JobSpec& job, int site) const {
   const GridSignals* g = sites_[static_cast<std::size_t>(site)].signals;
   if (!g || !g->has(kind_)) return std::numeric_limits<double>::infinity();
-  const double est = job.has_estimate() ? job.estimate_s : job.duration_s;
+  const double est = info_.estimated_total_s(job);
   return best_window(*g, kind_, view.now(), view.now(), est, est).now_mean;
 }
 
@@ -258,8 +263,8 @@ class Calendar {
 
 class SpatioTemporal : public Policy {
  public:
-  SpatioTemporal(std::unique_ptr<SpatialRouter> router, SignalKind kind, ShiftLimits limits)
-      : router_(std::move(router)), kind_(kind), limits_(limits) {}
+  SpatioTemporal(std::unique_ptr<SpatialRouter> router, SignalKind kind, ShiftLimits limits, InformationModel information)
+      : router_(std::move(router)), kind_(kind), limits_(limits), info_(std::move(information)) {}
   std::string name() const override { return "spatio-temporal"; }
 
   void on_job_queued(const SchedulerView& view, JobSlot slot) override {
@@ -316,7 +321,7 @@ class SpatioTemporal : public Policy {
   // where the calendar has room for it; reserves it.
   Plan plan(const SchedulerView& view, const JobState& j, Reservation& reservation) {
     const JobSpec& s = j.spec;
-    const double est = s.has_estimate() ? s.estimate_s : s.duration_s;
+    const double est = info_.estimated_total_s(s);
     const double latest_s = limits_.use_deadlines && !std::isnan(s.deadline_s) ? s.deadline_s - est
                                                                                : s.submit.seconds() + limits_.slack_s + limits_.slack_factor * est;
     const Tick latest = std::max(view.now(), Tick::from_seconds(std::min(latest_s, view.now().seconds() + limits_.horizon_s)));
@@ -357,6 +362,7 @@ class SpatioTemporal : public Policy {
   SignalKind kind_;
   ShiftLimits limits_;
   std::vector<std::uint64_t> seen_;
+  InformationModel info_;
   std::vector<Reservation> reserved_;  // by slot
   std::vector<Calendar> calendars_;    // by datacenter
   std::set<std::tuple<Tick, std::uint64_t, JobSlot, int>> held_;  // (release, arrival seq, slot, site)
@@ -371,7 +377,7 @@ PolicyInfo spatial_policy_info() {
       "spatial",
       "routes each job, in queue order, to the allowed datacenter with room and the lowest forecast carbon (or price) over its run, or to its home",
       options,
-      [](const ConfigNode& config, const PolicyContext& /*context*/) {
+      [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "order", "signal", "route"});
         ParsedOrder order = parse_order(config);
         const SignalKind kind = parse_signal(config);
@@ -386,7 +392,7 @@ PolicyInfo spatial_policy_info() {
         resolved["order"] = order.resolved;
         resolved["signal"] = to_string(kind);
         resolved["route"] = route == SpatialRouter::Route::kHome ? "home" : "signal";
-        return PolicyInstance{std::make_unique<SpatialRouter>("spatial", std::move(order.order), route, kind), resolved};
+        return PolicyInstance{std::make_unique<SpatialRouter>("spatial", std::move(order.order), route, kind, context.information), resolved};
       },
   };
 }
@@ -402,7 +408,7 @@ PolicyInfo spatio_temporal_policy_info() {
       "spatio-temporal",
       "picks for each job the (datacenter, start within its slack) with the lowest forecast carbon (or price) over its run, holds it until then and routes it there",
       options,
-      [](const ConfigNode& config, const PolicyContext& /*context*/) {
+      [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "order", "signal", "slack_s", "slack_factor", "use_deadlines", "horizon_s", "min_saving"});
         ParsedOrder order = parse_order(config);
         const SignalKind kind = parse_signal(config);
@@ -424,8 +430,10 @@ PolicyInfo spatio_temporal_policy_info() {
         resolved["use_deadlines"] = l.use_deadlines;
         resolved["horizon_s"] = l.horizon_s;
         resolved["min_saving"] = l.min_saving;
-        auto router = std::make_unique<SpatialRouter>("spatio-temporal", std::move(order.order), SpatialRouter::Route::kSignal, kind);
-        return PolicyInstance{std::make_unique<SpatioTemporal>(std::move(router), kind, l), resolved};
+        // Named by what spatio-temporal needs, before the router's own check (route: signal).
+        context.information.require_durations("spatio-temporal", "its plan (each job's start and datacenter over its estimated run)");
+        auto router = std::make_unique<SpatialRouter>("spatio-temporal", std::move(order.order), SpatialRouter::Route::kSignal, kind, context.information);
+        return PolicyInstance{std::make_unique<SpatioTemporal>(std::move(router), kind, l, context.information), resolved};
       },
       true,
   };

@@ -35,7 +35,9 @@ PolicyInfo spatio_temporal_policy_info();
 class SpatialRouter : public Policy {
  public:
   enum class Route { kSignal, kHome };
-  SpatialRouter(std::string name, std::unique_ptr<QueueOrder> order, Route route, SignalKind kind);
+  // Refuses (InputError) what `information` cannot provide: route: signal scores each
+  // datacenter over the job's estimated run, and the order may rank by size.
+  SpatialRouter(std::string name, std::unique_ptr<QueueOrder> order, Route route, SignalKind kind, InformationModel information);
 
   std::string name() const override { return name_; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override;
@@ -65,6 +67,7 @@ class SpatialRouter : public Policy {
   std::unique_ptr<QueueOrder> order_;
   Route route_;
   SignalKind kind_;
+  InformationModel info_;
   std::vector<Site> sites_;
   std::set<Entry> queue_;
   std::vector<Entry> entry_;       // by slot, valid while queued

@@ -5,12 +5,15 @@
 namespace schedsim {
 namespace {
 
-// Remaining work in work-seconds: fixed while queued, shrinking while running.
+// Remaining work in work-seconds, as the information model knows it (the truth under
+// oracle, max(estimate - attained, floor) otherwise): fixed while queued, never growing
+// while running.
 class SrtfOrder : public QueueOrder {
  public:
-  double queued_key(const SchedulerView& view, JobSlot job) override { return remaining_work_now_s(view, view.job(job)); }
-  double running_key(const SchedulerView& view, JobSlot job) const override { return remaining_work_now_s(view, view.job(job)); }
+  double queued_key(const SchedulerView& view, JobSlot job) override { return info_.remaining_work_s(view, view.job(job)); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return info_.remaining_work_s(view, view.job(job)); }
   bool running_keys_only_improve() const override { return true; }
+  std::string needs_durations() const override { return "its order (shortest remaining time)"; }
 };
 
 }  // namespace

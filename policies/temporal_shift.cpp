@@ -35,8 +35,10 @@ double step_integral(const std::vector<std::pair<Tick, double>>& points, Tick a,
 
 class TemporalShift : public Policy {
  public:
-  TemporalShift(std::string name, SignalKind kind, std::unique_ptr<Policy> base, ShiftOptions options)
-      : name_(std::move(name)), kind_(kind), base_(std::move(base)), options_(std::move(options)) {}
+  TemporalShift(std::string name, SignalKind kind, std::unique_ptr<Policy> base, ShiftOptions options, InformationModel information)
+      : name_(std::move(name)), kind_(kind), base_(std::move(base)), options_(std::move(options)), info_(std::move(information)) {
+    info_.require_durations(name_, "its shift (each job's start window over its estimated run)");
+  }
 
   std::string name() const override { return name_; }
 
@@ -81,7 +83,7 @@ class TemporalShift : public Policy {
                         " to the scenario (docs/energy.md)");
     }
     const JobSpec& s = j.spec;
-    const double est = s.has_estimate() ? s.estimate_s : s.duration_s;
+    const double est = info_.estimated_total_s(s);
     double latest_s;
     if (options_.use_deadlines && !std::isnan(s.deadline_s)) {
       latest_s = s.deadline_s - est;
@@ -98,6 +100,7 @@ class TemporalShift : public Policy {
   SignalKind kind_;
   std::unique_ptr<Policy> base_;
   ShiftOptions options_;
+  InformationModel info_;
   std::vector<std::uint64_t> seen_;  // by slot: arrival_seq of the job already planned
   std::set<std::tuple<Tick, std::uint64_t, JobSlot>> held_;  // (release, arrival seq, slot)
 };
@@ -143,7 +146,7 @@ PolicyInfo shift_info(const std::string& name, SignalKind kind, const std::strin
         resolved["groups"] = groups;
         resolved["horizon_s"] = o.horizon_s;
         resolved["min_saving"] = o.min_saving;
-        return PolicyInstance{std::make_unique<TemporalShift>(name, kind, std::move(base.policy), o), resolved};
+        return PolicyInstance{std::make_unique<TemporalShift>(name, kind, std::move(base.policy), o, context.information), resolved};
       },
       true,
   };

@@ -15,11 +15,14 @@ class ThemisOrder : public QueueOrder {
   double queued_key(const SchedulerView& view, JobSlot job) override { return -rho(view, view.job(job)); }
   double running_key(const SchedulerView& view, JobSlot job) const override { return -rho(view, view.job(job)); }
   bool keys_change_while_queued() const override { return true; }
+  std::string needs_durations() const override { return "its finish-time fairness (a job's run time alone)"; }
 
  private:
-  static double rho(const SchedulerView& view, const JobState& job) {
-    const double independent_s = job.spec.duration_s > 0 ? job.spec.duration_s : 1e-9;
-    const double shared_s = (view.now() - job.spec.submit).seconds() + remaining_work_now_s(view, job);
+  // Run time alone and remaining work from the information model (true under oracle).
+  double rho(const SchedulerView& view, const JobState& job) const {
+    const double total_s = info_.total_work_s(job.spec);
+    const double independent_s = total_s > 0 ? total_s : 1e-9;
+    const double shared_s = (view.now() - job.spec.submit).seconds() + info_.remaining_work_s(view, job);
     return shared_s / independent_s;
   }
 };

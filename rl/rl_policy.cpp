@@ -23,7 +23,7 @@ namespace {
 class RlPolicy final : public Policy {
  public:
   RlPolicy(std::shared_ptr<const GreedyAgent> agent, EnvConfig config, AcceleratorCatalogue accelerators)
-      : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order), mdp_(config_) {}
+      : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order, config_.information), mdp_(config_) {}
 
   std::string name() const override { return "rl"; }
   // Only for Simulator::has_future_events() (the wait-legal rule), which the
@@ -85,6 +85,8 @@ PolicyInstance make_rl_policy(const ConfigNode& config, const PolicyContext& con
   }
   EnvConfig env = context.env_yaml.IsDefined() && !context.env_yaml.IsNull() ? EnvConfig::parse(ConfigNode(context.env_yaml, "scenario", "env"))
                                                                               : EnvConfig{};
+  env.information = context.information;
+  env.check_information("policy 'rl'");
   const int f = candidate_feature_count(env), g = global_feature_count(env);
   if (agent->candidate_features() != f || agent->global_features() != g) {
     path_node.fail("the checkpoint's network reads " + std::to_string(agent->candidate_features()) + " candidate and " +

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Rewrites tests/golden/<policy>.csv (the jobs.csv of tests/golden/scenario.yaml) for
-# every registered policy, with the built CLI. Run after an intended change of a
+# Rewrites tests/golden/<policy>.csv (the jobs.csv of tests/golden/scenario.yaml) and
+# tests/golden/oracle/<policy>.csv (the same with information: oracle) for every
+# registered policy, with the built CLI. Run after an intended change of a
 # policy's behaviour, and review the diff before committing it.
 #   scripts/regen_golden.sh [path/to/schedsim]   (default: build/schedsim)
 set -eu
@@ -14,4 +15,10 @@ for policy in $("$cli" policies | grep -v '^[[:space:]]'); do
   "$cli" run "$root/tests/golden/scenario.yaml" --set "policy=$policy" --out "$tmp/$policy" --quiet
   cp "$tmp/$policy/jobs.csv" "$root/tests/golden/$policy.csv"
   echo "tests/golden/$policy.csv"
+  # The same under information: oracle (the clairvoyant behaviour of old): the anchor that
+  # shows the information model changed nothing when a scenario asks for the truth.
+  mkdir -p "$root/tests/golden/oracle"
+  "$cli" run "$root/tests/golden/scenario.yaml" --set "policy=$policy" --set information=oracle --out "$tmp/oracle-$policy" --quiet
+  cp "$tmp/oracle-$policy/jobs.csv" "$root/tests/golden/oracle/$policy.csv"
+  echo "tests/golden/oracle/$policy.csv"
 done

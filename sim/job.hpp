@@ -34,7 +34,8 @@ struct JobSpec {
   // job's run time, as recorded in a trace.
   double duration_s = 0.0;
   // The user's runtime estimate (e.g. a trace column or a wall-time limit); NaN when
-  // unknown. Policies that need an estimate fall back to duration_s when absent.
+  // unknown. Policies see it (or a noisy draw, or the truth) only through the scenario's
+  // information model (policies/information.hpp), never duration_s directly.
   double estimate_s = std::numeric_limits<double>::quiet_NaN();
   // Where the job came from, for error messages: line in the trace (0 = generated).
   std::int64_t source_line = 0;

@@ -94,6 +94,8 @@ def main():
                     "cluster": {"nodes": [{"count": 1, "type": "test", "devices_per_node": devices}]},
                     "workload": {"synthetic": {"num_jobs": jobs, "arrival": {"process": "poisson", "mean_interarrival_s": interarrival},
                                                "duration_s": service, "gpus": 1}},
+                    # The M/G/1 formulas for SJF and SRPT assume known service times.
+                    "information": "oracle",
                     "policy": "fifo"}
         out = os.path.join(args.out, case.split()[0].replace("/", ""))
         runs, summary = common.sweep(args, {"scenario": scenario, "policies": [p for _, p, _, _ in policies],

@@ -47,15 +47,27 @@ const SchedulerView& PolicyView::get() const {
   return *view_;
 }
 
-JobInfo job_info(const SchedulerView& view, JobSlot slot) {
+JobInfo job_info(const SchedulerView& view, JobSlot slot, const InformationModel& information) {
   const JobState& j = view.job(slot);
   JobInfo info;
   info.slot = slot;
   info.id = j.spec.id;
   info.submit_s = j.spec.submit.seconds();
-  info.duration_s = j.spec.duration_s;
-  info.estimate_s = j.spec.estimate_s;
-  info.remaining_work_s = remaining_work_now_s(view, j);
+  info.attained_work_s = attained_work_s(view, j);
+  if (information.is_oracle()) {  // the clairvoyant view of old
+    info.duration_s = j.spec.duration_s;
+    info.estimate_s = j.spec.estimate_s;
+    info.remaining_work_s = remaining_work_now_s(view, j);
+  } else {
+    // Only what the level provides: an estimate (the column, or the noisy draw) and the
+    // remaining time derived from it, never the true duration.
+    const double nan = std::nan("");
+    const bool known = information.level() == InformationLevel::kEstimates &&
+                       (information.source() == EstimateSource::kNoisy || j.spec.has_estimate());
+    info.duration_s = nan;
+    info.estimate_s = known ? information.estimated_total_s(j.spec) : nan;
+    info.remaining_work_s = known ? information.estimated_remaining_s(view, j) : nan;
+  }
   info.deadline_s = j.spec.deadline_s;
   info.priority = j.spec.priority;
   info.start_s = j.status == JobStatus::kPending && j.preemptions == 0 ? std::nan("") : j.start.seconds();
@@ -73,7 +85,7 @@ JobInfo job_info(const SchedulerView& view, JobSlot slot) {
   return info;
 }
 
-PythonPolicy::PythonPolicy(py::object object) : object_(std::move(object)) {
+PythonPolicy::PythonPolicy(py::object object, InformationModel information) : object_(std::move(object)), information_(std::move(information)) {
   if (!py::hasattr(object_, "decide") || !PyCallable_Check(object_.attr("decide").ptr()))
     throw py::type_error("policy: expected a policy name (str), a config dict or an object with a decide(view) method, got " +
                          type_name(object_));
@@ -93,7 +105,7 @@ PythonPolicy::~PythonPolicy() {
 }
 
 void PythonPolicy::call(const char* what, const py::object& method, const SchedulerView& view, const py::object* job, py::object* result) {
-  auto pv = std::make_shared<PolicyView>(&view);
+  auto pv = std::make_shared<PolicyView>(&view, &information_);
   py::object pyview = py::cast(pv);
   try {
     py::object r = job ? method(pyview, *job) : method(pyview);
@@ -111,14 +123,14 @@ void PythonPolicy::call(const char* what, const py::object& method, const Schedu
 void PythonPolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
   if (!on_queued_) return;
   py::gil_scoped_acquire gil;
-  py::object j = py::cast(job_info(view, job));
+  py::object j = py::cast(job_info(view, job, information_));
   call("on_job_queued()", on_queued_, view, &j, nullptr);
 }
 
 void PythonPolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
   if (!on_finished_) return;
   py::gil_scoped_acquire gil;
-  py::object j = py::cast(job_info(view, job));
+  py::object j = py::cast(job_info(view, job, information_));
   call("on_job_finished()", on_finished_, view, &j, nullptr);
 }
 
@@ -161,9 +173,10 @@ void bind_policy_bridge(py::module_& m) {
       .def_readonly("num_gpus", &JobInfo::num_gpus)
       .def_readonly("min_gpus", &JobInfo::min_gpus, "elastic jobs: fewest devices (0 = rigid)")
       .def_readonly("max_gpus", &JobInfo::max_gpus, "elastic jobs: most devices (0 = rigid)")
-      .def_readonly("duration_s", &JobInfo::duration_s, "work at full speed (rate 1), seconds")
-      .def_readonly("estimate_s", &JobInfo::estimate_s, "the user's estimate, NaN when unknown")
-      .def_readonly("remaining_work_s", &JobInfo::remaining_work_s, "work left now, seconds at rate 1")
+      .def_readonly("duration_s", &JobInfo::duration_s, "work at full speed (rate 1), seconds; NaN unless the scenario declares information: oracle")
+      .def_readonly("estimate_s", &JobInfo::estimate_s, "the job's estimate as the scenario's information: gives it, NaN when unknown")
+      .def_readonly("remaining_work_s", &JobInfo::remaining_work_s, "work left now, seconds at rate 1 (under estimates: max(estimate - attained, floor x estimate); NaN when unknown)")
+      .def_readonly("attained_work_s", &JobInfo::attained_work_s, "work done so far, seconds at rate 1 (known at every information level)")
       .def_readonly("deadline_s", &JobInfo::deadline_s, "absolute, NaN when none")
       .def_readonly("priority", &JobInfo::priority)
       .def_readonly("start_s", &JobInfo::start_s, "first start, NaN when never started")
@@ -208,13 +221,13 @@ void bind_policy_bridge(py::module_& m) {
       .def_property_readonly("pending", [](const PolicyView& v) {
         const SchedulerView& view = v.get();
         py::list out;
-        for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) out.append(job_info(view, s));
+        for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) out.append(job_info(view, s, v.information()));
         return out;
       }, "pending jobs in queue order (arrival, or return after a preemption)")
       .def_property_readonly("running", [](const PolicyView& v) {
         const SchedulerView& view = v.get();
         py::list out;
-        for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) out.append(job_info(view, s));
+        for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) out.append(job_info(view, s, v.information()));
         return out;
       }, "running and stopping jobs in the order they were placed")
       .def_property_readonly("thermal", [](const PolicyView& v) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "policies/information.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim::python {
@@ -18,7 +19,9 @@ namespace schedsim::python {
 struct JobInfo {
   JobSlot slot = kNoJob;
   std::string id;
-  double submit_s = 0, duration_s = 0, estimate_s = 0, remaining_work_s = 0, deadline_s = 0, priority = 0, start_s = 0;
+  // duration_s, estimate_s and remaining_work_s are what the scenario's information model
+  // lets a scheduler know (NaN for what it hides); attained_work_s is always known.
+  double submit_s = 0, duration_s = 0, estimate_s = 0, remaining_work_s = 0, attained_work_s = 0, deadline_s = 0, priority = 0, start_s = 0;
   int num_gpus = 0, min_gpus = 0, max_gpus = 0;
   std::string user, group, model, gpu_type, status;
   std::uint64_t arrival_seq = 0;
@@ -46,19 +49,22 @@ struct SetCoolingAction {
 // invalid (every access raises) once decide() has returned.
 class PolicyView {
  public:
-  explicit PolicyView(const SchedulerView* view) : view_(view) {}
+  PolicyView(const SchedulerView* view, const InformationModel* information) : view_(view), information_(information) {}
   void invalidate() { view_ = nullptr; }
   const SchedulerView& get() const;
+  const InformationModel& information() const { return *information_; }
 
  private:
   const SchedulerView* view_;
+  const InformationModel* information_;
 };
 
 class PythonPolicy : public Policy {
  public:
   // `object` has a decide(view) method; on_job_queued(view, job) and
   // on_job_finished(view, job) are called only when it defines them.
-  explicit PythonPolicy(py::object object);
+  // `information`: the scenario's (policy_context), which decides what Job shows.
+  explicit PythonPolicy(py::object object, InformationModel information = {});
   ~PythonPolicy() override;
   std::string name() const override { return name_; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override;
@@ -69,9 +75,10 @@ class PythonPolicy : public Policy {
   void call(const char* what, const py::object& method, const SchedulerView& view, const py::object* job, py::object* result);
   py::object object_, decide_, on_queued_, on_finished_;
   std::string name_;
+  InformationModel information_;
   std::vector<DeviceId> devices_;
 };
 
-JobInfo job_info(const SchedulerView& view, JobSlot slot);
+JobInfo job_info(const SchedulerView& view, JobSlot slot, const InformationModel& information);
 
 }  // namespace schedsim::python

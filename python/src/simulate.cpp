@@ -32,7 +32,7 @@ void bind_simulate(py::module_& m) {
           py::gil_scoped_release release;
           result = run_scenario(config, *instance.policy, instance.resolved, options, observers);
         } else {
-          PythonPolicy bridge(policy);
+          PythonPolicy bridge(policy, policy_context(config).information);
           YAML::Node resolved(YAML::NodeType::Map);
           resolved["name"] = bridge.name();
           resolved["python_class"] = py::str(py::type::handle_of(policy).attr("__module__")).cast<std::string>() + "." +

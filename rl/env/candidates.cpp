@@ -18,13 +18,13 @@ void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
   if (q.in_queue) remove(job);
   switch (order_) {
     case CandidateOrder::kArrival: q.key = 0.0; break;
-    case CandidateOrder::kShortestEstimate: q.key = estimated_total_s(j.spec); break;
+    case CandidateOrder::kShortestEstimate: q.key = observed_total_s(info_, j.spec); break;
     case CandidateOrder::kFewestGpus: q.key = j.spec.num_gpus; break;
   }
   q.seq = j.arrival_seq;
   q.in_queue = true;
   q.gpus = j.spec.num_gpus;
-  q.gpu_s = j.spec.num_gpus * estimated_total_s(j.spec);
+  q.gpu_s = j.spec.num_gpus * observed_total_s(info_, j.spec);
   queue_.emplace(q.key, q.seq, job);
   queued_gpus_ += j.spec.num_gpus;
   queued_gpu_s_ += q.gpu_s;
@@ -216,7 +216,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
     if (j.status != JobStatus::kRunning) continue;  // already stopping
     if ((view.now() - j.placed_since).seconds() < config_.preempt_min_run_s) continue;
     const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
-    victims_.emplace_back(-estimated_remaining_s(view, j) / rate, j.arrival_seq, r);
+    victims_.emplace_back(-observed_remaining_s(config_.information, view, j) / rate, j.arrival_seq, r);
   }
   const int k = config_.max_candidates;
   const int take = std::min<int>(std::min(config_.preempt_rows, k - rows), static_cast<int>(victims_.size()));

@@ -22,7 +22,7 @@ namespace schedsim::rl {
 // calls started() as it applies each start); the kernel tells it about arrivals and ends.
 class PendingQueue : public Policy {
  public:
-  explicit PendingQueue(CandidateOrder order) : order_(order) {}
+  PendingQueue(CandidateOrder order, InformationModel information) : order_(order), info_(std::move(information)) {}
   std::string name() const override { return "rl-env"; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override;
   void on_job_finished(const SchedulerView& view, JobSlot job) override;
@@ -53,21 +53,21 @@ class PendingQueue : public Policy {
   void remove(JobSlot job);
 
   CandidateOrder order_;
+  InformationModel info_;
   std::set<Entry> queue_;
   std::vector<Queued> by_slot_;
   std::int64_t queued_gpus_ = 0;
   double queued_gpu_s_ = 0;
 };
 
-// The job's estimated total run time at rate 1: its estimate when it has one, else its
-// duration (an oracle: docs/rl.md).
-inline double estimated_total_s(const JobSpec& s) { return s.has_estimate() ? s.estimate_s : s.duration_s; }
-// Estimated seconds of work left at rate 1: the estimate (duration when it has none)
-// scaled by the fraction of the job's true work still to do.
-// Inline: it runs per row and per running job in every observation.
-inline double estimated_remaining_s(const SchedulerView& view, const JobState& j) {
-  const double fraction = j.spec.duration_s > 0 ? remaining_work_now_s(view, j) / j.spec.duration_s : 0.0;
-  return estimated_total_s(j.spec) * fraction;
+// The job's size and its work left (work-seconds at rate 1) as the observation shows
+// them: from the scenario's information model (policies/information.hpp; under oracle
+// the estimate, or the duration without one, scaled by the true fraction left), and 0
+// under `none`, where the observation carries no duration information.
+// Inline: they run per row and per running job in every observation.
+inline double observed_total_s(const InformationModel& info, const JobSpec& s) { return info.knows_durations() ? info.estimated_total_s(s) : 0.0; }
+inline double observed_remaining_s(const InformationModel& info, const SchedulerView& view, const JobState& j) {
+  return info.knows_durations() ? info.estimated_remaining_s(view, j) : 0.0;
 }
 
 // One candidate row: a start of a pending job on a placement or, with the preemption

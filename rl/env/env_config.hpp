@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "policies/information.hpp"
 #include "sim/config_node.hpp"
 
 namespace schedsim {
@@ -26,7 +27,7 @@ struct RewardWeights {
 // The order in which pending jobs are offered as candidates (the first ones fill the K rows).
 enum class CandidateOrder : std::uint8_t {
   kArrival,           // queue order: arrival (the environment never preempts)
-  kShortestEstimate,  // estimate_s (duration_s when absent), then arrival
+  kShortestEstimate,  // the information model's size (oracle: estimate_s, else duration_s), then arrival
   kFewestGpus,        // num_gpus, then arrival
 };
 
@@ -69,11 +70,18 @@ struct EnvConfig {
   std::vector<double> cooling_setpoints_c;
   // Attach an InvariantChecker to every episode's simulator (tests; slow on big clusters).
   bool check_invariants = false;
+  // Not an `env:` key: the scenario's `information:` (set by from_scenario, or by the rl
+  // policy from its PolicyContext). The duration features and the shortest_estimate order
+  // come from it (docs/rl.md lists which); under `none` those features are 0.
+  InformationModel information;
 
   // Parses the scenario's `env:` map (docs/config.md); unknown keys are rejected.
   static EnvConfig parse(const ConfigNode& node);
-  // The scenario's env config: parse(scenario.env_yaml), or the defaults without one.
+  // The scenario's env config: parse(scenario.env_yaml), or the defaults without one,
+  // with the scenario's information model (refused when it cannot serve the order).
   static EnvConfig from_scenario(const ScenarioConfig& scenario);
+  // Throws InputError at `who` (e.g. "policy 'rl'") when `information` is none and the order needs sizes.
+  void check_information(const std::string& who) const;
 };
 
 // The cooling set-points one thermal model allows (`name` as messages show it, e.g.

@@ -56,14 +56,14 @@ struct JobTerms {
 
 double log_rank(int rank, int max_candidates) { return std::log1p(static_cast<double>(rank)) / std::log1p(static_cast<double>(max_candidates)); }
 
-void job_terms(const SchedulerView& view, const Candidate& c, int max_candidates, JobTerms& t, FeatureLogCache* cache) {
+void job_terms(const SchedulerView& view, const InformationModel& info, const Candidate& c, int max_candidates, JobTerms& t, FeatureLogCache* cache) {
   const JobState& j = view.job(c.job);
   const JobSpec& s = j.spec;
   const double now_s = view.now().seconds();
   const double total_devices = view.cluster_state().spec().num_devices();
   t.job = c.job;
   t.rank = c.rank;
-  t.work_s = estimated_remaining_s(view, j);
+  t.work_s = observed_remaining_s(info, view, j);
   t.gpus_frac = s.num_gpus / total_devices;
   const double work_h = t.work_s / kHour_s, gpu_work_h = s.num_gpus * t.work_s / kHour_s;
   const double age_h = std::max(0.0, now_s - s.submit.seconds()) / kHour_s;
@@ -133,14 +133,14 @@ void write_cooling_row(const Candidate& c, float* row, int features) {  // only 
 
 }  // namespace
 
-void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features) {
+void write_candidate_features(const SchedulerView& view, const InformationModel& info, const Candidate& c, int max_candidates, float* row, int features) {
   if (c.cooling) return write_cooling_row(c, row, features);
   JobTerms t;
-  job_terms(view, c, max_candidates, t, nullptr);
+  job_terms(view, info, c, max_candidates, t, nullptr);
   write_start_or_preempt_row(view, c, t, row, features, nullptr);
 }
 
-void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
+void write_candidate_rows(const SchedulerView& view, const InformationModel& info, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
                           std::uint8_t* mask, int features, FeatureLogCache* cache) {
   std::memset(out, 0, sizeof(float) * static_cast<std::size_t>(max_candidates) * static_cast<std::size_t>(features));
   std::memset(mask, 0, static_cast<std::size_t>(max_candidates));
@@ -151,7 +151,7 @@ void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate
     if (c.cooling) {
       write_cooling_row(c, row, features);
     } else {
-      if (c.job != t.job || c.rank != t.rank) job_terms(view, c, max_candidates, t, cache);
+      if (c.job != t.job || c.rank != t.rank) job_terms(view, info, c, max_candidates, t, cache);
       write_start_or_preempt_row(view, c, t, row, features, cache);
     }
     mask[i] = c.legal ? 1 : 0;
@@ -175,7 +175,7 @@ double forecast_mean(const GridSignals& signals, SignalKind kind, Tick now, std:
 
 }  // namespace
 
-void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global, int features, FeatureLogCache* cache) {
+void write_global_features(const SchedulerView& view, const InformationModel& info, const PendingQueue& queue, float* global, int features, FeatureLogCache* cache) {
   const ClusterState& state = view.cluster_state();
   const ClusterSpec& spec = state.spec();
   double free_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
@@ -190,7 +190,7 @@ void write_global_features(const SchedulerView& view, const PendingQueue& queue,
   for (JobSlot r = view.first_running(); r != kNoJob; r = view.job(r).next_in_list) {
     const JobState& j = view.job(r);
     const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
-    remaining_h += estimated_remaining_s(view, j) / rate / kHour_s;
+    remaining_h += observed_remaining_s(info, view, j) / rate / kHour_s;
     ++running;
   }
   const double day_phase = std::fmod(view.now().seconds(), kDay_s) / kDay_s * kTwoPi;

@@ -34,8 +34,9 @@ std::vector<std::string> global_feature_names(bool cooling = false);
 
 // Writes one row of kCandidateFeatures values for candidate `c` at the view's now (a
 // SchedulerView: the same code serves the environment and a policy running an agent).
+// `info`: the scenario's information model, behind the duration columns (docs/rl.md).
 // With `features` > kCandidateFeatures the cooling columns follow.
-void write_candidate_features(const SchedulerView& view, const Candidate& c, int max_candidates, float* row, int features = kCandidateFeatures);
+void write_candidate_features(const SchedulerView& view, const InformationModel& info, const Candidate& c, int max_candidates, float* row, int features = kCandidateFeatures);
 // ln(1 + x) remembered for its last argument: log1p is a pure function, so an equal
 // argument (bit for bit) gives the same bits without the call. Starts as log1p(0) = 0.
 class Log1pMemo {
@@ -77,10 +78,10 @@ struct FeatureLogCache {
 // Writes the K x F candidate block (rows beyond `rows` zero) and the first K mask entries
 // (1 = legal); the wait entry is the caller's. `cache` (optional) only saves work: the
 // output is the same with or without it.
-void write_candidate_rows(const SchedulerView& view, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
+void write_candidate_rows(const SchedulerView& view, const InformationModel& info, const std::vector<Candidate>& candidates, int rows, int max_candidates, float* out,
                           std::uint8_t* mask, int features = kCandidateFeatures, FeatureLogCache* cache = nullptr);
 // Writes kGlobalFeatures values (`cache` as for write_candidate_rows).
-void write_global_features(const SchedulerView& view, const PendingQueue& queue, float* global, int features = kGlobalFeatures,
+void write_global_features(const SchedulerView& view, const InformationModel& info, const PendingQueue& queue, float* global, int features = kGlobalFeatures,
                            FeatureLogCache* cache = nullptr);
 
 }  // namespace schedsim::rl

@@ -40,9 +40,9 @@ std::string MdpStep::mask_string() const {
 void MdpStep::write_observation(const SchedulerView& view, const PendingQueue& queue, float* candidates, float* global, std::uint8_t* mask,
                                 FeatureLogCache* cache) const {
   const int k = config_.max_candidates;
-  write_candidate_rows(view, candidates_, rows_, k, candidates, mask, candidate_feature_count(config_), cache);
+  write_candidate_rows(view, config_.information, candidates_, rows_, k, candidates, mask, candidate_feature_count(config_), cache);
   mask[k] = wait_legal_ ? 1 : 0;
-  write_global_features(view, queue, global, global_feature_count(config_), cache);
+  write_global_features(view, config_.information, queue, global, global_feature_count(config_), cache);
 }
 
 void MdpStep::decode(int action, const SchedulerView& view, ActionBatch& out) const {

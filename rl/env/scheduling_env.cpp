@@ -16,8 +16,15 @@
 namespace schedsim::rl {
 
 EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
-  if (!scenario.env_yaml.IsDefined() || scenario.env_yaml.IsNull()) return EnvConfig{};
-  return parse(ConfigNode(scenario.env_yaml, scenario.env_source, "env"));
+  EnvConfig c = !scenario.env_yaml.IsDefined() || scenario.env_yaml.IsNull() ? EnvConfig{} : parse(ConfigNode(scenario.env_yaml, scenario.env_source, "env"));
+  c.information = scenario.information.with_seed(scenario.seed);
+  c.check_information("the RL environment");
+  return c;
+}
+
+// Here rather than in env_config.cpp: schedsim_rl_config links no policies.
+void EnvConfig::check_information(const std::string& who) const {
+  if (order == CandidateOrder::kShortestEstimate) information.require_durations_at(who, "env.order: shortest_estimate");
 }
 
 Tick signal_wake(const SchedulerView& view) {
@@ -39,7 +46,9 @@ void check_cooling(const ScenarioConfig& scenario, const EnvConfig& config) {
 
 namespace {
 
-// Sums the slowdowns of the jobs that end, for the slowdown reward term.
+// Sums the slowdowns of the jobs that end, for the slowdown reward term. The reward is
+// the environment's, not the agent's observation: it may use the true duration (known once
+// the job has ended), whatever the information level.
 class SlowdownMeter : public Observer {
  public:
   void on_job_end(const JobState& j) override {
@@ -77,7 +86,7 @@ struct SchedulingEnv::Impl {
   bool truncated = false;
 
   Impl(std::shared_ptr<const ScenarioConfig> s, EnvConfig c)
-      : scenario(std::move(s)), config(std::move(c)), queue(config.order), mdp(config) {}
+      : scenario(std::move(s)), config(std::move(c)), queue(config.order, config.information), mdp(config) {}
 
   void finish() {
     mdp.clear();

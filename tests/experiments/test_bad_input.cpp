@@ -66,7 +66,7 @@ TEST_CASE("bad input: missing files", "[experiments][bad-input]") {
 
 TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]") {
   CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\nsed: 3\n").error ==
-        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters, inference, market, metrics");
+        "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters, inference, market, metrics, information");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 5\n    gpu: 1\n").error ==
         "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: lots\n").error ==
@@ -153,7 +153,7 @@ TEST_CASE("bad input: energy and signals keys and a signal file with a gap", "[e
 }
 
 TEST_CASE("bad input: datacenters keys", "[experiments][errors][datacenters]") {
-  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\npolicy: spatial\n";
+  const std::string w = "workload: {synthetic: {num_jobs: 5, gpus: {1: 1}}}\ninformation: oracle\npolicy: spatial\n";
   const std::string two = "datacenters:\n  sites:\n    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 100}}\n"
                           "    - {name: B, nodes: [{count: 1, type: V100, devices_per_node: 4}], signals: {carbon: 200}}\n";
   CHECK_THAT(attempt(kCluster + two + w).error, Catch::Contains("with `datacenters:` the nodes go under each datacenter"));

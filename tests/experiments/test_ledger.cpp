@@ -72,6 +72,7 @@ market:
        spot: {devices: 4, usd_h: 1.1, availability: {model: on_off, mean_up_h: 1, mean_down_h: 0.5, fraction_reclaimed: 0.5}}}
     - {datacenter: SG, type: V100, on_demand_usd_h: 1.5}
 workload: {trace: {path: jobs.csv, format: schedsim}}
+information: oracle
 policy: spatial
 )";
 

@@ -39,6 +39,7 @@ workload:
     arrival: {process: poisson, mean_interarrival_s: 60}
     duration_s: {dist: exponential, mean: 600}
     gpus: {1: 0.6, 2: 0.2, 4: 0.2}
+information: oracle
 policy: fifo
 """
 

@@ -33,6 +33,7 @@ workload:
     duration_s: {dist: exponential, mean: 900}
     gpus: {1: 0.5, 2: 0.25, 4: 0.25}
 energy: {}
+information: oracle
 policy: fifo
 """
 

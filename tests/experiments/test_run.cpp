@@ -31,6 +31,7 @@ workload:
     arrival: {process: poisson, mean_interarrival_s: 60}
     duration_s: {dist: exponential, mean: 3600}
     gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}
+information: oracle
 policy: sjf
 )";
 
@@ -151,7 +152,7 @@ TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experim
   const PolicyRegistry reg = builtin_policies();
   for (const std::string policy : {"fifo", "sjf"}) {
     const std::string yaml = "cluster: {nodes: [{count: 8, type: V100, devices_per_node: 8}]}\n"
-                             "workload: {trace: {path: " + data + "/itp/cluster10.csv, format: itp}}\npolicy: " + policy + "\n";
+                             "workload: {trace: {path: " + data + "/itp/cluster10.csv, format: itp}}\ninformation: oracle\npolicy: " + policy + "\n";
     const RunResult r = run_scenario(load(dir, yaml), reg, RunOptions{dir.path(policy)});
     INFO(policy);
     CHECK(r.summary.jobs_arrived == 260);

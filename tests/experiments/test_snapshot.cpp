@@ -47,6 +47,7 @@ workload:
     gpus: {1: 0.6, 2: 0.15, 4: 0.15, 8: 0.1}
 energy: {pue: 1.2}
 signals: {price: {diurnal: {mean: 80, amplitude: 40}}, carbon: {diurnal: {mean: 300, amplitude: 100}}}
+information: oracle
 policy: sjf
 )";
 
@@ -168,6 +169,7 @@ workload:
     arrival: {process: poisson, mean_interarrival_s: 600}
     duration_s: {dist: lognormal, median: 3600, sigma: 1.0}
     gpus: {1: 0.5, 2: 0.25, 4: 0.15, 8: 0.1}
+information: oracle
 policy: spatial
 )";
 // A hot site: hourly outside temperatures, set-point actions, throttling.
@@ -252,7 +254,7 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"failures under tiresias", kFailures, {"policy=tiresias"}},
       {"topology contention", kTopology, {}},
       {"datacenters and inference services", kGeo, {}},
-      {"spatio-temporal", kGeo, {"policy=spatio-temporal"}},
+      {"spatio-temporal", kGeo, {"policy=spatio-temporal", "information=oracle"}},
       {"fractional jobs from a trace, fgd", kTrace, {}},
       {"market: spot reclamations and the ledger", kMarket, {}},
       {"thermal model under thermal-aware", kThermal, {}},

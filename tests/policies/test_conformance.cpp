@@ -154,6 +154,27 @@ TEST_CASE("golden outputs: each registered policy reproduces tests/golden/<polic
   }
 }
 
+TEST_CASE("golden outputs: under information: oracle each registered policy reproduces tests/golden/oracle/<policy>.csv byte for byte", "[policies][golden][information]") {
+  // The information model's regression anchor: with the truth declared, every policy
+  // schedules exactly as it did before `information:` existed.
+  const std::string golden_dir = std::string(SCHEDSIM_SOURCE_DIR) + "/tests/golden";
+  const PolicyRegistry registry = builtin_policies();
+  schedsim::test::TempDir dir;
+  for (const PolicyInfo& info : registry.all()) {
+    INFO("policy " << info.name);
+    const std::string golden_path = golden_dir + "/oracle/" + info.name + ".csv";
+    if (!std::filesystem::exists(golden_path)) FAIL("no golden file " << golden_path << " for registered policy '" << info.name << "': run scripts/regen_golden.sh");
+    const ScenarioConfig scenario = load_scenario(golden_dir + "/scenario.yaml", {"policy=" + info.name, "information=oracle"}, std::nullopt, registry);
+    run_scenario(scenario, registry, RunOptions{dir.path(info.name)});
+    std::ifstream got(dir.path(info.name + "/jobs.csv"), std::ios::binary), want(golden_path, std::ios::binary);
+    std::stringstream got_text, want_text;
+    got_text << got.rdbuf();
+    want_text << want.rdbuf();
+    CHECK(!want_text.str().empty());
+    CHECK(got_text.str() == want_text.str());
+  }
+}
+
 TEST_CASE("preemptive policies under physics wait for checkpoint saves and complete every job", "[policies][conformance][physics]") {
   // The placement experiment turns physics on: preemptions cost checkpoint time, so a
   // preempting head starts only when the victims' saves end (not in the same batch).

@@ -110,6 +110,7 @@ signals:
   origin_utc: 2023-03-01T00:00:00Z
   carbon: {file: )" + data + R"(/carbon/DE-LU_2023_hourly.csv}
   price: {file: )" + data + R"(/prices/DE-LU_electricity_prices_2023.csv}
+information: oracle
 policy: fifo
 )";
   const std::string path = dir.write("de.yaml", yaml);

@@ -24,6 +24,7 @@ GOLDEN_DICT = {
         "price": {"diurnal": {"mean": 90, "amplitude": 40, "peak_hour_utc": 18}},
         "carbon": {"diurnal": {"mean": 350, "amplitude": 150, "peak_hour_utc": 19}},
     },
+    "information": {"estimates": {"source": "noisy", "sigma": 0.5}},
     "policy": "fifo",
 }
 

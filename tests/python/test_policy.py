@@ -149,3 +149,29 @@ def test_python_policy_sets_the_cooling_setpoint(tmp_path):
 
     with pytest.raises(schedsim.PolicyError, match="outside the allowed range"):
         schedsim.simulate(str(scenario), policy=TooWarm())
+
+
+def test_jobs_show_only_what_the_information_level_allows(golden_yaml):
+    """Job.duration_s is the truth only under information: oracle; otherwise the estimate
+    (here the golden scenario's noisy one) or nothing. attained_work_s is always known."""
+    import math
+
+    class Look(PyFifo):
+        def __init__(self):
+            self.rows = []
+
+        def decide(self, view):
+            for j in view.pending + view.running:
+                self.rows.append((j.duration_s, j.estimate_s, j.remaining_work_s, j.attained_work_s))
+            return super().decide(view)
+
+    looks, summaries = {}, {}
+    for level in ["oracle", "none", None]:  # None: the golden scenario's own (noisy estimates)
+        overrides = [] if level is None else [f"information={level}"]
+        look = Look()
+        summaries[level] = schedsim.simulate(schedsim.load_config(golden_yaml, overrides=overrides), policy=look).summary
+        looks[level] = look.rows
+    assert summaries["oracle"] == summaries["none"] == summaries[None]  # fifo asks for nothing
+    assert all(d > 0 and r >= 0 and a >= 0 for d, _, r, a in looks["oracle"])
+    assert all(math.isnan(d) and math.isnan(e) and math.isnan(r) and a >= 0 for d, e, r, a in looks["none"])
+    assert all(math.isnan(d) and e > 0 and r >= 0.1 * e * (1 - 1e-12) for d, e, r, _ in looks[None])

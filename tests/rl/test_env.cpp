@@ -356,7 +356,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   REQUIRE(cfg.preempt_rows > 0);
   std::vector<std::string> warnings;
   SimulationSetup setup(sc, 5, warnings);
-  PendingQueue queue(cfg.order);
+  PendingQueue queue(cfg.order, cfg.information);
   auto sim = setup.make_simulator(queue);
   const ClusterPhysics* physics = setup.physics();
   REQUIRE(physics != nullptr);
@@ -402,10 +402,10 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
     std::vector<float> kept_rows(static_cast<std::size_t>(k * f)), plain_rows(kept_rows.size()), kept_global(static_cast<std::size_t>(g)),
         plain_global(kept_global.size());
     std::vector<std::uint8_t> kept_mask(static_cast<std::size_t>(k)), plain_mask(kept_mask.size());
-    write_candidate_rows(sim->view(), rows, n, k, kept_rows.data(), kept_mask.data(), f, &logs);
-    write_candidate_rows(sim->view(), rows, n, k, plain_rows.data(), plain_mask.data(), f);
-    write_global_features(sim->view(), queue, kept_global.data(), g, &logs);
-    write_global_features(sim->view(), queue, plain_global.data(), g);
+    write_candidate_rows(sim->view(), cfg.information, rows, n, k, kept_rows.data(), kept_mask.data(), f, &logs);
+    write_candidate_rows(sim->view(), cfg.information, rows, n, k, plain_rows.data(), plain_mask.data(), f);
+    write_global_features(sim->view(), cfg.information, queue, kept_global.data(), g, &logs);
+    write_global_features(sim->view(), cfg.information, queue, plain_global.data(), g);
     CHECK(std::memcmp(kept_rows.data(), plain_rows.data(), kept_rows.size() * sizeof(float)) == 0);
     CHECK(std::memcmp(kept_global.data(), plain_global.data(), kept_global.size() * sizeof(float)) == 0);
     CHECK(kept_mask == plain_mask);
@@ -449,7 +449,7 @@ TEST_CASE("A hand-built case has the expected candidates and features", "[rl][en
                                       "b,0,1,1800,7200\n"
                                       "c,10,4,100,\n");
   auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 2, type: V100, devices_per_node: 2}\nworkload: {trace: {path: " + trace +
-                          "}}\nenv: {max_candidates: 4, placements: [packed, first_fit], max_blocked_rows: 1}\n");
+                          "}}\ninformation: oracle\nenv: {max_candidates: 4, placements: [packed, first_fit], max_blocked_rows: 1}\n");
   const EnvConfig cfg = EnvConfig::from_scenario(*sc);
   REQUIRE(cfg.max_candidates == 4);
   REQUIRE(cfg.placements.size() == 2);
@@ -541,7 +541,7 @@ TEST_CASE("Preemption rows offer running jobs, longest remaining run first, and 
                                       "mid,0,2,3600,7200\n"
                                       "small,100,1,60,\n");
   auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace +
-                          "}}\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2, preempt_min_run_s: 50}\n");
+                          "}}\ninformation: oracle\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2, preempt_min_run_s: 50}\n");
   const EnvConfig cfg = EnvConfig::from_scenario(*sc);
   REQUIRE(cfg.preempt_rows == 2);
   EnvConfig too_many = cfg;
@@ -720,7 +720,7 @@ TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
                                       "big,0,2,600,\n"
                                       "long,0,1,9000,\n"
                                       "short,0,1,100,50\n");
-  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace + "}}\n";
+  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace + "}}\ninformation: oracle\n";
   auto first_ids = [&](const std::string& order) {
     auto sc = scenario_from(base + "env: {max_candidates: 3, placements: [first_fit], order: " + order + "}\n");
     SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
@@ -774,7 +774,9 @@ TEST_CASE("wait_is_legal: wait is illegal only while jobs are pending and nothin
 
 TEST_CASE("bench env steps the built-in RL scenario", "[rl][vector][bench]") {
   const PolicyRegistry registry = builtin_policies();
-  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=30"}, registry);
+  // The observation of old (the bench times the environment, its episode lengths are
+  // those it was written for).
+  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=30", "information=oracle"}, registry);
   CHECK(sc.name == "rl-default");
   EnvBenchOptions options;
   options.steps = 200;
@@ -789,7 +791,7 @@ TEST_CASE("bench env steps the built-in RL scenario", "[rl][vector][bench]") {
 }
 
 TEST_CASE("The env map of a scenario is parsed strictly", "[rl][env][config]") {
-  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 2}\nworkload: {synthetic: {num_jobs: 5}}\n";
+  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 2}\nworkload: {synthetic: {num_jobs: 5}}\ninformation: oracle\n";
   auto cfg = EnvConfig::from_scenario(*scenario_from(base + "env: {max_candidates: 8, order: shortest_estimate, reward: {slowdown: 0.5}}\n"));
   CHECK(cfg.max_candidates == 8);
   CHECK(cfg.order == CandidateOrder::kShortestEstimate);
