@@ -233,7 +233,6 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
     else if (!note.empty()) out << "  " << note;
     out << (markdown ? " |\n" : "\n");
   };
-  if (!runs.empty()) out << "information: " << runs.front().information << (markdown ? "\n\n" : "\n");
   std::vector<std::string> titles;
   for (const auto& c : cols) titles.push_back(c.title);
   row(titles, markdown && marked ? "identical to" : "");
@@ -272,6 +271,8 @@ std::string comparison_header(const std::vector<RunResult>& runs, int num_device
         << " (opens at the arrival of job " << w.warmup_jobs + 1 << " after " << w.warmup_jobs << " warm-up jobs; "
         << (until_last_completion ? "closes at the last completion)\n" : "closes at the last arrival: the drain is excluded)\n");
   }
+  // What the schedulers may know (policies/information.hpp): the same for every row.
+  out << "information: " << runs.front().information << '\n';
   return out.str();
 }
 

@@ -11,7 +11,8 @@ cli=${1:-"$root/build/schedsim"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # `schedsim policies` prints each name at the start of a line, its details indented.
-for policy in $("$cli" policies | grep -v '^[[:space:]]'); do
+# `rl` needs a checkpoint: its golden is the shipped agent's test (tests/rl/).
+for policy in $("$cli" policies | grep -v '^[[:space:]]' | grep -vx rl); do
   "$cli" run "$root/tests/golden/scenario.yaml" --set "policy=$policy" --out "$tmp/$policy" --quiet
   cp "$tmp/$policy/jobs.csv" "$root/tests/golden/$policy.csv"
   echo "tests/golden/$policy.csv"

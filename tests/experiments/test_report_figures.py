@@ -44,6 +44,7 @@ REPORT_PY = os.path.join(HERE, "..", "..", "experiments", "report.py")
 SCENARIO = """
 name: figures
 seed: 3
+information: oracle  # every policy runs (the figure needs 30+ series)
 cluster:
   nodes:
     - {count: 2, type: V100, devices_per_node: 4}

@@ -202,6 +202,7 @@ TEST_CASE("gandiva and elastic-goodput place each job on one device type when mi
   // per type), every job completes and no allocation spans types.
   schedsim::test::TempDir dir;
   const std::string config = dir.write("forbid.yaml", R"(seed: 5
+information: oracle
 cluster:
   nodes:
     - {count: 2, type: H100-SXM, devices_per_node: 4}

@@ -665,6 +665,7 @@ TEST_CASE("every peer preset and rounds compositions run on a heterogeneous clus
   schedsim::test::TempDir dir;
   const std::string config = dir.write("hetero.yaml", R"(name: hetero
 seed: 3
+information: oracle
 cluster:
   nodes:
     - {count: 2, type: A100-80GB, devices_per_node: 4}

@@ -146,12 +146,14 @@ TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's deci
 TEST_CASE("The shipped agent's mean JCT on rl_default.yaml is fixed (golden)", "[rl][train][golden]") {
   // experiments/agents/default.pt on the held-out workload of seed 1 (see
   // experiments/agents/README.md: retrain and update this number when the environment's
-  // features change).
+  // features change). 2935.12 s since the information model: the agent's duration
+  // features are the noisy estimates' (information: estimates), no longer the truth
+  // (2956.10 s when they were clairvoyant).
   const PolicyRegistry reg = registry_with_rl();
   const ScenarioConfig s = load_scenario(kConfigs + "rl_default.yaml", {}, 1, reg);
   const YAML::Node policy = YAML::Load("{name: rl, path: '" + std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/agents/default.pt'}");
   const RunResult r = run_scenario(s, reg, RunOptions{}, &policy);
   REQUIRE(r.summary.mean_jct_s);
   CHECK(r.summary.jobs_completed == 200);
-  CHECK(*r.summary.mean_jct_s == Approx(2956.0968157300008).epsilon(1e-9));
+  CHECK(*r.summary.mean_jct_s == Approx(2935.1236134899996).epsilon(1e-9));
 }

@@ -176,11 +176,11 @@ TEST_CASE("on the default scenario the window separates the policies that whole-
   const auto runs = compare_policies(s, builtin_policies(), {"fifo", "sjf", "round_fifo"}, RunOptions{});
   REQUIRE(runs.size() == 3);
   CHECK(*runs[0].summary.gpu_utilization == Approx(0.437).margin(5e-4));
-  CHECK(*runs[1].summary.gpu_utilization == Approx(0.437).margin(5e-4));
+  CHECK(*runs[1].summary.gpu_utilization == Approx(0.436).margin(5e-4));  // sjf on the default's noisy estimates
   CHECK(*runs[0].summary.offered_load == Approx(1.1335478386283173).epsilon(1e-12));
   CHECK(runs[0].summary.window.warmup_jobs == 200);
   CHECK(*runs[0].summary.window.gpu_utilization == Approx(0.97828).margin(1e-5));
   CHECK(*runs[2].summary.window.gpu_utilization == Approx(0.78820).margin(1e-5));
   CHECK(*runs[0].summary.window.mean_queue_length == Approx(90.996).margin(1e-3));
-  CHECK(*runs[1].summary.window.mean_queue_length == Approx(17.130).margin(1e-3));
+  CHECK(*runs[1].summary.window.mean_queue_length == Approx(19.750).margin(1e-3));
 }
