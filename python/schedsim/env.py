@@ -3,7 +3,9 @@
 Observation: {"candidates": float32 [K, F], "global": float32 [G]}; action: Discrete(K+1),
 0..K-1 start that candidate (job, placement) now, K wait (masked only when nothing else
 could ever happen; docs/rl.md). The legal actions are in info["action_mask"] and
-env.action_masks() (the maskable-PPO convention).
+env.action_masks() (the maskable-PPO convention). By default any action of the action
+space is accepted: an illegal one is taken as wait, or, when wait is illegal too, as the
+first legal action (docs/python.md, "Invalid actions").
 """
 import math
 
@@ -34,6 +36,49 @@ _MAX_CANDIDATES = 4096  # env.max_candidates' limit (rl/env/scheduling_env.cpp)
 _MAX_ENVS = 65536  # VectorEnv sizes (docs/rl.md): far above any machine's useful count
 _MAX_THREADS = 1024
 
+# Seeds 0 .. EVAL_SEED_END-1 are for evaluation: every seed written by hand (a scenario's
+# seed:, sweep seeds 1..N, held-out seeds 1..8, train.eval_seed_start). An unseeded reset
+# never uses one: it draws from TRAIN_SEED_START .. TRAIN_SEED_END-1, whose top leaves
+# room for a VectorEnv's auto-reset sequence (seed + num_envs x episode) below 2^63.
+EVAL_SEED_END = 2**32
+TRAIN_SEED_START = 2**32
+TRAIN_SEED_END = 2**62
+
+_INVALID_ACTION = ("remap", "raise")
+
+
+def _check_invalid_action(invalid_action, penalty):
+    if invalid_action == "wait":  # the earlier name; now the same rule as "remap"
+        invalid_action = "remap"
+    if invalid_action not in _INVALID_ACTION:
+        raise ValueError(f"invalid_action: expected 'remap' (the default) or 'raise', got {invalid_action!r}")
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float, np.integer, np.floating)) or not math.isfinite(penalty) or penalty < 0:
+        raise ValueError(f"invalid_action_penalty: expected a finite number >= 0, got {penalty!r}")
+    if penalty and invalid_action == "raise":
+        raise ValueError("invalid_action_penalty: only meaningful with invalid_action='remap' (an illegal action raises with 'raise')")
+    return invalid_action, float(penalty)
+
+
+def legal_action(mask, action):
+    """The action an env takes for `action` under `mask` (bool [K+1]): the action itself
+    when legal, else wait (K) when wait is legal, else the first legal action."""
+    if mask[action]:
+        return action
+    if mask[-1]:
+        return len(mask) - 1
+    return int(np.argmax(mask))
+
+
+def legal_actions(masks, actions):
+    """legal_action for each row of masks [N, K+1] and actions [N] (int32 out)."""
+    actions = np.asarray(actions)
+    rows = np.arange(len(masks))
+    ok = masks[rows, actions]
+    if ok.all():
+        return actions.astype(np.int32, copy=False), ok
+    fallback = np.where(masks[:, -1], masks.shape[1] - 1, np.argmax(masks, axis=1))
+    return np.where(ok, actions, fallback).astype(np.int32), ok
+
 
 def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
     """Arguments given (None = the scenario's `env:` map, or its default)."""
@@ -59,12 +104,41 @@ def _env_kwargs(max_candidates, reward_scale, max_steps, reward):
     return out
 
 
+# Bounds of the features (docs/rl.md, "Observation"), by column name: 0/1 flags and
+# fractions of the devices in [0, 1], ln(1 + x) and counts in [0, inf), sin/cos in
+# [-1, 1]; the others (priority, deadline slack, prices, extra columns) are unbounded.
+_UNIT = (0.0, 1.0)
+_NONNEG = (0.0, np.inf)
+_CANDIDATE_BOUNDS = {
+    "gpus_frac": _UNIT, "log_est_work_h": _NONNEG, "log_est_gpu_h": _NONNEG, "log_age_h": _NONNEG,
+    "speed_vs_best": _NONNEG, "log_est_runtime_h": _NONNEG, "memory_use": _NONNEG, "has_deadline": _UNIT,
+    "log2_nodes": _NONNEG, "cross_rack": _UNIT, "shares_node": _UNIT, "log_rank": _NONNEG, "blocked": _UNIT,
+    "opt_packed": _UNIT, "opt_fastest_type": _UNIT, "opt_slowest_type": _UNIT, "opt_first_fit": _UNIT, "preempt": _UNIT,
+}
+_GLOBAL_BOUNDS = {
+    "free_frac_type0": _UNIT, "free_frac_type1": _UNIT, "free_frac_type2": _UNIT, "free_frac_type3": _UNIT,
+    "free_frac": _UNIT, "log_queue_len": _NONNEG, "queued_gpus_frac": _NONNEG, "log_queued_gpu_h": _NONNEG,
+    "log_running": _NONNEG, "log_running_mean_remaining_h": _NONNEG, "time_of_day_sin": (-1.0, 1.0),
+    "time_of_day_cos": (-1.0, 1.0),
+}
+
+
+def _bounds(names, count, table):
+    low = np.full(count, -np.inf, np.float32)
+    high = np.full(count, np.inf, np.float32)
+    for i, name in enumerate(names[:count]):  # extra columns (cooling) stay unbounded
+        low[i], high[i] = table.get(name, (-np.inf, np.inf))
+    return low, high
+
+
 def _spaces(shape):
     k, f, g = shape["num_candidates"], shape["candidate_features"], shape["global_features"]
+    c_low, c_high = _bounds(_schedsim.candidate_feature_names(), f, _CANDIDATE_BOUNDS)
+    g_low, g_high = _bounds(_schedsim.global_feature_names(), g, _GLOBAL_BOUNDS)
     obs = spaces.Dict(
         {
-            "candidates": spaces.Box(-np.inf, np.inf, (k, f), np.float32),
-            "global": spaces.Box(-np.inf, np.inf, (g,), np.float32),
+            "candidates": spaces.Box(np.broadcast_to(c_low, (k, f)), np.broadcast_to(c_high, (k, f)), (k, f), np.float32),
+            "global": spaces.Box(g_low, g_high, (g,), np.float32),
         }
     )
     return obs, spaces.Discrete(k + 1)
@@ -75,8 +149,11 @@ def _check_options(options):
         raise ValueError(f"options: this environment takes no reset options (expected None or {{}}), got {options!r}")
 
 
-def _draw_seed(np_random):
-    return int(np_random.integers(0, 2**62))
+def _draw_seed(np_random, size=None):
+    """A training seed (never an evaluation one: TRAIN_SEED_START .. TRAIN_SEED_END-1)."""
+    if size is None:
+        return int(np_random.integers(TRAIN_SEED_START, TRAIN_SEED_END))
+    return [int(x) for x in np_random.integers(TRAIN_SEED_START, TRAIN_SEED_END, size=size)]
 
 
 # Colours of the RGB view: free devices grey, busy ones by job (a fixed palette).
@@ -121,30 +198,51 @@ class SchedsimEnv(gymnasium.Env):
     reward_scale: seconds -> reward units of the time-integral terms (default 1/3600: hours).
     max_steps: truncate an episode after this many steps (0 = never, the default).
     reward: weights {"jobs_in_system": 1.0, "slowdown": 0.0, "makespan": 0.0}.
-    invalid_action: "raise" (default: a masked action raises schedsim.PolicyError) or
-        "wait" (a masked action is taken as wait and info["invalid_action"] is True; for
-        learners that ignore the mask).
+    invalid_action: "remap" (default: any action is accepted; an illegal one is taken as
+        wait, or as the first legal action when wait is illegal too, see legal_action;
+        info["invalid_action"] says it happened, info["action_taken"] what was done) or
+        "raise" (an illegal action raises schedsim.PolicyError). "wait" is the earlier
+        name of "remap".
+    invalid_action_penalty: subtracted from the reward of a step whose action was
+        illegal (default 0; "remap" only).
     render_mode: "ansi" (text) or "rgb_array".
 
-    reset(seed=None): seed None on the first reset uses the scenario's seed, later ones a
-    seed drawn from the env's generator, so a seeded first reset fixes the whole sequence.
+    reset(seed=None): seed None draws the episode's workload seed from the training range
+    (TRAIN_SEED_START .. TRAIN_SEED_END-1, never an evaluation seed 0 .. EVAL_SEED_END-1)
+    with the env's generator, which a seeded reset fixes: reset(seed=s) runs workload s
+    and makes every later unseeded reset reproducible.
+
+    Pickling re-creates the env from its arguments (its episode is not carried over):
+    what AsyncVectorEnv and RLlib workers need.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
     def __init__(self, config=None, *, max_candidates=None, reward_scale=None, max_steps=None, reward=None,
-                 invalid_action="raise", render_mode=None, overrides=None):
-        if invalid_action not in ("raise", "wait"):
-            raise ValueError(f"invalid_action: expected 'raise' or 'wait', got {invalid_action!r}")
+                 invalid_action="remap", invalid_action_penalty=0.0, render_mode=None, overrides=None):
+        invalid_action, invalid_action_penalty = _check_invalid_action(invalid_action, invalid_action_penalty)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: expected None, 'ansi' or 'rgb_array', got {render_mode!r}")
         self.config = load_config(config, overrides=overrides)
         self._env = _schedsim.Env(self.config._scenario, **_env_kwargs(max_candidates, reward_scale, max_steps, reward))
         self.observation_space, self.action_space = _spaces(self._env.shape)
         self.invalid_action = invalid_action
+        self.invalid_action_penalty = invalid_action_penalty
         self.render_mode = render_mode
         self._mask = None
-        self._seeded = False
+        # What pickling needs to build the same env again (a parsed Config travels as its
+        # resolved dict, which loads back to the same scenario).
+        self._init_args = dict(
+            config=_picklable_config(config), max_candidates=max_candidates, reward_scale=reward_scale, max_steps=max_steps,
+            reward=reward, invalid_action=invalid_action, invalid_action_penalty=invalid_action_penalty,
+            render_mode=render_mode, overrides=overrides,
+        )
+
+    def __getstate__(self):
+        return self._init_args
+
+    def __setstate__(self, state):
+        self.__init__(**state)
 
     def reset(self, *, seed=None, options=None):
         if seed is not None:
@@ -152,8 +250,7 @@ class SchedsimEnv(gymnasium.Env):
         super().reset(seed=seed)
         _check_options(options)
         if seed is None:
-            seed = _draw_seed(self.np_random) if self._seeded else self.config.seed
-        self._seeded = True
+            seed = _draw_seed(self.np_random)
         cand, glob, self._mask = self._env.reset(seed)
         return {"candidates": cand, "global": glob}, {"action_mask": self._mask.copy(), "seed": seed}
 
@@ -167,12 +264,13 @@ class SchedsimEnv(gymnasium.Env):
         action = int(action)
         if not 0 <= action < self.action_space.n:
             raise ValueError(f"action: expected an int in 0..{self.action_space.n - 1}, got {action}")
-        info = {}
-        if not self._mask[action] and self.invalid_action == "wait":
-            info["invalid_action"] = True
-            action = self.action_space.n - 1
+        invalid = not self._mask[action]
+        if invalid and self.invalid_action == "remap":
+            action = legal_action(self._mask, action)
         (cand, glob, self._mask), reward, terminated, truncated = self._env.step(action)
-        info["action_mask"] = self._mask.copy()
+        if invalid:
+            reward -= self.invalid_action_penalty
+        info = {"action_mask": self._mask.copy(), "invalid_action": invalid, "action_taken": action}
         return {"candidates": cand, "global": glob}, float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self):
@@ -197,6 +295,12 @@ class SchedsimEnv(gymnasium.Env):
     @property
     def global_feature_names(self):
         return _schedsim.global_feature_names()
+
+
+def _picklable_config(config):
+    from .config import Config
+
+    return config.resolved() if isinstance(config, Config) else config
 
 
 def make(config=None, **kwargs):

@@ -44,34 +44,37 @@ class MaskedSampling(gymnasium.spaces.Discrete):
         return super().sample(mask=mask, probability=probability)
 
 
-def test_check_env_passes_on_the_default_env_when_samples_respect_the_mask():
-    # The env as users get it (a masked action raises): every check of gymnasium's checker
-    # passes once its random actions are legal ones. Unmasked, the checker's first
-    # sampled action is a masked one, and the env says so (docs/python.md).
+def test_check_env_passes_on_the_raise_env_when_samples_respect_the_mask():
+    # With invalid_action="raise" every check of gymnasium's checker passes once its
+    # random actions are legal ones; unmasked, its first sampled action is a masked one,
+    # and the env says so (docs/python.md). The default env passes as it is
+    # (test_env_compliance.py).
     from gymnasium.utils.env_checker import check_env
 
-    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4)
+    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4, invalid_action="raise")
     with pytest.raises(schedsim.PolicyError, match="is masked"):
         check_env(env)
-    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4)
+    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4, invalid_action="raise")
     env.action_space = MaskedSampling(env)
     check_env(env, skip_render_check=False)
-    env = gymnasium.make("schedsim/default-v0", max_candidates=8)
+    env = gymnasium.make("schedsim/default-v0", max_candidates=8, invalid_action="raise")
     env.unwrapped.action_space = MaskedSampling(env.unwrapped)
     check_env(env.unwrapped)
 
 
 def test_check_env_passes_with_invalid_actions_taken_as_wait():
+    # "wait", the earlier name of the default "remap".
     from gymnasium.utils.env_checker import check_env
 
     env = schedsim.make(SMALL, invalid_action="wait", render_mode="rgb_array", max_candidates=4)
+    assert env.invalid_action == "remap"
     check_env(env, skip_render_check=False)
     env = schedsim.make(SMALL, invalid_action="wait", render_mode="ansi", max_candidates=4)
     check_env(env.unwrapped, skip_render_check=False)
 
 
 def test_spaces_and_mask():
-    env = schedsim.make(SMALL, max_candidates=4)
+    env = schedsim.make(SMALL, max_candidates=4, invalid_action="raise")
     assert env.action_space == gymnasium.spaces.Discrete(5)
     obs, info = env.reset(seed=1)
     assert env.observation_space.contains(obs)
