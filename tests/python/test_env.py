@@ -185,7 +185,7 @@ def test_every_shipped_scenario_is_a_gymnasium_env(scenario):
 @pytest.mark.parametrize("max_steps", [0, 37])  # episodes that terminate; that are truncated
 def test_vector_env_equals_single_envs(max_steps):
     n, seed, steps = 3, 100, 400
-    venv = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=max_steps)
+    venv = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=max_steps, autoreset_mode="same_step")
     singles = [schedsim.make(SMALL, max_candidates=4, max_steps=max_steps) for _ in range(n)]
     episodes = [0] * n
     obs, info = venv.reset(seed=seed)
@@ -201,7 +201,7 @@ def test_vector_env_equals_single_envs(max_steps):
         obs, rewards, term, trunc, info = venv.step(actions)
         for i, env in enumerate(singles):
             o, r, te, tr, inf = env.step(int(actions[i]))
-            assert rewards[i] == np.float32(r) and term[i] == te and trunc[i] == tr
+            assert rewards[i] == r and term[i] == te and trunc[i] == tr
             assert ("final_obs" in info and info["_final_obs"][i]) == (te or tr)
             if te or tr:  # same-step autoreset with the next seed of env i's sequence
                 # The old episode's last observation and mask, as gymnasium's SAME_STEP mode gives them.
@@ -220,8 +220,8 @@ def test_vector_env_equals_single_envs(max_steps):
 
 
 def test_vector_env_arrays_are_views_and_threads_do_not_matter():
-    a = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4)
-    b = schedsim.VectorEnv(SMALL, num_envs=4, num_threads=2, max_candidates=4)
+    a = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4, copy=False)
+    b = schedsim.VectorEnv(SMALL, num_envs=4, num_threads=2, max_candidates=4, copy=False)
     oa, ia = a.reset(seed=9)
     ob, ib = b.reset(seed=9)
     assert not oa["candidates"].flags.writeable and not oa["candidates"].flags.owndata
@@ -251,8 +251,8 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
     # flags, final observations and final infos, in the same info layout. Episodes are
     # truncated after 5 steps, so every env ends in the same step.
     n, seed = 3, 40
-    assert schedsim.VectorEnv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
-    ours = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=5)
+    ours = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=5, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+    assert ours.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     ref = gymnasium.vector.SyncVectorEnv([lambda: schedsim.make(SMALL, max_candidates=4, max_steps=5)] * n,
                                          autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     obs, info = ours.reset(seed=seed)
@@ -263,7 +263,7 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
         actions = random_legal(rng, info["action_mask"]).astype(np.int32)
         obs, rew, term, trunc, info = ours.step(actions)
         r_obs, r_rew, r_term, r_trunc, r_info = ref.step(actions)
-        assert (rew == r_rew.astype(np.float32)).all() and (term == r_term).all() and (trunc == r_trunc).all()
+        assert (rew == r_rew).all() and (term == r_term).all() and (trunc == r_trunc).all()
         if step < 4:
             assert "final_obs" not in info and "final_obs" not in r_info
             assert (obs["candidates"] == r_obs["candidates"]).all()
@@ -284,7 +284,7 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
 
 
 def test_vector_env_bad_action_leaves_every_env_as_it_was():
-    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4)
+    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4, invalid_action="raise", copy=False)
     obs, info = venv.reset(seed=4)
     before = obs["global"].copy()
     mask = info["action_mask"]

@@ -169,3 +169,160 @@ def test_async_vector_env_with_spawn():
             assert (obs["candidates"] == r_obs["candidates"]).all()
     finally:
         venv.close()
+
+
+# ---- VectorEnv
+
+
+def test_vector_env_next_step_autoreset_step_by_step():
+    # NEXT_STEP (the default): the ending step returns env i's last observation; the next
+    # step ignores env i's action, resets it with its next seed (seed + i + n x episode)
+    # and returns the first observation, reward 0, both flags false.
+    n, seed = 3, 60
+    venv = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=7)
+    assert venv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.NEXT_STEP
+    singles = [schedsim.make(SMALL, max_candidates=4, max_steps=7) for _ in range(n)]
+    obs, info = venv.reset(seed=seed)
+    s_obs = [env.reset(seed=seed + i)[0] for i, env in enumerate(singles)]
+    episodes = [0] * n
+    just_ended = np.zeros(n, bool)
+    rng = np.random.default_rng(4)
+    resets = 0
+    for _ in range(40):
+        for i in range(n):
+            assert (obs["candidates"][i] == s_obs[i]["candidates"]).all() and (obs["global"][i] == s_obs[i]["global"]).all()
+        actions = rng.integers(0, 5, n)
+        obs, rew, term, trunc, info = venv.step(actions)
+        assert "final_obs" not in info
+        for i, env in enumerate(singles):
+            if just_ended[i]:
+                episodes[i] += 1
+                s_obs[i], _ = env.reset(seed=seed + i + n * episodes[i])
+                assert rew[i] == 0.0 and not term[i] and not trunc[i] and info["reset"][i]
+                just_ended[i] = False
+                resets += 1
+                continue
+            o, r, te, tr, _ = env.step(int(actions[i]))
+            assert rew[i] == r and term[i] == te and trunc[i] == tr
+            s_obs[i] = o
+            just_ended[i] = te or tr
+    assert resets >= n
+    assert [d["seed"] for d in venv.finished_episodes() if d["env"] == 1][:2] == [seed + 1, seed + 1 + n]
+
+
+def test_vector_env_next_step_matches_gymnasiums_sync_vector_env():
+    # Through the first autoreset (gymnasium's sub-envs then draw their own seeds).
+    n = 2
+    ours = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=5)
+    ref = gymnasium.vector.SyncVectorEnv([lambda: schedsim.make(SMALL, max_candidates=4, max_steps=5)] * n)
+    obs, _ = ours.reset(seed=30)
+    r_obs, _ = ref.reset(seed=30)
+    for step in range(6):
+        assert (obs["global"] == r_obs["global"]).all() and (obs["candidates"] == r_obs["candidates"]).all()
+        actions = np.array([4, 0])
+        obs, rew, term, trunc, info = ours.step(actions)
+        r_obs, r_rew, r_term, r_trunc, r_info = ref.step(actions)
+        assert (rew == r_rew).all() and (term == r_term).all() and (trunc == r_trunc).all()
+        assert rew.dtype == np.float64 == r_rew.dtype
+    assert (rew == 0).all()  # step 6: both reset every env
+
+
+def test_vector_env_seed_lists_and_unseeded_training_seeds():
+    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4)
+    obs, info = venv.reset(seed=[1, 5, 9])
+    assert list(info["seed"]) == [1, 5, 9]
+    for i, s in enumerate([1, 5, 9]):
+        assert (obs["global"][i] == schedsim.make(SMALL, max_candidates=4).reset(seed=s)[0]["global"]).all()
+    _, info = venv.reset()
+    drawn = [int(s) for s in info["seed"]]
+    assert all(TRAIN_SEED_START <= s < TRAIN_SEED_END for s in drawn) and len(set(drawn)) == 3
+    fresh = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4)
+    assert all(TRAIN_SEED_START <= int(s) < TRAIN_SEED_END for s in fresh.reset()[1]["seed"])
+    with pytest.raises(ValueError, match=r"seed: expected None, an int or a list of 3 ints \(one per env\), got 2 seeds"):
+        venv.reset(seed=[1, 2])
+    with pytest.raises(TypeError, match=r"seed: expected None, an int \(env i gets seed \+ i\) or a list of 3 ints, got str '1'"):
+        venv.reset(seed="1")
+    with pytest.raises(ValueError, match=r"seed: expected a non-negative int, got -1"):
+        venv.reset(seed=[1, -1, 2])
+
+
+def test_vector_env_outputs_are_writable_copies_by_default():
+    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4)
+    obs, info = venv.reset(seed=3)
+    kept = obs["global"].copy()
+    assert obs["global"].flags.writeable and info["action_mask"].flags.writeable
+    obs2, rew, term, trunc, info = venv.step(np.array([4, 4]))
+    assert (obs["global"] == kept).all()  # the step did not overwrite what reset returned
+    assert all(a.flags.writeable for a in (obs2["candidates"], rew, term, trunc, info["action_mask"]))
+    rew[:] = 5.0  # ours to change
+    assert rew.dtype == np.float64
+    f32 = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, reward_dtype=np.float32)
+    f32.reset(seed=3)
+    assert f32.step(np.array([4, 4]))[1].dtype == np.float32
+    views = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, copy=False)
+    v_obs, _ = views.reset(seed=3)
+    assert not v_obs["global"].flags.writeable
+    with pytest.raises(ValueError, match=r"reward_dtype: expected numpy.float64 \(the default\) or numpy.float32, got 'int8'"):
+        schedsim.VectorEnv(SMALL, num_envs=2, reward_dtype="int8")
+    with pytest.raises(ValueError, match=r"autoreset_mode: expected gymnasium.vector.AutoresetMode.NEXT_STEP \(the default\) or SAME_STEP"):
+        schedsim.VectorEnv(SMALL, num_envs=2, autoreset_mode=gymnasium.vector.AutoresetMode.DISABLED)
+
+
+def test_vector_env_random_actions_never_raise():
+    venv = schedsim.VectorEnv(SMALL, num_envs=10, max_candidates=4, invalid_action_penalty=1.0)
+    venv.reset(seed=0)
+    venv.action_space.seed(0)
+    invalid = 0
+    for _ in range(600):
+        obs, rew, term, trunc, info = venv.step(venv.action_space.sample())
+        assert venv.observation_space.contains(obs)
+        invalid += int(info["invalid_action"].sum())
+    assert invalid > 0 and len(venv.finished_episodes()) >= 10
+
+
+def test_vector_env_close_and_render():
+    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, render_mode="ansi")
+    venv.reset(seed=2)
+    text = venv.render()
+    assert isinstance(text, tuple) and len(text) == 2
+    single = schedsim.make(SMALL, max_candidates=4, render_mode="ansi")
+    single.reset(seed=2)
+    assert text[0] == single.render() and text[0].startswith("t=80.2 s")
+    rgb = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, render_mode="rgb_array")
+    rgb.reset(seed=2)
+    assert rgb.render()[1].shape == (16, 32, 3)
+    venv.close()
+    assert venv.closed
+    with pytest.raises(gymnasium.error.ClosedEnvironmentError, match="this VectorEnv is closed"):
+        venv.step(np.array([4, 4]))
+
+
+def test_make_vec_returns_the_cpp_vector_env():
+    venv = gymnasium.make_vec("schedsim/default-v0", num_envs=3, vectorization_mode="vector_entry_point", max_candidates=8)
+    assert isinstance(venv, schedsim.VectorEnv) and venv.num_envs == 3
+    obs, _ = venv.reset(seed=0)
+    assert obs["candidates"].shape == (3, 8, 20)
+    venv.close()
+
+
+def test_gymnasium_vector_wrappers_work_on_it():
+    # gymnasium's vector wrappers (which require NEXT_STEP and write into the arrays).
+    from gymnasium.wrappers import vector as vw
+
+    venv = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4, max_steps=25)
+    clip = vw.ClipReward(venv, -0.01, 0.0)
+    stats = vw.RecordEpisodeStatistics(vw.NormalizeReward(clip))
+    env = vw.NormalizeObservation(vw.FlattenObservation(stats))
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (4, 4 * 20 + 16)
+    for _ in range(60):
+        obs, rew, term, trunc, info = env.step(env.action_space.sample())
+        assert np.isfinite(obs).all() and np.isfinite(rew).all()
+    # Episodes of 25 steps each (the autoreset step is not counted by the wrapper).
+    assert len(stats.length_queue) == 8 and set(stats.length_queue) == {25}
+    raw = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4, max_steps=25)
+    clipped = vw.ClipReward(raw, -0.01, 0.0)
+    clipped.reset(seed=1)
+    for _ in range(10):
+        rew = clipped.step(clipped.action_space.sample())[1]
+        assert ((-0.01 <= rew) & (rew <= 0.0)).all()
