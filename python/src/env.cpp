@@ -1,7 +1,8 @@
-// The RL environments (rl/env) for Python. Env wraps one SchedulingEnv; VectorEnv wraps
-// the C++ VectorEnv and hands its output arrays to numpy without copying (the arrays
-// keep the VectorEnv alive and are overwritten by its next step or reset). Stepping and
-// resetting release the GIL.
+// The RL environments (rl/env) for Python. Env wraps one SchedulingEnv; EnvBatch steps N
+// of them together (schedsim.VectorEnv) and hands its output arrays to numpy without
+// copying (the arrays keep the EnvBatch alive and are overwritten by its next step or
+// reset; the Python side copies them unless asked not to). Stepping and resetting
+// release the GIL.
 #include <cmath>
 #include <exception>
 #include <functional>
@@ -378,100 +379,6 @@ void bind_env(py::module_& m) {
       .def_property_readonly("done", [](Env& e) { return e.env().done(); })
       .def_property_readonly("episode_steps", [](Env& e) { return e.env().episode_steps(); })
       .def("state", [](Env& e) { return state_dict(e.env()); });
-
-  py::class_<rl::VectorEnv>(m, "VectorEnv", "N environments stepped together in C++ (use schedsim.VectorEnv).")
-      .def(py::init([](const Scenario& s, int num_envs, int num_threads, std::optional<int> k, Opt scale, std::optional<std::int64_t> max_steps,
-                       Opt wj, Opt ws, Opt wm) {
-             if (num_envs < 1) throw py::value_error("num_envs: expected an int >= 1, got " + std::to_string(num_envs));
-             if (num_threads < 1) throw py::value_error("num_threads: expected an int >= 1, got " + std::to_string(num_threads));
-             return new rl::VectorEnv(s.config, env_config(s, k, scale, max_steps, wj, ws, wm), num_envs, num_threads);
-           }),
-           py::arg("scenario"), py::arg("num_envs"), py::arg("num_threads") = 1, py::arg("max_candidates") = py::none(),
-           py::arg("reward_scale") = py::none(), py::arg("max_steps") = py::none(), py::arg("jobs_in_system") = py::none(),
-           py::arg("slowdown") = py::none(), py::arg("makespan") = py::none())
-      .def_property_readonly("num_envs", &rl::VectorEnv::num_envs)
-      .def_property_readonly("shape", [](rl::VectorEnv& v) { return shape_dict(v.shape()); })
-      .def("reset", [](rl::VectorEnv& v, std::int64_t seed) {
-        const std::uint64_t s = seed_of(seed);
-        py::gil_scoped_release release;
-        v.reset(s);
-      }, py::arg("seed"))
-      .def("step", [](rl::VectorEnv& v, py::handle actions) {
-        // Shapes and types are checked with the GIL held; the stepping runs without it.
-        // An int32 C-contiguous array (what a policy usually hands over) goes through
-        // without a conversion: this call is on every step, its fixed cost counts.
-        using Actions = py::array_t<std::int32_t, py::array::c_style>;
-        const py::ssize_t n = v.num_envs();
-        const std::int32_t* data = nullptr;
-        const int num_actions = v.shape().num_actions();
-        const auto out_of_range = [&](py::ssize_t i, const std::string& value) {
-          return py::value_error("actions: expected values in 0.." + std::to_string(num_actions - 1) + ", got " + value + " for env " + std::to_string(i));
-        };
-        py::array a;
-        std::vector<std::int32_t> narrowed;
-        if (Actions::check_(actions) && py::reinterpret_borrow<py::array>(actions).ndim() == 1 && py::reinterpret_borrow<py::array>(actions).shape(0) == n) {
-          a = py::reinterpret_borrow<py::array>(actions);
-          data = static_cast<const std::int32_t*>(a.data());
-        } else {
-          a = py::array::ensure(actions);
-          const char kind = a ? a.dtype().kind() : 'O';
-          if (kind != 'i' && kind != 'u')
-            throw py::type_error("actions: expected an integer array, got " + (a ? "dtype " + py::str(a.dtype()).cast<std::string>() : python_type_name(actions)));
-          if (a.ndim() != 1 || a.shape(0) != n)
-            throw py::value_error("actions: expected shape (" + std::to_string(n) + ",), got " + py::str(py::getattr(a, "shape")).cast<std::string>());
-          // Other integer types through int64, checked, never wrapped around.
-          auto wide = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-          for (py::ssize_t i = 0; i < n; ++i) {
-            const std::int64_t x = wide.at(i);
-            if (x < 0 || x >= num_actions) throw out_of_range(i, py::str(a.attr("__getitem__")(i)));  // a uint64 above int64's range reads negative
-            narrowed.push_back(static_cast<std::int32_t>(x));
-          }
-          data = narrowed.data();
-        }
-        // Every action checked before any environment steps: a bad one leaves the batch as
-        // it was (the C++ VectorEnv would have stepped the other environments).
-        const std::uint8_t* masks = v.masks();
-        for (py::ssize_t i = 0; i < n; ++i) {
-          const std::int32_t x = data[i];
-          if (x < 0 || x >= num_actions) throw out_of_range(i, std::to_string(x));
-          if (!masks[i * num_actions + x]) {
-            std::string mask;
-            for (int b = 0; b < num_actions; ++b) mask += masks[i * num_actions + b] ? '1' : '0';
-            throw PolicyError("actions: env " + std::to_string(i) + ": action " + std::to_string(x) + " is masked (mask over actions 0.." +
-                              std::to_string(num_actions - 1) + ", the last one wait: " + mask + ")");
-          }
-        }
-        int ended = 0;
-        {
-          py::gil_scoped_release release;
-          v.step(data);
-          for (int i = 0; i < v.num_envs(); ++i) ended += (v.terminated()[i] | v.truncated()[i]) ? 1 : 0;
-        }
-        return ended;
-      }, py::arg("actions"), "Steps every environment; returns how many ended an episode (and auto-reset).")
-      .def("arrays", [](py::object self) {
-        // [N,K,F] candidates, [N,G] global, [N,K+1] masks, [N] rewards, terminated, truncated.
-        // The buffers never move, so the Python side makes these views once.
-        auto& v = self.cast<rl::VectorEnv&>();
-        const rl::EnvShape& sh = v.shape();
-        const py::ssize_t n = v.num_envs();
-        return py::make_tuple(view_of(v.candidates(), {n, sh.num_candidates, sh.candidate_features}, self),
-                              view_of(v.global(), {n, sh.global_features}, self),
-                              view_of(reinterpret_cast<const bool*>(v.masks()), {n, sh.num_actions()}, self),
-                              view_of(v.rewards(), {n}, self),
-                              view_of(reinterpret_cast<const bool*>(v.terminated()), {n}, self),
-                              view_of(reinterpret_cast<const bool*>(v.truncated()), {n}, self));
-      })
-      .def("final_arrays", [](py::object self) {
-        // The last observation of the episodes that ended in the last step: [N,K,F], [N,G], [N,K+1].
-        auto& v = self.cast<rl::VectorEnv&>();
-        const rl::EnvShape& sh = v.shape();
-        const py::ssize_t n = v.num_envs();
-        return py::make_tuple(view_of(v.final_candidates(), {n, sh.num_candidates, sh.candidate_features}, self),
-                              view_of(v.final_global(), {n, sh.global_features}, self),
-                              view_of(reinterpret_cast<const bool*>(v.final_masks()), {n, sh.num_actions()}, self));
-      })
-      .def("take_finished_episodes", [](rl::VectorEnv& v) { return episode_dicts(v.take_finished_episodes()); });
 
   py::class_<EnvBatch>(m, "EnvBatch", "N environments stepped together, either autoreset mode (use schedsim.VectorEnv).")
       .def(py::init([](const Scenario& s, int num_envs, int num_threads, bool next_step, std::optional<int> k, Opt scale,
