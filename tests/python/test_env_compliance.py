@@ -326,3 +326,30 @@ def test_gymnasium_vector_wrappers_work_on_it():
     for _ in range(10):
         rew = clipped.step(clipped.action_space.sample())[1]
         assert ((-0.01 <= rew) & (rew <= 0.0)).all()
+
+
+def test_vectorized_remap_equals_the_single_rule():
+    from schedsim.env import legal_actions
+
+    rng = np.random.default_rng(3)
+    masks = rng.random((200, 6)) < 0.3
+    masks[np.arange(200), rng.integers(0, 6, 200)] = True  # at least one legal per row
+    actions = rng.integers(0, 6, 200)
+    out, ok = legal_actions(masks, actions)
+    assert out.dtype == np.int32
+    assert list(out) == [legal_action(m, int(a)) for m, a in zip(masks, actions)]
+    assert list(ok) == [bool(m[a]) for m, a in zip(masks, actions)]
+
+
+def test_next_step_reset_ignores_the_action_even_in_raise_mode():
+    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, max_steps=3, invalid_action="raise")
+    _, info = venv.reset(seed=1)
+    for _ in range(3):
+        _, _, _, trunc, info = venv.step(np.full(2, 4))
+    assert trunc.all()
+    # Both envs reset in this step: their actions are ignored, even a masked one.
+    masked = [int(np.flatnonzero(~m)[0]) if (~m).any() else 4 for m in info["action_mask"]]
+    assert any(not info["action_mask"][i][a] for i, a in enumerate(masked))  # one really is masked
+    _, rew, term, trunc, info = venv.step(np.array(masked))
+    assert (rew == 0).all() and not term.any() and not trunc.any() and info["reset"].all()
+    assert not info["invalid_action"].any()
