@@ -342,13 +342,13 @@ def test_vectorized_remap_equals_the_single_rule():
 
 
 def test_next_step_reset_ignores_the_action_even_in_raise_mode():
-    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=4, max_steps=3, invalid_action="raise")
+    venv = schedsim.VectorEnv(SMALL, num_envs=2, max_candidates=16, max_steps=3, invalid_action="raise")
     _, info = venv.reset(seed=1)
     for _ in range(3):
-        _, _, _, trunc, info = venv.step(np.full(2, 4))
+        _, _, _, trunc, info = venv.step(np.full(2, 16))
     assert trunc.all()
     # Both envs reset in this step: their actions are ignored, even a masked one.
-    masked = [int(np.flatnonzero(~m)[0]) if (~m).any() else 4 for m in info["action_mask"]]
+    masked = [int(np.flatnonzero(~m)[0]) if (~m).any() else 16 for m in info["action_mask"]]
     assert any(not info["action_mask"][i][a] for i, a in enumerate(masked))  # one really is masked
     _, rew, term, trunc, info = venv.step(np.array(masked))
     assert (rew == 0).all() and not term.any() and not trunc.any() and info["reset"].all()
