@@ -433,6 +433,14 @@ class VectorEnv(gymnasium.vector.VectorEnv):
                 "_seed": self._every_env}
         return self._observation(), info
 
+    def seed_training(self, seed):
+        """Seeds the generator that unseeded resets draw their training seeds from (and the
+        action space): reset() then runs reproducible training workloads, never an
+        evaluation seed (what schedsim.sb3 does with SB3's seed)."""
+        seed = _check_seed(seed)
+        self._np_random, _ = gymnasium.utils.seeding.np_random(seed)
+        self.action_space.seed(seed)
+
     def _out(self, a):
         return a.copy() if self.copy else a
 

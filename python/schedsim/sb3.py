@@ -32,17 +32,25 @@ class SchedsimVecEnv(VecEnv):
         self.venv = venv
         super().__init__(venv.num_envs, venv.single_observation_space, venv.single_action_space)
         self._actions = None
+        self._train_seed = None
         self._start_s = time.monotonic()
 
+    def seed(self, seed=None):
+        """SB3's seeding: makes the training workloads of the next reset and after
+        reproducible. They stay training seeds (schedsim.env.TRAIN_SEED_START ...): SB3's
+        seed (often 0) would otherwise run evaluation workloads. For chosen workload
+        seeds, reset env.venv (the schedsim.VectorEnv) with seed=... instead."""
+        if seed is None:
+            seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))
+        self._train_seed = int(seed)
+        self._seeds = [self._train_seed + i for i in range(self.num_envs)]  # what SB3 expects back
+        return self._seeds
+
     def reset(self):
-        seeds = self._seeds
-        if all(s is None for s in seeds):
-            seed = None
-        elif any(s is None for s in seeds):
-            raise ValueError("seed: SB3 asked for seeds for some envs only; seed all of them (env.seed(s)) or none")
-        else:
-            seed = [int(s) for s in seeds]
-        obs, info = self.venv.reset(seed=seed)
+        if self._train_seed is not None:
+            self.venv.seed_training(self._train_seed)
+            self._train_seed = None
+        obs, info = self.venv.reset()
         self._reset_seeds()
         self.reset_infos = [{"seed": int(s)} for s in info["seed"]]
         self.venv.finished_episodes()  # episodes of the previous reset are not this one's
@@ -103,8 +111,8 @@ class SchedsimVecEnv(VecEnv):
 
 def make_vec_env(config=None, num_envs=8, *, seed=None, **kwargs):
     """An SB3 VecEnv of num_envs environments over `config` (anything load_config
-    accepts), stepped in C++. seed: env i's first episode uses seed + i (None: training
-    seeds, schedsim.env.TRAIN_SEED_START ...). Other keyword arguments as
+    accepts), stepped in C++. seed: makes its training workloads reproducible (see
+    SchedsimVecEnv.seed; they are always training seeds). Other keyword arguments as
     schedsim.VectorEnv (max_candidates, num_threads, invalid_action_penalty, ...)."""
     for fixed in ("autoreset_mode", "reward_dtype"):
         if fixed in kwargs:

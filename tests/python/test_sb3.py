@@ -9,15 +9,24 @@ if not schedsim.HAS_ENV:
 pytest.importorskip("stable_baselines3", reason="stable-baselines3 is not installed (pip install stable-baselines3)")
 
 import schedsim.sb3  # noqa: E402
+from schedsim.env import TRAIN_SEED_END, TRAIN_SEED_START  # noqa: E402
 from test_env import SMALL  # noqa: E402
 
 
 def test_sb3_vec_env_steps_as_sb3_expects():
     env = schedsim.sb3.make_vec_env(SMALL, num_envs=3, seed=20, max_candidates=4, max_steps=6)
     obs = env.reset()
-    assert [i["seed"] for i in env.reset_infos] == [20, 21, 22]
+    seeds = [i["seed"] for i in env.reset_infos]
+    # SB3's seed gives reproducible training workloads, never evaluation ones.
+    assert all(TRAIN_SEED_START <= s < TRAIN_SEED_END for s in seeds) and len(set(seeds)) == 3
+    again = schedsim.sb3.make_vec_env(SMALL, num_envs=3, seed=20, max_candidates=4)
+    again.reset()
+    assert [i["seed"] for i in again.reset_infos] == seeds
+    other = schedsim.sb3.make_vec_env(SMALL, num_envs=3, seed=21, max_candidates=4)
+    other.reset()
+    assert [i["seed"] for i in other.reset_infos] != seeds
     ref = schedsim.make(SMALL, max_candidates=4, max_steps=6)
-    r_obs, _ = ref.reset(seed=21)
+    r_obs, _ = ref.reset(seed=seeds[1])
     assert (obs["global"][1] == r_obs["global"]).all()
     for step in range(6):
         env.step_async(np.full(3, 4))
@@ -27,7 +36,7 @@ def test_sb3_vec_env_steps_as_sb3_expects():
     assert dones.all()
     assert (infos[1]["terminal_observation"]["global"] == r_obs["global"]).all()
     assert infos[1]["TimeLimit.truncated"] is True and infos[1]["episode"]["l"] == 6
-    assert (obs["global"][1] == ref.reset(seed=21 + 3)[0]["global"]).all()  # autoreset: env 1's next seed
+    assert (obs["global"][1] == ref.reset(seed=seeds[1] + 3)[0]["global"]).all()  # autoreset: env 1's next seed
     masks = env.env_method("action_masks")
     assert len(masks) == 3 and masks[0].shape == (5,)
     assert env.has_attr("action_masks") and env.get_attr("render_mode") == [None] * 3
