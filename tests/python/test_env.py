@@ -44,34 +44,37 @@ class MaskedSampling(gymnasium.spaces.Discrete):
         return super().sample(mask=mask, probability=probability)
 
 
-def test_check_env_passes_on_the_default_env_when_samples_respect_the_mask():
-    # The env as users get it (a masked action raises): every check of gymnasium's checker
-    # passes once its random actions are legal ones. Unmasked, the checker's first
-    # sampled action is a masked one, and the env says so (docs/python.md).
+def test_check_env_passes_on_the_raise_env_when_samples_respect_the_mask():
+    # With invalid_action="raise" every check of gymnasium's checker passes once its
+    # random actions are legal ones; unmasked, its first sampled action is a masked one,
+    # and the env says so (docs/python.md). The default env passes as it is
+    # (test_env_compliance.py).
     from gymnasium.utils.env_checker import check_env
 
-    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4)
+    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4, invalid_action="raise")
     with pytest.raises(schedsim.PolicyError, match="is masked"):
         check_env(env)
-    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4)
+    env = schedsim.make(SMALL, render_mode="rgb_array", max_candidates=4, invalid_action="raise")
     env.action_space = MaskedSampling(env)
     check_env(env, skip_render_check=False)
-    env = gymnasium.make("schedsim/default-v0", max_candidates=8)
+    env = gymnasium.make("schedsim/default-v0", max_candidates=8, invalid_action="raise")
     env.unwrapped.action_space = MaskedSampling(env.unwrapped)
     check_env(env.unwrapped)
 
 
 def test_check_env_passes_with_invalid_actions_taken_as_wait():
+    # "wait", the earlier name of the default "remap".
     from gymnasium.utils.env_checker import check_env
 
     env = schedsim.make(SMALL, invalid_action="wait", render_mode="rgb_array", max_candidates=4)
+    assert env.invalid_action == "remap"
     check_env(env, skip_render_check=False)
     env = schedsim.make(SMALL, invalid_action="wait", render_mode="ansi", max_candidates=4)
     check_env(env.unwrapped, skip_render_check=False)
 
 
 def test_spaces_and_mask():
-    env = schedsim.make(SMALL, max_candidates=4)
+    env = schedsim.make(SMALL, max_candidates=4, invalid_action="raise")
     assert env.action_space == gymnasium.spaces.Discrete(5)
     obs, info = env.reset(seed=1)
     assert env.observation_space.contains(obs)
@@ -182,7 +185,7 @@ def test_every_shipped_scenario_is_a_gymnasium_env(scenario):
 @pytest.mark.parametrize("max_steps", [0, 37])  # episodes that terminate; that are truncated
 def test_vector_env_equals_single_envs(max_steps):
     n, seed, steps = 3, 100, 400
-    venv = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=max_steps)
+    venv = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=max_steps, autoreset_mode="same_step")
     singles = [schedsim.make(SMALL, max_candidates=4, max_steps=max_steps) for _ in range(n)]
     episodes = [0] * n
     obs, info = venv.reset(seed=seed)
@@ -198,7 +201,7 @@ def test_vector_env_equals_single_envs(max_steps):
         obs, rewards, term, trunc, info = venv.step(actions)
         for i, env in enumerate(singles):
             o, r, te, tr, inf = env.step(int(actions[i]))
-            assert rewards[i] == np.float32(r) and term[i] == te and trunc[i] == tr
+            assert rewards[i] == r and term[i] == te and trunc[i] == tr
             assert ("final_obs" in info and info["_final_obs"][i]) == (te or tr)
             if te or tr:  # same-step autoreset with the next seed of env i's sequence
                 # The old episode's last observation and mask, as gymnasium's SAME_STEP mode gives them.
@@ -217,8 +220,8 @@ def test_vector_env_equals_single_envs(max_steps):
 
 
 def test_vector_env_arrays_are_views_and_threads_do_not_matter():
-    a = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4)
-    b = schedsim.VectorEnv(SMALL, num_envs=4, num_threads=2, max_candidates=4)
+    a = schedsim.VectorEnv(SMALL, num_envs=4, max_candidates=4, copy=False)
+    b = schedsim.VectorEnv(SMALL, num_envs=4, num_threads=2, max_candidates=4, copy=False)
     oa, ia = a.reset(seed=9)
     ob, ib = b.reset(seed=9)
     assert not oa["candidates"].flags.writeable and not oa["candidates"].flags.owndata
@@ -248,8 +251,8 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
     # flags, final observations and final infos, in the same info layout. Episodes are
     # truncated after 5 steps, so every env ends in the same step.
     n, seed = 3, 40
-    assert schedsim.VectorEnv.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
-    ours = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=5)
+    ours = schedsim.VectorEnv(SMALL, num_envs=n, max_candidates=4, max_steps=5, autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
+    assert ours.metadata["autoreset_mode"] == gymnasium.vector.AutoresetMode.SAME_STEP
     ref = gymnasium.vector.SyncVectorEnv([lambda: schedsim.make(SMALL, max_candidates=4, max_steps=5)] * n,
                                          autoreset_mode=gymnasium.vector.AutoresetMode.SAME_STEP)
     obs, info = ours.reset(seed=seed)
@@ -260,7 +263,7 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
         actions = random_legal(rng, info["action_mask"]).astype(np.int32)
         obs, rew, term, trunc, info = ours.step(actions)
         r_obs, r_rew, r_term, r_trunc, r_info = ref.step(actions)
-        assert (rew == r_rew.astype(np.float32)).all() and (term == r_term).all() and (trunc == r_trunc).all()
+        assert (rew == r_rew).all() and (term == r_term).all() and (trunc == r_trunc).all()
         if step < 4:
             assert "final_obs" not in info and "final_obs" not in r_info
             assert (obs["candidates"] == r_obs["candidates"]).all()
@@ -281,7 +284,7 @@ def test_vector_env_final_obs_matches_gymnasiums_sync_vector_env():
 
 
 def test_vector_env_bad_action_leaves_every_env_as_it_was():
-    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4)
+    venv = schedsim.VectorEnv(SMALL, num_envs=3, max_candidates=4, invalid_action="raise", copy=False)
     obs, info = venv.reset(seed=4)
     before = obs["global"].copy()
     mask = info["action_mask"]
