@@ -19,6 +19,7 @@
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
 #include "experiments/error_report.hpp"
+#include "experiments/init_command.hpp"
 #include "experiments/interrupt.hpp"
 #include "experiments/ledger.hpp"
 #include "experiments/report.hpp"
@@ -290,6 +291,11 @@ int main(int argc, char** argv) {
   advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
 
+  std::string init_dir = "scenarios", init_data_dir = "../shared/data";
+  auto* init = app.add_subcommand("init", "write commented starter scenarios (synthetic, a real trace, heterogeneous with physics, energy and carbon) and a sweep grid");
+  init->add_option("dir", init_dir, "folder to write them to (created if needed; existing files are never overwritten)")->capture_default_str();
+  init->add_option("--data-dir", init_data_dir, "the shared data folder (relative to the current folder), which trace.yaml reads from")->capture_default_str();
+
   reject_leading_zeros(app);
   // Command-line errors in the house style, all with exit status 2 (docs/errors.md).
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -496,6 +502,11 @@ int main(int argc, char** argv) {
     } else if (*advise_cmd) {
       phase = "ranking the plans";
       run_advise_cli(advise_options, std::cout);
+    } else if (*init) {
+      phase = "writing the starter files";
+      const InitOutcome o = write_starter_files(init_dir, init_data_dir);
+      for (const auto& path : o.written) std::cout << "wrote " << path << '\n';
+      std::cout << "next: " << o.next_command << "\n  (each file says what it is for and how to run it; keys: docs/config.md)\n";
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }
