@@ -244,6 +244,8 @@ int main(int argc, char** argv) {
       ->check(one_of({"local", "ray"}));
   sweep->add_option("--address", sweep_options.ray_address, "with --backend ray: the address of a running Ray cluster (default: start a local one)");
   sweep->add_option("--shard", sweep_options.shard, "I/N: run only the runs at positions I, I+N, I+2N... of the grid (e.g. one Slurm array task each)");
+  bool sweep_quiet = false;
+  sweep->add_flag("--quiet,-q", sweep_quiet, "no progress lines on stderr (the last line, on stdout, stays)");
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
@@ -517,6 +519,7 @@ int main(int argc, char** argv) {
     } else if (*sweep) {
       phase = "running the sweep";
       sweep_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+      sweep_options.progress = !sweep_quiet;
       const SweepOutcome o = run_sweep(SweepGrid::load_file(sweep_grid), registry, sweep_options);
       std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done";
       if (!sweep_options.shard.empty()) std::cout << ", " << o.runs_other_shards << " in other shards";

@@ -40,7 +40,9 @@ struct RunOptions {
   SnapshotOptions snapshot = {};
   // Keys the settlement ledger's chain (HMAC-SHA256, docs/market.md); nullopt = unkeyed.
   std::optional<std::string> ledger_key = {};
-  std::string progress_label = "run";  // the progress line's prefix, e.g. "compare 3/19 sjf"
+  // The progress line's prefix, e.g. "compare 3/19 sjf"; the caller owns the text. (A
+  // std::string member here sets off GCC 12's -Wmaybe-uninitialized at RunOptions{...}.)
+  const char* progress_label = "run";
 };
 
 struct RunResult {

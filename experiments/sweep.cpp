@@ -535,9 +535,10 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
     else failed.push_back(run.id);
     if (options.progress) {
       // One line per finished run (a log in any case), with the sweep's percentage and ETA.
+      std::string share = progress_text(static_cast<double>(done), static_cast<double>(pending_runs.size()), "runs", steady_clock_s() - sweep_start_s);
+      share.erase(0, share.find_first_not_of(' '));
       std::fprintf(stderr, "  [%zu/%zu] %s %s%s  (%s)\n", done, pending_runs.size(), run.id.c_str(), ok ? "done" : "FAILED",
-                   reason.empty() ? "" : (" (" + reason + ")").c_str(),
-                   progress_text(static_cast<double>(done), static_cast<double>(pending_runs.size()), "runs", steady_clock_s() - sweep_start_s).c_str());
+                   reason.empty() ? "" : (" (" + reason + ")").c_str(), share.c_str());
     }
   };
   if (!pending_runs.empty()) {
