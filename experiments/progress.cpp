@@ -73,7 +73,7 @@ ProgressReporter::ProgressReporter(std::string label, std::string unit, Progress
 
 ProgressReporter::~ProgressReporter() {
   if (printed_ && style_.terminal) {
-    std::fprintf(out_, "\r%-100s\r", "");
+    std::fprintf(out_, "\r%*s\r", static_cast<int>(shown_width_), "");
     std::fflush(out_);
   }
 }
@@ -88,9 +88,11 @@ void ProgressReporter::update(double done, double total, const std::string& extr
   shown_done_ = std::max(shown_done_, done);
   std::string line = label_ + ": " + progress_text(shown_done_, total, unit_, now - start_s_);
   if (!extra.empty()) line += "  " + extra;
-  if (style_.terminal) std::fprintf(out_, "\r%-100s", line.c_str());
+  // Padded to the previous line's width only: a fixed width would wrap a narrow terminal.
+  if (style_.terminal) std::fprintf(out_, "\r%-*s", static_cast<int>(std::max(shown_width_, line.size())), line.c_str());
   else std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
+  shown_width_ = line.size();
   printed_ = true;
 }
 

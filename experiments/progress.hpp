@@ -56,6 +56,7 @@ class ProgressReporter {
   ProgressClock clock_;
   double start_s_, last_s_;
   double shown_done_ = 0;  // the percentage of a line never goes down
+  std::size_t shown_width_ = 0;  // characters of the last terminal line
   bool printed_ = false;
 };
 
