@@ -117,6 +117,8 @@ std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const Po
     for (auto& c : folder)
       if (c == '/' || c == '\\' || c == ':') c = '_';
     RunOptions per_run = options;
+    const std::string progress_label = "compare " + std::to_string(runs.size() + 1) + "/" + std::to_string(specs.size()) + " " + label;
+    per_run.progress_label = progress_label.c_str();
     if (!options.out_dir.empty()) per_run.out_dir = (std::filesystem::path(options.out_dir) / folder).string();
     runs.push_back(run_scenario(scenario, registry, per_run, &node.yaml()));
     runs.back().policy_name = label;

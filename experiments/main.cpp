@@ -18,7 +18,9 @@
 #include "rl/env/env_bench.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "experiments/compare.hpp"
+#include "experiments/completion.hpp"
 #include "experiments/error_report.hpp"
+#include "experiments/init_command.hpp"
 #include "experiments/interrupt.hpp"
 #include "experiments/ledger.hpp"
 #include "experiments/report.hpp"
@@ -251,6 +253,8 @@ int main(int argc, char** argv) {
       ->check(one_of({"local", "ray"}));
   sweep->add_option("--address", sweep_options.ray_address, "with --backend ray: the address of a running Ray cluster (default: start a local one)");
   sweep->add_option("--shard", sweep_options.shard, "I/N: run only the runs at positions I, I+N, I+2N... of the grid (e.g. one Slurm array task each)");
+  bool sweep_quiet = false;
+  sweep->add_flag("--quiet,-q", sweep_quiet, "no progress lines on stderr (the last line, on stdout, stays)");
 
   std::string report_dir, report_out;
   auto* report = app.add_subcommand("report", "draw PNG figures and report.md for a run, compare or sweep folder (Python: matplotlib, pandas)");
@@ -301,6 +305,44 @@ int main(int argc, char** argv) {
   advise_cmd->add_option("--out", advise_options.out, "output folder: plans.csv (every feasible plan, with a pareto column)")->capture_default_str();
   advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
+
+  std::string init_dir = "scenarios", init_data_dir = "../shared/data";
+  auto* init = app.add_subcommand("init", "write commented starter scenarios (synthetic, a real trace, heterogeneous with physics, energy and carbon) and a sweep grid");
+  init->add_option("dir", init_dir, "folder to write them to (created if needed; existing files are never overwritten)")->capture_default_str();
+  init->add_option("--data-dir", init_data_dir, "the shared data folder (relative to the current folder), which trace.yaml reads from")->capture_default_str();
+
+  std::string completion_shell;
+  auto* completion = app.add_subcommand("completion", "print a shell completion script for bash or zsh, generated from these commands and options (install: README.md)");
+  completion->add_option("shell", completion_shell, "bash or zsh")->required()->check(one_of({"bash", "zsh"}));
+
+  // One or two examples at the end of every subcommand's --help (tests/cli/help_examples.sh).
+  const auto examples = [](CLI::App* cmd, const std::string& lines) { cmd->footer("Examples:\n" + lines); };
+  examples(run, "  schedsim run experiments/configs/default.yaml --out results/run\n"
+                "  schedsim run scenarios/synthetic.yaml --set workload.synthetic.num_jobs=2000 --seed 2 --timeline");
+  examples(compare, "  schedsim compare experiments/configs/default.yaml --policies fifo,sjf,las --out results/compare\n"
+                    "  schedsim compare scenarios/heterogeneous.yaml --policy fifo --policy '{name: fifo, placement: fastest_type}'");
+  examples(policies, "  schedsim policies");
+  examples(trace, "  schedsim trace inspect ../shared/data/itp/cluster05.csv --format itp\n  schedsim trace formats");
+  examples(inspect, "  schedsim trace inspect ../shared/data/itp/cluster05.csv --format itp\n"
+                    "  schedsim trace inspect jobs.csv.gz --on-bad-row skip --json");
+  examples(convert, "  schedsim trace convert ../shared/data/itp/cluster05.csv --format itp --to schedsim --out cluster05.csv");
+  examples(sample, "  schedsim trace sample trace.csv --from 0 --to 604800 --out week1.csv\n"
+                   "  schedsim trace sample trace.csv --fraction 0.1 --seed 3 --load-scale 2 --out denser.csv");
+  examples(cluster_from, "  schedsim trace cluster-from machines.csv --format pai-machines");
+  examples(formats, "  schedsim trace formats");
+  examples(bench, "  schedsim bench kernel --jobs 100000\n  schedsim bench policies --policies fifo,sjf --json bench.json");
+  examples(sweep, "  schedsim sweep scenarios/sweep.yaml --out results/sweep --jobs 2\n"
+                  "  schedsim sweep grid.yaml --out results/sweep --shard 0/4");
+  examples(report, "  schedsim report results/compare\n  schedsim report results/sweep --out figures");
+  examples(default_config, "  schedsim default-config > my_scenario.yaml");
+  examples(train, "  schedsim train experiments/configs/rl_train.yaml --out results/train\n"
+                  "  schedsim train experiments/configs/rl_train.yaml --out results/train --resume");
+  examples(eval, "  schedsim eval experiments/configs/rl_default.yaml --policy rl:results/train/checkpoint.pt");
+  examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
+  examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");
+  examples(advise_cmd, "  schedsim advise experiments/configs/advise/advise_512gpu_2weeks.yaml --objective cost --top 10 --plot");
+  examples(completion, "  source <(schedsim completion bash)\n  schedsim completion zsh > ~/.zsh/completions/_schedsim");
+  examples(init, "  schedsim init\n  schedsim init my-study --data-dir /data/shared");
 
   reject_leading_zeros(app);
   // Command-line errors in the house style, all with exit status 2 (docs/errors.md).
@@ -511,6 +553,7 @@ int main(int argc, char** argv) {
     } else if (*sweep) {
       phase = "running the sweep";
       sweep_options.executable = std::filesystem::read_symlink("/proc/self/exe").string();
+      sweep_options.progress = !sweep_quiet;
       const SweepOutcome o = run_sweep(SweepGrid::load_file(sweep_grid), registry, sweep_options);
       std::cout << "sweep: " << o.runs_total << " runs (" << o.runs_executed << " run now, " << o.runs_skipped << " already done";
       if (!sweep_options.shard.empty()) std::cout << ", " << o.runs_other_shards << " in other shards";
@@ -530,6 +573,13 @@ int main(int argc, char** argv) {
     } else if (*advise_cmd) {
       phase = "ranking the plans";
       run_advise_cli(advise_options, std::cout);
+    } else if (*init) {
+      phase = "writing the starter files";
+      const InitOutcome o = write_starter_files(init_dir, init_data_dir);
+      for (const auto& path : o.written) std::cout << "wrote " << path << '\n';
+      std::cout << "next: " << o.next_command << "\n  (each file says what it is for and how to run it; keys: docs/config.md)\n";
+    } else if (*completion) {
+      std::cout << completion_script(app, completion_shell);
     } else if (*default_config) {
       std::cout << default_scenario_yaml();
     }

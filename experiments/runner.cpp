@@ -1,5 +1,7 @@
 #include "experiments/runner.hpp"
 
+#include "experiments/progress.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -153,33 +155,24 @@ class TimelineWriter : public Observer {
   std::uint64_t epoch_ = 0;
 };
 
-// "jobs 1200/5000  t=3.2 d  12.4 M events/s", at most twice a second, after the first second.
+// "run:  24%  1200/5000 jobs  elapsed 0m12s  ETA 0m38s  simulated 3.2 d" (under 80 columns,
+// so a terminal line does not wrap; experiments/progress.hpp); the clock is read once
+// every 4096 events.
 class ProgressLine : public Observer {
  public:
-  explicit ProgressLine(std::uint64_t total_jobs) : total_(total_jobs), start_(Clock::now()), last_(start_) {}
-  ~ProgressLine() override {
-    if (printed_) std::fprintf(stderr, "\r%-78s\r", "");
-  }
+  ProgressLine(const std::string& label, std::uint64_t total_jobs, ProgressStyle style) : total_(total_jobs), reporter_(label, "jobs", style) {}
   void after_event(const Simulator& sim) override {
     if ((++events_ & 4095) != 0) return;
-    const auto now = Clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const double wall = std::chrono::duration<double>(now - start_).count();
-    const std::string total = total_ ? std::to_string(total_) : "?";
-    std::fprintf(stderr, "\r  jobs done %llu/%s  simulated %.2f days  %.2f M events/s   ",
-                 static_cast<unsigned long long>(sim.stats().jobs_completed), total.c_str(), sim.now().seconds() / 86400.0,
-                 static_cast<double>(sim.stats().events) / wall / 1e6);
-    std::fflush(stderr);
-    printed_ = true;
+    char extra[48];
+    std::snprintf(extra, sizeof extra, "simulated %.1f d", sim.now().seconds() / 86400.0);
+    const SimulatorStats& st = sim.stats();
+    reporter_.update(static_cast<double>(st.jobs_completed + st.jobs_dropped_oversized), static_cast<double>(total_), extra);
   }
 
  private:
-  using Clock = std::chrono::steady_clock;
   std::uint64_t total_;
+  ProgressReporter reporter_;
   std::uint64_t events_ = 0;
-  Clock::time_point start_, last_;
-  bool printed_ = false;
 };
 
 nlohmann::ordered_json opt(const std::optional<double>& v) { return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr); }
@@ -560,8 +553,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   for (Observer* o : observers) sim.add_observer(*o);
   std::unique_ptr<ProgressLine> progress;
-  if (options.progress && ::isatty(STDERR_FILENO)) {
-    progress = std::make_unique<ProgressLine>(source->expected_jobs());
+  if (options.progress) {
+    progress = std::make_unique<ProgressLine>(options.progress_label, source->expected_jobs(), progress_style_from_environment());
     sim.add_observer(*progress);
   }
   InterruptObserver interrupt;

@@ -28,7 +28,7 @@ namespace schedsim {
 
 struct RunOptions {
   std::string out_dir;        // "" = write no files
-  bool progress = false;      // progress line on stderr (only when it is a terminal)
+  bool progress = false;      // progress on stderr (experiments/progress.hpp)
   bool check_invariants = false;  // verify the kernel's invariants after every event (slow)
   // Also write DIR/timeline.csv (queue length, running jobs and busy devices as a step
   // function) and DIR/allocations.csv (every placement: job, start, end, devices).
@@ -40,6 +40,9 @@ struct RunOptions {
   SnapshotOptions snapshot = {};
   // Keys the settlement ledger's chain (HMAC-SHA256, docs/market.md); nullopt = unkeyed.
   std::optional<std::string> ledger_key = {};
+  // The progress line's prefix, e.g. "compare 3/19 sjf"; the caller owns the text. (A
+  // std::string member here sets off GCC 12's -Wmaybe-uninitialized at RunOptions{...}.)
+  const char* progress_label = "run";
 };
 
 struct RunResult {

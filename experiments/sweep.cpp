@@ -1,5 +1,7 @@
 #include "experiments/sweep.hpp"
 
+#include "experiments/progress.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -544,13 +546,17 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   }
   std::vector<std::string> failed;
   std::size_t done = 0;
+  const double sweep_start_s = steady_clock_s();
   const RunFinished finished = [&](const SweepRun& run, bool ok, const std::string& reason) {
     ++done;
     if (ok) ++outcome.runs_executed;
     else failed.push_back(run.id);
     if (options.progress) {
-      std::fprintf(stderr, "  [%zu/%zu] %s %s%s\n", done, pending_runs.size(), run.id.c_str(), ok ? "done" : "FAILED",
-                   reason.empty() ? "" : (" (" + reason + ")").c_str());
+      // One line per finished run (a log in any case), with the sweep's percentage and ETA.
+      std::string share = progress_text(static_cast<double>(done), static_cast<double>(pending_runs.size()), "runs", steady_clock_s() - sweep_start_s);
+      share.erase(0, share.find_first_not_of(' '));
+      std::fprintf(stderr, "  [%zu/%zu] %s %s%s  (%s)\n", done, pending_runs.size(), run.id.c_str(), ok ? "done" : "FAILED",
+                   reason.empty() ? "" : (" (" + reason + ")").c_str(), share.c_str());
     }
   };
   if (!pending_runs.empty()) {

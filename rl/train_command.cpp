@@ -1,5 +1,7 @@
 #include "rl/train_command.hpp"
 
+#include "experiments/progress.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -90,24 +92,10 @@ void maybe_die_for_test(const DistConfig& dist, std::int64_t update) {
   }
 }
 
-std::string format_duration(double s) {
-  char buf[32];
-  const long t = static_cast<long>(s + 0.5);
-  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
-  else std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
-  return buf;
-}
-
+// The bar's text is experiments/progress.hpp's train_bar_text (tested without LibTorch):
+// it clamps the step and the ETA, as the last update may end past total_steps.
 void progress_bar(std::int64_t step, std::int64_t total, double elapsed_s, std::int64_t start_step, double eval_jct_s) {
-  const double f = std::min(1.0, static_cast<double>(step) / static_cast<double>(total));
-  const int width = 30, filled = static_cast<int>(f * width);
-  std::string bar(static_cast<std::size_t>(filled), '#');
-  bar.resize(width, '.');
-  const double rate = elapsed_s > 0 ? static_cast<double>(step - start_step) / elapsed_s : 0.0;
-  const std::string eta = rate > 0 ? format_duration(static_cast<double>(total - step) / rate) : "?";
-  std::fprintf(stderr, "\r[%s] %3.0f%%  step %lld/%lld  %.0f steps/s  eval JCT %s h  ETA %s   ", bar.c_str(), 100 * f,
-               static_cast<long long>(step), static_cast<long long>(total), rate,
-               std::isfinite(eval_jct_s) ? num(eval_jct_s / 3600).c_str() : "-", eta.c_str());
+  std::fprintf(stderr, "\r%s   ", train_bar_text(step, total, elapsed_s, start_step, eval_jct_s).c_str());
   std::fflush(stderr);
 }
 
