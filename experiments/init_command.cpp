@@ -36,6 +36,10 @@ workload:                      # the jobs: exactly one of synthetic or trace; re
     gpus: {1: 0.6, 2: 0.2, 4: 0.1, 8: 0.1}  # GPUs per job: a count, or {count: probability} summing to 1; default 1
     estimate_error_sigma: 0.5  # runtime estimates = duration x exp(N(0, sigma)), used by sjf and co.; default unset (no estimates)
   oversized: error             # a job larger than the cluster: error stops, drop skips and counts it; default error
+# What schedulers may know about run times (docs/config.md#information): oracle (the true
+# durations), estimates (the estimates above, minus the service already received) or
+# none; default estimates when the workload has them, else none.
+information: estimates
 policy: fifo                   # a name or {name: ..., option: value}; `schedsim policies` lists them; default fifo
 )";
 
@@ -59,7 +63,11 @@ workload:                      # the jobs: exactly one of synthetic or trace; re
     format: itp                # schedsim, itp, philly, helios, pai-tasks, csv, ... (docs/traces.md); default schedsim
     on_bad_row: error          # error stops at the first bad row; skip skips and counts bad rows; default error
   oversized: drop              # a job larger than the cluster: error stops, drop skips and counts it; default error
-policy: {name: sjf, by: auto}  # a name or {name: ..., option: value}; `schedsim policies` lists them; default fifo
+# What schedulers may know about run times (docs/config.md#information): oracle (the true
+# durations), estimates (a trace's estimate column, or noisy ones) or none; default none
+# for a trace. ITP has no estimates, so duration-based policies (sjf, srtf...) refuse.
+information: none
+policy: las                    # least attained service: needs no durations; `schedsim policies` lists them; default fifo
 )";
 
 constexpr const char* kHeterogeneous = R"(# A heterogeneous cluster with the hardware model (physics), energy metering and a

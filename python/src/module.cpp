@@ -198,7 +198,7 @@ PYBIND11_MODULE(_schedsim, m) {
       .def("resolved", [](const Scenario& s) {
         // The resolved config as results.json records it (policy built with its defaults).
         const PolicyRegistry registry = builtin_policies();
-        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), PolicyContext{s.config->seed, &s.config->accelerators, s.config->env_yaml});
+        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), policy_context(*s.config));
         return json_to_python(yaml_to_json(s.config->to_yaml(p.resolved)));
       }, "The fully resolved configuration (every default filled in) as a dict.")
       .def("with_seed", [](const Scenario& s, std::int64_t seed) {

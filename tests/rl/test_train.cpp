@@ -61,7 +61,7 @@ TEST_CASE("train: an output folder that cannot be created is one clear error", "
   fs::create_directories(dir);
   std::ofstream(dir / "file") << "x";
   const std::string out = (dir / "file" / "out").string();  // under a regular file
-  CHECK_THROWS_WITH(train_agent(small_training(), TrainOptions{out, false, false}), out + ": cannot create the output folder: Not a directory");
+  CHECK_THROWS_WITH(train_agent(small_training(), TrainOptions{out, false, false, {}}), out + ": cannot create the output folder: Not a directory");
   fs::remove_all(dir);
 }
 
@@ -82,8 +82,8 @@ TEST_CASE("Single-threaded training writes identical learning curves for a seed"
   const fs::path dir = fs::temp_directory_path() / "schedsim_test_train_det";
   fs::remove_all(dir);
   const ScenarioConfig s = small_training();
-  const TrainOutcome a = train_agent(s, TrainOptions{(dir / "a").string(), false, false});
-  train_agent(s, TrainOptions{(dir / "b").string(), false, false});
+  const TrainOutcome a = train_agent(s, TrainOptions{(dir / "a").string(), false, false, {}});
+  train_agent(s, TrainOptions{(dir / "b").string(), false, false, {}});
   const std::string csv = slurp(dir / "a" / "learning_curve.csv");
   CHECK(csv == slurp(dir / "b" / "learning_curve.csv"));
   CHECK(slurp(dir / "a" / "learning_curve.jsonl") == slurp(dir / "b" / "learning_curve.jsonl"));
@@ -97,11 +97,11 @@ TEST_CASE("Single-threaded training writes identical learning curves for a seed"
 
   // --resume continues: the curve keeps its rows and grows to the new total.
   const ScenarioConfig longer = small_training({"train.total_steps=300"});
-  const TrainOutcome r = train_agent(longer, TrainOptions{(dir / "a").string(), true, false});
+  const TrainOutcome r = train_agent(longer, TrainOptions{(dir / "a").string(), true, false, {}});
   CHECK(r.updates > a.updates);
   const std::string resumed = slurp(dir / "a" / "learning_curve.csv");
   CHECK(resumed.compare(0, csv.size(), csv) == 0);
-  CHECK_THROWS_WITH(train_agent(s, TrainOptions{(dir / "none").string(), true, false}), Catch::Contains("no checkpoint to resume from"));
+  CHECK_THROWS_WITH(train_agent(s, TrainOptions{(dir / "none").string(), true, false, {}}), Catch::Contains("no checkpoint to resume from"));
   fs::remove_all(dir);
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's deci
   const fs::path dir = fs::temp_directory_path() / "schedsim_test_rl_policy";
   fs::remove_all(dir);
   ScenarioConfig s = small_training();
-  train_agent(s, TrainOptions{dir.string(), false, false});
+  train_agent(s, TrainOptions{dir.string(), false, false, {}});
   const std::string ckpt = (dir / "checkpoint.pt").string();
 
   auto scenario = std::make_shared<const ScenarioConfig>(s);

@@ -162,7 +162,8 @@ TEST_CASE("results.json has the offered load, the time averages and the window w
   // The table's header lines and comparison.csv's new columns.
   CHECK(comparison_header({r}, 4) ==
         "offered load 3.750 (realised: GPU-seconds the jobs demand at rate 1 / (4 GPUs x arrival span))\n"
-        "window: 0.00 h to 0.00 h (opens at the arrival of job 2 after 1 warm-up jobs; closes at the last completion)\n");
+        "window: 0.00 h to 0.00 h (opens at the arrival of job 2 after 1 warm-up jobs; closes at the last completion)\n"
+        "information: none\n");  // a trace without estimates
   const std::string csv = comparison_csv({r});
   CHECK(csv.substr(0, csv.find('\n')).find(",makespan_s,offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,"
                                             "window_mean_queue_length,window_mean_jobs_in_system") != std::string::npos);
