@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -139,6 +140,32 @@ TEST_CASE("SJF beats FIFO on the default scenario, and compare writes its table"
   labelled.policy_name = "compose(order=las,placement=packed)";
   const std::string csv = comparison_csv({labelled});
   CHECK(csv.find("\n\"compose(order=las,placement=packed)\",2000,") != std::string::npos);
+}
+
+TEST_CASE("a shipped config using $SCHEDSIM_DATA loads from the folder SCHEDSIM_DATA names", "[experiments][data-dir][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_DATA to its path to run this test)");
+    return;
+  }
+  // A data folder elsewhere, holding only the two files the scenario reads.
+  TempDir moved;
+  for (const std::string f : {"carbon/DE-LU_2023_hourly.csv", "prices/DE-LU_electricity_prices_2023.csv"}) {
+    std::filesystem::create_directories(std::filesystem::path(moved.path(f)).parent_path());
+    std::filesystem::copy_file(data + "/" + f, moved.path(f));
+  }
+  const char* old = std::getenv("SCHEDSIM_DATA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("SCHEDSIM_DATA", moved.path().c_str(), 1);
+  const PolicyRegistry reg = builtin_policies();
+  const std::string cfg = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/carbon_de_lu.yaml";
+  const ScenarioConfig s = load_scenario(cfg, {"workload.synthetic.num_jobs=20"}, std::nullopt, reg);
+  CHECK(s.signals.has_value());
+  ::setenv("SCHEDSIM_DATA", (moved.path() + "/nowhere").c_str(), 1);
+  CHECK_THROWS_WITH(load_scenario(cfg, {}, std::nullopt, reg),
+                    cfg + ":23: signals.price.file: $SCHEDSIM_DATA/prices/DE-LU_electricity_prices_2023.csv: the data folder " + moved.path() +
+                        "/nowhere (from SCHEDSIM_DATA or --data-dir) does not exist or is not a folder");
+  saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
 }
 
 TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experiments][shared-data]") {
