@@ -120,7 +120,7 @@ double within_time_range(const ConfigNode& n, double v) {
 }  // namespace
 
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
-  node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic", "load"});
+  node.expect_map({"preset", "num_jobs", "arrival", "load", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic"});
   SyntheticConfig c;
   if (auto p = node.maybe_child("preset")) c = from_preset(p->as_string(), p->where());
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
