@@ -69,6 +69,12 @@ void add_scenario_args(CLI::App* cmd, ScenarioArgs& a, const std::string& defaul
   cmd->add_flag("--check-invariants", a.check_invariants, "verify the kernel's invariants after every event (slow; for debugging)");
 }
 
+// The data folder of `$SCHEDSIM_DATA/` paths (docs/config.md#data-folder), for the
+// commands that load scenarios. It sets SCHEDSIM_DATA, so sweep workers see it too.
+void add_data_dir_option(CLI::App* cmd, std::optional<std::string>& data_dir) {
+  cmd->add_option("--data-dir", data_dir, "folder of the shared data sets that `$SCHEDSIM_DATA/...` paths in the scenario refer to (default: $SCHEDSIM_DATA, else ../shared/data beside the checkout)");
+}
+
 // Reader options shared by the trace subcommands.
 struct TraceArgs {
   std::string path;
@@ -154,7 +160,9 @@ int main(int argc, char** argv) {
 
   ScenarioArgs run_args;
   auto* run = app.add_subcommand("run", "run one scenario under its policy; writes OUT/results.json and OUT/jobs.csv");
+  std::optional<std::string> data_dir;
   add_scenario_args(run, run_args, "results");
+  add_data_dir_option(run, data_dir);
   std::string snapshot_every, snapshot_path, resume_path;
   run->add_option("--snapshot-every", snapshot_every,
                   "write a snapshot of the whole simulation every PERIOD of simulated time (3600, 90s, 30m, 6h, 2d), at the first instant after each period");
@@ -171,6 +179,7 @@ int main(int argc, char** argv) {
   std::string cmp_baseline;
   auto* compare = app.add_subcommand("compare", "run one scenario under every registered policy and print a comparison table");
   add_scenario_args(compare, cmp_args, "results/compare");
+  add_data_dir_option(compare, data_dir);
   compare->add_option("--policies", cmp_policies, "policy names to compare, comma-separated (default: all registered)")->delimiter(',');
   compare->add_option("--policy", cmp_policy_maps, "one policy to compare, a name or a YAML map such as '{name: fifo, placement: packed}' (repeatable; added after --policies)");
   compare->add_option("--baseline", cmp_baseline, "the policy (its label in the table) that the others are paired with (default: the first)");
@@ -247,6 +256,7 @@ int main(int argc, char** argv) {
   auto* sweep = app.add_subcommand("sweep", "run a grid of parameter values x policies x seeds on worker processes (resumable); see docs/experiments.md");
   sweep->add_option("grid", sweep_grid, "sweep grid YAML file")->required();
   sweep->add_option("--out", sweep_options.out_dir, "output folder")->capture_default_str();
+  add_data_dir_option(sweep, data_dir);
   sweep->add_option("--jobs,-j", sweep_options.workers, "runs at a time (default: number of cores; with --address: the cluster's CPUs)")->check(whole_number(0, INT_MAX, "NONNEGATIVE"));
   sweep->add_option("--backend", sweep_options.backend, "local: worker processes here; ray: one Ray task per run (pip install 'schedsim[ray]')")
       ->capture_default_str()
@@ -270,6 +280,7 @@ int main(int argc, char** argv) {
   bool train_resume = false;
   auto* train = app.add_subcommand("train", "train a learned scheduler (the scenario's train: map) on the scenario's RL environment");
   add_scenario_args(train, train_args, "results/train");
+  add_data_dir_option(train, data_dir);
   train->add_flag("--resume", train_resume, "continue from OUT/checkpoint.pt");
   int train_nproc = 1;
   train->add_option("--nproc", train_nproc, "train with N local processes that all-reduce gradients (train.num_envs divisible by N)")
@@ -279,6 +290,7 @@ int main(int argc, char** argv) {
   std::string eval_policy;
   auto* eval = app.add_subcommand("eval", "run one scenario under a given policy, e.g. a trained agent (--policy rl:PATH)");
   add_scenario_args(eval, eval_args, "results/eval");
+  add_data_dir_option(eval, data_dir);
   eval->add_option("--policy", eval_policy, "the policy: rl:CHECKPOINT, a registered name, or a YAML map")->required();
 
   std::string ledger_path;
@@ -305,6 +317,7 @@ int main(int argc, char** argv) {
   advise_cmd->add_option("--out", advise_options.out, "output folder: plans.csv (every feasible plan, with a pareto column)")->capture_default_str();
   advise_cmd->add_flag("--plot", advise_options.plot, "also draw the Pareto front (cost vs finish, colored by emissions) to OUT/pareto.svg");
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
+  add_data_dir_option(advise_cmd, data_dir);
 
   std::string init_dir = "scenarios", init_data_dir = "../shared/data";
   auto* init = app.add_subcommand("init", "write commented starter scenarios (synthetic, a real trace, heterogeneous with physics, energy and carbon) and a sweep grid");
@@ -373,6 +386,10 @@ int main(int argc, char** argv) {
       }
     };
     reject_empty_out(app);
+    if (data_dir) {
+      if (data_dir->empty()) throw InputError("--data-dir", "expected a folder, got an empty string");
+      ::setenv("SCHEDSIM_DATA", data_dir->c_str(), 1);
+    }
     PolicyRegistry registry = builtin_policies();
 #ifdef SCHEDSIM_HAS_TORCH
     std::error_code no_proc;  // no /proc: only $SCHEDSIM_RL_PLUGIN is tried

@@ -123,6 +123,8 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   const ConfigNode workload = root.child("workload");
   s.workload = WorkloadConfig::parse(workload);
+  // `load:` needs the cluster's size, known only here (docs/config.md#offered-load).
+  if (s.workload.synthetic && s.workload.synthetic->load) s.workload.synthetic->set_offered_load(static_cast<int>(total), workload.child("synthetic").child("load"));
   if (s.workload.synthetic && s.workload.oversized == OversizedMode::kError && s.workload.synthetic->max_gpus() > total) {
     const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");
     gpus.fail("jobs may ask for " + std::to_string(s.workload.synthetic->max_gpus()) + " GPUs but the cluster has " + std::to_string(total) +

@@ -6,7 +6,8 @@
 Runs `schedsim bench kernel --policies fifo` (Poisson arrivals at 80% load, 8-GPU nodes,
 physics off; docs/benchmarks.md) for 1e4..1e7 jobs on 10,000 GPUs and for 1e6 jobs on
 104..100,000 GPUs, keeps the best of --repeats runs of each point, and writes
-docs/figures/bench_scaling.csv and docs/figures/bench_scaling.png.
+bench_scaling.csv and bench_scaling.png into --out (default build/bench_scaling); only
+--update-docs writes the committed docs/figures/ ones.
 """
 import argparse
 import csv
@@ -38,8 +39,13 @@ def main():
     ap.add_argument("--schedsim", default=os.path.join(ROOT, "build", "schedsim"))
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="small sizes only (seconds), for a smoke test")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "figures"))
+    ap.add_argument("--out", default=None, help="output folder (default build/bench_scaling)")
+    ap.add_argument("--update-docs", action="store_true", help="write the committed docs/figures/bench_scaling.{csv,png} (not with --quick or --out)")
     args = ap.parse_args()
+    if args.update_docs and (args.quick or args.out):
+        ap.error("--update-docs publishes a full run into docs/figures; drop --quick and --out")
+    if args.out is None:
+        args.out = os.path.join(ROOT, "docs", "figures") if args.update_docs else os.path.join(ROOT, "build", "bench_scaling")
 
     jobs_axis = [10_000, 30_000, 100_000, 300_000, 1_000_000, 3_000_000, 10_000_000]
     gpus_axis = [104, 1_000, 10_000, 100_000]

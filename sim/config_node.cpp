@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -297,11 +298,29 @@ ConfigNode ConfigNode::make_child(const YAML::Node& node, const std::string& chi
   return c;
 }
 
+DataFolder DataFolder::from_environment() {
+  if (const char* env = std::getenv("SCHEDSIM_DATA")) {
+    if (*env == '\0') throw InputError("SCHEDSIM_DATA", "is set but empty; set it (or --data-dir DIR) to the folder holding the shared data, or unset it for the default");
+    return {env, "from SCHEDSIM_DATA or --data-dir"};
+  }
+  return {SCHEDSIM_DEFAULT_DATA_DIR, "the default; set SCHEDSIM_DATA or --data-dir DIR to change it"};
+}
+
 std::string ConfigNode::as_path() const {
   std::string p = as_string();
   if (p.empty()) fail("expected a file path, got an empty string");
   if (const auto tab = p.find('\t'); tab != std::string::npos) {
     fail("the path contains a tab at character " + std::to_string(tab + 1) + "; control characters are not allowed in paths");
+  }
+  if (p.rfind(DataFolder::kPrefix, 0) == 0) {
+    const DataFolder data = DataFolder::from_environment();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(data.path, ec)) {
+      fail(p + ": the data folder " + data.path + " (" + data.origin + ") does not exist or is not a folder");
+    }
+    const std::string full = data.path + (data.path.back() == '/' ? "" : "/") + p.substr(std::string(DataFolder::kPrefix).size());
+    if (!std::filesystem::exists(full, ec)) fail(p + ": " + full + " does not exist (data folder " + data.path + ", " + data.origin + ")");
+    return full;
   }
   const bool from_file = !node_.Mark().is_null();
   if (p[0] == '/' || !from_file || base_dir_.empty()) return p;

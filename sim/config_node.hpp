@@ -30,6 +30,17 @@ inline YAML::Node string_scalar(const std::string& text) {
   return n;
 }
 
+// The folder of the shared data sets (docs/config.md#data-folder): a path in a config
+// that starts with `$SCHEDSIM_DATA/` is resolved under it. The folder is the
+// SCHEDSIM_DATA environment variable (which `--data-dir DIR` sets), else
+// <source checkout>/../shared/data, where the data sets have always been.
+struct DataFolder {
+  static constexpr const char* kPrefix = "$SCHEDSIM_DATA/";
+  std::string path;
+  std::string origin;  // where the folder came from, for messages
+  static DataFolder from_environment();
+};
+
 class ConfigNode {
  public:
   // `source` names the document in messages: a file path, "--set", "built-in default".
@@ -65,7 +76,8 @@ class ConfigNode {
   // A path given as this node's string value, made usable from the working directory:
   // relative paths in a config file are relative to that file's folder; values that
   // came from the command line (--set) or from Python have no position in a file and
-  // stay relative to the working directory.
+  // stay relative to the working directory. A value starting with `$SCHEDSIM_DATA/` is
+  // under the data folder (DataFolder); the folder and the file must exist.
   std::string as_path() const;
 
   bool is_map() const { return node_.IsMap(); }

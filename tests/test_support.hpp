@@ -115,9 +115,11 @@ inline int wait_process(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-// ../shared/data beside the checkout (or $SCHEDSIM_SHARED_DATA); "" when absent, in which
-// case tests that need it report a skip with the reason.
+// ../shared/data beside the checkout (or $SCHEDSIM_DATA, the setting configs use; the
+// older $SCHEDSIM_SHARED_DATA still works); "" when absent, in which case tests that need
+// it report a skip with the reason.
 inline std::string shared_data_dir() {
+  if (const char* env = std::getenv("SCHEDSIM_DATA")) return std::filesystem::is_directory(env) ? env : "";
   if (const char* env = std::getenv("SCHEDSIM_SHARED_DATA")) return std::filesystem::is_directory(env) ? env : "";
   const std::filesystem::path p = std::filesystem::path(SCHEDSIM_SOURCE_DIR) / ".." / "shared" / "data";
   return std::filesystem::is_directory(p) ? p.lexically_normal().string() : "";

@@ -120,7 +120,7 @@ double within_time_range(const ConfigNode& n, double v) {
 }  // namespace
 
 SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
-  node.expect_map({"preset", "num_jobs", "arrival", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic"});
+  node.expect_map({"preset", "num_jobs", "arrival", "load", "duration_s", "gpus", "start_s", "estimate_error_sigma", "recorded_status", "models", "elastic"});
   SyntheticConfig c;
   if (auto p = node.maybe_child("preset")) c = from_preset(p->as_string(), p->where());
   if (auto n = node.maybe_child("num_jobs")) c.num_jobs = static_cast<std::uint64_t>(n->as_positive_int());
@@ -146,6 +146,15 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
         if (a->has(k)) a->child(k).fail(std::string("only applies to process: bursty, not ") + c.arrival_process);
       }
     }
+  }
+  if (auto l = node.maybe_child("load")) {
+    // One knob sets the rate: a gap written beside it would be silently replaced.
+    for (const char* k : {"mean_interarrival_s", "interarrival_s"}) {
+      if (node.has("arrival") && node.child("arrival").has(k)) {
+        l->fail(std::string("sets the arrival rate, so it cannot be given with arrival.") + k + "; remove one of them");
+      }
+    }
+    c.load = l->as_positive_double();
   }
   if (auto s = node.maybe_child("start_s")) c.start_s = within_time_range(*s, s->as_nonnegative_double());
   if (auto d = node.maybe_child("duration_s")) c.duration_s = Distribution::parse(*d);
@@ -263,6 +272,15 @@ double SyntheticConfig::long_run_interarrival_s() const {
   // Time-average rate over the alternating states: (calm x r + burst x f r) / (calm + burst).
   const double rate = (mean_calm_s + mean_burst_s * burst_factor) / (mean_calm_s + mean_burst_s) / mean_interarrival_s;
   return 1.0 / rate;
+}
+
+void SyntheticConfig::set_offered_load(int devices, const ConfigNode& where) {
+  const double mean_duration_s = duration_s.mean();
+  if (!std::isfinite(mean_duration_s)) where.fail("needs a duration distribution with a finite mean (pareto needs shape > 1)");
+  const double target_gap_s = mean_gpus() * mean_duration_s / (*load * devices);
+  // The long-run gap is proportional to mean_interarrival_s for every process.
+  mean_interarrival_s *= target_gap_s / long_run_interarrival_s();
+  if (!(mean_interarrival_s <= 1e12)) where.fail("gives a mean gap of " + std::to_string(mean_interarrival_s) + " s between arrivals, over 10^12 seconds");
 }
 
 int SyntheticConfig::max_gpus() const {

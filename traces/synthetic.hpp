@@ -30,6 +30,14 @@ struct SyntheticConfig {
   double mean_calm_s = 0.0, mean_burst_s = 0.0;
   // Long-run mean gap of the process (= mean_interarrival_s unless bursty).
   double long_run_interarrival_s() const;
+  // `load:` (docs/config.md#offered-load): the offered load the arrival rate is set for,
+  // as a share of the cluster's devices; applied by set_offered_load once the cluster is
+  // known. Unset = the gap as written.
+  std::optional<double> load;
+  // Sets the mean gap so that mean_gpus() x mean duration / long-run gap = load x devices
+  // (the shape of a bursty process kept). Throws via `where` when the duration
+  // distribution has no finite mean.
+  void set_offered_load(int devices, const ConfigNode& where);
   double start_s = 0.0;  // the first gap is measured from here
   Distribution duration_s = Distribution::exponential(3600.0);
   // (GPU count, probability), probabilities summing to 1.

@@ -2,7 +2,8 @@
 
 Each script runs the schedsim CLI (`sweep`, `compare`, `run`), never re-implements the
 simulation, and writes NAME.csv, NAME.md (claim next to measurement, then the detailed
-table) and NAME*.png into the figures folder. `--quick` runs a small version and checks
+table) and NAME*.png into the figures folder: OUT by default, the committed
+docs/figures/repro only with --update-docs. `--quick` runs a small version and checks
 the numbers (what ctest runs); exit status 77 means "skipped" and the reason is printed.
 """
 import argparse
@@ -18,7 +19,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIGS = os.path.join(ROOT, "experiments", "configs")
-DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
+# The shared data folder: SCHEDSIM_DATA as for the CLI (docs/config.md#data-folder).
+DATA = os.environ.get("SCHEDSIM_DATA") or os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
 PUBLISHED = os.path.join(ROOT, "docs", "figures", "repro")
 SKIP = 77  # ctest's SKIP_RETURN_CODE for these tests
 
@@ -46,8 +48,9 @@ def parse_args(doc, name, extra=None):
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "schedsim"), help="the schedsim binary (default build/schedsim)")
     ap.add_argument("--out", default=None, help=f"folder for the runs (default results/repro/{name}, or .../{name}_quick)")
-    ap.add_argument("--figures", default=None,
-                    help="folder for the table and figures (default docs/figures/repro for a full run, OUT for --quick)")
+    ap.add_argument("--figures", default=None, help="folder for the table and figures (default OUT)")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="write the table and figures to the committed docs/figures/repro (the published ones) instead of OUT")
     ap.add_argument("--quick", action="store_true", help="a small version that checks its numbers (the ctest test)")
     ap.add_argument("--jobs", type=int, default=2, help="parallel runs of schedsim sweep (default 2)")
     ap.add_argument("--resume", action="store_true",
@@ -57,8 +60,13 @@ def parse_args(doc, name, extra=None):
     args = ap.parse_args()
     if args.out is None:
         args.out = os.path.join("results", "repro", name + ("_quick" if args.quick else ""))
+    if args.update_docs and args.figures is not None:
+        ap.error("--figures and --update-docs name two folders for the same files; give one")
+    if args.update_docs and args.quick:
+        ap.error("--update-docs publishes a full run's numbers; drop --quick")
     if args.figures is None:
-        args.figures = args.out if args.quick else PUBLISHED
+        # The committed figures change only when asked: a trial run must not rewrite them.
+        args.figures = PUBLISHED if args.update_docs else args.out
     if plt is None:
         message = f"needs matplotlib and pandas ({MATPLOTLIB_ERROR}); install them with: pip install matplotlib pandas"
         if args.quick:

@@ -142,8 +142,8 @@ def compare(peer, ours):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cli", default=os.path.join(ROOT, "build", "schedsim"), help="the schedsim binary (default build/schedsim)")
-    ap.add_argument("--data", default=os.environ.get("SCHEDSIM_SHARED_DATA") or os.path.normpath(os.path.join(ROOT, "..", "shared", "data")),
-                    help="the shared data folder (default $SCHEDSIM_SHARED_DATA, else ../shared/data beside the checkout)")
+    ap.add_argument("--data", default=os.environ.get("SCHEDSIM_DATA") or os.environ.get("SCHEDSIM_SHARED_DATA") or os.path.normpath(os.path.join(ROOT, "..", "shared", "data")),
+                    help="the shared data folder (default $SCHEDSIM_DATA, else ../shared/data beside the checkout)")
     ap.add_argument("--only", action="append", help="run only this peer run (repeatable); names: " + ", ".join(r["name"] for r in RUNS))
     ap.add_argument("--out", default=None, help="keep the runs' result folders here (default: a temporary folder)")
     ap.add_argument("--csv", default=None, help="also write the table as CSV to this file")
@@ -166,14 +166,14 @@ def main():
     if not os.path.isfile(args.cli):
         fail_usage(f"--cli {args.cli}: no such file; build first (cmake --build build --target schedsim)")
     if not os.path.isdir(os.path.join(args.data, "peers")):
-        print(f"SKIPPED: the peers' outputs are absent ({os.path.join(args.data, 'peers')}); put the shared data folder beside the checkout or set SCHEDSIM_SHARED_DATA")
+        print(f"SKIPPED: the peers' outputs are absent ({os.path.join(args.data, 'peers')}); put the shared data folder beside the checkout or set SCHEDSIM_DATA")
         sys.exit(SKIP)
 
     out_root = args.out or tempfile.mkdtemp(prefix="schedsim-validate-")
     rows, failures = [], []
     for r in runs:
         out = os.path.join(out_root, r["name"])
-        cmd = [args.cli, "run", os.path.join(HERE, r["scenario"]), "--set", "workload.trace.path=" + os.path.join(args.data, r["trace"]),
+        cmd = [args.cli, "run", os.path.join(HERE, r["scenario"]), "--data-dir", args.data, "--set", "workload.trace.path=" + os.path.join(args.data, r["trace"]),
                "--out", out, "--quiet"]
         if r["name"] in policies:
             cmd += ["--set", "policy=" + policies[r["name"]]]

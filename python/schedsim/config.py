@@ -106,8 +106,8 @@ def load_config(config=None, *, overrides=None, seed=None):
 
 def _scenario_dirs():
     """Where the shipped scenarios are: a checkout's experiments/configs first (run from
-    the source tree or an editable install: their relative data paths, e.g.
-    ../../../shared/data, then resolve as in the CLI), then the package's copies."""
+    the source tree or an editable install), then the package's copies. Their data
+    paths ($SCHEDSIM_DATA/...) resolve under the SCHEDSIM_DATA folder, as in the CLI."""
     from . import __path__ as package_path
 
     dirs = [os.path.normpath(os.path.join(p, os.pardir, os.pardir, "experiments", "configs")) for p in package_path]

@@ -68,7 +68,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {num_jobs: 5}}\npolicy: fifo\nsed: 3\n").error ==
         "DIR/run.yaml:4: unknown key 'sed' (did you mean 'seed'?); valid keys here: seed, name, cluster, workload, policy, accelerators, workload_profiles, physics, energy, signals, failures, env, train, datacenters, inference, market, metrics, information");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: 5\n    gpu: 1\n").error ==
-        "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
+        "DIR/run.yaml:5: workload.synthetic: unknown key 'gpu' (did you mean 'gpus'?); valid keys here: preset, num_jobs, arrival, load, duration_s, gpus, start_s, estimate_error_sigma, recorded_status, models, elastic");
   CHECK(attempt(kCluster + "workload:\n  synthetic:\n    num_jobs: lots\n").error ==
         "DIR/run.yaml:4: workload.synthetic.num_jobs: expected an integer, got 'lots'");
   CHECK(attempt("cluster: {nodes: [{count: 1, type: V100, devices_per_node: eight}]}\nworkload: {synthetic: {}}\n").error ==

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <sstream>
+#include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -140,6 +143,96 @@ TEST_CASE("SJF beats FIFO on the default scenario, and compare writes its table"
   labelled.policy_name = "compose(order=las,placement=packed)";
   const std::string csv = comparison_csv({labelled});
   CHECK(csv.find("\n\"compose(order=las,placement=packed)\",2000,") != std::string::npos);
+}
+
+namespace {
+
+// 32 V100s, lognormal durations (mean 1800 x e^0.5 s), mean job size 2.1 GPUs.
+const std::string kLoadScenario = R"(
+seed: 7
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 8}
+workload:
+  synthetic:
+    num_jobs: 20000
+    load: 0.5
+    duration_s: {dist: lognormal, median: 1800, sigma: 1.0}
+    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}
+policy: fifo
+)";
+
+}  // namespace
+
+TEST_CASE("workload.synthetic.load sets the arrival rate from the cluster size and the job sizes", "[experiments][offered-load]") {
+  TempDir dir;
+  const double mean_gpus = 0.7 * 1 + 0.1 * 2 + 0.1 * 4 + 0.1 * 8;
+  const double mean_duration_s = 1800 * std::exp(0.5);
+  const ScenarioConfig s = load(dir, kLoadScenario);
+  CHECK(s.workload.synthetic->mean_interarrival_s == Approx(mean_gpus * mean_duration_s / (0.5 * 32)).epsilon(1e-12));
+  // The realised offered load of a long run: GPU-seconds asked / (devices x arrival span).
+  const RunResult r = run_scenario(s, builtin_policies(), RunOptions{dir.path("out")});
+  REQUIRE(r.summary.jobs_completed == 20000);
+  std::istringstream jobs(read_file(dir.path("out/jobs.csv")));
+  std::string line;
+  std::getline(jobs, line);
+  REQUIRE(line.rfind("job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,", 0) == 0);
+  double gpu_s = 0, last_submit_s = 0;
+  while (std::getline(jobs, line)) {
+    std::vector<std::string> f;
+    std::istringstream l(line);
+    for (std::string cell; std::getline(l, cell, ',');) f.push_back(cell);
+    last_submit_s = std::max(last_submit_s, std::stod(f[1]));
+    gpu_s += std::stod(f[8]);
+  }
+  const double realised = gpu_s / (32 * last_submit_s);
+  INFO("realised offered load " << realised);
+  CHECK(realised == Approx(0.5).epsilon(0.03));
+
+  // A bursty process keeps its shape: its long-run gap is what the load asks for.
+  const ScenarioConfig b = load(dir, kLoadScenario, {"workload.synthetic.arrival={process: bursty, burst_factor: 4, mean_calm_s: 3600, mean_burst_s: 600}"});
+  CHECK(b.workload.synthetic->long_run_interarrival_s() == Approx(mean_gpus * mean_duration_s / (0.5 * 32)).epsilon(1e-12));
+  // The resolved config records the derived gap, so that it reruns as written.
+  CHECK(s.to_yaml(YAML::Node("fifo"))["workload"]["synthetic"]["arrival"]["mean_interarrival_s"].as<double>() == Approx(s.workload.synthetic->mean_interarrival_s));
+}
+
+TEST_CASE("workload.synthetic.load with an explicit gap, or without a finite mean duration, is an error", "[experiments][offered-load][bad_input]") {
+  TempDir dir;
+  const std::string path = dir.path("scenario.yaml");
+  std::string both = kLoadScenario;
+  both.replace(both.find("    load: 0.5\n"), 14, "    load: 0.5\n    arrival: {process: poisson, mean_interarrival_s: 60}\n");
+  CHECK_THROWS_WITH(load(dir, both), path + ":9: workload.synthetic.load: sets the arrival rate, so it cannot be given with arrival.mean_interarrival_s; remove one of them");
+  CHECK_THROWS_WITH(load(dir, kLoadScenario, {"workload.synthetic.arrival={process: fixed, interarrival_s: 60}"}),
+                    path + ":9: workload.synthetic.load: sets the arrival rate, so it cannot be given with arrival.interarrival_s; remove one of them");
+  CHECK_THROWS_WITH(load(dir, kLoadScenario, {"workload.synthetic.duration_s={dist: pareto, scale: 60, shape: 1}"}),
+                    path + ":9: workload.synthetic.load: needs a duration distribution with a finite mean (pareto needs shape > 1)");
+  CHECK_THROWS_WITH(load(dir, kLoadScenario, {"workload.synthetic.load=0"}), "--set workload.synthetic.load=0: must be > 0, got '0'");
+}
+
+TEST_CASE("a shipped config using $SCHEDSIM_DATA loads from the folder SCHEDSIM_DATA names", "[experiments][data-dir][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_DATA to its path to run this test)");
+    return;
+  }
+  // A data folder elsewhere, holding only the two files the scenario reads.
+  TempDir moved;
+  for (const std::string f : {"carbon/DE-LU_2023_hourly.csv", "prices/DE-LU_electricity_prices_2023.csv"}) {
+    std::filesystem::create_directories(std::filesystem::path(moved.path(f)).parent_path());
+    std::filesystem::copy_file(data + "/" + f, moved.path(f));
+  }
+  const char* old = std::getenv("SCHEDSIM_DATA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("SCHEDSIM_DATA", moved.path().c_str(), 1);
+  const PolicyRegistry reg = builtin_policies();
+  const std::string cfg = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/carbon_de_lu.yaml";
+  const ScenarioConfig s = load_scenario(cfg, {"workload.synthetic.num_jobs=20"}, std::nullopt, reg);
+  CHECK(s.signals.has_value());
+  ::setenv("SCHEDSIM_DATA", (moved.path() + "/nowhere").c_str(), 1);
+  CHECK_THROWS_WITH(load_scenario(cfg, {}, std::nullopt, reg),
+                    cfg + ":23: signals.price.file: $SCHEDSIM_DATA/prices/DE-LU_electricity_prices_2023.csv: the data folder " + moved.path() +
+                        "/nowhere (from SCHEDSIM_DATA or --data-dir) does not exist or is not a folder");
+  saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
 }
 
 TEST_CASE("replaying ITP cluster10 on 64 GPUs completes all 260 jobs", "[experiments][shared-data]") {

@@ -210,6 +210,24 @@ TEST_CASE("sweep grid errors name the file line and key before any run starts", 
   }
 }
 
+TEST_CASE("a sweep over workload.synthetic.load sets each run's arrival rate", "[experiments][sweep][offered-load]") {
+  TempDir dir;
+  std::string base = kBase;
+  base.replace(base.find("    arrival: {process: poisson, mean_interarrival_s: 60}\n"), 57, "    load: 0.5\n");
+  dir.write("base.yaml", base);
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: base.yaml\nparameters:\n  workload.synthetic.load: [0.4, 1.6]\nseeds: [1]\n"));
+  const SweepOutcome o = run_sweep(grid, builtin_policies(), options(dir.path("out"), 1));
+  CHECK(o.runs_executed == 2);
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  REQUIRE(rows.size() == 3);
+  const std::size_t load = column(rows[0], "workload.synthetic.load");
+  const std::size_t delay = column(rows[0], "mean_queue_delay_s");
+  CHECK(rows[1][load] == "0.4");
+  CHECK(rows[2][load] == "1.6");
+  // Four times the load on the same seed: the same jobs arrive four times as fast.
+  CHECK(std::stod(rows[2][delay]) > std::stod(rows[1][delay]));
+}
+
 TEST_CASE("sweep accepts an inline base scenario", "[experiments][sweep]") {
   TempDir dir;
   std::string inline_base = kBase;

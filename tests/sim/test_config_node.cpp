@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
@@ -66,6 +68,59 @@ TEST_CASE("relative paths resolve against the config file folder but --set paths
 }
 
 // Issue 22 (reliability): what the YAML reader would otherwise accept silently.
+namespace {
+// Sets SCHEDSIM_DATA (or unsets it, for nullptr) for one test and restores it after.
+class DataEnv {
+ public:
+  explicit DataEnv(const char* value) {
+    if (const char* old = std::getenv("SCHEDSIM_DATA")) old_ = old;
+    value ? ::setenv("SCHEDSIM_DATA", value, 1) : ::unsetenv("SCHEDSIM_DATA");
+  }
+  ~DataEnv() { old_ ? ::setenv("SCHEDSIM_DATA", old_->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA"); }
+
+ private:
+  std::optional<std::string> old_;
+};
+}  // namespace
+
+TEST_CASE("$SCHEDSIM_DATA/ paths resolve under the data folder that SCHEDSIM_DATA names", "[sim][config][data-dir]") {
+  schedsim::test::TempDir data, conf;
+  std::filesystem::create_directories(data.path("carbon"));
+  data.write("carbon/x.csv", "t,v\n");
+  const DataEnv env(data.path().c_str());
+  const ConfigNode root = ConfigNode::load_file(conf.write("c.yaml", "p: $SCHEDSIM_DATA/carbon/x.csv\nq: {file: $SCHEDSIM_DATA/carbon/x.csv}\n"));
+  CHECK(root.child("p").as_path() == data.path() + "/carbon/x.csv");
+  CHECK(root.child("q").child("file").as_path() == data.path() + "/carbon/x.csv");
+  // --set values and Python dicts use the same rule (they have no folder of their own).
+  CHECK(ConfigNode::load_string("p: $SCHEDSIM_DATA/carbon/x.csv\n", "inline").child("p").as_path() == data.path() + "/carbon/x.csv");
+  // A trailing slash in the setting is not doubled.
+  const DataEnv slash((data.path() + "/").c_str());
+  CHECK(root.child("p").as_path() == data.path() + "/carbon/x.csv");
+}
+
+TEST_CASE("a missing data folder or data file names the setting and the path tried", "[sim][config][data-dir]") {
+  schedsim::test::TempDir data, conf;
+  const ConfigNode root = ConfigNode::load_file(conf.write("c.yaml", "p: $SCHEDSIM_DATA/carbon/x.csv\n"));
+  const std::string c = conf.path("c.yaml");
+  {
+    const DataEnv env("/nonexistent/data");
+    CHECK_THROWS_WITH(root.child("p").as_path(), c + ":1: p: $SCHEDSIM_DATA/carbon/x.csv: the data folder /nonexistent/data (from SCHEDSIM_DATA or --data-dir) does not exist or is not a folder");
+  }
+  {
+    const DataEnv env(data.path().c_str());
+    CHECK_THROWS_WITH(root.child("p").as_path(), c + ":1: p: $SCHEDSIM_DATA/carbon/x.csv: " + data.path() + "/carbon/x.csv does not exist (data folder " + data.path() +
+                                                     ", from SCHEDSIM_DATA or --data-dir)");
+  }
+  {
+    const DataEnv env("");
+    CHECK_THROWS_WITH(root.child("p").as_path(), "SCHEDSIM_DATA: is set but empty; set it (or --data-dir DIR) to the folder holding the shared data, or unset it for the default");
+  }
+  {
+    const DataEnv env(nullptr);  // the default: ../shared/data beside the checkout
+    CHECK(DataFolder::from_environment().path == std::filesystem::path(SCHEDSIM_SOURCE_DIR "/../shared/data").lexically_normal().string());
+  }
+}
+
 TEST_CASE("a key given twice in a map is an error naming both lines", "[sim][config][reliability]") {
   CHECK_THROWS_WITH(ConfigNode::load_string("policy: fifo\npolicy: sjf\n", "x.yaml"),
                     "x.yaml:2: duplicate key 'policy' (first given on line 1); a key may appear only once in a map");
