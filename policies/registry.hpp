@@ -59,7 +59,7 @@ struct PolicyInfo {
   bool needs_signals = false;
   // When set, the short form "NAME:VALUE" means {name: NAME, <argument_option>: VALUE}
   // (e.g. "rl:agent.pt"), and the policy is left out of "all" (it needs that value).
-  std::string argument_option;
+  std::string argument_option{};  // (an initializer, so aggregate initializations may leave it out)
   // Acts only through a thermal model (`thermal:`); `compare` without --policy skips it on
   // scenarios without one (it would repeat its base).
   bool needs_thermal = false;

@@ -42,8 +42,8 @@ struct PhysicsConfig {
   double storage_bandwidth_gbps = 2.0;  // GB/s, to and from checkpoint storage
   double restart_overhead_s = 0.0;      // added to every restore (process start, data loader)
   double elastic_serial_fraction = 0.05;  // Amdahl scaling of profile-less elastic jobs
-  std::string throughputs;              // Gavel-style measured throughput matrix (JSON path), "" = none
-  std::string throughputs_resolved;     // the same, usable from the working directory
+  std::string throughputs{};            // Gavel-style measured throughput matrix (JSON path), "" = none
+  std::string throughputs_resolved{};   // the same, usable from the working directory
 
   static PhysicsConfig parse(const ConfigNode& node);
   YAML::Node to_yaml() const;
