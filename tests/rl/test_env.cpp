@@ -440,6 +440,62 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   CHECK(st.physics_evaluations + st.physics_reused >= st.start_rows);
 }
 
+// physics.mixed_types: forbid: the kernel refuses a device set spanning types, so the
+// agent's candidates must not offer one: a packed or first-fit set that spans types is
+// a placement problem of the physics model and its row is left out (the fastest- and
+// slowest-type rows stay within one type by construction).
+TEST_CASE("Under mixed_types: forbid every start candidate lies within one device type", "[rl][env][candidates][placement]") {
+  const PolicyRegistry registry = builtin_policies();
+  // rl_default's 16 H100s, 16 A100s and 32 V100s; its jobs of up to 16 GPUs each fit one
+  // type, so every job must still finish.
+  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=120", "physics.mixed_types=forbid"}, registry);
+  const EnvConfig cfg = EnvConfig::from_scenario(sc);
+  std::vector<std::string> warnings;
+  SimulationSetup setup(sc, 7, warnings);
+  PendingQueue queue(cfg.order, cfg.information);
+  auto sim = setup.make_simulator(queue);
+  const ClusterPhysics* physics = setup.physics();
+  REQUIRE(physics != nullptr);
+  REQUIRE_FALSE(physics->allows_mixed_types());
+  CandidateBuilder builder(cfg, setup.cluster(), physics, setup.simulator_options().node_group, sc.accelerators);
+  std::vector<Candidate> rows;
+  Rng rng(4, "test.actions");
+  ActionBatch batch;
+  std::uint64_t start_rows = 0, multi_device_rows = 0;
+  bool running = sim->advance();
+  while (running) {
+    const int n = builder.build(sim->view(), queue, rows);
+    std::vector<int> legal;
+    for (int i = 0; i < n; ++i) {
+      const Candidate& c = rows[static_cast<std::size_t>(i)];
+      if (!c.legal) continue;
+      legal.push_back(i);
+      if (c.preempt) continue;
+      ++start_rows;
+      if (c.devices.size() > 1) ++multi_device_rows;
+      for (DeviceId d : c.devices) CHECK(setup.cluster().device_type_of(d) == setup.cluster().device_type_of(c.devices.front()));
+      CHECK(physics->placement_problem(sim->job(c.job).spec, c.devices).empty());
+    }
+    if (!legal.empty() && rng.below(4) != 0) {
+      const Candidate& c = rows[static_cast<std::size_t>(legal[rng.below(legal.size())])];
+      batch.clear();
+      if (c.preempt) {
+        batch.preempt(c.job);
+      } else {
+        batch.start(c.job, c.devices);
+      }
+      sim->apply(batch);  // a start spanning types would throw here
+      if (!c.preempt) queue.started(c.job);
+    } else {
+      if (sim->num_pending() > 0 && sim->num_running() == 0 && !sim->has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
+      running = sim->advance();
+    }
+  }
+  CHECK(start_rows > 200);
+  CHECK(multi_device_rows > 50);
+  CHECK(sim->stats().jobs_completed == 120);
+}
+
 TEST_CASE("A hand-built case has the expected candidates and features", "[rl][env]") {
   test::TempDir dir;
   // Job a (2 GPUs) at t=0 and job b (1 GPU, estimate 7200 s) at t=0 on two 2-GPU nodes.
