@@ -198,7 +198,12 @@ PYBIND11_MODULE(_schedsim, m) {
       .def("resolved", [](const Scenario& s) {
         // The resolved config as results.json records it (policy built with its defaults).
         const PolicyRegistry registry = builtin_policies();
-        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), policy_context(*s.config));
+        // Only the options are resolved here: the policy is built under the oracle so that
+        // one the scenario's information level refuses still shows its config (the refusal
+        // comes when a run builds it).
+        PolicyContext context = policy_context(*s.config);
+        context.information = InformationModel::oracle();
+        PolicyInstance p = registry.create(ConfigNode(s.config->policy, s.config->policy_source, "policy"), context);
         return json_to_python(yaml_to_json(s.config->to_yaml(p.resolved)));
       }, "The fully resolved configuration (every default filled in) as a dict.")
       .def("with_seed", [](const Scenario& s, std::int64_t seed) {

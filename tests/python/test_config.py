@@ -230,3 +230,15 @@ def test_random_nested_structures_give_a_clean_error_or_a_config():
             assert str(e)
             outcomes["error"] += 1
     assert outcomes["error"] > 0
+
+
+def test_resolved_shows_a_policy_that_the_information_level_refuses():
+    # No estimates in the workload: information none, which sjf refuses when a run builds
+    # it; resolving only fills in its options, so it still works and says so.
+    cfg = schedsim.load_config({"cluster": {"nodes": [{"count": 1, "type": "V100", "devices_per_node": 4}]},
+                                "workload": {"synthetic": {"num_jobs": 5}}, "policy": "sjf"})
+    r = cfg.resolved()
+    assert r["information"] == "none"
+    assert r["policy"]["name"] == "sjf"
+    with pytest.raises(schedsim.InputError, match="needs job duration information, but the scenario declares information: none"):
+        schedsim.simulate(cfg)
