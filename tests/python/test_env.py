@@ -4,7 +4,7 @@ import pytest
 
 import schedsim
 
-gymnasium = pytest.importorskip("gymnasium")
+gymnasium = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install gymnasium; scripts/setup.sh installs it)")
 if not schedsim.HAS_ENV:
     pytest.skip("the extension was built without rl/env", allow_module_level=True)
 

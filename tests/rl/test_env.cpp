@@ -345,6 +345,25 @@ TEST_CASE("VectorEnv results do not depend on the thread count on the built-in s
   }
 }
 
+// As the environment does: start or preempt a random legal row, or (one time in four, or
+// with none legal) let the simulation run on. Returns whether the run goes on.
+static bool act_randomly(Simulator& sim, PendingQueue& queue, const std::vector<Candidate>& rows, const std::vector<int>& legal, Rng& rng, ActionBatch& batch) {
+  if (!legal.empty() && rng.below(4) != 0) {
+    const Candidate& c = rows[static_cast<std::size_t>(legal[rng.below(legal.size())])];
+    batch.clear();
+    if (c.preempt) {
+      batch.preempt(c.job);
+    } else {
+      batch.start(c.job, c.devices);
+    }
+    sim.apply(batch);
+    if (!c.preempt) queue.started(c.job);
+    return true;
+  }
+  if (sim.num_pending() > 0 && sim.num_running() == 0 && !sim.has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
+  return sim.advance();
+}
+
 // The builder keeps state between decision points (each job's physics answers per
 // placement option) and answers jobs of one size from one read-only query of the
 // placement index; a builder made fresh at every decision point has neither, so any
@@ -410,22 +429,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
     CHECK(std::memcmp(kept_global.data(), plain_global.data(), kept_global.size() * sizeof(float)) == 0);
     CHECK(kept_mask == plain_mask);
     ++decisions;
-    // As the environment does: start or preempt a random legal row, or (one time in
-    // four, or with none legal) let the simulation run on.
-    if (!legal.empty() && rng.below(4) != 0) {
-      const Candidate& c = rows[static_cast<std::size_t>(legal[rng.below(legal.size())])];
-      batch.clear();
-      if (c.preempt) {
-        batch.preempt(c.job);
-      } else {
-        batch.start(c.job, c.devices);
-      }
-      sim->apply(batch);
-      if (!c.preempt) queue.started(c.job);
-    } else {
-      if (sim->num_pending() > 0 && sim->num_running() == 0 && !sim->has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
-      running = sim->advance();
-    }
+    running = act_randomly(*sim, queue, rows, legal, rng, batch);
   }
   CHECK(decisions > 300);
   CHECK(start_rows > 500);
@@ -476,20 +480,7 @@ TEST_CASE("Under mixed_types: forbid every start candidate lies within one devic
       for (DeviceId d : c.devices) CHECK(setup.cluster().device_type_of(d) == setup.cluster().device_type_of(c.devices.front()));
       CHECK(physics->placement_problem(sim->job(c.job).spec, c.devices).empty());
     }
-    if (!legal.empty() && rng.below(4) != 0) {
-      const Candidate& c = rows[static_cast<std::size_t>(legal[rng.below(legal.size())])];
-      batch.clear();
-      if (c.preempt) {
-        batch.preempt(c.job);
-      } else {
-        batch.start(c.job, c.devices);
-      }
-      sim->apply(batch);  // a start spanning types would throw here
-      if (!c.preempt) queue.started(c.job);
-    } else {
-      if (sim->num_pending() > 0 && sim->num_running() == 0 && !sim->has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
-      running = sim->advance();
-    }
+    running = act_randomly(*sim, queue, rows, legal, rng, batch);  // a start spanning types would throw
   }
   CHECK(start_rows > 200);
   CHECK(multi_device_rows > 50);
