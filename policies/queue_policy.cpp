@@ -180,6 +180,10 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
     // physics.mixed_types: forbid: the kernel rejects a set that spans types, so the
     // placement itself stays within one (fractional jobs take one device anyway).
     const bool one_type = !physics->allows_mixed_types() && types > 1 && !fractional;
+    // estimated_rate is 0 on a type with fewer devices than the job asks for, so a job
+    // larger than every type's pool has no single-type option: it spans types when the
+    // physics model allows that (the kernel runs it at the slowest type's rate).
+    if (order.empty() && !fractional && types > 1 && physics->allows_mixed_types()) return place_across_types(view, job, out);
     if (options_.placement == Placement::kFastestType || static_cast<int>(order.size()) < types) {
       // Greedy: the fastest type (or, when some types cannot host the job, the first
       // usable one) that has room now, consolidated within it.
@@ -204,6 +208,35 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
   }
   if (fractional) return place_share(job, out, -1);
   return place_whole(n, out, -1);
+}
+
+bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+  const ClusterSpec& spec = view.cluster();
+  const PhysicsModel& physics = *view.physics();
+  const int types = static_cast<int>(spec.device_types().size());
+  std::vector<int> devices_of_type(static_cast<std::size_t>(types), 0);
+  for (int n = 0; n < spec.num_nodes(); ++n) devices_of_type[static_cast<std::size_t>(spec.node(n).type_index)] += spec.node(n).num_devices;
+  // A type holds part of the job when the job runs on as many of its devices as it has
+  // (estimated_rate is 0 only for memory there).
+  std::vector<char> usable(static_cast<std::size_t>(types), 0);
+  int usable_types = 0;
+  for (int t = 0; t < types; ++t) {
+    const int k = std::min(job.num_gpus, devices_of_type[static_cast<std::size_t>(t)]);
+    if (k > 0 && physics.estimated_rate(job, t, k) > 0) {
+      usable[static_cast<std::size_t>(t)] = 1;
+      ++usable_types;
+    }
+  }
+  if (usable_types == 0) return false;
+  if (usable_types == types) return place_whole(job.num_gpus, out, -1);
+  across_candidates_.clear();
+  for (int n = 0; n < spec.num_nodes(); ++n) {
+    const NodeSpec& node = spec.node(n);
+    if (!usable[static_cast<std::size_t>(node.type_index)]) continue;
+    for (int k = 0; k < node.num_devices; ++k) across_candidates_.push_back(node.first_device + k);
+  }
+  std::sort(across_candidates_.begin(), across_candidates_.end());
+  return free_.first_fit_among(job.num_gpus, across_candidates_, out);
 }
 
 bool QueuePolicy::place_whole(int n, std::vector<DeviceId>& out, int only_type) {

@@ -106,6 +106,11 @@ class QueuePolicy : public Policy {
   bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
   // A whole-device job of `n` by the configured placement, within type `only_type` when >= 0.
   bool place_whole(int n, std::vector<DeviceId>& out, int only_type);
+  // A whole-device job that no single device type can host (more devices than any type
+  // has, or memory), under physics.mixed_types other than forbid: across the types whose
+  // memory holds it, by the agnostic placement when every type does, else first fit.
+  bool place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  std::vector<DeviceId> across_candidates_;  // scratch of place_across_types
   void promote_due(const SchedulerView& view);
   // For orders whose keys change while queued: recompute every queued key (O(n log n)).
   void refresh_keys(const SchedulerView& view);

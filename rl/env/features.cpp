@@ -182,8 +182,11 @@ void write_global_features(const SchedulerView& view, const InformationModel& in
   double all_by_type[kMaxDeviceTypes] = {0, 0, 0, 0};
   for (int n = 0; n < spec.num_nodes(); ++n) {
     const NodeSpec& node = spec.node(n);
-    free_by_type[node.type_index] += state.free_on_node(n);
-    all_by_type[node.type_index] += node.num_devices;
+    // The last slot pools the fourth and every later type, so that any cluster fits the
+    // fixed observation (a trained network's input width does not depend on the cluster).
+    const int slot = std::min(node.type_index, kMaxDeviceTypes - 1);
+    free_by_type[slot] += state.free_on_node(n);
+    all_by_type[slot] += node.num_devices;
   }
   double remaining_h = 0.0;
   std::size_t running = 0;

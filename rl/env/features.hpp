@@ -25,8 +25,8 @@ int global_feature_count(const EnvConfig& config);
 inline constexpr double kPriceScale_usd_per_mwh = 100.0;
 inline constexpr double kCarbonScale_g_per_kwh = 500.0;
 inline constexpr double kForecastWindow_s = 6 * 3600.0;
-// Free-device fractions are reported for this many device types (ClusterSpec order); a
-// scenario with more types is rejected when the environment is built.
+// Free-device fractions are reported for this many device slots (ClusterSpec type order);
+// the last slot pools the fourth and all later types, so any number of types fits.
 inline constexpr int kMaxDeviceTypes = 4;
 
 std::vector<std::string> candidate_feature_names(bool cooling = false);

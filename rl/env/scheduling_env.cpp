@@ -140,11 +140,6 @@ SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, Env
                                              " (fewer than max_candidates = " + std::to_string(m.config.max_candidates) + "), got " +
                                              std::to_string(m.config.preempt_rows));
   }
-  const ClusterSpec cluster(m.scenario->cluster);
-  if (static_cast<int>(cluster.device_types().size()) > kMaxDeviceTypes) {
-    throw InputError(m.scenario->source, "the RL environment's observation covers at most " + std::to_string(kMaxDeviceTypes) +
-                                             " device types; the cluster has " + std::to_string(cluster.device_types().size()));
-  }
   if (m.config.reward.energy_kwh > 0 && !m.scenario->energy) {
     throw InputError(m.scenario->source, "env.reward.energy_kwh needs an `energy:` map (the meter whose facility energy it charges)");
   }

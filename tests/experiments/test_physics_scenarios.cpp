@@ -180,3 +180,53 @@ TEST_CASE("physics.mixed_types: forbid and a job larger than every device type",
   CHECK_THROWS_WITH(run_scenario(s, reg, RunOptions{dir.path("trace")}),
                     "policy 'fifo' left 2 jobs waiting with nothing left to happen (first: job 'big' asking for 12 GPUs, 16 free); the policy never started them");
 }
+
+TEST_CASE("physics.mixed_types: slowest lets the queue policies start a job larger than every device type", "[experiments][physics][placement]") {
+  // Before, estimated_rate() was 0 on every type for a 12-GPU job (no type has 12), the
+  // queue placements found no type to try, and the run ended with "left 2 jobs waiting"
+  // (gavel started it). Types: H100-SXM devices 0..7, MyGPU 8..15, TinyGPU 16..23 (1 GB:
+  // ResNet-50 does not fit its memory, so the spanning set must avoid it).
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  dir.write("t.csv", "job_id,submit_time_s,num_gpus,duration_s,estimate_s,model\na,0,2,100,100,ResNet-50\nbig,1,12,100,100,ResNet-50\nc,2,8,100,100,ResNet-50\n");
+  for (const std::string policy : {"fifo", "sjf", "srtf", "las", "slurm-easy", "{name: fifo, placement: fastest_type}", "{name: fifo, placement: packed}",
+                                   "{name: fifo, placement: random}", "{name: fifo, placement: spread}"}) {
+    INFO("policy " << policy);
+    const std::string yaml = R"(
+seed: 5
+cluster:
+  nodes:
+    - {count: 2, type: H100-SXM, devices_per_node: 4}
+    - {count: 2, type: MyGPU, devices_per_node: 4}
+    - {count: 2, type: TinyGPU, devices_per_node: 4}
+accelerators:
+  MyGPU: {peak_dense_bf16_tflops: 100, peak_fp32_tflops: 10, memory_gb: 48, memory_bandwidth_gbps: 900,
+          tdp_w: 300, idle_w: 40, intra_node_link_gbps: 50}
+  TinyGPU: {peak_dense_bf16_tflops: 100, peak_fp32_tflops: 10, memory_gb: 1, memory_bandwidth_gbps: 900,
+          tdp_w: 300, idle_w: 40, intra_node_link_gbps: 50}
+workload: {trace: {path: t.csv, format: schedsim}}
+information: oracle
+physics: {mixed_types: slowest}
+policy: )" + policy + "\n";
+    const ScenarioConfig s = load_scenario(dir.write("span.yaml", yaml), {}, std::nullopt, reg);
+    RunOptions options{dir.path("out")};
+    options.timeline = true;
+    const RunResult r = run_scenario(s, reg, options);
+    CHECK(r.summary.jobs_completed == 3);
+    std::istringstream rows(read_file(dir.path("out/allocations.csv")));
+    std::string line;
+    std::getline(rows, line);
+    bool seen = false;
+    while (std::getline(rows, line)) {
+      if (line.rfind("big,", 0) != 0) continue;
+      seen = true;
+      std::istringstream devices(line.substr(line.rfind(',') + 1));
+      std::set<int> types;
+      int count = 0;
+      for (int d; devices >> d; ++count) types.insert(d / 8);
+      CHECK(count == 12);
+      CHECK(types == std::set<int>{0, 1});  // H100 and MyGPU, never TinyGPU
+    }
+    CHECK(seen);
+  }
+}

@@ -725,6 +725,52 @@ signals:
   CHECK(g("carbon_forecast") == Approx(sum / (6 * 3600.0) / 500.0).epsilon(1e-5));
 }
 
+TEST_CASE("The observation takes any number of device types: the last free-fraction slot pools the fourth and later", "[rl][env]") {
+  // Before, a cluster of more than 4 types was rejected by the environment but not by the
+  // rl: policy, whose observation then wrote past 4-element arrays (an out-of-bounds write).
+  std::string nodes;
+  for (const char* type : {"H100-SXM", "A100-40GB", "V100", "A100-80GB", "L4", "T4"}) nodes += std::string("    - {count: 1, type: ") + type + ", devices_per_node: 4}\n";
+  auto sc = scenario_from("seed: 1\ncluster:\n  nodes:\n" + nodes + R"(workload:
+  synthetic:
+    num_jobs: 30
+    arrival: {process: poisson, mean_interarrival_s: 600}
+    duration_s: {dist: lognormal, median: 1800, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.5}
+)");
+  SchedulingEnv env(sc, EnvConfig{});
+  Obs obs(env.shape());
+  env.reset(1);
+  obs.read(env);
+  // At the first decision nothing runs: every slot is wholly free.
+  for (const char* name : {"free_frac_type0", "free_frac_type1", "free_frac_type2", "free_frac_type3"}) CHECK(obs.global_at(name) == 1.0f);
+  // Start the first candidate, then slot 3 counts the free devices of types 3, 4 and 5 together.
+  REQUIRE(obs.mask[0] == 1);
+  env.step(0);
+  obs.read(env);
+  const ClusterState& state = env.simulator().cluster_state();
+  int free_pooled = 0, free_first = 0;
+  for (int n = 0; n < state.spec().num_nodes(); ++n) {
+    if (state.spec().node(n).type_index >= 3) free_pooled += state.free_on_node(n);
+    if (state.spec().node(n).type_index == 0) free_first += state.free_on_node(n);
+  }
+  CHECK(obs.global_at("free_frac_type3") == Approx(free_pooled / 12.0));
+  CHECK(obs.global_at("free_frac_type0") == Approx(free_first / 4.0));
+  // The episode runs to the end with random legal actions (under the sanitizers too).
+  Rng rng(7, "test.actions");
+  int steps = 0;
+  while (!env.done()) {
+    obs.read(env);
+    std::vector<int> legal;
+    for (int i = 0; i < static_cast<int>(obs.mask.size()); ++i)
+      if (obs.mask[static_cast<std::size_t>(i)]) legal.push_back(i);
+    REQUIRE(!legal.empty());
+    env.step(legal[rng.below(legal.size())]);
+    ++steps;
+  }
+  CHECK(env.simulator().stats().jobs_completed == 30);
+  CHECK(steps >= 30);
+}
+
 TEST_CASE("Waiting under price/carbon signals stops at the next signal change", "[rl][env]") {
   // Hourly carbon steps from t=0 (00:00 UTC). Whenever the agent waits with jobs pending,
   // the next decision point is the next event or the next hour boundary, whichever comes
