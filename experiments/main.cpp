@@ -562,9 +562,12 @@ int main(int argc, char** argv) {
       if (!png) std::fprintf(stderr, "schedsim train: warning: learning_curve.png not drawn (needs python3 with matplotlib and pandas)\n");
       if (!train_args.quiet) {
         std::printf("trained %lld steps in %lld updates (%.1f s)", static_cast<long long>(o.steps), static_cast<long long>(o.updates), o.wall_s);
-        if (o.eval_mean_jct_s) std::printf(", held-out mean JCT %.4f h", *o.eval_mean_jct_s / 3600);
-        std::printf("\n  checkpoint %s/checkpoint.pt, TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg%s}\n",
-                    train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), png ? ",png" : "");
+        // A trace workload is the same jobs whatever the seed: its evaluation is not held out.
+        const char* eval_kind = o.eval_held_out ? "held-out" : "training-trace (not held out)";
+        if (o.eval_mean_jct_s) std::printf(", %s mean JCT %.4f h", eval_kind, *o.eval_mean_jct_s / 3600);
+        if (o.best_eval_mean_jct_s) std::printf("; best %.4f h at step %lld", *o.best_eval_mean_jct_s / 3600, static_cast<long long>(o.best_eval_step));
+        std::printf("\n  checkpoint %s/checkpoint.pt (last), %s/best.pt (best evaluation), TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg%s}\n",
+                    train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), png ? ",png" : "");
       }
 #endif
     } else if (*sweep) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <unistd.h>
 
@@ -94,9 +95,13 @@ void maybe_die_for_test(const DistConfig& dist, std::int64_t update) {
 
 // The bar's text is experiments/progress.hpp's train_bar_text (tested without LibTorch):
 // it clamps the step and the ETA, as the last update may end past total_steps.
-void progress_bar(std::int64_t step, std::int64_t total, double elapsed_s, std::int64_t start_step, double eval_jct_s) {
-  std::fprintf(stderr, "\r%s   ", train_bar_text(step, total, elapsed_s, start_step, eval_jct_s).c_str());
-  std::fflush(stderr);
+// On a terminal the bar is rewritten in place; otherwise (a batch job's log) a plain line
+// every style.interval_s.
+void progress_bar(std::FILE* out, bool terminal, std::int64_t step, std::int64_t total, double elapsed_s, std::int64_t start_step, double eval_jct_s) {
+  const std::string text = train_bar_text(step, total, elapsed_s, start_step, eval_jct_s);
+  if (terminal) std::fprintf(out, "\r%s   ", text.c_str());
+  else std::fprintf(out, "train: %s\n", text.c_str());
+  std::fflush(out);
 }
 
 }  // namespace
@@ -141,11 +146,31 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
     jsonl.flush();
   }
 
-  const bool show = writer && options.progress && isatty(fileno(stderr));
+  const ProgressStyle style = options.progress_style ? *options.progress_style : progress_style_from_environment();
+  const bool show = writer && options.progress && style.interval_s > 0;
+  double last_line_s = -std::numeric_limits<double>::infinity();
+  const std::string best = (out / "best.pt").string();
+  TrainOutcome outcome;
+  // A trace workload replays the same jobs whatever the seed: its evaluation episodes are
+  // the training episodes again, and the log says so instead of "held out".
+  outcome.eval_held_out = !scenario->workload.trace.has_value();
+  // Resumed: the best so far is the best evaluation row of the kept learning curve, so
+  // best.pt is replaced only by a better one (a resumed run of an older version without
+  // best.pt starts afresh).
+  for (const auto& line : fs::exists(best) ? csv_lines : std::vector<std::string>{}) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (f.size() < 6 || f[5].empty()) continue;
+    const double jct_s = std::atof(f[5].c_str());
+    if (!outcome.best_eval_mean_jct_s || jct_s < *outcome.best_eval_mean_jct_s) {
+      outcome.best_eval_mean_jct_s = jct_s;
+      outcome.best_eval_step = std::atoll(f[0].c_str());
+    }
+  }
   const std::int64_t start_step = learner.steps();
   std::int64_t next_eval = config.eval_every > 0 ? (learner.steps() / config.eval_every + 1) * config.eval_every : config.total_steps;
   std::int64_t next_checkpoint = (learner.steps() / config.checkpoint_every + 1) * config.checkpoint_every;
-  TrainOutcome outcome;
   double last_eval = NAN;
   while (!learner.finished()) {
     CurveRow row{learner.update()};
@@ -153,6 +178,11 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
       row.eval_mean_jct_s = learner.evaluate(make_env, config.eval_seed_start, config.eval_episodes).mean_jct_s;
       last_eval = row.eval_mean_jct_s;
       outcome.eval_mean_jct_s = last_eval;
+      if (std::isfinite(last_eval) && (!outcome.best_eval_mean_jct_s || last_eval < *outcome.best_eval_mean_jct_s)) {
+        outcome.best_eval_mean_jct_s = last_eval;
+        outcome.best_eval_step = learner.steps();
+        if (writer) learner.save_checkpoint(best);
+      }
       while (next_eval <= learner.steps()) next_eval += config.eval_every > 0 ? config.eval_every : config.total_steps;
     }
     if (writer) {
@@ -168,10 +198,13 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
     maybe_die_for_test(options.dist, learner.updates());
     if (show) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      progress_bar(learner.steps(), config.total_steps, el, start_step, last_eval);
+      if (style.terminal || el - last_line_s >= style.interval_s || learner.finished()) {
+        progress_bar(options.progress_out, style.terminal, learner.steps(), config.total_steps, el, start_step, last_eval);
+        last_line_s = el;
+      }
     }
   }
-  if (show) std::fprintf(stderr, "\n");
+  if (show && style.terminal) std::fprintf(options.progress_out, "\n");
   outcome.steps = learner.steps();
   outcome.updates = learner.updates();
   if (!writer) {
@@ -183,7 +216,8 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   learner.export_torchscript((out / "policy.ts").string());
 
   // The figure, from the whole curve (resumed runs included).
-  LineSeries train{"training episodes", {}}, held_out{"held-out evaluation (greedy)", {}};
+  LineSeries train{"training episodes", {}},
+      held_out{outcome.eval_held_out ? "held-out evaluation (greedy)" : "evaluation on the training trace (greedy)", {}};
   for (const auto& line : kept_lines(csv_path, learner.updates(), true)) {
     std::vector<std::string> f;
     std::stringstream ss(line);

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 
+#include "experiments/progress.hpp"
 #include "experiments/scenario.hpp"
 #include "policies/registry.hpp"
 #include "rl/dist_launch.hpp"
@@ -15,19 +17,29 @@ namespace schedsim::rl {
 struct TrainOptions {
   std::string out_dir = "results/train";
   bool resume = false;    // continue from out_dir/checkpoint.pt
-  bool progress = true;   // progress bar with ETA on stderr (only when it is a terminal)
+  bool progress = true;   // progress on stderr: a bar on a terminal, else a plain line every interval
   DistConfig dist;        // this process's rank; one process by default
+  // Where progress goes and how (default: stderr, progress_style_from_environment()).
+  std::optional<ProgressStyle> progress_style;
+  std::FILE* progress_out = stderr;
 };
 
 struct TrainOutcome {
   std::int64_t steps = 0;
   std::int64_t updates = 0;
-  std::optional<double> eval_mean_jct_s;  // last held-out evaluation
+  std::optional<double> eval_mean_jct_s;  // last evaluation
+  // The best evaluation and the step it came at: its weights are OUT/best.pt.
+  std::optional<double> best_eval_mean_jct_s;
+  std::int64_t best_eval_step = -1;
+  // False when the evaluation episodes are the training workload again (a trace workload
+  // replays the same jobs whatever the seed), so the evaluation is not held out.
+  bool eval_held_out = true;
   double wall_s = 0.0;
 };
 
 // Trains the agent described by scenario.train_yaml on the scenario's environment and
-// writes OUT/checkpoint.pt, OUT/policy.ts (TorchScript), OUT/learning_curve.{csv,jsonl,svg}.
+// writes OUT/checkpoint.pt (the last weights), OUT/best.pt (the weights of the best
+// evaluation), OUT/policy.ts (TorchScript of the last), OUT/learning_curve.{csv,jsonl,svg}.
 // With several ranks (options.dist) every rank trains and only rank 0 writes; with
 // --resume every rank loads rank 0's checkpoint (OUT must be on a shared file system).
 TrainOutcome train_agent(const ScenarioConfig& scenario, const TrainOptions& options);

@@ -3,7 +3,10 @@
 // decisions of a greedy episode of the environment.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -103,6 +106,85 @@ TEST_CASE("Single-threaded training writes identical learning curves for a seed"
   CHECK(resumed.compare(0, csv.size(), csv) == 0);
   CHECK_THROWS_WITH(train_agent(s, TrainOptions{(dir / "none").string(), true, false, {}}), Catch::Contains("no checkpoint to resume from"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("train keeps the best evaluation's weights in best.pt and prints plain progress lines off a terminal", "[rl][train]") {
+  // Before, checkpoint.pt (the last weights) was all there was, and no progress at all was
+  // printed when stderr was not a terminal (a batch job's log stayed empty).
+  const auto dir = std::filesystem::temp_directory_path() / "schedsim_train_best";
+  std::filesystem::remove_all(dir);
+  // Rollouts of 20 steps: several updates, an evaluation after each.
+  const ScenarioConfig s = small_training({"train.eval_every=20", "train.rollout_steps=20"});
+  TrainOptions options{dir.string(), false, true, {}};
+  options.progress_style = ProgressStyle{false, 1e-9};  // a line at every update
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log);
+  options.progress_out = log;
+  const TrainOutcome o = train_agent(s, options);
+  CHECK(std::filesystem::exists(dir / "best.pt"));
+  CHECK(std::filesystem::exists(dir / "checkpoint.pt"));
+  CHECK(o.eval_held_out);  // a synthetic workload: other seeds, other jobs
+  // The best is the lowest evaluation of the learning curve, at its step.
+  std::istringstream curve(slurp(dir / "learning_curve.csv"));
+  std::string line;
+  std::getline(curve, line);
+  double best_s = std::numeric_limits<double>::infinity();
+  long long best_step = -1;
+  int evals = 0;
+  while (std::getline(curve, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (f.size() < 6 || f[5].empty()) continue;
+    ++evals;
+    if (std::stod(f[5]) < best_s) {
+      best_s = std::stod(f[5]);
+      best_step = std::stoll(f[0]);
+    }
+  }
+  CHECK(evals >= 3);
+  REQUIRE(o.best_eval_mean_jct_s);
+  CHECK(*o.best_eval_mean_jct_s == Approx(best_s).epsilon(1e-6));  // the CSV's precision
+  CHECK(o.best_eval_step == best_step);
+  // best.pt holds the weights that gave that evaluation: evaluated again, the same number.
+  auto scenario = std::make_shared<const ScenarioConfig>(s);
+  const EnvConfig env = EnvConfig::from_scenario(*scenario);
+  const TrainConfig tc = TrainConfig::parse(ConfigNode(s.train_yaml, s.source, "train"));
+  auto make = [&](int n) { return make_vector_batch_env(scenario, env, n, tc.env_threads); };
+  Learner learner(tc, make);
+  learner.load_checkpoint((dir / "best.pt").string());
+  CHECK(learner.steps() == o.best_eval_step);
+  CHECK(learner.evaluate(make, tc.eval_seed_start, tc.eval_episodes).mean_jct_s == Approx(*o.best_eval_mean_jct_s).epsilon(1e-12));
+  // Progress: plain lines (no carriage return), one per update, the last at the total.
+  std::rewind(log);
+  std::string text;
+  for (int c; (c = std::fgetc(log)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(log);
+  CHECK(text.find('\r') == std::string::npos);
+  CHECK(text.rfind("train: [", 0) == 0);
+  CHECK(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')) == o.updates);
+  CHECK(text.find("step 150/150") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train on a trace workload does not call its evaluation held out", "[rl][train]") {
+  // A trace replays the same jobs whatever the seed: before, the log and the figure still
+  // said "held-out" for evaluation episodes that were the training trace again.
+  const auto dir = std::filesystem::temp_directory_path() / "schedsim_train_trace";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream t(dir / "t.csv");
+    t << "job_id,submit_time_s,num_gpus,duration_s,estimate_s,model\n";
+    for (int i = 0; i < 20; ++i) t << "j" << i << "," << i * 300 << "," << (i % 3 == 0 ? 8 : 2) << "," << 1800 + 100 * i << "," << 2000 << ",ResNet-50\n";
+  }
+  const ScenarioConfig s = small_training({"workload={trace: {path: '" + (dir / "t.csv").string() + "', format: schedsim}}", "train.eval_every=0"});
+  const TrainOutcome o = train_agent(s, TrainOptions{(dir / "out").string(), false, false, {}});
+  CHECK_FALSE(o.eval_held_out);
+  const std::string svg = slurp(dir / "out" / "learning_curve.svg");
+  CHECK(svg.find("evaluation on the training trace (greedy)") != std::string::npos);
+  CHECK(svg.find("held-out") == std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("A run under rl:CHECKPOINT makes the greedy environment episode's decisions", "[rl][train][policy]") {
