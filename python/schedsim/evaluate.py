@@ -224,7 +224,8 @@ def _row(name, seeds, flat):
     return row
 
 
-def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, overrides=None, max_candidates=None, invalid_action="remap"):
+def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, overrides=None, max_candidates=None, invalid_action="remap",
+             _flat_out=False):
     """Runs `scenario` under `agent` for each seed; returns an Evaluation.
 
     scenario: anything load_config() accepts (None = the built-in default).
@@ -256,7 +257,8 @@ def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, over
     runs, handles, flat = [], [], []
     for s in seed_list:
         cfg = _scenario_cfg(scenario, overrides, s)
-        folder = None if out is None else os.path.join(out, f"seed_{s}")
+        # compare()/sweep() name the run's own folder (_flat_out, one seed).
+        folder = None if out is None else out if _flat_out else os.path.join(out, f"seed_{s}")
         h, run = _run_one(cfg, agent, label, source, folder, max_candidates, invalid_action)
         runs.append(run)
         handles.append(h)
