@@ -78,10 +78,12 @@ def _is_builtin(obj):
 
 
 def _to_action(a, who):
-    a = np.asarray(a)
-    if a.size != 1:
-        raise TypeError(f"agent {who!r}: expected one action (an int), got an array of shape {a.shape}")
-    a = a.reshape(-1)[0]
+    """An agent's answer as an int: an int, a numpy integer, or a one-element integer
+    array (what SB3's predict returns)."""
+    if isinstance(a, np.ndarray):
+        if a.size != 1:
+            raise TypeError(f"agent {who!r}: expected one action (an int), got an array of shape {a.shape}")
+        a = a.reshape(-1)[0]
     try:
         return operator.index(a)
     except TypeError:
