@@ -90,7 +90,7 @@ def _to_action(a, who):
         raise TypeError(f"agent {who!r}: expected an int action, got {type(a).__name__} {a!r}") from None
 
 
-def agent_function(agent, name):
+def agent_function(agent, name, deterministic=True):
     """The extension's act(candidates, global, mask) -> int for a callable agent or an
     SB3 model (predict(obs, deterministic=True), with action_masks= when it takes them)."""
     predict = getattr(agent, "predict", None)
@@ -103,9 +103,9 @@ def agent_function(agent, name):
         def act(candidates, global_, mask):
             obs = {"candidates": candidates, "global": global_}
             if masked:
-                a, _ = predict(obs, action_masks=mask, deterministic=True)
+                a, _ = predict(obs, action_masks=mask, deterministic=deterministic)
             else:
-                a, _ = predict(obs, deterministic=True)
+                a, _ = predict(obs, deterministic=deterministic)
             return _to_action(a, name)
 
         return act
@@ -199,13 +199,13 @@ def _scenario_cfg(scenario, overrides, seed):
     return load_config(scenario, overrides=overrides, seed=seed)
 
 
-def _run_one(cfg, policy, label, source, out_dir, max_candidates, invalid_action):
+def _run_one(cfg, policy, label, source, out_dir, max_candidates, invalid_action, deterministic=True):
     if _is_builtin(policy):
         h = _schedsim.run_policy(cfg._scenario, policy, out_dir)
     elif _is_policy(policy):
         h = _schedsim.run_policy(cfg._scenario, policy, out_dir)
     else:
-        act = agent_function(policy, label)
+        act = agent_function(policy, label, deterministic)
         h = _schedsim.run_agent(cfg._scenario, act, label, source, max_candidates, invalid_action == "raise", out_dir)
     results = json.loads(h.results_json)
     if out_dir is not None:
@@ -227,7 +227,7 @@ def _row(name, seeds, flat):
 
 
 def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, overrides=None, max_candidates=None, invalid_action="remap",
-             _flat_out=False):
+             deterministic=True, _flat_out=False):
     """Runs `scenario` under `agent` for each seed; returns an Evaluation.
 
     scenario: anything load_config() accepts (None = the built-in default).
@@ -245,6 +245,8 @@ def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, over
     invalid_action: "remap" (default: a masked action is taken as wait, or the first
         legal row when waiting is illegal, as the environment does) or "raise"
         (schedsim.PolicyError naming the time, action and mask).
+    deterministic: passed to a model's predict (True: the greedy action; False samples
+        from the policy with torch's global generator: seed it for repeatable runs).
     """
     if invalid_action not in ("remap", "raise"):
         raise ValueError(f"invalid_action: expected 'remap' (the default) or 'raise', got {invalid_action!r}")
@@ -261,7 +263,7 @@ def evaluate(scenario=None, agent=None, seeds=None, *, out=None, name=None, over
         cfg = _scenario_cfg(scenario, overrides, s)
         # compare()/sweep() name the run's own folder (_flat_out, one seed).
         folder = None if out is None else out if _flat_out else os.path.join(out, f"seed_{s}")
-        h, run = _run_one(cfg, agent, label, source, folder, max_candidates, invalid_action)
+        h, run = _run_one(cfg, agent, label, source, folder, max_candidates, invalid_action, deterministic)
         runs.append(run)
         handles.append(h)
         flat.append(_flat_summary(run.summary))
