@@ -18,6 +18,7 @@ p.add_argument("--maskable", help="an sb3-contrib MaskablePPO .zip")
 p.add_argument("--policies", default=HEURISTICS)
 p.add_argument("--seeds", type=_seeds, default=list(range(1, 9)))
 p.add_argument("--out", default=None)
+p.add_argument("--sampled", action="store_true", help="also each agent sampling its actions (deterministic=False; torch seeded with 0)")
 a = p.parse_args()
 
 policies, names = a.policies.split(","), a.policies.split(",")
@@ -31,6 +32,22 @@ if a.maskable:
 
     policies.append(MaskablePPO.load(a.maskable, device="cpu"))
     names.append("sb3-maskable-ppo")
+
+def sampled(model, masked):
+    def act(obs, mask):
+        kwargs = {"action_masks": mask} if masked else {}
+        return model.predict(obs, deterministic=False, **kwargs)[0]
+
+    return act
+
+
+if a.sampled:
+    import torch
+
+    torch.manual_seed(0)
+    for model, name in list(zip(policies, names))[len(a.policies.split(",")):]:
+        policies.append(sampled(model, name == "sb3-maskable-ppo"))
+        names.append(name + " (sampled)")
 
 start = time.monotonic()
 c = schedsim.compare(a.scenario, policies, seeds=a.seeds, names=names, out=a.out)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _schedsim
-from .config import Config, load_config
+from .config import load_config
 from .simulate import SimulationResult, _jobs_frame
 
 # The columns of a comparison row (means over seeds), as compare's table shows them.
@@ -194,8 +194,6 @@ def _seeds(seeds, cfg):
 
 
 def _scenario_cfg(scenario, overrides, seed):
-    if isinstance(scenario, Config):
-        return scenario if seed is None else scenario.with_seed(seed)
     return load_config(scenario, overrides=overrides, seed=seed)
 
 
