@@ -32,18 +32,25 @@ def run(script, *args, env=None):
     return r.stdout
 
 
-@pytest.mark.parametrize("algo,module", [("ppo", "stable_baselines3"), ("maskable", "sb3_contrib")])
-def test_train_sb3_then_compare_with_heuristics(tmp_path, algo, module):
-    need("torch", "stable_baselines3", module)
-    zip_path = tmp_path / f"{algo}.zip"
-    out = run("train_sb3.py", "--algo", algo, "--scenario", GOLDEN, "--steps", "64", "--envs", "2", "--n-steps", "32", "--save", str(zip_path))
-    assert out.startswith(f"{algo}: 64 steps in ") and zip_path.exists()
-    out = run("compare_agents.py", "--scenario", GOLDEN, f"--{algo}", str(zip_path), "--policies", "fifo,sjf", "--seeds", "1",
-              "--out", str(tmp_path / "cmp"))
-    name = "sb3-ppo" if algo == "ppo" else "sb3-maskable-ppo"
-    assert f"{name}: " in out and "3 policies x 1 seeds in " in out
-    assert (tmp_path / "cmp" / "seed_1" / name / "results.json").exists()
-    assert (tmp_path / "cmp" / "seed_1" / name / "jobs.csv").read_text().count("\n") == 81  # header + the 80 jobs
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Both training scripts, 64 steps on 2 envs of the golden scenario each."""
+    need("torch", "stable_baselines3", "sb3_contrib")
+    d = tmp_path_factory.mktemp("agents")
+    for algo in ("ppo", "maskable"):
+        out = run("train_sb3.py", "--algo", algo, "--scenario", GOLDEN, "--steps", "64", "--envs", "2", "--n-steps", "32", "--save", str(d / f"{algo}.zip"))
+        assert out.startswith(f"{algo}: 64 steps in ") and (d / f"{algo}.zip").exists()
+    return d
+
+
+def test_train_sb3_then_compare_with_heuristics(trained, tmp_path):
+    out = run("compare_agents.py", "--scenario", GOLDEN, "--ppo", str(trained / "ppo.zip"), "--maskable", str(trained / "maskable.zip"),
+              "--policies", "fifo,sjf", "--seeds", "1", "--out", str(tmp_path / "cmp"))
+    assert "sb3-ppo: " in out and "sb3-maskable-ppo: " in out and "4 policies x 1 seeds in " in out
+    for name in ("sb3-ppo", "sb3-maskable-ppo"):
+        assert (tmp_path / "cmp" / "seed_1" / name / "results.json").exists()
+        assert (tmp_path / "cmp" / "seed_1" / name / "jobs.csv").read_text().count("\n") == 81  # header + the 80 jobs
+    assert "| sb3-maskable-ppo |" in (tmp_path / "cmp" / "seed_1" / "comparison.md").read_text()
 
 
 def test_results_notebook_quick(tmp_path):
