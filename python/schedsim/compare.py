@@ -80,6 +80,12 @@ def compare(scenario=None, policies=None, seeds=None, *, out=None, names=None, b
         out = os.fspath(out)
     evaluations = {label: [] for label in labels}
     text = {}
+    if out is not None:
+        # The tables of an earlier comparison go first (as `schedsim compare` does), so
+        # that one that fails midway leaves no table that looks complete.
+        _clear(out, ["per_seed.csv", "summary.csv"])
+        for s in seed_list:
+            _clear(os.path.join(out, f"seed_{s}"), ["comparison.csv", "comparison.md", "jct_cdf.svg"])
     for s in seed_list:
         seed_dir = None if out is None else os.path.join(out, f"seed_{s}")
         handles = []
@@ -107,6 +113,11 @@ def compare(scenario=None, policies=None, seeds=None, *, out=None, names=None, b
         _write_csv(os.path.join(out, "per_seed.csv"), per_seed)
         _write_csv(os.path.join(out, "summary.csv"), table)
     return result
+
+
+def _clear(folder, files):
+    if os.path.isdir(folder):
+        _schedsim.clear_comparison(folder, files)
 
 
 def _merge(evaluations, seed_list):
@@ -168,6 +179,8 @@ def sweep(scenario=None, parameters=None, policies=None, seeds=None, *, out=None
     seed_list = _seeds(seeds, _scenario_cfg(scenario, overrides, None))
     keys = list(parameters)
     rows = []
+    if out is not None:
+        _clear(os.fspath(out), ["sweep.csv", "summary.csv"])
     for values in itertools.product(*(parameters[k] for k in keys)):
         sets = list(overrides or []) + [f"{k}={_yaml_text(v)}" for k, v in zip(keys, values)]
         for obj, label in zip(resolved, labels):

@@ -271,6 +271,14 @@ void bind_evaluate(py::module_& m) {
       py::arg("runs"), py::arg("labels"), py::arg("markdown") = false, "The table `schedsim compare` prints, one row per run.");
 
   m.def(
+      "clear_comparison",
+      [](const std::string& out_dir, const std::vector<std::string>& files) {
+        // As compare does before its runs: a failed comparison leaves no earlier table.
+        clear_output_folder(out_dir, files, false);
+      },
+      py::arg("out_dir"), py::arg("files"));
+
+  m.def(
       "write_comparison",
       [](const std::vector<const RunHandle*>& runs, const std::vector<std::string>& labels, const Scenario& scenario, const std::string& out_dir,
          std::size_t baseline) {

@@ -231,3 +231,19 @@ def test_python_m_schedsim_compare_sweep_evaluate(tmp_path):
     (tmp_path / "bad.yaml").write_text("scenario: x.yaml\nseeds: 1\npolcies: [fifo]\n")
     r = _module_cli(["sweep", "bad.yaml"], tmp_path)
     assert r.returncode == 1 and r.stderr == "schedsim: error: bad.yaml: unknown key 'polcies' (expected scenario, parameters, policies, seeds)\n"
+
+
+def test_failed_compare_leaves_no_earlier_table(agents, tmp_path):
+    schedsim.compare(None, ["fifo", agents.fifo_agent], seeds=[1, 2], overrides=SMALL, out=tmp_path)
+    assert (tmp_path / "seed_2" / "comparison.md").exists() and (tmp_path / "summary.csv").exists()
+
+    def fails(obs, mask):
+        raise RuntimeError("agent failed")
+
+    with pytest.raises(RuntimeError, match="^agent failed"):
+        schedsim.compare(None, ["fifo", fails], seeds=[1, 2], overrides=SMALL, out=tmp_path, names=["fifo", "fifo_agent"])
+    # The earlier tables are gone; fifo's seed-1 run (rerun before the failure) is complete.
+    assert not any((tmp_path / f).exists() for f in ("summary.csv", "per_seed.csv", "seed_1/comparison.md", "seed_2/comparison.md",
+                                                      "seed_2/comparison.csv", "seed_2/jct_cdf.svg"))
+    assert (tmp_path / "seed_1" / "fifo" / "results.json").exists()
+    assert not (tmp_path / "seed_1" / "fifo_agent" / "results.json").exists()  # cleared by the failed run, as the CLI's run does
