@@ -79,6 +79,8 @@ def ledger_verify(path, *, key_file=None):
 HAS_ENV = getattr(_schedsim, "HAS_ENV", False)
 if HAS_ENV:
     from .env import SchedsimEnv, VectorEnv, make, register_envs  # noqa: E402
+    from .evaluate import Evaluation, evaluate  # noqa: E402
+    from .compare import Comparison, compare, sweep  # noqa: E402
 
     register_envs()
 
@@ -86,4 +88,4 @@ __all__ = [
     "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move", "SetCooling",
     "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate", "AdviseResult", "advise",
     "policies", "policy_info", "ledger_verify", "HAS_ENV",
-] + (["SchedsimEnv", "VectorEnv", "make", "register_envs"] if HAS_ENV else [])
+] + (["SchedsimEnv", "VectorEnv", "make", "register_envs", "Evaluation", "evaluate", "Comparison", "compare", "sweep"] if HAS_ENV else [])

@@ -34,5 +34,7 @@ void bind_policy_bridge(py::module_& m);
 void bind_simulate(py::module_& m);
 void bind_env(py::module_& m);
 void bind_advise(py::module_& m);
+// schedsim.evaluate/compare (evaluate.cpp; a stub without the RL environment).
+void bind_evaluate(py::module_& m);
 
 }  // namespace schedsim::python

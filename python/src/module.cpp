@@ -217,4 +217,5 @@ PYBIND11_MODULE(_schedsim, m) {
   bind_simulate(m);
   bind_env(m);
   bind_advise(m);
+  bind_evaluate(m);
 }
