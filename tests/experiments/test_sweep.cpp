@@ -578,3 +578,64 @@ policy: fifo
   CHECK(first_line(table).substr(first_line(table).size() - 15) == "  compute (USD)");
   CHECK(table.substr(table.find('\n', table.find('\n') + 1) + 1).find("           3.00\n") != std::string::npos);
 }
+
+TEST_CASE("a world column appears when its model is on in some run of a sweep, empty in the others", "[experiments][sweep][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  std::string base = kEnergyScenario;
+  base.erase(base.find("signals: {price: 200, carbon: 400}\n"), std::string("signals: {price: 200, carbon: 400}\n").size());
+  dir.write("s.yaml", base);
+  // A price signal in one run, a carbon signal in the other.
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\nparameters:\n  signals: [{price: 200}, {carbon: 400}]\nseeds: [1]\n"));
+  run_sweep(grid, builtin_policies(), options(dir.path("out"), 1));
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  REQUIRE(rows.size() == 3);
+  const std::vector<std::string> tail(rows[0].end() - 4, rows[0].end());
+  CHECK(tail == std::vector<std::string>{"energy_kwh", "energy_kwh_per_job", "electricity_usd", "co2_kg"});
+  CHECK(std::vector<std::string>(rows[1].end() - 4, rows[1].end()) == std::vector<std::string>{"0.75", "0.375", "0.15", ""});
+  CHECK(std::vector<std::string>(rows[2].end() - 4, rows[2].end()) == std::vector<std::string>{"0.75", "0.375", "", "0.3"});
+  const auto sum = csv_rows(read_file(dir.path("out/summary.csv")));
+  REQUIRE(sum.size() == 3);
+  CHECK(sum[1][column(sum[0], "electricity_usd_mean")] == "0.15");
+  CHECK(sum[1][column(sum[0], "co2_kg_mean")] == "");
+  CHECK(sum[2][column(sum[0], "co2_kg_mean")] == "0.3");
+  CHECK(sum[2][column(sum[0], "co2_kg_ci95")] == "");  // one seed: no interval
+}
+
+TEST_CASE("compare and sweep tables carry goodput with the failures model", "[experiments][compare][sweep][world-columns]") {
+  TempDir dir;
+  // One 1-GPU job of 3600 s with a 100 s checkpoint after every 1000 s of compute: three
+  // stalls, 3900 device-seconds allocated, goodput 3600 / 3900.
+  dir.write("one.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,1,3600\n");
+  const std::string path = dir.write("s.yaml", R"(
+seed: 1
+cluster:
+  nodes:
+    - {count: 1, type: V100, devices_per_node: 2}
+workload: {trace: one.csv}
+failures: {checkpoint: {interval_s: 1000, cost_s: 100}}
+information: oracle
+policy: fifo
+)");
+  const PolicyRegistry reg = builtin_policies();
+  const auto runs = compare_policies(load_scenario(path, {}, std::nullopt, reg), reg, {"fifo", "sjf"}, RunOptions{dir.path("cmp")});
+  const std::string text = read_file(dir.path("cmp/comparison.csv"));
+  CHECK(first_line(text) == kComparisonHeader + ",goodput");
+  CHECK(std::stod(csv_rows(text)[1].back()) == Approx(3600.0 / 3900).epsilon(1e-12));
+  const std::string table = comparison_table(runs, false);
+  CHECK(first_line(table).substr(first_line(table).size() - 9) == "  goodput");
+  CHECK(table.find("          1.08    0.923\n") != std::string::npos);
+  CHECK(paired_table(runs, 0, false).find("  goodput / fifo\n") != std::string::npos);
+
+  // The sweep: goodput stays the summary column it was; summary.csv pairs it with the baseline.
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\npolicies: [fifo, sjf]\nseeds: [1]\n"));
+  run_sweep(grid, reg, options(dir.path("out"), 1));
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  CHECK(std::count(rows[0].begin(), rows[0].end(), "goodput") == 1);
+  CHECK(rows[0].back() == "window.mean_jobs_in_system");
+  const auto sum = csv_rows(read_file(dir.path("out/summary.csv")));
+  const std::vector<std::string> tail(sum[0].end() - 4, sum[0].end());
+  CHECK(tail == std::vector<std::string>{"goodput_diff_mean", "goodput_diff_ci95", "goodput_ratio_mean", "goodput_ratio_ci95"});
+  CHECK(sum[2][column(sum[0], "goodput_ratio_mean")] == "1");
+  CHECK(sum[2][column(sum[0], "goodput_mean")] == "0.923076923077");
+}
