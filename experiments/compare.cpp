@@ -287,8 +287,9 @@ std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResu
   // And the other world metrics shown as columns (SLO minutes, compute cost): a row
   // marked "= NAME" must equal NAME's in every column.
   const auto results = results_of(runs);
+  const auto world = active_world_metrics(results);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    for (std::size_t m : active_world_metrics(results)) {
+    for (std::size_t m : world) {
       const auto v = world_metrics()[m].value(results[i]);
       keys[i]["world"][world_metrics()[m].name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
     }

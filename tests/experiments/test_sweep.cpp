@@ -483,6 +483,13 @@ policy: {name: inference, lend: false}
   CHECK(first_line(table).size() >= std::string("SLO viol (min)").size());
   CHECK(first_line(table).substr(first_line(table).size() - 16) == "  SLO viol (min)");
   CHECK(table.find("          10.0\n") != std::string::npos);
+  // A row is "= NAME" only when its world columns agree too: the same summary with one
+  // more SLO violation minute is another result.
+  RunResult worse = runs[0];
+  REQUIRE(worse.inference.size() == 1);
+  worse.inference[0].slo_violation_s += 60;
+  CHECK(identical_rows({runs[0], runs[0]}) == std::vector<std::optional<std::size_t>>{std::nullopt, 0});
+  CHECK(identical_rows({runs[0], worse}) == std::vector<std::optional<std::size_t>>{std::nullopt, std::nullopt});
 }
 
 TEST_CASE("without world models compare and sweep tables have no world columns", "[experiments][compare][sweep][world-columns]") {
