@@ -47,7 +47,7 @@ std::string policy_label(const ConfigNode& policy);
 std::size_t baseline_index(const std::vector<std::string>& labels, const std::string& baseline);
 
 // For each run, the earlier run whose results are identical (every summary metric,
-// energy included, and the sorted JCTs of all completed jobs), if any; a run that is itself
+// energy included, the active world metrics and the sorted JCTs of all completed jobs), if any; a run that is itself
 // identical to an earlier one is never named.
 std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResult>& runs);
 
