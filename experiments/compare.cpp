@@ -6,7 +6,6 @@
 #include "traces/csv.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -48,7 +47,78 @@ const std::vector<Column>& columns() {
   return cols;
 }
 
+// The number at `path` in a results.json document; nullopt where a key is missing or the
+// value is null (an older file, a model that is off).
+std::optional<double> number_at(const nlohmann::ordered_json& j, std::initializer_list<const char*> path) {
+  const nlohmann::ordered_json* v = &j;
+  for (const char* key : path) {
+    if (!v->is_object() || !v->contains(key)) return std::nullopt;
+    v = &v->at(key);
+  }
+  return v->is_number() ? std::optional<double>(v->get<double>()) : std::nullopt;
+}
+
+bool has_object(const nlohmann::ordered_json& j, const char* key) { return j.is_object() && j.contains(key) && j.at(key).is_object(); }
+
+// Each run's results.json document: the world metrics are read from it (as sweep reads the files).
+std::vector<nlohmann::ordered_json> results_of(const std::vector<RunResult>& runs) {
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& r : runs) out.push_back(results_json(r, 0));
+  return out;
+}
+
 }  // namespace
+
+const std::vector<WorldMetric>& world_metrics() {
+  using J = nlohmann::ordered_json;
+  static const std::vector<WorldMetric> metrics = {
+      // Facility energy (every device, held or idle, x PUE: docs/energy.md), with `energy:`.
+      {"energy_kwh", "energy (kWh)", "%.2f", [](const J& j) { return has_object(j, "energy"); },
+       [](const J& j) { return number_at(j, {"energy", "energy_kwh"}); }},
+      // The same per completed job: what the facility spent per unit of finished work.
+      {"energy_kwh_per_job", "kWh/job", "%.3f", [](const J& j) { return has_object(j, "energy"); },
+       [](const J& j) -> std::optional<double> {
+         const auto kwh = number_at(j, {"energy", "energy_kwh"});
+         const auto done = number_at(j, {"summary", "jobs_completed"});
+         return kwh && done && *done > 0 ? std::optional<double>(*kwh / *done) : std::nullopt;
+       }},
+      // Electricity cost in the price series' currency (USD/MWh -> USD), with a price signal.
+      {"electricity_usd", "electricity (USD)", "%.2f", [](const J& j) { return number_at(j, {"energy", "cost_usd"}).has_value(); },
+       [](const J& j) { return number_at(j, {"energy", "cost_usd"}); }},
+      // Emissions, with a carbon signal.
+      {"co2_kg", "CO2 (kg)", "%.2f", [](const J& j) { return number_at(j, {"energy", "co2_kg"}).has_value(); },
+       [](const J& j) { return number_at(j, {"energy", "co2_kg"}); }},
+      // Useful / allocated device-time (docs/metrics.md): shown with the failures model,
+      // whose checkpoints, restarts and lost work it measures.
+      {"goodput", "goodput", "%.3f", [](const J& j) { return j.contains("config") && has_object(j.at("config"), "failures"); },
+       [](const J& j) { return number_at(j, {"summary", "goodput"}); }},
+      // SLO violation minutes summed over every inference service.
+      {"slo_violation_minutes", "SLO viol (min)", "%.1f", [](const J& j) { return j.contains("inference") && j.at("inference").is_array() && !j.at("inference").empty(); },
+       [](const J& j) -> std::optional<double> {
+         if (!j.contains("inference") || !j.at("inference").is_array() || j.at("inference").empty()) return std::nullopt;
+         double minutes = 0;
+         for (const auto& service : j.at("inference")) {
+           const auto m = number_at(service, {"slo_violation_minutes"});
+           if (!m) return std::nullopt;
+           minutes += *m;
+         }
+         return minutes;
+       }},
+      // What jobs paid the providers for devices (on-demand, reserved, spot), with `market:`.
+      {"compute_usd", "compute (USD)", "%.2f", [](const J& j) { return has_object(j, "market"); },
+       [](const J& j) { return number_at(j, {"market", "compute_usd"}); }},
+  };
+  return metrics;
+}
+
+std::vector<std::size_t> active_world_metrics(const std::vector<nlohmann::ordered_json>& results) {
+  std::vector<std::size_t> active;
+  const auto& metrics = world_metrics();
+  for (std::size_t m = 0; m < metrics.size(); ++m) {
+    if (std::any_of(results.begin(), results.end(), [&](const nlohmann::ordered_json& j) { return metrics[m].active(j); })) active.push_back(m);
+  }
+  return active;
+}
 
 std::string policy_label(const ConfigNode& node) {
   // A policy is a name ("sjf") or a YAML map ("{name: fifo, placement: packed}"),
@@ -159,30 +229,46 @@ std::string paired_table(const std::vector<RunResult>& runs, std::size_t baselin
   // is no spread to give an interval; sweep's summary.csv has it over seeds.
   const double base_h = *runs[baseline].summary.mean_jct_s / 3600;
   const std::string base_name = terminal_safe(runs[baseline].policy_name);
-  std::vector<std::array<std::string, 3>> rows{{"policy", "mean JCT - " + base_name + " (h)", "mean JCT / " + base_name}};
-  for (const auto& r : runs) {
-    const auto m = r.summary.mean_jct_s;
+  // The world metrics as ratios to the baseline's ("CO2 / fifo"): the question of a
+  // carbon or cost study; "-" where the baseline's value is 0 or missing.
+  const auto results = results_of(runs);
+  const auto world = active_world_metrics(results);
+  std::vector<std::string> header{"policy", "mean JCT - " + base_name + " (h)", "mean JCT / " + base_name};
+  for (std::size_t m : world) {
+    const std::string title = world_metrics()[m].title;
+    header.push_back(title.substr(0, title.find(" (")) + " / " + base_name);
+  }
+  std::vector<std::vector<std::string>> rows{header};
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto m = runs[i].summary.mean_jct_s;
     std::string diff = m ? fmt(*m / 3600 - base_h, "%+.3f") : "-";
     if (diff == "-0.000" || diff == "+0.000") diff = "0.000";  // below the table's resolution: the ratio says more
-    rows.push_back({terminal_safe(r.policy_name), diff, m && base_h > 0 ? fmt(*m / 3600 / base_h, "%.3f") : "-"});
+    rows.push_back({terminal_safe(runs[i].policy_name), diff, m && base_h > 0 ? fmt(*m / 3600 / base_h, "%.3f") : "-"});
+    for (std::size_t w : world) {
+      const auto x = world_metrics()[w].value(results[i]), b = world_metrics()[w].value(results[baseline]);
+      rows.back().push_back(x && b && *b != 0 ? fmt(*x / *b, "%.3f") : "-");
+    }
   }
-  std::array<std::size_t, 3> width{};
+  const std::size_t n = header.size();
+  std::vector<std::size_t> width(n);
   for (const auto& row : rows)
-    for (std::size_t c = 0; c < 3; ++c) width[c] = std::max(width[c], row[c].size());
+    for (std::size_t c = 0; c < n; ++c) width[c] = std::max(width[c], row[c].size());
   std::ostringstream out;
   out << "paired with " << base_name << " (same seed and workload; one seed, so no interval: a sweep over seeds gives the paired 95% CI in summary.csv)"
       << (markdown ? "\n\n" : "\n");
-  auto line = [&](const std::array<std::string, 3>& v) {
+  auto line = [&](const std::vector<std::string>& v) {
     if (markdown) out << "| ";
-    for (std::size_t c = 0; c < 3; ++c) {
+    for (std::size_t c = 0; c < n; ++c) {
       const std::string pad(width[c] - v[c].size(), ' ');
-      out << (c == 0 ? v[c] + pad : pad + v[c]) << (c < 2 ? (markdown ? " | " : "  ") : "");
+      out << (c == 0 ? v[c] + pad : pad + v[c]) << (c + 1 < n ? (markdown ? " | " : "  ") : "");
     }
     out << (markdown ? " |\n" : "\n");
   };
   line(rows[0]);
-  std::array<std::string, 3> rule{std::string(width[0], '-'), std::string(width[1], '-'), std::string(width[2], '-')};
-  if (markdown) rule[1].back() = rule[2].back() = ':';
+  std::vector<std::string> rule;
+  for (std::size_t c = 0; c < n; ++c) rule.push_back(std::string(width[c], '-'));
+  if (markdown)
+    for (std::size_t c = 1; c < n; ++c) rule[c].back() = ':';
   line(rule);
   for (std::size_t i = 1; i < rows.size(); ++i) line(rows[i]);
   return out.str();
@@ -198,6 +284,16 @@ std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResu
     keys.push_back(summary_json(r.summary));
     if (r.energy) keys.back()["energy"] = energy_json(*r.energy);
   }
+  // And the other world metrics shown as columns (SLO minutes, compute cost): a row
+  // marked "= NAME" must equal NAME's in every column.
+  const auto results = results_of(runs);
+  const auto world = active_world_metrics(results);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (std::size_t m : world) {
+      const auto v = world_metrics()[m].value(results[i]);
+      keys[i]["world"][world_metrics()[m].name] = v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+    }
+  }
   std::vector<std::optional<std::size_t>> same(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (std::size_t j = 0; j < i && !same[i]; ++j) {
@@ -209,15 +305,20 @@ std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResu
 
 std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) {
   const auto& cols = columns();
+  // Then the world metrics whose model is on (energy, cost, emissions, goodput, SLO).
+  const auto results = results_of(runs);
+  const auto world = active_world_metrics(results);
+  std::vector<std::string> titles;
+  for (const auto& c : cols) titles.push_back(c.title);
+  for (std::size_t m : world) titles.push_back(world_metrics()[m].title);
   std::vector<std::vector<std::string>> cells;
-  std::vector<std::size_t> width(cols.size());
-  for (std::size_t c = 0; c < cols.size(); ++c) width[c] = std::string(cols[c].title).size();
-  for (const auto& r : runs) {
+  std::vector<std::size_t> width(titles.size());
+  for (std::size_t c = 0; c < titles.size(); ++c) width[c] = titles[c].size();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
     cells.emplace_back();
-    for (std::size_t c = 0; c < cols.size(); ++c) {
-      cells.back().push_back(cols[c].value(r));
-      width[c] = std::max(width[c], cells.back().back().size());
-    }
+    for (const auto& c : cols) cells.back().push_back(c.value(runs[i]));
+    for (std::size_t m : world) cells.back().push_back(fmt(world_metrics()[m].value(results[i]), world_metrics()[m].format));
+    for (std::size_t c = 0; c < titles.size(); ++c) width[c] = std::max(width[c], cells.back()[c].size());
   }
   // Rows equal to an earlier one end with "= NAME" (text) or an "identical to" column (Markdown).
   const auto same = identical_rows(runs);
@@ -235,11 +336,9 @@ std::string comparison_table(const std::vector<RunResult>& runs, bool markdown) 
     else if (!note.empty()) out << "  " << note;
     out << (markdown ? " |\n" : "\n");
   };
-  std::vector<std::string> titles;
-  for (const auto& c : cols) titles.push_back(c.title);
   row(titles, markdown && marked ? "identical to" : "");
   std::vector<std::string> rule;
-  for (std::size_t c = 0; c < cols.size(); ++c) rule.push_back(std::string(width[c], '-'));
+  for (std::size_t c = 0; c < titles.size(); ++c) rule.push_back(std::string(width[c], '-'));
   if (markdown) {
     rule[0].back() = '-';
     for (std::size_t c = 1; c < rule.size(); ++c) rule[c].back() = ':';
@@ -281,16 +380,24 @@ std::string comparison_header(const std::vector<RunResult>& runs, int num_device
 std::string comparison_csv(const std::vector<RunResult>& runs) {
   std::ostringstream out;
   out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s,"
-         "offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,window_mean_queue_length,window_mean_jobs_in_system\n";
-  for (const auto& r : runs) {
+         "offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,window_mean_queue_length,window_mean_jobs_in_system";
+  // The world metrics whose model is on, after the fixed columns (none: the header and
+  // rows keep their bytes).
+  const auto results = results_of(runs);
+  const auto world = active_world_metrics(results);
+  for (std::size_t m : world) out << ',' << world_metrics()[m].name;
+  out << '\n';
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunResult& r = runs[i];
     const Summary& s = r.summary;
     write_csv_field(out, r.policy_name);  // labels such as compose(order=las,placement=packed) hold commas
     out << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
         << fmt(s.p95_jct_s, "%.17g") << ',' << fmt(s.p99_jct_s, "%.17g") << ',' << fmt(s.mean_queue_delay_s, "%.17g") << ','
         << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << ','
         << fmt(s.offered_load, "%.17g") << ',' << fmt(s.mean_queue_length, "%.17g") << ',' << fmt(s.mean_jobs_in_system, "%.17g") << ','
-        << fmt(s.window.gpu_utilization, "%.17g") << ',' << fmt(s.window.mean_queue_length, "%.17g") << ',' << fmt(s.window.mean_jobs_in_system, "%.17g")
-        << '\n';
+        << fmt(s.window.gpu_utilization, "%.17g") << ',' << fmt(s.window.mean_queue_length, "%.17g") << ',' << fmt(s.window.mean_jobs_in_system, "%.17g");
+    for (std::size_t m : world) out << ',' << fmt(world_metrics()[m].value(results[i]), "%.17g");
+    out << '\n';
   }
   return out.str();
 }

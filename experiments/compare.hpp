@@ -18,6 +18,27 @@ namespace schedsim {
 std::vector<RunResult> compare_policies(const ScenarioConfig& scenario, const PolicyRegistry& registry,
                                         const std::vector<std::string>& policies, const RunOptions& options, const std::string& baseline = "");
 
+// A metric of a world model (energy meter, price and carbon signals, failures, inference
+// services, market) as a column of compare's tables and of sweep.csv / summary.csv. Read
+// from a run's results.json document, so that compare and sweep give the same numbers.
+// A column appears only when its model is on in at least one run: outputs of scenarios
+// without these models keep their bytes (docs/experiments.md#world-metric-columns).
+struct WorldMetric {
+  const char* name;    // CSV column, unit in the name: "co2_kg"
+  const char* title;   // table column, unit in parentheses: "CO2 (kg)"
+  const char* format;  // table cell, printf style
+  // Whether the run had the model that produces the metric (a run without a price signal
+  // has no electricity cost even with the energy meter on).
+  bool (*active)(const nlohmann::ordered_json& results);
+  // The value; nullopt when inactive or undefined (e.g. energy per job with no job done).
+  std::optional<double> (*value)(const nlohmann::ordered_json& results);
+};
+// In column order: energy_kwh, energy_kwh_per_job, electricity_usd, co2_kg, goodput,
+// slo_violation_minutes, compute_usd.
+const std::vector<WorldMetric>& world_metrics();
+// The world metrics active in at least one of `results` (indices into world_metrics()).
+std::vector<std::size_t> active_world_metrics(const std::vector<nlohmann::ordered_json>& results);
+
 // "fifo(placement=packed)": a policy spec's name and the options it sets (compare's folder names).
 std::string policy_label(const ConfigNode& policy);
 
@@ -26,11 +47,12 @@ std::string policy_label(const ConfigNode& policy);
 std::size_t baseline_index(const std::vector<std::string>& labels, const std::string& baseline);
 
 // For each run, the earlier run whose results are identical (every summary metric,
-// energy included, and the sorted JCTs of all completed jobs), if any; a run that is itself
+// energy included, the active world metrics and the sorted JCTs of all completed jobs), if any; a run that is itself
 // identical to an earlier one is never named.
 std::vector<std::optional<std::size_t>> identical_rows(const std::vector<RunResult>& runs);
 
-// Mean JCT of each run minus and divided by the baseline run's (same seed, so paired);
+// Mean JCT of each run minus and divided by the baseline run's (same seed, so paired),
+// then each active world metric divided by the baseline's (e.g. "CO2 / fifo");
 // empty with fewer than two runs.
 std::string paired_table(const std::vector<RunResult>& runs, std::size_t baseline, bool markdown);
 

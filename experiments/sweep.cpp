@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -581,27 +583,76 @@ SweepOutcome run_sweep(const SweepGrid& grid, const PolicyRegistry& registry, co
   return outcome;
 }
 
+namespace {
+
+// The world metrics (experiments/compare.hpp) of the sweep's runs, read while the tables
+// are built; a metric is a column when its model is on in some run, except those that
+// summary already holds (goodput).
+struct WorldColumns {
+  std::vector<std::vector<std::optional<double>>> values;  // per run (grid order), per world metric
+  std::vector<bool> active;                                // per world metric
+
+  void add(const nlohmann::ordered_json& results) {
+    const auto& metrics = world_metrics();
+    active.resize(metrics.size());
+    values.emplace_back();
+    for (std::size_t m = 0; m < metrics.size(); ++m) {
+      if (metrics[m].active(results)) active[m] = true;
+      values.back().push_back(metrics[m].value(results));
+    }
+  }
+  // The active metrics to tabulate as columns of their own (not already a summary column).
+  std::vector<std::size_t> columns(const std::vector<std::string>& summary_metrics) const {
+    std::vector<std::size_t> out;
+    for (std::size_t m = 0; m < active.size(); ++m) {
+      if (active[m] && std::find(summary_metrics.begin(), summary_metrics.end(), world_metrics()[m].name) == summary_metrics.end()) out.push_back(m);
+    }
+    return out;
+  }
+  // Every active metric (goodput too): what summary.csv pairs with the baseline.
+  std::vector<std::size_t> paired() const {
+    std::vector<std::size_t> out;
+    for (std::size_t m = 0; m < active.size(); ++m)
+      if (active[m]) out.push_back(m);
+    return out;
+  }
+};
+
+}  // namespace
+
 std::string sweep_csv(const SweepGrid& grid, const std::string& out_dir) {
-  std::ostringstream out;
+  // The rows are kept until every run is read: a world metric's column appears when any
+  // run has its model on (a parameter may switch a model on for some runs only).
   std::vector<std::string> metrics;
+  std::vector<std::string> rows;
+  WorldColumns world;
   for (const auto& run : grid.runs()) {
     const auto results = read_results(out_dir, run);
-    if (metrics.empty()) {
-      metrics = metric_names(results.at("summary"));
-      out << "run_id,";
-      header_params(out, grid);
-      out << ",seed";
-      for (const auto& m : metrics) out << ',' << m;
-      out << '\n';
-    }
-    write_csv_field(out, run.id);
-    out << ',';
-    row_params(out, run);
-    out << ',' << run.seed;
+    if (metrics.empty()) metrics = metric_names(results.at("summary"));
+    std::ostringstream row;
+    write_csv_field(row, run.id);
+    row << ',';
+    row_params(row, run);
+    row << ',' << run.seed;
     for (const auto& m : metrics) {
       const auto v = metric_value(results.at("summary"), m);
-      out << ',' << (v.is_number() ? number(v.get<double>()) : "");
+      row << ',' << (v.is_number() ? number(v.get<double>()) : "");
     }
+    rows.push_back(row.str());
+    world.add(results);
+  }
+  std::ostringstream out;
+  if (rows.empty()) return out.str();
+  const auto extra = world.columns(metrics);
+  out << "run_id,";
+  header_params(out, grid);
+  out << ",seed";
+  for (const auto& m : metrics) out << ',' << m;
+  for (std::size_t m : extra) out << ',' << world_metrics()[m].name;
+  out << '\n';
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out << rows[r];
+    for (std::size_t m : extra) out << ',' << (world.values[r][m] ? number(*world.values[r][m]) : "");
     out << '\n';
   }
   return out.str();
@@ -623,32 +674,31 @@ PairedStats paired_stats(const std::vector<std::optional<double>>& x, const std:
 }
 
 std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir) {
-  std::ostringstream out;
   std::vector<std::string> metrics;
   const auto runs = grid.runs();
   // Runs of one group (parameters x policy) are consecutive: seed is the innermost loop,
   // and the first policy's group comes first among those of the same parameter values.
-  // With two policies or more, each group's mean JCT is paired seed by seed with the
-  // first policy's (same parameters, same seed, so the same workload).
+  // With two policies or more, each group's mean JCT (and each active world metric) is
+  // paired seed by seed with the first policy's (same parameters, same seed, so the same
+  // workload).
   const std::size_t num_policies = std::max<std::size_t>(1, grid.policies.size());
   const bool paired = num_policies >= 2;
-  std::vector<std::optional<double>> baseline_jct;
-  std::string baseline_label;
-  for (std::size_t start = 0; start < runs.size(); start += grid.seeds.size()) {
+  const std::size_t seeds = grid.seeds.size();
+  auto cell = [](double v) { return std::isfinite(v) ? number(v) : std::string(); };
+  auto mean_ci = [&](const std::vector<double>& x) {
+    double mean = 0;
+    for (double v : x) mean += v;
+    return ',' + (x.empty() ? std::string() : number(mean / x.size())) + ',' + (x.size() < 2 ? std::string() : number(ci95_half_width(x)));
+  };
+  // Read every run first: the world columns depend on all of them (as in sweep.csv).
+  std::vector<std::string> group_rows;            // parameters, seeds and the summary metrics' means
+  std::vector<std::optional<double>> jct;         // per run
+  WorldColumns world;
+  for (std::size_t start = 0; start < runs.size(); start += seeds) {
     std::vector<std::vector<double>> values;
-    std::vector<std::optional<double>> jct;
-    for (std::size_t k = start; k < start + grid.seeds.size(); ++k) {
+    for (std::size_t k = start; k < start + seeds; ++k) {
       const auto results = read_results(out_dir, runs[k]);
-      if (metrics.empty()) {
-        metrics = metric_names(results.at("summary"));
-        header_params(out, grid);
-        // Which seeds the means are over, beside their count (a metric that is null in a
-        // run is averaged over the other seeds).
-        out << ",seeds,seed_list";
-        for (const auto& m : metrics) out << ',' << m << "_mean," << m << "_ci95";
-        if (paired) out << ",baseline,mean_jct_s_diff_mean,mean_jct_s_diff_ci95,mean_jct_s_ratio_mean,mean_jct_s_ratio_ci95";
-        out << '\n';
-      }
+      if (metrics.empty()) metrics = metric_names(results.at("summary"));
       values.resize(metrics.size());
       for (std::size_t m = 0; m < metrics.size(); ++m) {
         const auto v = metric_value(results.at("summary"), metrics[m]);
@@ -656,22 +706,61 @@ std::string sweep_summary_csv(const SweepGrid& grid, const std::string& out_dir)
       }
       const auto& j = results.at("summary").value("mean_jct_s", nlohmann::ordered_json());
       jct.push_back(j.is_number() ? std::optional<double>(j.get<double>()) : std::nullopt);
+      world.add(results);
     }
-    row_params(out, runs[start]);
-    out << ',' << grid.seeds.size() << ',';
-    for (std::size_t k = 0; k < grid.seeds.size(); ++k) out << (k ? " " : "") << grid.seeds[k];
-    for (const auto& x : values) {
-      double mean = 0;
-      for (double v : x) mean += v;
-      out << ',' << (x.empty() ? "" : number(mean / x.size())) << ',' << (x.size() < 2 ? "" : number(ci95_half_width(x)));
+    std::ostringstream row;
+    row_params(row, runs[start]);
+    row << ',' << seeds << ',';
+    for (std::size_t k = 0; k < seeds; ++k) row << (k ? " " : "") << grid.seeds[k];
+    for (const auto& x : values) row << mean_ci(x);
+    group_rows.push_back(row.str());
+  }
+  std::ostringstream out;
+  if (group_rows.empty()) return out.str();
+  const auto extra = world.columns(metrics);
+  const auto world_paired = world.paired();
+  header_params(out, grid);
+  // Which seeds the means are over, beside their count (a metric that is null in a
+  // run is averaged over the other seeds).
+  out << ",seeds,seed_list";
+  for (const auto& m : metrics) out << ',' << m << "_mean," << m << "_ci95";
+  for (std::size_t m : extra) out << ',' << world_metrics()[m].name << "_mean," << world_metrics()[m].name << "_ci95";
+  if (paired) {
+    out << ",baseline,mean_jct_s_diff_mean,mean_jct_s_diff_ci95,mean_jct_s_ratio_mean,mean_jct_s_ratio_ci95";
+    for (std::size_t m : world_paired) {
+      const std::string n = world_metrics()[m].name;
+      out << ',' << n << "_diff_mean," << n << "_diff_ci95," << n << "_ratio_mean," << n << "_ratio_ci95";
+    }
+  }
+  out << '\n';
+  // One metric's values over the seeds of the group starting at run `start`.
+  auto group_values = [&](std::size_t start, std::size_t m) {
+    std::vector<std::optional<double>> v;
+    for (std::size_t k = start; k < start + seeds; ++k) v.push_back(world.values[k][m]);
+    return v;
+  };
+  std::size_t baseline_start = 0;
+  for (std::size_t g = 0; g < group_rows.size(); ++g) {
+    const std::size_t start = g * seeds;
+    out << group_rows[g];
+    for (std::size_t m : extra) {
+      std::vector<double> x;
+      for (const auto& v : group_values(start, m))
+        if (v) x.push_back(*v);
+      out << mean_ci(x);
     }
     if (paired) {
-      if ((start / grid.seeds.size()) % num_policies == 0) baseline_jct = jct, baseline_label = runs[start].policy;
-      const PairedStats p = paired_stats(jct, baseline_jct);
-      auto cell = [](double v) { return std::isfinite(v) ? number(v) : std::string(); };
+      if (g % num_policies == 0) baseline_start = start;
+      const std::vector<std::optional<double>> x(jct.begin() + start, jct.begin() + start + seeds);
+      const std::vector<std::optional<double>> b(jct.begin() + baseline_start, jct.begin() + baseline_start + seeds);
+      const PairedStats p = paired_stats(x, b);
       out << ',';
-      write_csv_field(out, baseline_label);
+      write_csv_field(out, runs[baseline_start].policy);
       out << ',' << cell(p.diff_mean) << ',' << cell(p.diff_ci95) << ',' << cell(p.ratio_mean) << ',' << cell(p.ratio_ci95);
+      for (std::size_t m : world_paired) {
+        const PairedStats w = paired_stats(group_values(start, m), group_values(baseline_start, m));
+        out << ',' << cell(w.diff_mean) << ',' << cell(w.diff_ci95) << ',' << cell(w.ratio_mean) << ',' << cell(w.ratio_ci95);
+      }
     }
     out << '\n';
   }

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "experiments/compare.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "experiments/sweep.hpp"
@@ -370,4 +371,278 @@ TEST_CASE("sweep shards split the runs, and the last shard writes the same table
     CHECK_THROWS_WITH(run_sweep(grid, registry, o), Catch::Contains("sweep --shard: '" + std::string(bad) + "' is not I/N with 0 <= I < N"));
     CHECK_FALSE(fs::exists(dir.path("bad")));
   }
+}
+
+namespace {
+
+// Closed-form energy: 2 V100s (300 W busy, 100 W idle here), PUE 1.5, price 200 USD/MWh,
+// carbon 400 gCO2/kWh, two 1-GPU jobs at t = 0 of 3600 s and 1800 s. Device 0 is busy for
+// 1 h, device 1 for 0.5 h then idle for 0.5 h: (300 + 150 + 50) Wh x 1.5 = 0.75 kWh, 0.375 kWh
+// per job, 0.75 kWh x 0.2 USD/kWh = 0.15 USD, 0.75 kWh x 0.4 kg/kWh = 0.3 kg. Both policies
+// start both jobs at once, so their results are identical (and, all submitted at t = 0,
+// there is no measurement window).
+const std::string kEnergyScenario = R"(
+seed: 1
+cluster:
+  nodes:
+    - {count: 1, type: V100, devices_per_node: 2}
+accelerators: {V100: {idle_w: 100}}
+workload: {trace: t.csv}
+energy: {pue: 1.5}
+signals: {price: 200, carbon: 400}
+information: oracle
+policy: fifo
+)";
+const std::string kEnergyTrace = "job_id,submit_time_s,num_gpus,duration_s\na,0,1,3600\nb,0,1,1800\n";
+
+// The columns comparison.csv has had since the measurement window, before any world metric.
+const std::string kComparisonHeader =
+    "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s,"
+    "offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,window_mean_queue_length,window_mean_jobs_in_system";
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+TEST_CASE("compare's tables carry energy, cost and emissions columns with the energy model and signals", "[experiments][compare][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(dir.write("s.yaml", kEnergyScenario), {}, std::nullopt, reg);
+  const auto runs = compare_policies(s, reg, {"fifo", "sjf"}, RunOptions{dir.path("cmp")});
+  REQUIRE(runs.size() == 2);
+
+  const auto csv = csv_rows(read_file(dir.path("cmp/comparison.csv")));
+  REQUIRE(csv.size() == 3);
+  CHECK(first_line(read_file(dir.path("cmp/comparison.csv"))) == kComparisonHeader + ",energy_kwh,energy_kwh_per_job,electricity_usd,co2_kg");
+  for (std::size_t r = 1; r <= 2; ++r) {
+    CHECK(std::stod(csv[r][column(csv[0], "energy_kwh")]) == Approx(0.75).epsilon(1e-12));
+    CHECK(std::stod(csv[r][column(csv[0], "energy_kwh_per_job")]) == Approx(0.375).epsilon(1e-12));
+    CHECK(std::stod(csv[r][column(csv[0], "electricity_usd")]) == Approx(0.15).epsilon(1e-12));
+    CHECK(std::stod(csv[r][column(csv[0], "co2_kg")]) == Approx(0.3).epsilon(1e-12));
+  }
+  // No failures model, services or market: no goodput, SLO or compute-cost column.
+  CHECK(csv[0].size() == 20);
+
+  CHECK(comparison_table(runs, false) ==
+        "policy  jobs  mean JCT (h)  median JCT (h)  p95 JCT (h)  p99 JCT (h)  mean wait (h)  bounded slowdown  GPU util  window util  window queue  "
+        "makespan (h)  energy (kWh)  kWh/job  electricity (USD)  CO2 (kg)\n"
+        "------  ----  ------------  --------------  -----------  -----------  -------------  ----------------  --------  -----------  ------------  "
+        "------------  ------------  -------  -----------------  --------\n"
+        "fifo       2         0.750           0.750        0.975        0.995          0.000              1.00     0.750            -             -  "
+        "        1.00          0.75    0.375               0.15      0.30\n"
+        "sjf        2         0.750           0.750        0.975        0.995          0.000              1.00     0.750            -             -  "
+        "        1.00          0.75    0.375               0.15      0.30  = fifo\n"
+        "= NAME: 1 of 2 rows have results identical to NAME's (every summary metric and the sorted JCTs of all completed jobs): on this workload the policy acts as NAME\n");
+  // Paired with the baseline: the ratios of the world metrics too.
+  CHECK(paired_table(runs, 0, false) ==
+        "paired with fifo (same seed and workload; one seed, so no interval: a sweep over seeds gives the paired 95% CI in summary.csv)\n"
+        "policy  mean JCT - fifo (h)  mean JCT / fifo  energy / fifo  kWh/job / fifo  electricity / fifo  CO2 / fifo\n"
+        "------  -------------------  ---------------  -------------  --------------  ------------------  ----------\n"
+        "fifo                  0.000            1.000          1.000           1.000               1.000       1.000\n"
+        "sjf                   0.000            1.000          1.000           1.000               1.000       1.000\n");
+  const std::string md = read_file(dir.path("cmp/comparison.md"));
+  CHECK(md.find("| energy (kWh) | kWh/job | electricity (USD) | CO2 (kg) | identical to |\n") != std::string::npos);
+  CHECK(md.find("| CO2 / fifo |\n") != std::string::npos);
+}
+
+TEST_CASE("compare's tables carry the SLO violation minutes of inference services", "[experiments][compare][world-columns]") {
+  TempDir dir;
+  // One service with a 10-minute burst beyond what its 2 replicas serve (as in
+  // tests/policies/test_inference_autoscale.cpp): 10.0 SLO violation minutes.
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\ntrain,0,2,20000,1,4\n");
+  const std::string path = dir.write("s.yaml", R"(
+seed: 1
+cluster: {nodes: [{count: 1, type: V100, devices_per_node: 4}]}
+physics: {}
+workload: {trace: {path: jobs.csv, format: schedsim}}
+inference:
+  services:
+    - name: chat
+      rate: {diurnal: {mean_rps: 10, amplitude_rps: 0}}
+      drops: [{start_s: 0, duration_s: 3600, factor: 0.1}]
+      bursts: [{start_s: 5000, duration_s: 600, factor: 2.5}]
+      capacity_rps: {V100: 10}
+      slo_p99_s: 2
+      min_replicas: 1
+      max_replicas: 2
+policy: {name: inference, lend: false}
+)");
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(path, {}, std::nullopt, reg);
+  const auto runs = compare_policies(s, reg, {"{name: inference, autoscaler: predictive, lend: false}", "{name: inference, autoscaler: reactive, lend: false}"},
+                                     RunOptions{dir.path("cmp")});
+  REQUIRE(runs.size() == 2);
+  const std::string text = read_file(dir.path("cmp/comparison.csv"));
+  CHECK(first_line(text) == kComparisonHeader + ",slo_violation_minutes");
+  const auto csv = csv_rows(text);
+  REQUIRE(csv.size() == 3);
+  CHECK(std::stod(csv[1].back()) == Approx(10.0).epsilon(1e-9));
+  CHECK(std::stod(csv[2].back()) == Approx(10.0).epsilon(1e-9));
+  const std::string table = comparison_table(runs, false);
+  CHECK(first_line(table).size() >= std::string("SLO viol (min)").size());
+  CHECK(first_line(table).substr(first_line(table).size() - 16) == "  SLO viol (min)");
+  CHECK(table.find("          10.0\n") != std::string::npos);
+  // A row is "= NAME" only when its world columns agree too: the same summary with one
+  // more SLO violation minute is another result.
+  RunResult worse = runs[0];
+  REQUIRE(worse.inference.size() == 1);
+  worse.inference[0].slo_violation_s += 60;
+  CHECK(identical_rows({runs[0], runs[0]}) == std::vector<std::optional<std::size_t>>{std::nullopt, 0});
+  CHECK(identical_rows({runs[0], worse}) == std::vector<std::optional<std::size_t>>{std::nullopt, std::nullopt});
+}
+
+TEST_CASE("without world models compare and sweep tables have no world columns", "[experiments][compare][sweep][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  std::string plain = kEnergyScenario;
+  plain.erase(plain.find("energy: {pue: 1.5}\n"), std::string("energy: {pue: 1.5}\nsignals: {price: 200, carbon: 400}\n").size());
+  REQUIRE(plain.find("energy") == std::string::npos);
+  const PolicyRegistry reg = builtin_policies();
+  const auto runs = compare_policies(load_scenario(dir.write("s.yaml", plain), {}, std::nullopt, reg), reg, {"fifo", "sjf"}, RunOptions{dir.path("cmp")});
+  CHECK(first_line(read_file(dir.path("cmp/comparison.csv"))) == kComparisonHeader);
+  CHECK(first_line(comparison_table(runs, false)) ==
+        "policy  jobs  mean JCT (h)  median JCT (h)  p95 JCT (h)  p99 JCT (h)  mean wait (h)  bounded slowdown  GPU util  window util  window queue  makespan (h)");
+  CHECK(paired_table(runs, 0, false).find("\npolicy  mean JCT - fifo (h)  mean JCT / fifo\n") != std::string::npos);
+
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\npolicies: [fifo, sjf]\nseeds: [1, 2]\n"));
+  run_sweep(grid, reg, options(dir.path("sweep"), 1));
+  const std::string sweep = first_line(read_file(dir.path("sweep/sweep.csv")));
+  CHECK(sweep.substr(sweep.find(",window.mean_jobs_in_system")) == ",window.mean_jobs_in_system");
+  const std::string summary = first_line(read_file(dir.path("sweep/summary.csv")));
+  CHECK(summary.substr(summary.find(",window.mean_jobs_in_system_ci95")) ==
+        ",window.mean_jobs_in_system_ci95,baseline,mean_jct_s_diff_mean,mean_jct_s_diff_ci95,mean_jct_s_ratio_mean,mean_jct_s_ratio_ci95");
+}
+
+TEST_CASE("sweep.csv and summary.csv carry the world metrics, paired with the baseline", "[experiments][sweep][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  dir.write("s.yaml", kEnergyScenario);
+  // PUE 1 and 1.5: 0.5 and 0.75 kWh. A trace ignores the seed, so the CI over seeds is 0.
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\nparameters:\n  energy.pue: [1, 1.5]\npolicies: [fifo, sjf]\nseeds: [1, 2]\n"));
+  const PolicyRegistry reg = builtin_policies();
+  run_sweep(grid, reg, options(dir.path("out"), 2));
+  const std::string sweep_text = read_file(dir.path("out/sweep.csv"));
+  const std::string header = first_line(sweep_text);
+  CHECK(header.substr(header.find(",window.mean_jobs_in_system")) == ",window.mean_jobs_in_system,energy_kwh,energy_kwh_per_job,electricity_usd,co2_kg");
+  const auto rows = csv_rows(sweep_text);
+  REQUIRE(rows.size() == 9);
+  for (std::size_t r = 1; r < rows.size(); ++r) {
+    INFO("row " << r);
+    const double pue = r <= 4 ? 1.0 : 1.5;
+    CHECK(rows[r][column(rows[0], "energy_kwh")] == (pue == 1.0 ? "0.5" : "0.75"));
+    CHECK(rows[r][column(rows[0], "energy_kwh_per_job")] == (pue == 1.0 ? "0.25" : "0.375"));
+    CHECK(rows[r][column(rows[0], "electricity_usd")] == (pue == 1.0 ? "0.1" : "0.15"));
+    CHECK(rows[r][column(rows[0], "co2_kg")] == (pue == 1.0 ? "0.2" : "0.3"));
+  }
+  const std::string summary_text = read_file(dir.path("out/summary.csv"));
+  const std::string sh = first_line(summary_text);
+  CHECK(sh.substr(sh.find(",window.mean_jobs_in_system_ci95")) ==
+        ",window.mean_jobs_in_system_ci95,energy_kwh_mean,energy_kwh_ci95,energy_kwh_per_job_mean,energy_kwh_per_job_ci95,electricity_usd_mean,electricity_usd_ci95,"
+        "co2_kg_mean,co2_kg_ci95,baseline,mean_jct_s_diff_mean,mean_jct_s_diff_ci95,mean_jct_s_ratio_mean,mean_jct_s_ratio_ci95,"
+        "energy_kwh_diff_mean,energy_kwh_diff_ci95,energy_kwh_ratio_mean,energy_kwh_ratio_ci95,"
+        "energy_kwh_per_job_diff_mean,energy_kwh_per_job_diff_ci95,energy_kwh_per_job_ratio_mean,energy_kwh_per_job_ratio_ci95,"
+        "electricity_usd_diff_mean,electricity_usd_diff_ci95,electricity_usd_ratio_mean,electricity_usd_ratio_ci95,"
+        "co2_kg_diff_mean,co2_kg_diff_ci95,co2_kg_ratio_mean,co2_kg_ratio_ci95");
+  const auto sum = csv_rows(summary_text);
+  REQUIRE(sum.size() == 5);
+  for (std::size_t g = 1; g < sum.size(); ++g) {
+    INFO("group " << g);
+    const bool low = g <= 2;  // PUE 1
+    CHECK(sum[g][column(sum[0], "co2_kg_mean")] == (low ? "0.2" : "0.3"));
+    CHECK(sum[g][column(sum[0], "co2_kg_ci95")] == "0");
+    CHECK(sum[g][column(sum[0], "energy_kwh_mean")] == (low ? "0.5" : "0.75"));
+    // sjf makes fifo's decisions: the same emissions, seed by seed.
+    CHECK(sum[g][column(sum[0], "co2_kg_diff_mean")] == "0");
+    CHECK(sum[g][column(sum[0], "co2_kg_ratio_mean")] == "1");
+    CHECK(sum[g][column(sum[0], "co2_kg_ratio_ci95")] == "0");
+  }
+}
+
+TEST_CASE("compare's tables carry the compute cost of the market model", "[experiments][compare][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  // 1.5 device-hours on demand at 2 USD/h: 3 USD; no energy map, so no energy columns.
+  const std::string path = dir.write("s.yaml", R"(
+seed: 1
+datacenters:
+  sites:
+    - name: A
+      provider: cloud
+      nodes: [{count: 1, type: V100, devices_per_node: 2}]
+market:
+  offers:
+    - {datacenter: A, type: V100, on_demand_usd_h: 2.0}
+workload: {trace: t.csv}
+policy: fifo
+)");
+  const PolicyRegistry reg = builtin_policies();
+  const auto runs = compare_policies(load_scenario(path, {}, std::nullopt, reg), reg, {"fifo"}, RunOptions{dir.path("cmp")});
+  const std::string text = read_file(dir.path("cmp/comparison.csv"));
+  CHECK(first_line(text) == kComparisonHeader + ",compute_usd");
+  CHECK(csv_rows(text)[1].back() == "3");
+  const std::string table = comparison_table(runs, false);
+  CHECK(first_line(table).substr(first_line(table).size() - 15) == "  compute (USD)");
+  CHECK(table.substr(table.find('\n', table.find('\n') + 1) + 1).find("           3.00\n") != std::string::npos);
+}
+
+TEST_CASE("a world column appears when its model is on in some run of a sweep, empty in the others", "[experiments][sweep][world-columns]") {
+  TempDir dir;
+  dir.write("t.csv", kEnergyTrace);
+  std::string base = kEnergyScenario;
+  base.erase(base.find("signals: {price: 200, carbon: 400}\n"), std::string("signals: {price: 200, carbon: 400}\n").size());
+  dir.write("s.yaml", base);
+  // A price signal in one run, a carbon signal in the other.
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\nparameters:\n  signals: [{price: 200}, {carbon: 400}]\nseeds: [1]\n"));
+  run_sweep(grid, builtin_policies(), options(dir.path("out"), 1));
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  REQUIRE(rows.size() == 3);
+  const std::vector<std::string> tail(rows[0].end() - 4, rows[0].end());
+  CHECK(tail == std::vector<std::string>{"energy_kwh", "energy_kwh_per_job", "electricity_usd", "co2_kg"});
+  CHECK(std::vector<std::string>(rows[1].end() - 4, rows[1].end()) == std::vector<std::string>{"0.75", "0.375", "0.15", ""});
+  CHECK(std::vector<std::string>(rows[2].end() - 4, rows[2].end()) == std::vector<std::string>{"0.75", "0.375", "", "0.3"});
+  const auto sum = csv_rows(read_file(dir.path("out/summary.csv")));
+  REQUIRE(sum.size() == 3);
+  CHECK(sum[1][column(sum[0], "electricity_usd_mean")] == "0.15");
+  CHECK(sum[1][column(sum[0], "co2_kg_mean")] == "");
+  CHECK(sum[2][column(sum[0], "co2_kg_mean")] == "0.3");
+  CHECK(sum[2][column(sum[0], "co2_kg_ci95")] == "");  // one seed: no interval
+}
+
+TEST_CASE("compare and sweep tables carry goodput with the failures model", "[experiments][compare][sweep][world-columns]") {
+  TempDir dir;
+  // One 1-GPU job of 3600 s with a 100 s checkpoint after every 1000 s of compute: three
+  // stalls, 3900 device-seconds allocated, goodput 3600 / 3900.
+  dir.write("one.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,1,3600\n");
+  const std::string path = dir.write("s.yaml", R"(
+seed: 1
+cluster:
+  nodes:
+    - {count: 1, type: V100, devices_per_node: 2}
+workload: {trace: one.csv}
+failures: {checkpoint: {interval_s: 1000, cost_s: 100}}
+information: oracle
+policy: fifo
+)");
+  const PolicyRegistry reg = builtin_policies();
+  const auto runs = compare_policies(load_scenario(path, {}, std::nullopt, reg), reg, {"fifo", "sjf"}, RunOptions{dir.path("cmp")});
+  const std::string text = read_file(dir.path("cmp/comparison.csv"));
+  CHECK(first_line(text) == kComparisonHeader + ",goodput");
+  CHECK(std::stod(csv_rows(text)[1].back()) == Approx(3600.0 / 3900).epsilon(1e-12));
+  const std::string table = comparison_table(runs, false);
+  CHECK(first_line(table).substr(first_line(table).size() - 9) == "  goodput");
+  CHECK(table.find("          1.08    0.923\n") != std::string::npos);
+  CHECK(paired_table(runs, 0, false).find("  goodput / fifo\n") != std::string::npos);
+
+  // The sweep: goodput stays the summary column it was; summary.csv pairs it with the baseline.
+  const SweepGrid grid = SweepGrid::load_file(dir.write("grid.yaml", "scenario: s.yaml\npolicies: [fifo, sjf]\nseeds: [1]\n"));
+  run_sweep(grid, reg, options(dir.path("out"), 1));
+  const auto rows = csv_rows(read_file(dir.path("out/sweep.csv")));
+  CHECK(std::count(rows[0].begin(), rows[0].end(), "goodput") == 1);
+  CHECK(rows[0].back() == "window.mean_jobs_in_system");
+  const auto sum = csv_rows(read_file(dir.path("out/summary.csv")));
+  const std::vector<std::string> tail(sum[0].end() - 4, sum[0].end());
+  CHECK(tail == std::vector<std::string>{"goodput_diff_mean", "goodput_diff_ci95", "goodput_ratio_mean", "goodput_ratio_ci95"});
+  CHECK(sum[2][column(sum[0], "goodput_ratio_mean")] == "1");
+  CHECK(sum[2][column(sum[0], "goodput_mean")] == "0.923076923077");
 }
