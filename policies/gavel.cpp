@@ -15,16 +15,43 @@ namespace schedsim {
 
 namespace {
 
-// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop. On x86-64
-// with GCC it is also compiled for AVX-512 and AVX2 and picked at run time (8 or 4 doubles
-// per instruction instead of SSE2's 2); without FMA (the build is ISO C++, so GCC does not
-// contract a * b - c), so every entry gets the same multiply and subtract, the same bits
-// on every machine.
+// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
+  for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+}
+
+// One pivot's elimination: every row listed in `rows` but the pivot row (`leave`) loses
+// its entry in column `enter` times the pivot row, over the pivot row's nonzero columns
+// (`nonzero`, ascending). A pivot row whose nonzeros fill a quarter of their span is
+// eliminated over the span (a loop the compiler vectorizes). Zeros skipped, in a column of
+// the pivot row or as a row's factor, would subtract f * 0, which leaves the value as it is
+// (at most the sign of a zero differs, which no comparison sees), so the result is the
+// dense elimination's, bit for bit. On x86-64 with GCC also compiled for AVX-512 and AVX2
+// (picked at run time once per pivot: 8 or 4 doubles per instruction instead of SSE2's 2),
+// without FMA (gavel.cpp is compiled with -ffp-contract=off): every entry gets the same
+// multiply and subtract, the same bits on every machine.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
-  for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+void eliminate(double* t, std::size_t cols, const std::size_t* rows, std::size_t count, std::size_t leave, std::size_t enter, const std::size_t* nonzero,
+               std::size_t nonzeros) {
+  const double* const pivot_row = t + leave * cols;
+  const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
+  const bool dense = 4 * nonzeros >= last - first;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t r = rows[i];
+    if (r == leave) continue;
+    double* const row = t + r * cols;
+    const double f = row[enter];
+    if (dense) {
+      eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
+    } else {
+      for (std::size_t k = 0; k < nonzeros; ++k) row[nonzero[k]] -= f * pivot_row[nonzero[k]];
+    }
+  }
 }
 
 // row[k] /= p over [0, cols): the pivot row's division (a division, not a multiplication
@@ -75,11 +102,6 @@ std::uint64_t run_simplex(std::vector<double>& t, std::size_t m, std::size_t col
     if (leave == m) throw InvariantError("simplex_maximize: unbounded problem");
     rows[changed++] = m;  // the objective row: its entry is below -kEps
     const double p = at(leave, enter);
-    // Eliminate with the pivot row's nonzero entries only (the tableau stays sparse): a
-    // zero entry would subtract f * 0 from the other rows, which leaves their values
-    // as they are (at most the sign of a zero differs, which no comparison sees), so the
-    // result is the dense elimination's, bit for bit. Rows whose factor f is 0 are left
-    // as they are for the same reason.
     double* const pivot_row = &t[leave * cols];
     divide_row(pivot_row, p, cols);
     std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
@@ -87,21 +109,7 @@ std::uint64_t run_simplex(std::vector<double>& t, std::size_t m, std::size_t col
       nonzero[nonzeros] = k;
       nonzeros += pivot_row[k] != 0.0;
     }
-    // A pivot row whose nonzeros fill a quarter of their span is eliminated over the
-    // span (a loop the compiler vectorizes; each entry gets the same operations either way).
-    const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
-    const bool dense = 4 * nonzeros >= last - first;
-    for (std::size_t i = 0; i < changed; ++i) {
-      const std::size_t r = rows[i];
-      if (r == leave) continue;
-      double* row = &t[r * cols];
-      const double f = row[enter];
-      if (dense) {
-        eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
-      } else {
-        for (std::size_t k = 0; k < nonzeros; ++k) row[nonzero[k]] -= f * pivot_row[nonzero[k]];
-      }
-    }
+    eliminate(t.data(), cols, rows.data(), changed, leave, enter, nonzero.data(), nonzeros);
     basis[leave] = enter;
     ++pivots;
   }
