@@ -442,7 +442,8 @@ class GavelPolicy : public Policy {
     static const std::vector<std::vector<double>> kNoAllocation;
     const auto& X = solve ? allocation() : kNoAllocation;
     // Gavel's priorities: allocation over the share of its time the job received on the type.
-    std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
+    auto& cand = cand_;  // (-priority, -x, seq, slot, type); kept across rounds (no allocation per round)
+    cand.clear();
     const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
@@ -461,7 +462,8 @@ class GavelPolicy : public Policy {
       }
     }
     std::sort(cand.begin(), cand.end());
-    std::vector<int> left = capacity_;
+    std::vector<int>& left = left_;
+    left = capacity_;
     for (const auto& [np, nx, seq, s, t] : cand) {
       Job& j = jobs_[static_cast<std::size_t>(s)];
       const int n = view.job(s).spec.num_gpus;
@@ -635,6 +637,8 @@ class GavelPolicy : public Policy {
   std::vector<int> job_class_;        // by index in live_: the LP class
   std::vector<int> lp_classes_, lp_members_;  // this round's LP: class ids in first-seen order, members
   std::vector<int> lp_gpus_;                  // this round's LP: the classes' GPU counts
+  std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand_;  // new_round's candidates
+  std::vector<int> left_;                                                      // new_round's devices left by type
   // The last LP solved and its solution (allocation()).
   bool solved_ = false;
   std::vector<int> last_classes_, last_members_, last_capacity_;
