@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "experiments/runner.hpp"
@@ -217,9 +218,46 @@ BenchResult from_json(const nlohmann::ordered_json& j) {
   return r;
 }
 
+// gavel-trace: Gavel's own 6,143-job continuous trace with its throughput matrix
+// (experiments/configs/gavel_continuous_6143.yaml: 36 V100 + 36 P100 + 36 K80, one node per
+// type), from the shared data folder ($SCHEDSIM_DATA or --data-dir, default
+// ../shared/data). With `gavel` it is that scenario's run; `gavel-las` (Gavel's LP
+// normalization, jobs started at round boundaries, the LP at most every 1,920 s) runs on
+// the same scenario. Kept apart from the synthetic cases: the jobs are the trace's.
+constexpr const char* kGavelTraceYaml =
+    "name: bench-gavel-trace\nseed: 0\ninformation: oracle\n"
+    "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 36}\n    - {count: 1, type: P100, devices_per_node: 36}\n"
+    "    - {count: 1, type: K80, devices_per_node: 36}\n"
+    "workload:\n  trace:\n    path: $SCHEDSIM_DATA/peers/gavel/continuous_lam1800_seed0_nozero_6143.trace\n    format: gavel\n"
+    "    throughputs: $SCHEDSIM_DATA/gavel/simulation_throughputs.json\n    reference_device: v100\n"
+    "physics:\n  reference_device: V100\n  throughputs: $SCHEDSIM_DATA/gavel/simulation_throughputs.json\n";
+
+// Parsed before the case forks, so that a missing trace or matrix is the CLI's InputError
+// (naming the path and the data folder), not a failed child.
+ScenarioConfig gavel_trace_scenario(const PolicyRegistry& registry) {
+  return ScenarioConfig::parse(ConfigNode::load_string(kGavelTraceYaml, "bench gavel-trace"), registry);
+}
+
+BenchResult run_gavel_trace_case(const ScenarioConfig& scenario, const std::string& policy_name, const PolicyRegistry& registry) {
+  const ConfigNode policy = policy_spec(policy_name);
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult run = run_scenario(scenario, registry, RunOptions{}, &policy.yaml());
+  const double wall = seconds_since(start);
+  BenchResult r;
+  r.name = "gavel-trace";
+  r.policy = policy_name;
+  r.jobs = run.summary.jobs_arrived;
+  for (const NodeGroup& g : scenario.cluster) r.gpus += g.count * g.devices_per_node;
+  r.events = r.count = run.stats.events;
+  r.decision_points = run.stats.decision_points;
+  r.wall_s = wall;
+  r.mean_jct_s = run.summary.mean_jct_s.value_or(0.0);
+  return r;
+}
+
 }  // namespace
 
-std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel"}; }
+std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel", "gavel-trace"}; }
 std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo", "startup"}; }
 
 std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs) {
@@ -299,7 +337,7 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
   const auto names = bench_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel");
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   if (name == "gavel" && options.gpus < 24)
     throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));
@@ -317,6 +355,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   if (policies.empty()) {
     if (name == "physics") policies = {"fifo:packed", "fifo:first_fit"};
     else if (name == "gavel") policies = {"gavel"};
+    else if (name == "gavel-trace") policies = {"gavel", "gavel-las"};
     else if (name == "policies") {
       for (const auto& info : registry.all())
         if (info.argument_option.empty()) policies.push_back(info.name);
@@ -325,8 +364,10 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   for (const auto& policy : policies) {
     if (!registry.find(policy.substr(0, policy.find(':')))) throw InputError("--policies", "unknown policy '" + policy + "'" + registry.suggest_policy(policy) + " (see `schedsim policies`)");
   }
+  const std::optional<ScenarioConfig> gavel_trace = name == "gavel-trace" ? std::optional<ScenarioConfig>(gavel_trace_scenario(registry)) : std::nullopt;
   for (const auto& policy : policies) {
     results.push_back(from_json(run_in_child([&] {
+      if (gavel_trace) return bench_json(run_gavel_trace_case(*gavel_trace, policy, registry));
       const bool scenario_based = name == "full" || name == "policies" || name == "gavel";
       return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry, options.throughputs)
                                        : run_kernel_case(name, jobs, options.gpus, policy, registry));

@@ -225,12 +225,13 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel (default: all but physics and gavel)");
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace (default: all but physics, gavel and gavel-trace)");
   bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)")->check(whole_number(0, UINT64_MAX));
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
   bench->add_option("--throughputs", bench_options.throughputs, "gavel: Gavel's simulation_throughputs.json")->capture_default_str();
   bench->add_option("--json", bench_json_path, "also write the results as JSON to this file");
+  add_data_dir_option(bench, data_dir);  // gavel-trace reads Gavel's trace and matrix from the data folder
   rl::EnvBenchOptions env_bench_options;
   std::string env_bench_config;
   bench->add_option("--env-config", env_bench_config, "env: the scenario (default: the built-in rl_default.yaml)");

@@ -15,59 +15,84 @@ namespace schedsim {
 
 namespace {
 
-// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop. On x86-64
-// with GCC it is also compiled for AVX2 and picked at run time (4 doubles per
-// instruction instead of SSE2's 2); without FMA, so every entry gets the same multiply
-// and subtract, the same bits on every machine.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
+// row[k] -= f * pivot_row[k] over [first, last): the elimination's inner loop.
+#if defined(__GNUC__)
+__attribute__((always_inline))
 #endif
-void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
+inline void eliminate_span(double* __restrict row, const double* __restrict pivot_row, double f, std::size_t first, std::size_t last) {
   for (std::size_t k = first; k < last; ++k) row[k] -= f * pivot_row[k];
+}
+
+// One pivot's elimination: every row listed in `rows` but the pivot row (`leave`) loses
+// its entry in column `enter` times the pivot row, over the pivot row's nonzero columns
+// (`nonzero`, ascending). A pivot row whose nonzeros fill a quarter of their span is
+// eliminated over the span (a loop the compiler vectorizes). Zeros skipped, in a column of
+// the pivot row or as a row's factor, would subtract f * 0, which leaves the value as it is
+// (at most the sign of a zero differs, which no comparison sees), so the result is the
+// dense elimination's, bit for bit. On x86-64 with GCC also compiled for AVX-512 and AVX2
+// (picked at run time once per pivot: 8 or 4 doubles per instruction instead of SSE2's 2),
+// without FMA (gavel.cpp is compiled with -ffp-contract=off): every entry gets the same
+// multiply and subtract, the same bits on every machine.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void eliminate(double* t, std::size_t cols, const std::size_t* rows, std::size_t count, std::size_t leave, std::size_t enter, const std::size_t* nonzero,
+               std::size_t nonzeros) {
+  const double* const pivot_row = t + leave * cols;
+  const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
+  const bool dense = 4 * nonzeros >= last - first;
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t r = rows[i];
+    if (r == leave) continue;
+    double* const row = t + r * cols;
+    const double f = row[enter];
+    if (dense) {
+      eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
+    } else {
+      for (std::size_t k = 0; k < nonzeros; ++k) row[nonzero[k]] -= f * pivot_row[nonzero[k]];
+    }
+  }
 }
 
 // row[k] /= p over [0, cols): the pivot row's division (a division, not a multiplication
 // by 1 / p, which rounds differently).
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 void divide_row(double* __restrict row, double p, std::size_t cols) {
   for (std::size_t k = 0; k < cols; ++k) row[k] /= p;
 }
 
-}  // namespace
-
-std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
-  const std::size_t m = A.size(), n = c.size();
-  const std::size_t cols = n + m + 1;  // variables, slacks, right-hand side
+// The simplex on a filled tableau of m constraint rows [A | I | b] and the objective row
+// [-c | 0 | 0] (row m), `cols` = n + m + 1 columns; basis[r] starts as n + r. Bland's
+// rule. Returns the pivots taken.
+std::uint64_t run_simplex(std::vector<double>& t, std::size_t m, std::size_t cols, std::vector<std::size_t>& basis) {
   constexpr double kEps = 1e-12;
-  std::vector<double> t((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
-  std::vector<std::size_t> basis(m);
   std::vector<std::size_t> nonzero(cols);  // columns of the pivot row that are not zero
-  for (std::size_t r = 0; r < m; ++r) {
-    if (A[r].size() != n || b[r] < 0) throw InvariantError("simplex_maximize: malformed problem");
-    for (std::size_t k = 0; k < n; ++k) at(r, k) = A[r][k];
-    at(r, n + r) = 1.0;
-    at(r, cols - 1) = b[r];
-    basis[r] = n + r;
-  }
-  for (std::size_t k = 0; k < n; ++k) at(m, k) = -c[k];
+  std::vector<std::size_t> rows(m + 1);    // rows with a nonzero entry in the entering column
+  std::uint64_t pivots = 0;
   for (std::size_t iter = 0;; ++iter) {
     if (iter > 100000) throw InvariantError("simplex_maximize: no convergence");
     std::size_t enter = cols;
+    const double* const objective = &t[m * cols];
     for (std::size_t k = 0; k + 1 < cols; ++k) {
-      if (at(m, k) < -kEps) {
+      if (objective[k] < -kEps) {
         enter = k;
         break;
       }
     }
     if (enter == cols) break;  // optimal
-    std::size_t leave = m;
+    // The ratio test also lists the rows the elimination changes (those whose entry in
+    // the entering column is not zero), so that it does not read the column again.
+    std::size_t leave = m, changed = 0;
     double best = 0.0;
     for (std::size_t r = 0; r < m; ++r) {
-      if (at(r, enter) > kEps) {
-        const double ratio = at(r, cols - 1) / at(r, enter);
+      const double a = at(r, enter);
+      rows[changed] = r;
+      changed += a != 0.0;
+      if (a > kEps) {
+        const double ratio = at(r, cols - 1) / a;
         if (leave == m || ratio < best - kEps || (ratio <= best + kEps && basis[r] < basis[leave])) {
           leave = r;
           best = ratio;
@@ -75,11 +100,8 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
       }
     }
     if (leave == m) throw InvariantError("simplex_maximize: unbounded problem");
+    rows[changed++] = m;  // the objective row: its entry is below -kEps
     const double p = at(leave, enter);
-    // Eliminate with the pivot row's nonzero entries only (the tableau stays sparse): a
-    // zero entry would subtract f * 0 from the other rows, which leaves their values
-    // as they are (at most the sign of a zero differs, which no comparison sees), so the
-    // result is the dense elimination's, bit for bit.
     double* const pivot_row = &t[leave * cols];
     divide_row(pivot_row, p, cols);
     std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
@@ -87,71 +109,112 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
       nonzero[nonzeros] = k;
       nonzeros += pivot_row[k] != 0.0;
     }
-    // A pivot row whose nonzeros fill a quarter of their span is eliminated over the
-    // span (a loop the compiler vectorizes; each entry gets the same operations either way).
-    const std::size_t first = nonzero[0], last = nonzero[nonzeros - 1] + 1;  // the pivot's own column is 1
-    const bool dense = 4 * nonzeros >= last - first;
-    for (std::size_t r = 0; r <= m; ++r) {
-      if (r == leave) continue;
-      double* row = &t[r * cols];
-      const double f = row[enter];
-      if (f == 0.0) continue;
-      if (dense) {
-        eliminate_span(row, pivot_row, f, first, last);  // row != pivot_row: no aliasing
-      } else {
-        for (std::size_t i = 0; i < nonzeros; ++i) row[nonzero[i]] -= f * pivot_row[nonzero[i]];
-      }
-    }
+    eliminate(t.data(), cols, rows.data(), changed, leave, enter, nonzero.data(), nonzeros);
     basis[leave] = enter;
+    ++pivots;
   }
+  return pivots;
+}
+
+// x from the final tableau: a basic variable's value is its row's right-hand side.
+std::vector<double> basic_solution(const std::vector<double>& t, std::size_t m, std::size_t n, const std::vector<std::size_t>& basis) {
+  const std::size_t cols = n + m + 1;
   std::vector<double> x(n, 0.0);
   for (std::size_t r = 0; r < m; ++r) {
-    if (basis[r] < n) x[basis[r]] = std::max(0.0, at(r, cols - 1));
+    if (basis[r] < n) x[basis[r]] = std::max(0.0, t[r * cols + cols - 1]);
   }
   return x;
 }
 
-std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
-                                                          const std::vector<int>& members, const std::vector<int>& capacity, double* level) {
-  const std::size_t classes = normalized.size(), types = capacity.size();
+}  // namespace
+
+std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c, SimplexStats* stats) {
+  const std::size_t m = A.size(), n = c.size();
+  const std::size_t cols = n + m + 1;  // variables, slacks, right-hand side
+  std::vector<double> t((m + 1) * cols, 0.0);
+  std::vector<std::size_t> basis(m);
+  for (std::size_t r = 0; r < m; ++r) {
+    if (A[r].size() != n || b[r] < 0) throw InvariantError("simplex_maximize: malformed problem");
+    for (std::size_t k = 0; k < n; ++k) t[r * cols + k] = A[r][k];
+    t[r * cols + n + r] = 1.0;
+    t[r * cols + cols - 1] = b[r];
+    basis[r] = n + r;
+  }
+  for (std::size_t k = 0; k < n; ++k) t[m * cols + k] = -c[k];
+  const std::uint64_t pivots = run_simplex(t, m, cols, basis);
+  if (stats) {
+    ++stats->solves;
+    stats->pivots += pivots;
+  }
+  return basic_solution(t, m, n, basis);
+}
+
+namespace {
+
+// The max-min LP of gavel_max_min_allocation, its tableau filled in place (the rows
+// simplex_maximize would build from A, b and c, with the same values). normalized(c)
+// gives class c's row of normalized throughputs.
+template <typename Normalized>
+std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const std::vector<int>& gpus,
+                                                    const std::vector<int>& members, const std::vector<int>& capacity, double* level,
+                                                    SimplexStats* stats) {
+  const std::size_t types = capacity.size();
   // Variables: X[c][t] at c * types + t, then the level lambda.
   const std::size_t n = classes * types + 1;
   const std::size_t lambda = n - 1;
-  std::vector<std::vector<double>> A;
-  std::vector<double> b;
-  for (std::size_t c = 0; c < classes; ++c) {  // a job's shares of time sum to at most 1
-    std::vector<double> row(n, 0.0);
-    for (std::size_t t = 0; t < types; ++t) row[c * types + t] = 1.0;
-    A.push_back(row);
-    b.push_back(1.0);
-  }
-  for (std::size_t t = 0; t < types; ++t) {  // devices of each type
-    std::vector<double> row(n, 0.0);
-    for (std::size_t c = 0; c < classes; ++c) row[c * types + t] = static_cast<double>(gpus[c]) * members[c];
-    A.push_back(row);
-    b.push_back(capacity[t]);
-  }
-  for (std::size_t c = 0; c < classes; ++c) {  // lambda <= each class's normalized throughput
-    std::vector<double> row(n, 0.0);
-    for (std::size_t t = 0; t < types; ++t) row[c * types + t] = -normalized[c][t];
-    row[lambda] = 1.0;
-    A.push_back(row);
-    b.push_back(0.0);
-  }
-  std::vector<double> obj(n, 0.0);
-  obj[lambda] = 1.0;
+  // Rows: a job's shares of time sum to at most 1 (one per class), the devices of each
+  // type, lambda <= each class's normalized throughput (one per class).
+  const std::size_t m = 2 * classes + types;
+  const std::size_t cols = n + m + 1;
+  std::vector<double> t((m + 1) * cols, 0.0);
+  auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
   for (std::size_t c = 0; c < classes; ++c) {
-    for (std::size_t t = 0; t < types; ++t) obj[c * types + t] = 1e-6 * members[c] * normalized[c][t];
+    for (std::size_t k = 0; k < types; ++k) at(c, c * types + k) = 1.0;
+    at(c, cols - 1) = 1.0;
   }
-  const std::vector<double> x = simplex_maximize(A, b, obj);
+  for (std::size_t k = 0; k < types; ++k) {
+    const std::size_t r = classes + k;
+    for (std::size_t c = 0; c < classes; ++c) at(r, c * types + k) = static_cast<double>(gpus[c]) * members[c];
+    if (capacity[k] < 0) throw InvariantError("simplex_maximize: malformed problem");
+    at(r, cols - 1) = capacity[k];
+  }
+  for (std::size_t c = 0; c < classes; ++c) {
+    const std::size_t r = classes + types + c;
+    const std::vector<double>& a = normalized(c);
+    for (std::size_t k = 0; k < types; ++k) at(r, c * types + k) = -a[k];
+    at(r, lambda) = 1.0;
+  }
+  std::vector<std::size_t> basis(m);
+  for (std::size_t r = 0; r < m; ++r) at(r, n + r) = 1.0, basis[r] = n + r;
+  at(m, lambda) = -1.0;
+  for (std::size_t c = 0; c < classes; ++c) {
+    const std::vector<double>& a = normalized(c);
+    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -(1e-6 * members[c] * a[k]);
+  }
+  const std::uint64_t pivots = run_simplex(t, m, cols, basis);
+  if (stats) {
+    ++stats->solves;
+    stats->pivots += pivots;
+  }
+  const std::vector<double> x = basic_solution(t, m, n, basis);
   std::vector<std::vector<double>> X(classes, std::vector<double>(types, 0.0));
   for (std::size_t c = 0; c < classes; ++c) {
     // A type where the class cannot run (normalized throughput 0) gets share 0: the LP is
     // indifferent to such a variable and may leave it positive.
-    for (std::size_t t = 0; t < types; ++t) X[c][t] = normalized[c][t] > 0 ? x[c * types + t] : 0.0;
+    const std::vector<double>& a = normalized(c);
+    for (std::size_t k = 0; k < types; ++k) X[c][k] = a[k] > 0 ? x[c * types + k] : 0.0;
   }
   if (level) *level = x[lambda];
   return X;
+}
+
+}  // namespace
+
+std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
+                                                          const std::vector<int>& members, const std::vector<int>& capacity, double* level,
+                                                          SimplexStats* stats) {
+  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, gpus, members, capacity,
+                            level, stats);
 }
 
 namespace {
@@ -328,15 +391,17 @@ class GavelPolicy : public Policy {
       last_X_.clear();
       return last_X_;
     }
-    std::vector<std::vector<double>> norm;
-    std::vector<int> gpus;
-    norm.reserve(lp_classes_.size());
-    for (int g : lp_classes_) {
-      norm.push_back(class_norm_[static_cast<std::size_t>(g)]);
-      gpus.push_back(class_gpus_[static_cast<std::size_t>(g)]);
+    // The classes' throughputs are read in place (not copied per solve).
+    lp_gpus_.clear();
+    for (int g : lp_classes_) lp_gpus_.push_back(class_gpus_[static_cast<std::size_t>(g)]);
+    SimplexStats stats;
+    last_X_ = max_min_allocation(
+        lp_classes_.size(), [&](std::size_t c) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(lp_classes_[c])]; },
+        lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+    if (counters_) {
+      ++counters_->lp_solves;
+      counters_->lp_pivots += stats.pivots;
     }
-    if (counters_) ++counters_->lp_solves;
-    last_X_ = gavel_max_min_allocation(norm, gpus, lp_members_, capacity_);
     return last_X_;
   }
 
@@ -377,7 +442,8 @@ class GavelPolicy : public Policy {
     static const std::vector<std::vector<double>> kNoAllocation;
     const auto& X = solve ? allocation() : kNoAllocation;
     // Gavel's priorities: allocation over the share of its time the job received on the type.
-    std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand;  // (-priority, -x, seq, slot, type)
+    auto& cand = cand_;  // (-priority, -x, seq, slot, type); kept across rounds (no allocation per round)
+    cand.clear();
     const std::int64_t now_us = view.now().us();
     for (std::size_t i = 0; i < live_.size(); ++i) {
       Job& j = jobs_[static_cast<std::size_t>(live_[i])];
@@ -396,7 +462,8 @@ class GavelPolicy : public Policy {
       }
     }
     std::sort(cand.begin(), cand.end());
-    std::vector<int> left = capacity_;
+    std::vector<int>& left = left_;
+    left = capacity_;
     for (const auto& [np, nx, seq, s, t] : cand) {
       Job& j = jobs_[static_cast<std::size_t>(s)];
       const int n = view.job(s).spec.num_gpus;
@@ -569,6 +636,9 @@ class GavelPolicy : public Policy {
   std::vector<int> local_class_;      // by class id: its index in this round's LP, -1 = none
   std::vector<int> job_class_;        // by index in live_: the LP class
   std::vector<int> lp_classes_, lp_members_;  // this round's LP: class ids in first-seen order, members
+  std::vector<int> lp_gpus_;                  // this round's LP: the classes' GPU counts
+  std::vector<std::tuple<double, double, std::uint64_t, JobSlot, int>> cand_;  // new_round's candidates
+  std::vector<int> left_;                                                      // new_round's devices left by type
   // The last LP solved and its solution (allocation()).
   bool solved_ = false;
   std::vector<int> last_classes_, last_members_, last_capacity_;

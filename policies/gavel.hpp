@@ -41,6 +41,13 @@ struct GavelCounters {
   std::uint64_t rounds = 0;        // round boundaries (allocation steps)
   std::uint64_t lp_solves = 0;     // LPs solved; a round whose LP equals the last one solved reuses its answer
   std::uint64_t rate_vectors = 0;  // jobs' normalized throughputs computed (device types x physics rate queries each)
+  std::uint64_t lp_pivots = 0;     // simplex pivots of those solves (the same pivot path gives the same bits)
+};
+
+// What simplex_maximize did, summed over calls (tests of its algorithmic shape).
+struct SimplexStats {
+  std::uint64_t solves = 0;
+  std::uint64_t pivots = 0;
 };
 
 struct GavelOptions {
@@ -61,10 +68,12 @@ std::unique_ptr<Policy> make_gavel_policy(const GavelOptions& options);
 // null) gets the max-min normalized throughput.
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity,
-                                                          double* level = nullptr);
+                                                          double* level = nullptr, SimplexStats* stats = nullptr);
 
 // Maximizes c.x subject to A x <= b, x >= 0, with b >= 0 (dense simplex tableau, Bland's
-// rule: deterministic, no cycling). Returns x.
-std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c);
+// rule: deterministic, no cycling). Returns x. `stats` (if not null) counts the solve and
+// its pivots.
+std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c,
+                                     SimplexStats* stats = nullptr);
 
 }  // namespace schedsim

@@ -2,6 +2,10 @@
 // not their speed (wall-clock numbers are never asserted; docs/benchmarks.md has them).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include <set>
 
 #include "experiments/bench.hpp"
@@ -142,4 +146,39 @@ TEST_CASE("bench gavel needs three 8-GPU nodes and the throughput matrix", "[ben
   CHECK_THROWS_WITH(run_bench("gavel", options, registry),
                     "--throughputs: cannot open Gavel's throughput matrix 'no-such-dir/m.json' (bench gavel reads "
                     "../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
+}
+
+TEST_CASE("bench gavel-trace runs gavel and gavel-las on Gavel's 6,143-job trace: the scenario file's run", "[bench][gavel][shared-data]") {
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped: ../shared/data is absent (set SCHEDSIM_SHARED_DATA to its path to run this test)");
+    return;
+  }
+  const char* old = std::getenv("SCHEDSIM_DATA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("SCHEDSIM_DATA", data.c_str(), 1);
+  const PolicyRegistry registry = builtin_policies();
+  BenchOptions options;
+  options.jobs = 5;  // not used: the trace's jobs
+  const auto r = run_bench("gavel-trace", options, registry);
+  REQUIRE(r.size() == 2);  // gavel and gavel-las by default
+  CHECK(r[0].policy == "gavel");
+  CHECK(r[1].policy == "gavel-las");
+  for (const auto& x : r) {
+    CHECK(x.name == "gavel-trace");
+    CHECK(x.jobs == 6143);
+    CHECK(x.gpus == 108);
+  }
+  // experiments/configs/gavel_continuous_6143.yaml's run (docs/benchmarks.md: 211,111 events).
+  CHECK(r[0].events == 211111);
+  CHECK(r[0].mean_jct_s == 63395.421228255385);
+  CHECK(r[1].events == 127202);
+  CHECK(r[1].mean_jct_s == 59902.76825702042);
+  // Without the trace: the path, the folder and where the folder came from.
+  ::setenv("SCHEDSIM_DATA", "/", 1);
+  options.policies = {"gavel"};
+  CHECK_THROWS_WITH(run_bench("gavel-trace", options, registry),
+                    "bench gavel-trace:17: physics.throughputs: $SCHEDSIM_DATA/gavel/simulation_throughputs.json: /gavel/simulation_throughputs.json "
+                    "does not exist (data folder /, from SCHEDSIM_DATA or --data-dir)");
+  saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
 }

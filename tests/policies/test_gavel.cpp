@@ -181,7 +181,8 @@ namespace {
 
 // The dense elimination simplex_maximize did before it skipped the pivot row's zeros: the
 // reference that the sparse one must match bit for bit.
-std::vector<double> dense_simplex(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c) {
+std::vector<double> dense_simplex(const std::vector<std::vector<double>>& A, const std::vector<double>& b, const std::vector<double>& c,
+                                  std::uint64_t* pivots = nullptr) {
   const std::size_t m = A.size(), n = c.size(), cols = n + m + 1;
   std::vector<double> t((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
@@ -223,6 +224,7 @@ std::vector<double> dense_simplex(const std::vector<std::vector<double>>& A, con
       for (std::size_t k = 0; k < cols; ++k) at(r, k) -= f * at(leave, k);
     }
     basis[leave] = enter;
+    if (pivots) ++*pivots;
   }
   std::vector<double> x(n, 0.0);
   for (std::size_t r = 0; r < m; ++r) {
@@ -287,6 +289,7 @@ TEST_CASE("simplex_maximize skips the pivot row's zeros and still gives the dens
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return static_cast<double>(state >> 11) / 9007199254740992.0;
   };
+  std::uint64_t all_pivots = 0;
   for (int trial = 0; trial < 40; ++trial) {
     const std::size_t classes = 1 + trial % 9, types = 1 + trial % 3;
     const std::size_t n = classes * types + 1;
@@ -317,8 +320,14 @@ TEST_CASE("simplex_maximize skips the pivot row's zeros and still gives the dens
     }
     c[n - 1] = 1.0;
     INFO("trial " << trial);
-    CHECK(simplex_maximize(A, b, c) == dense_simplex(A, b, c));
+    std::uint64_t dense_pivots = 0;
+    SimplexStats stats;
+    CHECK(simplex_maximize(A, b, c, &stats) == dense_simplex(A, b, c, &dense_pivots));
+    CHECK(stats.solves == 1);
+    CHECK(stats.pivots == dense_pivots);  // the same pivot path
+    all_pivots += stats.pivots;
   }
+  CHECK(all_pivots == 478);
   CHECK(simplex_maximize({{1, 1}, {1, 3}, {1, 0}}, {4, 6, 3}, {3, 2}) == dense_simplex({{1, 1}, {1, 3}, {1, 0}}, {4, 6, 3}, {3, 2}));
 }
 
@@ -371,6 +380,68 @@ TEST_CASE("gavel's cached throughputs and LP answers give the same run as recomp
   CHECK(cached.counters.lp_solves == 107);
   CHECK(cached.counters.rate_vectors == 60);
   CHECK(fresh.counters.rate_vectors == 821);
+  // Simplex pivots: a reused answer takes none.
+  CHECK(cached.counters.lp_pivots == 639);
+  CHECK(fresh.counters.lp_pivots == 1675);
+}
+
+TEST_CASE("gavel_max_min_allocation fills the LP's tableau in place with the values of its A, b and c: simplex_maximize's bits", "[policies][gavel]") {
+  // The LP written out as rows (what gavel_max_min_allocation built before it filled the
+  // tableau directly), solved by simplex_maximize: the same allocation and level, bit for
+  // bit, and the same pivots, on 200 random instances with zero throughputs and uneven sizes.
+  std::uint64_t state = 777;
+  auto next = [&state](int n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<std::uint64_t>(n));
+  };
+  for (int instance = 0; instance < 200; ++instance) {
+    const std::size_t classes = 1 + static_cast<std::size_t>(next(12)), types = 1 + static_cast<std::size_t>(next(3));
+    std::vector<std::vector<double>> norm(classes, std::vector<double>(types));
+    std::vector<int> gpus, members, capacity;
+    for (auto& row : norm) {
+      for (double& v : row) v = next(5) == 0 ? 0.0 : (1 + next(1000)) / 1000.0;
+      gpus.push_back(1 << next(4));
+      members.push_back(1 + next(7));
+    }
+    for (std::size_t t = 0; t < types; ++t) capacity.push_back(1 + next(40));
+    const std::size_t n = classes * types + 1;
+    std::vector<std::vector<double>> A;
+    std::vector<double> b, obj(n, 0.0);
+    for (std::size_t c = 0; c < classes; ++c) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t t = 0; t < types; ++t) row[c * types + t] = 1.0;
+      A.push_back(row);
+      b.push_back(1.0);
+    }
+    for (std::size_t t = 0; t < types; ++t) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t c = 0; c < classes; ++c) row[c * types + t] = static_cast<double>(gpus[c]) * members[c];
+      A.push_back(row);
+      b.push_back(capacity[t]);
+    }
+    for (std::size_t c = 0; c < classes; ++c) {
+      std::vector<double> row(n, 0.0);
+      for (std::size_t t = 0; t < types; ++t) row[c * types + t] = -norm[c][t];
+      row[n - 1] = 1.0;
+      A.push_back(row);
+      b.push_back(0.0);
+    }
+    obj[n - 1] = 1.0;
+    for (std::size_t c = 0; c < classes; ++c) {
+      for (std::size_t t = 0; t < types; ++t) obj[c * types + t] = 1e-6 * members[c] * norm[c][t];
+    }
+    SimplexStats rows_stats, tableau_stats;
+    const std::vector<double> x = simplex_maximize(A, b, obj, &rows_stats);
+    double level = -1;
+    const auto X = gavel_max_min_allocation(norm, gpus, members, capacity, &level, &tableau_stats);
+    INFO("instance " << instance);
+    CHECK(level == x[n - 1]);
+    for (std::size_t c = 0; c < classes; ++c) {
+      for (std::size_t t = 0; t < types; ++t) CHECK(X[c][t] == (norm[c][t] > 0 ? x[c * types + t] : 0.0));
+    }
+    CHECK(tableau_stats.solves == 1);
+    CHECK(tableau_stats.pivots == rows_stats.pivots);
+  }
 }
 
 TEST_CASE("gavel's LP gives share 0 on a type where a job's throughput is 0", "[policies][gavel]") {
