@@ -17,6 +17,7 @@
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
 #include "experiments/interrupt.hpp"
+#include "experiments/job_columns.hpp"
 #include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
 #include "traces/temp_files.hpp"
@@ -63,6 +64,20 @@ class JobsCsvWriter : public Observer {
     return buf;
   }
   std::ostream& out_;
+  const EnergyMeter* energy_;
+};
+
+// RunOptions::job_columns: the jobs.csv records as typed columns.
+class JobColumnsCollector : public Observer {
+ public:
+  JobColumnsCollector(JobColumns& out, const EnergyMeter* energy, std::uint64_t expected_jobs) : out_(out), energy_(energy) {
+    out_.reserve(expected_jobs);
+  }
+  void on_job_end(const JobState& j) override { out_.append(j, energy_ ? &energy_->last_job() : nullptr); }
+  void snapshot(SnapshotArchive& /*ar*/) override {}
+
+ private:
+  JobColumns& out_;
   const EnergyMeter* energy_;
 };
 
@@ -540,6 +555,11 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   if (jobs_out.is_open() || options.jobs_csv) {
     jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get());
     sim.add_observer(*jobs_writer);
+  }
+  std::unique_ptr<JobColumnsCollector> job_columns;
+  if (options.job_columns) {
+    job_columns = std::make_unique<JobColumnsCollector>(*options.job_columns, energy.get(), source->expected_jobs());
+    sim.add_observer(*job_columns);
   }
   std::unique_ptr<TimelineWriter> timeline;
   if (timeline_out.is_open()) {
