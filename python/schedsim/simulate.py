@@ -24,7 +24,7 @@ def _string_array(values):
     dtypes = getattr(numpy, "dtypes", None)
     if dtypes is not None and hasattr(dtypes, "StringDType"):
         return numpy.asarray(values).astype(dtypes.StringDType())
-    return numpy.array([str(v) for v in values], dtype=object)
+    return numpy.array([v.decode("utf-8") if isinstance(v, bytes) else str(v) for v in numpy.asarray(values).tolist()], dtype=object)
 
 
 def _whole_numbers_in_csv(column):

@@ -197,3 +197,18 @@ def test_ledger_verify(cli, tmp_path):
     assert bad["problem"].endswith("edited.csv:4: row 2: row_hash does not match the row's contents (the row was edited)")
     with pytest.raises(schedsim.InputError, match="cannot open the ledger"):
         schedsim.ledger_verify(tmp_path / "missing.csv")
+
+
+def test_string_columns_without_numpy_stringdtype(golden_yaml, monkeypatch):
+    """numpy < 2 has no StringDType: job_id and status are then object arrays of str, with
+    the same values."""
+    import numpy
+
+    expected = schedsim.simulate(golden_yaml).jobs
+    monkeypatch.delattr(numpy.dtypes, "StringDType")
+    jobs = schedsim.simulate(golden_yaml).jobs
+    for name in ("job_id", "status"):
+        assert jobs[name].dtype == object
+        assert all(type(v) is str for v in jobs[name])
+        assert list(jobs[name]) == list(expected[name])
+    assert jobs.equals(expected)
