@@ -143,3 +143,28 @@ TEST_CASE("bench gavel needs three 8-GPU nodes and the throughput matrix", "[ben
                     "--throughputs: cannot open Gavel's throughput matrix 'no-such-dir/m.json' (bench gavel reads "
                     "../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
 }
+
+TEST_CASE("bench las runs Tiresias' LAS presets and las, with demotion timers and preemptions", "[bench][las]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("las", 3000, 128), "las"), registry);
+  CHECK(s.num_devices() == 128);
+  BenchOptions options;
+  options.jobs = 3000;
+  options.gpus = 128;
+  const auto a = run_bench("las", options, registry);
+  const auto b = run_bench("las", options, registry);
+  REQUIRE(a.size() == 3);
+  CHECK(a[0].policy == "tiresias-dlas");
+  CHECK(a[1].policy == "tiresias-dlas-gpu");
+  CHECK(a[2].policy == "las");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].jobs == 3000);
+    CHECK(a[i].unit == "events");
+    // Preemptions and (for the presets) demotion wake-ups add events beyond one arrival
+    // and one completion per job.
+    CHECK(a[i].events > 2 * 3000);
+    CHECK(b[i].events == a[i].events);
+    CHECK(b[i].decision_points == a[i].decision_points);
+    CHECK(b[i].mean_jct_s == a[i].mean_jct_s);
+  }
+}
