@@ -1,5 +1,5 @@
 // The jobs.csv records of a run held as typed columns (one array per jobs.csv column),
-// for Python's simulate(): about 60-130 bytes per job instead of a line of text plus a
+// for Python's simulate(): about 60-150 bytes per job instead of a line of text plus a
 // Python object per cell. The values are those a CSV reader gets from the CLI's
 // jobs.csv: seconds are microsecond ticks / 1e6 (the double nearest the file's exact
 // decimal), energy numbers are rounded through the file's "%.9g".
