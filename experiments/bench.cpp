@@ -30,6 +30,8 @@ constexpr std::uint64_t kDefaultJobs = 1'000'000;
 constexpr std::uint64_t kPoliciesJobs = 100'000;
 // gavel: 20k jobs (a round every 360 s solves an LP over the job classes).
 constexpr std::uint64_t kGavelJobs = 20'000;
+// las: 20k jobs (every decision of the repack discipline ranks all running jobs).
+constexpr std::uint64_t kLasJobs = 20'000;
 
 // The job types of Gavel's matrix measured on K80, P100 and V100 at 1, 2, 4 and 8 GPUs
 // with a throughput above 0 (17 of its 26 types), equally likely.
@@ -257,10 +259,27 @@ BenchResult run_gavel_trace_case(const ScenarioConfig& scenario, const std::stri
 
 }  // namespace
 
-std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel", "gavel-trace"}; }
+std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel", "gavel-trace", "las"}; }
 std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo", "startup"}; }
 
+// las: the path of Tiresias' LAS orders (policies/las.cpp, the queue policy's repack
+// discipline): the kernel workload's arrivals, sizes and exponential durations on V100
+// nodes (offered load 0.8). Under the presets' thresholds (3,250 and 7,200 s) most jobs
+// cross a queue while running (exact demotion timers) and many are preempted.
+std::string las_bench_yaml(std::uint64_t jobs, int gpus) {
+  const SyntheticConfig w = kernel_workload(jobs, gpus);
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "name: bench-las\nseed: 1\ninformation: oracle\n"
+                "cluster:\n  nodes:\n    - {count: %d, type: V100, devices_per_node: 8}\n"
+                "workload:\n  synthetic:\n    num_jobs: %llu\n    arrival: {process: poisson, mean_interarrival_s: %.17g}\n"
+                "    duration_s: {dist: exponential, mean: 3600}\n    gpus: {1: 0.7, 2: 0.1, 4: 0.1, 8: 0.1}\n",
+                gpus / 8, static_cast<unsigned long long>(jobs), w.mean_interarrival_s);
+  return buf;
+}
+
 std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs) {
+  if (name == "las") return las_bench_yaml(jobs, gpus);
   const SyntheticConfig w = kernel_workload(jobs, gpus);
   // Clairvoyant, as the benchmarks were measured: its jobs carry no estimates, and every
   // registered policy must run (docs/config.md#information).
@@ -337,14 +356,15 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
   const auto names = bench_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace");
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   if (name == "gavel" && options.gpus < 24)
     throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));
   if (name == "gavel" && !std::filesystem::is_regular_file(options.throughputs))
     throw InputError("--throughputs", "cannot open Gavel's throughput matrix '" + options.throughputs +
                                           "' (bench gavel reads ../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
-  const std::uint64_t jobs = options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : kDefaultJobs);
+  const std::uint64_t jobs =
+      options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : name == "las" ? kLasJobs : kDefaultJobs);
   if (jobs < 1) throw InputError("--jobs", "must be at least 1");
   std::vector<BenchResult> results;
   if (name == "trace") {
@@ -356,6 +376,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
     if (name == "physics") policies = {"fifo:packed", "fifo:first_fit"};
     else if (name == "gavel") policies = {"gavel"};
     else if (name == "gavel-trace") policies = {"gavel", "gavel-las"};
+    else if (name == "las") policies = {"tiresias-dlas", "tiresias-dlas-gpu", "las"};
     else if (name == "policies") {
       for (const auto& info : registry.all())
         if (info.argument_option.empty()) policies.push_back(info.name);
@@ -368,7 +389,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   for (const auto& policy : policies) {
     results.push_back(from_json(run_in_child([&] {
       if (gavel_trace) return bench_json(run_gavel_trace_case(*gavel_trace, policy, registry));
-      const bool scenario_based = name == "full" || name == "policies" || name == "gavel";
+      const bool scenario_based = name == "full" || name == "policies" || name == "gavel" || name == "las";
       return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry, options.throughputs)
                                        : run_kernel_case(name, jobs, options.gpus, policy, registry));
     })));

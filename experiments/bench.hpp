@@ -45,7 +45,7 @@ struct BenchOptions {
   std::string throughputs = "../shared/data/gavel/simulation_throughputs.json";
 };
 
-// The named workloads run by run_bench: kernel, full, policies, trace, physics, gavel.
+// The named workloads run by run_bench: kernel, full, policies, trace, physics, gavel, las.
 std::vector<std::string> bench_names();
 // The suite `schedsim bench` runs without names: kernel, full, policies, trace, env, ppo,
 // startup (env and ppo are run by the CLI through rl/, ppo only in builds with LibTorch;

@@ -26,6 +26,8 @@
 
 namespace schedsim {
 
+struct JobColumns;  // experiments/job_columns.hpp
+
 struct RunOptions {
   std::string out_dir;        // "" = write no files
   bool progress = false;      // progress on stderr (experiments/progress.hpp)
@@ -36,6 +38,9 @@ struct RunOptions {
   // When set (and out_dir is empty), the jobs.csv text is written here instead of a file:
   // how Python's simulate() gets exactly the CLI's per-job records.
   std::ostream* jobs_csv = nullptr;
+  // When set, the jobs.csv records are also appended here as typed columns
+  // (experiments/job_columns.hpp): how simulate() returns numpy arrays.
+  JobColumns* job_columns = nullptr;
   // Periodic snapshots and resuming from one (experiments/snapshot_run.hpp); needs out_dir.
   SnapshotOptions snapshot = {};
   // Keys the settlement ledger's chain (HMAC-SHA256, docs/market.md); nullopt = unkeyed.

@@ -488,11 +488,20 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     const JobState& r = view.job(s);
     if (r.status != JobStatus::kRunning || r.spec.is_fractional()) continue;
     remaining += static_cast<int>(r.devices.size());
-    pass_.push_back({order_->running_key(view, s), 0, s, true});
+    // Filled in place: a temporary pushed back was stored field by field and copied with
+    // wider loads, a store-forwarding stall per running job (a quarter of this function).
+    RepackEntry& e = pass_.emplace_back();
+    e.key = order_->running_key(view, s);
+    e.stamp = r.arrival_seq;  // the arrival, until the stamp is set below
+    e.slot = s;
+    e.running = true;
   }
   // Running jobs whose key changed since the last decision enter their new queue now,
-  // behind everything already there (several at once in arrival order).
-  std::sort(pass_.begin(), pass_.end(), [&](const RepackEntry& a, const RepackEntry& b) { return view.job(a.slot).arrival_seq < view.job(b.slot).arrival_seq; });
+  // behind everything already there (several at once in arrival order). Arrivals are
+  // unique, so the order is the same however it is reached; the running list is often in
+  // arrival order already.
+  const auto by_arrival = [](const RepackEntry& a, const RepackEntry& b) { return a.stamp < b.stamp; };
+  if (!std::is_sorted(pass_.begin(), pass_.end(), by_arrival)) std::sort(pass_.begin(), pass_.end(), by_arrival);
   for (RepackEntry& e : pass_) {
     const auto i = static_cast<std::size_t>(e.slot);
     if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
@@ -500,8 +509,17 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     repack_key_[i] = e.key;
     e.stamp = stamp_of(e.slot);
   }
-  for (const auto& [key, seq, slot] : queue_) pass_.push_back({key, stamp_of(slot), slot, false});
-  std::sort(pass_.begin(), pass_.end());
+  for (const auto& [key, seq, slot] : queue_) {
+    RepackEntry& e = pass_.emplace_back();
+    e.key = key;
+    e.stamp = stamp_of(slot);
+    e.slot = slot;
+    e.running = false;
+  }
+  // Already strictly increasing (no two entries equal): std::sort would leave it as it is.
+  // With equal entries std::sort runs, so that their order is the one it always gave.
+  const bool strictly_sorted = std::adjacent_find(pass_.begin(), pass_.end(), [](const RepackEntry& a, const RepackEntry& b) { return !(a < b); }) == pass_.end();
+  if (!strictly_sorted) std::sort(pass_.begin(), pass_.end());
   admitted_.clear();
   std::vector<JobSlot>& victims = preempted_;
   for (const RepackEntry& e : pass_) {

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/observer.hpp"
@@ -123,6 +124,8 @@ class MetricsCollector : public Observer {
   Summary summarize();
   // Every completed job's JCT, sorted (after summarize()).
   const std::vector<double>& sorted_jct_s() const { return jct_s_; }
+  // The same, moved out (8 bytes a job not copied) when the collector is done with.
+  std::vector<double> release_sorted_jct_s() { return std::move(jct_s_); }
 
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;

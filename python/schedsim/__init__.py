@@ -40,7 +40,7 @@ SetCooling = _schedsim.SetCooling
 
 from .config import Config, load_config, scenario_path, scenarios  # noqa: E402
 from .policy import Policy  # noqa: E402
-from .simulate import SimulationResult, simulate  # noqa: E402
+from .simulate import JobTable, SimulationResult, simulate  # noqa: E402
 from .advise import AdviseResult, advise  # noqa: E402
 
 
@@ -86,6 +86,6 @@ if HAS_ENV:
 
 __all__ = [
     "__version__", "SimError", "InputError", "PolicyError", "Job", "View", "Start", "Preempt", "Move", "SetCooling",
-    "Config", "load_config", "scenarios", "scenario_path", "Policy", "SimulationResult", "simulate", "AdviseResult", "advise",
+    "Config", "load_config", "scenarios", "scenario_path", "Policy", "JobTable", "SimulationResult", "simulate", "AdviseResult", "advise",
     "policies", "policy_info", "ledger_verify", "HAS_ENV",
 ] + (["SchedsimEnv", "VectorEnv", "make", "register_envs", "Evaluation", "evaluate", "Comparison", "compare", "sweep"] if HAS_ENV else [])

@@ -182,3 +182,29 @@ TEST_CASE("bench gavel-trace runs gavel and gavel-las on Gavel's 6,143-job trace
                     "does not exist (data folder /, from SCHEDSIM_DATA or --data-dir)");
   saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
 }
+
+TEST_CASE("bench las runs Tiresias' LAS presets and las, with demotion timers and preemptions", "[bench][las]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("las", 3000, 128), "las"), registry);
+  CHECK(s.num_devices() == 128);
+  BenchOptions options;
+  options.jobs = 3000;
+  options.gpus = 128;
+  const auto a = run_bench("las", options, registry);
+  const auto b = run_bench("las", options, registry);
+  REQUIRE(a.size() == 3);
+  CHECK(a[0].policy == "tiresias-dlas");
+  CHECK(a[1].policy == "tiresias-dlas-gpu");
+  CHECK(a[2].policy == "las");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].jobs == 3000);
+    CHECK(a[i].unit == "events");
+    // The presets' exact demotion timers add wake-ups beyond one arrival and one
+    // completion per job; las (demotion at the next event) has exactly those two.
+    if (i < 2) CHECK(a[i].events > 2 * 3000);
+    else CHECK(a[i].events == 2 * 3000);
+    CHECK(b[i].events == a[i].events);
+    CHECK(b[i].decision_points == a[i].decision_points);
+    CHECK(b[i].mean_jct_s == a[i].mean_jct_s);
+  }
+}

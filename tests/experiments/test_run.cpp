@@ -13,6 +13,7 @@
 
 #include "experiments/compare.hpp"
 #include "experiments/interrupt.hpp"
+#include "experiments/job_columns.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/scenario.hpp"
 #include "test_support.hpp"
@@ -409,4 +410,59 @@ TEST_CASE("Ctrl-C while a trace is read stops the run before it simulates", "[ex
   }
   { InterruptGuard reset; }  // clears the recorded signal for the tests that follow
   CHECK_FALSE(std::filesystem::exists(dir.path("out")));
+}
+
+TEST_CASE("RunOptions::job_columns holds the jobs.csv records of the same run, constant columns once", "[experiments][run][job-columns]") {
+  TempDir dir;
+  const ScenarioConfig s = load(dir, kScenario, {"policy=tiresias"});
+  std::ostringstream csv;
+  JobColumns columns;
+  RunOptions options;
+  options.jobs_csv = &csv;
+  options.job_columns = &columns;
+  run_scenario(s, builtin_policies(), options);
+  std::istringstream lines(csv.str());
+  std::string line;
+  std::getline(lines, line);  // the header
+  std::size_t row = 0;
+  const auto& ends = columns.end_s.values();
+  const auto& preemptions = columns.preemptions.values();
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::stringstream cells(line);
+    for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+    REQUIRE(row < columns.rows());
+    INFO("row " << row << ": " << line);
+    // The row's fixed-width bytes up to the first NUL (the padding).
+    CHECK(std::string(std::string(&columns.id_bytes[row * columns.id_width], columns.id_width).c_str()) == f[0]);
+    CHECK(ends[row] == std::strtod(f[3].c_str(), nullptr));  // the double a reader of the file gets
+    CHECK(preemptions[row] == std::stoul(f[10]));
+    ++row;
+  }
+  CHECK(row == columns.rows());
+  CHECK(row == 1000);
+  CHECK_FALSE(columns.preemptions.constant());  // tiresias preempts here
+  // No failure model and no energy meter: those columns never left their first value.
+  CHECK(columns.failure_restarts.constant());
+  CHECK(columns.failure_restarts.first() == 0);
+  CHECK(columns.failure_restarts.values().empty());
+  CHECK_FALSE(columns.has_energy);
+}
+
+TEST_CASE("ConstantRunColumn stores nothing per row until a second value arrives", "[experiments][job-columns]") {
+  ConstantRunColumn<double> c;
+  c.reserve(10);
+  for (int i = 0; i < 4; ++i) c.push(2.5);
+  CHECK(c.constant());
+  CHECK(c.values().capacity() == 0);
+  c.push(3.0);
+  CHECK_FALSE(c.constant());
+  CHECK(c.values() == std::vector<double>{2.5, 2.5, 2.5, 2.5, 3.0});
+  CHECK(c.values().capacity() >= 10);
+  CHECK(c.rows() == 5);
+  ConstantRunColumn<double> nan;  // empty cells (NaN) count as one value
+  nan.push(std::nan(""));
+  nan.push(std::nan(""));
+  CHECK(nan.constant());
+  CHECK(nan.rows() == 2);
 }

@@ -26,14 +26,40 @@ def test_results_json_equals_the_cli_byte_for_byte(cli, golden_yaml, tmp_path, p
     assert r.summary == cli_summary
     assert json.dumps(r.summary) == json.dumps(cli_summary)
     # Per-job records: the jobs.csv columns, same order, same values.
-    jobs = r.jobs
+    assert_jobs_equal_the_csv(r.jobs, jobs_csv)
+
+
+def assert_jobs_equal_the_csv(jobs, jobs_csv):
+    """A JobTable holds the values pandas.read_csv reads from the CLI's jobs.csv, and its
+    to_dataframe() is that DataFrame (columns, dtypes, values)."""
+    assert isinstance(jobs, schedsim.JobTable)
     assert list(jobs.columns) == list(jobs_csv.columns)
+    assert len(jobs) == len(jobs_csv)
     assert list(jobs["job_id"]) == list(jobs_csv["job_id"])
     for col in jobs.columns:
         if col in ("job_id", "status"):
             assert list(jobs[col]) == list(jobs_csv[col]), col
         else:
-            assert jobs[col].tolist() == jobs_csv[col].tolist(), col
+            ours, theirs = jobs[col].tolist(), jobs_csv[col].tolist()
+            same = [a == b or (a != a and b != b) for a, b in zip(ours, theirs)]  # NaN: an empty cell
+            assert all(same), (col, same.index(False))
+    frame = jobs.to_dataframe()
+    assert list(frame.dtypes) == list(jobs_csv.dtypes)
+    pandas.testing.assert_frame_equal(frame, jobs_csv)
+    assert jobs.equals(jobs_csv) and jobs.equals(jobs)
+
+
+def test_energy_columns_equal_the_cli(cli, tmp_path):
+    """With `energy:`, energy_kwh, cost_usd and co2_kg are the numbers the CLI writes
+    ("%.9g"), not the unrounded doubles."""
+    import pathlib
+
+    config = pathlib.Path(__file__).resolve().parents[2] / "experiments" / "configs" / "carbon_de_lu.yaml"
+    args = ["--set", "workload.synthetic.num_jobs=200", "--seed", "5"]
+    _, jobs_csv = run_cli(cli, str(config), tmp_path, *args)
+    r = schedsim.simulate(str(config), seed=5, overrides=["workload.synthetic.num_jobs=200"])
+    assert jobs_csv["energy_kwh"].notna().all()
+    assert_jobs_equal_the_csv(r.jobs, jobs_csv)
 
 
 def test_policy_as_a_config_dict(golden_yaml):
@@ -59,7 +85,7 @@ def test_summary_invariants(golden_yaml):
     assert math.isclose(s["mean_jct_s"], jobs["jct_s"].mean(), rel_tol=1e-12)
     assert math.isclose(s["allocated_gpu_hours"], jobs["gpu_s"].sum() / 3600, rel_tol=1e-12)
     # Exact in microsecond ticks; the seconds are doubles of them.
-    assert ((jobs["jct_s"] - (jobs["end_s"] - jobs["submit_s"])).abs() < 1e-6).all()
+    assert (abs(jobs["jct_s"] - (jobs["end_s"] - jobs["submit_s"])) < 1e-6).all()
 
 
 def test_errors(golden_yaml):
@@ -86,7 +112,67 @@ def test_jobs_without_pandas_are_columns(golden_yaml, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_pandas)
     r = schedsim.simulate(golden_yaml)
-    assert isinstance(r.jobs, dict) and len(r.jobs["job_id"]) == 80 and r.jobs["jct_s"].dtype.name == "float64"
+    assert len(r.jobs) == 80 and len(r.jobs["job_id"]) == 80 and r.jobs["jct_s"].dtype.name == "float64"
+    with pytest.raises(ImportError, match="no pandas here"):
+        r.jobs.to_dataframe()
+
+
+def test_jobs_are_numpy_columns_not_objects(golden_yaml):
+    """The shape of the result: one numpy array of len(jobs) rows per jobs.csv column, no
+    object dtype (no Python object per job), read-only; rows and dict access still work."""
+    import numpy
+
+    r = schedsim.simulate(golden_yaml, policy="tiresias")
+    jobs = r.jobs
+    assert list(jobs) == list(jobs.columns) == list(jobs.keys())
+    assert len(jobs.columns) == 20
+    for name, column in jobs.items():
+        assert isinstance(column, numpy.ndarray), name
+        assert column.shape == (80,), name
+        assert column.dtype != object, name
+        assert not column.flags.writeable, name
+    assert jobs["job_id"].dtype == numpy.dtypes.StringDType()
+    assert jobs["num_gpus"].dtype == numpy.int32 and jobs["preemptions"].dtype == numpy.uint32
+    assert jobs["preemptions"].max() > 0 and jobs["preemptions"].strides == (4,)
+    # Without `energy:` the energy columns are empty cells (NaN), stored once; so is a
+    # column whose every row holds the same value (no preemptions under fifo).
+    fifo = schedsim.simulate(None, overrides=["workload.synthetic.num_jobs=50", "policy=fifo"]).jobs
+    assert len(fifo) == 50 and fifo["energy_kwh"].shape == (50,)
+    assert numpy.isnan(fifo["energy_kwh"]).all() and fifo["energy_kwh"].strides == (0,)
+    assert fifo["preemptions"].tolist() == [0] * 50 and fifo["preemptions"].strides == (0,)
+    assert list(fifo["status"]) == ["completed"] * 50 and fifo["status"].strides == (0,)
+    assert fifo.nbytes < 50 * 80
+    row = jobs[3]
+    assert row["job_id"] == jobs["job_id"][3] and row["jct_s"] == jobs["jct_s"][3] and isinstance(row["num_gpus"], int)
+    assert jobs[-1]["job_id"] == jobs["job_id"][79]
+    with pytest.raises(IndexError, match="row 80 out of range for 80 jobs"):
+        jobs[80]
+    with pytest.raises(KeyError, match="no column 'jct'; the columns are job_id, submit_s"):
+        jobs["jct"]
+    assert repr(jobs).startswith("JobTable(80 jobs x 20 columns: job_id, submit_s,")
+    assert r.to_dataframe().shape == (80, 20)
+
+
+def test_memory_per_job_is_bounded(tmp_path):
+    """Allocations per job, not wall time: on 20,000 jobs the columns hold at most 80 bytes a
+    job under fifo (six float64 time columns, num_gpus, a 16-byte job_id; the constant columns
+    once), and simulate() allocates at most 48 bytes a job through Python's allocators
+    (tracemalloc; numpy's arrays included): jobs.csv text or a Python object per job would be
+    over 100."""
+    import tracemalloc
+
+    n = 20000
+    overrides = [f"workload.synthetic.num_jobs={n}", "workload.synthetic.arrival.mean_interarrival_s=120", "policy=fifo"]
+    schedsim.simulate(None, overrides=["workload.synthetic.num_jobs=10"])  # imports, caches
+    tracemalloc.start()
+    try:
+        r = schedsim.simulate(None, overrides=overrides)
+        _, peak_bytes = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(r.jobs) == n
+    assert r.jobs.nbytes / n <= 80, r.jobs.nbytes / n
+    assert peak_bytes / n <= 48, peak_bytes / n
 
 
 def test_ledger_verify(cli, tmp_path):
@@ -111,3 +197,18 @@ def test_ledger_verify(cli, tmp_path):
     assert bad["problem"].endswith("edited.csv:4: row 2: row_hash does not match the row's contents (the row was edited)")
     with pytest.raises(schedsim.InputError, match="cannot open the ledger"):
         schedsim.ledger_verify(tmp_path / "missing.csv")
+
+
+def test_string_columns_without_numpy_stringdtype(golden_yaml, monkeypatch):
+    """numpy < 2 has no StringDType: job_id and status are then object arrays of str, with
+    the same values."""
+    import numpy
+
+    expected = schedsim.simulate(golden_yaml).jobs
+    monkeypatch.delattr(numpy.dtypes, "StringDType")
+    jobs = schedsim.simulate(golden_yaml).jobs
+    for name in ("job_id", "status"):
+        assert jobs[name].dtype == object
+        assert all(type(v) is str for v in jobs[name])
+        assert list(jobs[name]) == list(expected[name])
+    assert jobs.equals(expected)
