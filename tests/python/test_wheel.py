@@ -81,17 +81,25 @@ def test_the_wheel_is_manylinux_and_bundles_what_the_policy_does_not_allow(wheel
     site = pathlib.Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"],
                                        capture_output=True, text=True, check=True).stdout.strip())
     (ext,) = (site / "schedsim").glob("_schedsim*.so")
-    for binary in (ext, venv / "bin" / "schedsim"):
+    # auditwheel cannot set an RPATH for an executable in bin/ (its path relative to the
+    # package varies): it moves it to <platlib>/schedsim.scripts/ and leaves a shim that
+    # execs it.
+    command = venv / "bin" / "schedsim"
+    if command.read_bytes()[:4] == b"\x7fELF":
+        cli_binary = command
+    else:
+        assert "schedsim.scripts/schedsim" in command.read_text(), command.read_text()
+        cli_binary = site / "schedsim.scripts" / "schedsim"
+    for binary in (ext, cli_binary):
         ldd = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
         assert "not found" not in ldd, ldd
         for line in ldd.splitlines():
-            name = line.split()[0]
+            name = os.path.basename(line.split()[0])
             where = line.split("=>")[1].split()[0] if "=>" in line else ""
             bundled = where.startswith(str(site / "schedsim.libs") + "/")
             assert bundled or ALLOWED.match(name), f"{binary.name} loads {name} from {where or 'the system'}:\n{ldd}"
             assert not re.search(r"lib(torch|c10)", name), ldd
-        if binary == ext:
-            assert "libyaml-cpp" in ldd and str(site / "schedsim.libs") in ldd, ldd  # yaml-cpp comes from the wheel
+        assert "libyaml-cpp" in ldd and str(site / "schedsim.libs") in ldd, ldd  # yaml-cpp comes from the wheel
 
 
 def test_the_console_command_runs_like_the_build_trees_cli(venv, cli, golden_yaml, tmp_path):
@@ -111,21 +119,20 @@ def test_schedsim_train_from_the_wheel_says_it_needs_libtorch(venv, tmp_path):
                         "--out", str(tmp_path / "train")], capture_output=True, text=True, env=clean_env())
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert r.stderr == ("schedsim: error: schedsim train: this build has no LibTorch (configured with "
-                               "SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); install libtorch-dev and rebuild to train or "
-                               "evaluate learned schedulers\n"), r.stderr
+                        "SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); install libtorch-dev and rebuild to train or "
+                        "evaluate learned schedulers\n"), r.stderr
     assert not (tmp_path / "train").exists()
 
 
-def test_every_registered_id_runs_an_episode_without_the_data_folder(venv, tmp_path):
+def test_every_registered_id_runs_an_episode_without_the_data_folder(venv, packaged_scenarios, tmp_path):
     # A data folder that does not exist: a scenario still naming $SCHEDSIM_DATA/... fails.
     r = subprocess.run([str(venv / "bin" / "python"), "-c", EPISODES], capture_output=True, text=True, cwd=tmp_path,
                        env=clean_env(SCHEDSIM_DATA=str(tmp_path / "no-data")))
     assert r.returncode == 0, r.stderr[-4000:]
     got = json.loads(r.stdout)
     assert got["file"].startswith(str(venv))
-    shipped = sorted(p.stem for p in (ROOT / "experiments" / "configs").glob("*.yaml"))
-    assert got["scenarios"] == shipped
-    assert got["ids"] == sorted("schedsim/" + s.replace("_", "-") + "-v0" for s in shipped)
+    assert got["scenarios"] == packaged_scenarios
+    assert got["ids"] == sorted("schedsim/" + s.replace("_", "-") + "-v0" for s in packaged_scenarios)
     for env_id, episode in got["episodes"].items():
         assert episode["steps"] > 0, env_id
     # docs/python.md lists every registered id.
