@@ -37,12 +37,15 @@ out = {"ids": ids, "scenarios": schedsim.scenarios(), "file": schedsim.__file__,
 for env_id in ids:
     env = gymnasium.make(env_id)
     obs, info = env.reset(seed=3)
-    steps, total, done = 0, 0.0, False
-    while not done and steps < 300:
-        action = int(np.flatnonzero(info["action_mask"])[0])
-        obs, reward, terminated, truncated, info = env.step(action)
-        total += float(reward); steps += 1; done = terminated or truncated
-    out["episodes"][env_id] = {"steps": steps, "done": bool(done)}
+    steps, done, error = 0, False, ""
+    try:
+        while not done and steps < 300:
+            action = int(np.flatnonzero(info["action_mask"])[0])
+            obs, reward, terminated, truncated, info = env.step(action)
+            steps += 1; done = terminated or truncated
+    except schedsim.SimError as e:
+        error = str(e)
+    out["episodes"][env_id] = {"steps": steps, "done": bool(done), "error": error}
     env.close()
 print(json.dumps(out))
 """
@@ -96,10 +99,10 @@ def test_the_wheel_is_manylinux_and_bundles_what_the_policy_does_not_allow(wheel
         for line in ldd.splitlines():
             name = os.path.basename(line.split()[0])
             where = line.split("=>")[1].split()[0] if "=>" in line else ""
-            bundled = where.startswith(str(site / "schedsim.libs") + "/")
+            bundled = os.path.normpath(where).startswith(str(site / "schedsim.libs") + "/")
             assert bundled or ALLOWED.match(name), f"{binary.name} loads {name} from {where or 'the system'}:\n{ldd}"
             assert not re.search(r"lib(torch|c10)", name), ldd
-        assert "libyaml-cpp" in ldd and str(site / "schedsim.libs") in ldd, ldd  # yaml-cpp comes from the wheel
+        assert re.search(r"libyaml-cpp\S* => \S*/schedsim\.libs/", ldd), ldd  # yaml-cpp comes from the wheel
 
 
 def test_the_console_command_runs_like_the_build_trees_cli(venv, cli, golden_yaml, tmp_path):
@@ -135,6 +138,14 @@ def test_every_registered_id_runs_an_episode_without_the_data_folder(venv, packa
     assert got["ids"] == sorted("schedsim/" + s.replace("_", "-") + "-v0" for s in packaged_scenarios)
     for env_id, episode in got["episodes"].items():
         assert episode["steps"] > 0, env_id
+    # Not a packaging problem: from a checkout too, the env offers market-two-clouds a
+    # candidate spanning two datacenters at step 42 (an rl/env bug, reported with issue
+    # 27's install work; docs/python.md). Listed exactly, so that its fix shows here.
+    errors = {i: e["error"] for i, e in got["episodes"].items() if e["error"]}
+    assert errors == {"schedsim/market-two-clouds-v0": (
+        "policy 'rl-env' at t=19310.165317 s: action #0 (start job '41'): devices 14 and 23 are in different "
+        "datacenters ('DE-LU', 'SG'); a job runs inside one datacenter")}
+    assert got["episodes"]["schedsim/market-two-clouds-v0"]["steps"] == 42
     # docs/python.md lists every registered id.
     docs = (ROOT / "docs" / "python.md").read_text()
     assert [i for i in got["ids"] if f"`{i}`" not in docs] == []
