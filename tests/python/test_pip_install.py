@@ -101,9 +101,6 @@ def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, 
     assert got["scenarios"] == packaged_scenarios
     assert got["summary"] == cli_summary(cli, golden_yaml, tmp_path / "cli")
 
-    # The command line beside the package (scikit-build-core's scripts folder: bin/).
-    version = subprocess.run([str(site / "bin" / "schedsim"), "--version"], capture_output=True, text=True)
-    assert (version.returncode, version.stdout) == (0, "schedsim 0.1.0\n")
     # A scenario reading the data folder is packaged with its files, paths made relative.
     if "carbon_de_lu" in got["scenarios"]:
         text = (site / "schedsim" / "scenarios" / "carbon_de_lu.yaml").read_text()
@@ -127,3 +124,9 @@ def test_editable_install_uses_the_source_tree(cli, golden_yaml, tmp_path):
     needed, resolved = linked_libraries(got["extension"])
     assert "torch" not in needed and "torch" not in resolved
     assert got["summary"] == cli_summary(cli, golden_yaml, tmp_path / "cli")
+    # The command line beside the package (scikit-build-core's scripts folder: the venv's
+    # bin/; `pip install --target` above drops scripts, as for any wheel).
+    version = subprocess.run([str(venv / "bin" / "schedsim"), "--version"], capture_output=True, text=True)
+    assert (version.returncode, version.stdout) == (0, "schedsim 0.1.0\n")
+    needed, resolved = linked_libraries(str(venv / "bin" / "schedsim"))
+    assert not re.search(r"lib(torch|c10)", needed + resolved) and "not found" not in resolved, resolved

@@ -69,12 +69,15 @@ def clean_env(**extra):
 
 @pytest.fixture(scope="module")
 def venv(wheel, tmp_path_factory):
-    probe = subprocess.run([sys.executable, "-c", "import schedsim"], env=clean_env(), capture_output=True, text=True)
+    # From an empty folder: ctest runs in <build>/python, where schedsim/ is the build tree's.
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    probe = subprocess.run([sys.executable, "-c", "import schedsim"], env=clean_env(), cwd=elsewhere,
+                           capture_output=True, text=True)
     assert probe.returncode != 0, "the test interpreter has a schedsim package of its own: the venv would not test the wheel"
     d = tmp_path_factory.mktemp("wheel") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(d)], check=True)
     r = subprocess.run([str(d / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-index", str(wheel)],
-                       env=clean_env(), capture_output=True, text=True)
+                       env=clean_env(), cwd=elsewhere, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return d
 
@@ -82,7 +85,7 @@ def venv(wheel, tmp_path_factory):
 def test_the_wheel_is_manylinux_and_bundles_what_the_policy_does_not_allow(wheel, venv):
     assert re.search(r"-manylinux_2_[0-9]+_x86_64\.whl$", wheel.name), wheel.name
     site = pathlib.Path(subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"],
-                                       capture_output=True, text=True, check=True).stdout.strip())
+                                       capture_output=True, text=True, check=True, env=clean_env()).stdout.strip())
     (ext,) = (site / "schedsim").glob("_schedsim*.so")
     # auditwheel cannot set an RPATH for an executable in bin/ (its path relative to the
     # package varies): it moves it to <platlib>/schedsim.scripts/ and leaves a shim that
@@ -107,7 +110,7 @@ def test_the_wheel_is_manylinux_and_bundles_what_the_policy_does_not_allow(wheel
 
 def test_the_console_command_runs_like_the_build_trees_cli(venv, cli, golden_yaml, tmp_path):
     schedsim = str(venv / "bin" / "schedsim")
-    version = subprocess.run([schedsim, "--version"], capture_output=True, text=True, env=clean_env())
+    version = subprocess.run([schedsim, "--version"], capture_output=True, text=True, env=clean_env(), cwd=tmp_path)
     assert (version.returncode, version.stdout) == (0, "schedsim 0.1.0\n")
     for exe, out in ((schedsim, tmp_path / "wheel"), (cli, tmp_path / "build")):
         subprocess.run([exe, "run", golden_yaml, "--out", str(out), "--quiet", "--set", "policy=sjf", "--seed", "9"],
@@ -119,7 +122,7 @@ def test_the_console_command_runs_like_the_build_trees_cli(venv, cli, golden_yam
 
 def test_schedsim_train_from_the_wheel_says_it_needs_libtorch(venv, tmp_path):
     r = subprocess.run([str(venv / "bin" / "schedsim"), "train", str(ROOT / "experiments" / "configs" / "rl_train.yaml"),
-                        "--out", str(tmp_path / "train")], capture_output=True, text=True, env=clean_env())
+                        "--out", str(tmp_path / "train")], capture_output=True, text=True, env=clean_env(), cwd=tmp_path)
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert r.stderr == ("schedsim: error: schedsim train: this build has no LibTorch (configured with "
                         "SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); install libtorch-dev and rebuild to train or "
