@@ -88,6 +88,12 @@ def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, 
     site = tmp_path / "site"
     pip_install(sys.executable, "--target", str(site), str(ROOT))
     (ext,) = glob.glob(str(site / "schedsim" / "_schedsim*.so"))
+    # Issue 27: no link-time optimisation (a minute-long link), and pybind11's headers from
+    # a fixed folder of build-pip/, not from pip's per-install temporary build environment
+    # (whose new path made every later install recompile the extension).
+    ninja = (ROOT / "build-pip" / "build.ninja").read_text()
+    assert "-flto" not in ninja
+    assert sorted(set(re.findall(r"-isystem (\S*pybind11\S*)", ninja))) == [str(ROOT / "build-pip" / "pybind11-include")]
     needed, resolved = linked_libraries(ext)
     assert "(NEEDED)" in needed  # readelf did read the dynamic section
     # Library names only: ldd's load addresses are hex and may contain "c10" by chance.
