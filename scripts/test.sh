@@ -11,5 +11,13 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 fi
 "$root/scripts/build.sh"
+# SCHEDSIM_TEST_WHEEL=1: also build the self-contained wheel (scripts/build_wheel.sh,
+# minutes) for tests/python/test_wheel.py, which installs it into a fresh venv; without
+# it that test skips. Installed packages only (no download) unless auditwheel is missing.
+if [[ "${SCHEDSIM_TEST_WHEEL:-0}" == 1 && -z "${SCHEDSIM_WHEEL:-}" ]]; then
+  SCHEDSIM_WHEEL_ISOLATION=0 CXX="${CXX:-/usr/bin/c++}" "$root/scripts/build_wheel.sh" "$root/build-wheel"
+  wheels=("$root"/build-wheel/dist/schedsim-*.whl)
+  export SCHEDSIM_WHEEL="${wheels[0]}"
+fi
 cd "${SCHEDSIM_BUILD_DIR:-$root/build}"
 ctest -j "$(nproc)" --output-on-failure

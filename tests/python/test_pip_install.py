@@ -84,10 +84,16 @@ def build_backend():
             pytest.skip(f"{tool} is not installed (binutils / libc-bin)")
 
 
-def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, tmp_path):
+def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, packaged_scenarios, tmp_path):
     site = tmp_path / "site"
     pip_install(sys.executable, "--target", str(site), str(ROOT))
     (ext,) = glob.glob(str(site / "schedsim" / "_schedsim*.so"))
+    # Issue 27: no link-time optimisation (a minute-long link), and pybind11's headers from
+    # a fixed folder of build-pip/, not from pip's per-install temporary build environment
+    # (whose new path made every later install recompile the extension).
+    ninja = (ROOT / "build-pip" / "build.ninja").read_text()
+    assert "-flto" not in ninja
+    assert sorted(set(re.findall(r"-isystem (\S*pybind11\S*)", ninja))) == [str(ROOT / "build-pip" / "pybind11-include")]
     needed, resolved = linked_libraries(ext)
     assert "(NEEDED)" in needed  # readelf did read the dynamic section
     # Library names only: ldd's load addresses are hex and may contain "c10" by chance.
@@ -98,9 +104,15 @@ def test_pip_install_gives_a_working_package_without_libtorch(cli, golden_yaml, 
     got = run_check(sys.executable, golden_yaml, tmp_path, {"PYTHONPATH": str(site)})
     assert got["file"] == str(site / "schedsim" / "__init__.py")
     assert got["extension"] == ext
-    shipped = sorted(p.stem for p in (ROOT / "experiments" / "configs").glob("*.yaml"))
-    assert got["scenarios"] == shipped
+    assert got["scenarios"] == packaged_scenarios
     assert got["summary"] == cli_summary(cli, golden_yaml, tmp_path / "cli")
+
+    # A scenario reading the data folder is packaged with its files, paths made relative.
+    if "carbon_de_lu" in got["scenarios"]:
+        text = (site / "schedsim" / "scenarios" / "carbon_de_lu.yaml").read_text()
+        assert "$SCHEDSIM_DATA/" not in text and "{file: data/carbon/DE-LU_2023_hourly.csv}" in text
+        for f in ("carbon/DE-LU_2023_hourly.csv", "carbon/LICENSE", "prices/DE-LU_electricity_prices_2023.csv"):
+            assert (site / "schedsim" / "scenarios" / "data" / f).is_file(), f
 
 
 def test_editable_install_uses_the_source_tree(cli, golden_yaml, tmp_path):
@@ -118,3 +130,9 @@ def test_editable_install_uses_the_source_tree(cli, golden_yaml, tmp_path):
     needed, resolved = linked_libraries(got["extension"])
     assert "torch" not in needed and "torch" not in resolved
     assert got["summary"] == cli_summary(cli, golden_yaml, tmp_path / "cli")
+    # The command line beside the package (scikit-build-core's scripts folder: the venv's
+    # bin/; `pip install --target` above drops scripts, as for any wheel).
+    version = subprocess.run([str(venv / "bin" / "schedsim"), "--version"], capture_output=True, text=True)
+    assert (version.returncode, version.stdout) == (0, "schedsim 0.1.0\n")
+    needed, resolved = linked_libraries(str(venv / "bin" / "schedsim"))
+    assert not re.search(r"lib(torch|c10)", needed + resolved) and "not found" not in resolved, resolved
