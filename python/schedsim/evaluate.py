@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _schedsim
 from .config import load_config
-from .simulate import SimulationResult, _jobs_frame
+from .simulate import JobTable, SimulationResult
 
 # The columns of a comparison row (means over seeds), as compare's table shows them.
 ROW_METRICS = ("jobs_completed", "mean_jct_s", "median_jct_s", "p95_jct_s", "mean_queue_delay_s", "gpu_utilization", "makespan_s",
@@ -206,13 +206,8 @@ def _run_one(cfg, policy, label, source, out_dir, max_candidates, invalid_action
         act = agent_function(policy, label, deterministic)
         h = _schedsim.run_agent(cfg._scenario, act, label, source, max_candidates, invalid_action == "raise", out_dir)
     results = json.loads(h.results_json)
-    if out_dir is not None:
-        with open(os.path.join(out_dir, "jobs.csv"), encoding="utf-8") as f:
-            jobs_text = f.read()
-    else:
-        jobs_text = h.jobs_csv
-    run = SimulationResult(summary=results["summary"], jobs=_jobs_frame(jobs_text), results=results, results_json=h.results_json,
-                           stats=h.stats)
+    run = SimulationResult(summary=results["summary"], jobs=JobTable._from_native(h.take_jobs()), results=results,
+                           results_json=h.results_json, stats=h.stats)
     return h, run
 
 

@@ -10,9 +10,17 @@
 
 #include "experiments/scenario.hpp"
 
+namespace schedsim {
+struct JobColumns;  // experiments/job_columns.hpp
+}
+
 namespace schedsim::python {
 
 namespace py = pybind11;
+
+// The jobs.csv records of a run as simulate() returns them (numpy columns that take over
+// the vectors of `columns`, which is left empty). simulate.cpp.
+py::dict job_columns_dict(JobColumns& columns);
 
 // A parsed scenario. Immutable once built, so environments and runs share it.
 struct Scenario {

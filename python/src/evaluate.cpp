@@ -18,6 +18,7 @@
 
 #include "common.hpp"
 #include "experiments/compare.hpp"
+#include "experiments/job_columns.hpp"
 #include "experiments/runner.hpp"
 #include "experiments/svg_plot.hpp"
 #include "policy_bridge.hpp"
@@ -33,11 +34,12 @@ namespace schedsim::python {
 namespace {
 
 // A finished run as Python holds it: the runner's result (for the comparison tables),
-// the results.json text, and the jobs.csv text when no folder was written.
+// the results.json text, and the jobs.csv records as columns (simulate()'s form, taken
+// once by take_jobs()).
 struct RunHandle {
   RunResult result;
   std::string results_json;
-  std::string jobs_csv;
+  std::shared_ptr<JobColumns> jobs = std::make_shared<JobColumns>();
   std::uint64_t agent_decisions = 0;   // agent calls (0 for a policy)
   std::uint64_t invalid_actions = 0;   // of them, actions that were masked and remapped
 };
@@ -144,23 +146,19 @@ class AgentPolicy final : public Policy {
   std::uint64_t decisions_ = 0, invalid_ = 0;
 };
 
-RunOptions run_options(const std::optional<std::string>& out_dir, std::ostringstream& jobs_csv) {
+RunOptions run_options(const std::optional<std::string>& out_dir, JobColumns& jobs) {
   RunOptions options;
   if (out_dir) {
     check_output_path(*out_dir, "out");
     options.out_dir = *out_dir;
-  } else {
-    options.jobs_csv = &jobs_csv;
   }
+  options.job_columns = &jobs;
   return options;
 }
 
-RunHandle finish(RunResult result, const ScenarioConfig& config, const std::ostringstream& jobs_csv) {
-  RunHandle h;
+void finish(RunHandle& h, RunResult result, const ScenarioConfig& config) {
   h.results_json = results_json(result, config.seed).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-  h.jobs_csv = jobs_csv.str();
   h.result = std::move(result);
-  return h;
 }
 
 std::vector<RunResult> results_of(const std::vector<const RunHandle*>& runs, const std::vector<std::string>& labels) {
@@ -178,7 +176,12 @@ std::vector<RunResult> results_of(const std::vector<const RunHandle*>& runs, con
 void bind_evaluate(py::module_& m) {
   py::class_<RunHandle>(m, "Run", "A finished run (schedsim.evaluate / compare internals).")
       .def_property_readonly("results_json", [](const RunHandle& h) { return h.results_json; })
-      .def_property_readonly("jobs_csv", [](const RunHandle& h) { return h.jobs_csv; })
+      .def("take_jobs", [](RunHandle& h) {
+        if (!h.jobs) throw py::value_error("take_jobs: the jobs of this run were already taken");
+        py::dict d = job_columns_dict(*h.jobs);
+        h.jobs.reset();
+        return d;
+      }, "The jobs.csv records as columns (simulate()'s form); once per run.")
       .def_property_readonly("policy_name", [](const RunHandle& h) { return h.result.policy_name; })
       .def_property_readonly("agent_decisions", [](const RunHandle& h) { return h.agent_decisions; })
       .def_property_readonly("invalid_actions", [](const RunHandle& h) { return h.invalid_actions; })
@@ -196,8 +199,8 @@ void bind_evaluate(py::module_& m) {
       [](const Scenario& scenario, const py::object& policy, std::optional<std::string> out_dir) {
         // simulate()'s run, with the option of writing the CLI's files into out_dir.
         const ScenarioConfig& config = *scenario.config;
-        std::ostringstream jobs_csv;
-        const RunOptions options = run_options(out_dir, jobs_csv);
+        RunHandle h;
+        const RunOptions options = run_options(out_dir, *h.jobs);
         RunResult result;
         if (policy.is_none() || py::isinstance<py::str>(policy) || py::isinstance<py::dict>(policy)) {
           const PolicyRegistry registry = builtin_policies();
@@ -215,7 +218,8 @@ void bind_evaluate(py::module_& m) {
           py::gil_scoped_release release;
           result = run_scenario(config, bridge, resolved, options);
         }
-        return finish(std::move(result), config, jobs_csv);
+        finish(h, std::move(result), config);
+        return h;
       },
       py::arg("scenario"), py::arg("policy") = py::none(), py::arg("out_dir") = py::none());
 
@@ -234,8 +238,8 @@ void bind_evaluate(py::module_& m) {
             throw py::value_error("max_candidates: expected an int in 1..4096 (candidate rows per observation), got " + std::to_string(*max_candidates));
           env.max_candidates = *max_candidates;
         }
-        std::ostringstream jobs_csv;
-        const RunOptions options = run_options(out_dir, jobs_csv);
+        RunHandle h;
+        const RunOptions options = run_options(out_dir, *h.jobs);
         AgentPolicy agent(std::move(act), name, env, context.accelerators ? *context.accelerators : AcceleratorCatalogue::builtin(), raise_invalid);
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = name;
@@ -246,7 +250,7 @@ void bind_evaluate(py::module_& m) {
           py::gil_scoped_release release;
           result = run_scenario(config, agent, resolved, options);
         }
-        RunHandle h = finish(std::move(result), config, jobs_csv);
+        finish(h, std::move(result), config);
         h.agent_decisions = agent.decisions();
         h.invalid_actions = agent.invalid();
         return h;

@@ -34,7 +34,10 @@ py::tuple column(ConstantRunColumn<T>& c) {
   return py::make_tuple("array", to_numpy(std::move(c.values())));
 }
 
-py::dict columns_dict(JobColumns& c) {
+
+}  // namespace
+
+py::dict job_columns_dict(JobColumns& c) {
   py::dict out;
   out["rows"] = c.rows();
   {
@@ -72,7 +75,6 @@ py::dict columns_dict(JobColumns& c) {
   return out;
 }
 
-}  // namespace
 
 void bind_simulate(py::module_& m) {
   m.def(
@@ -107,7 +109,7 @@ void bind_simulate(py::module_& m) {
         py::dict out;
         out["results_json"] = results_json(result, config.seed).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
         std::vector<double>().swap(result.sorted_jct_s);  // 8 bytes a job that results.json no longer needs
-        out["jobs"] = columns_dict(jobs);  // the CLI's jobs.csv records, as columns
+        out["jobs"] = job_columns_dict(jobs);  // the CLI's jobs.csv records, as columns
         py::dict stats;
         stats["events"] = result.stats.events;
         stats["decision_points"] = result.stats.decision_points;
