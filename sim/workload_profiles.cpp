@@ -104,6 +104,10 @@ const WorkloadProfile& WorkloadProfileCatalogue::get(const ConfigNode& name_node
   name_node.fail(unknown_name_message("workload profile", name, index_, names()));
 }
 
+std::string WorkloadProfileCatalogue::unknown_message(std::string_view name) const {
+  return unknown_name_message("workload profile", name, index_, names());
+}
+
 std::vector<std::string> WorkloadProfileCatalogue::names() const {
   std::vector<std::string> out;
   out.reserve(profiles_.size());
