@@ -63,6 +63,9 @@ class WorkloadProfileCatalogue {
   // "unknown workload profile 'NAME' (did you mean ...?); known workload profiles: ...":
   // the text get() throws, for callers that locate the error themselves.
   std::string unknown_message(std::string_view name) const;
+  // The canonical name of the profile whose name or alias is closest to `name` (a
+  // misspelling), "" when none is near.
+  std::string closest_name(std::string_view name) const;
 
   // Canonical names, in the order the profiles were added.
   std::vector<std::string> names() const;

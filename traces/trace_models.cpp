@@ -184,8 +184,9 @@ TraceModels::Outcome TraceModels::apply(JobSpec& job, std::uint64_t seed, const 
     const std::string where = job.source_line > 0 ? trace_path + ":" + std::to_string(job.source_line) : trace_path;
     std::string what = "job '" + job.id + "': " + profiles_.unknown_message(job.model);
     if (matrix_) what += "; the job types of " + matrix_label_ + " are known too";
+    const std::string near = profiles_.closest_name(job.model);
     what += "; with the physics model on every model name needs a profile: map it with a rule under workload.trace.models (e.g. - {trace_model: " +
-            job.model + ", model: " + profiles_.names().front() + "}) or define it under workload_profiles";
+            job.model + ", model: " + (near.empty() ? "PROFILE" : near) + "}) or define it under workload_profiles";
     throw InputError(where, what);
   }
   return assigned ? Outcome::kAssigned : Outcome::kOwnProfile;

@@ -54,7 +54,7 @@ fi
 "$cli" run shares.yaml --quiet --out out_shares2 >/dev/null 2>&1
 if cmp -s out_shares/jobs.csv out_shares2/jobs.csv; then ok "shares: same seed, same jobs.csv"; else fail "shares: two runs differ"; fi
 
-error="schedsim: error: m.csv:3: job 'b': unknown workload profile 'gpt2' (did you mean 'GPT-2-1.5B'?); known workload profiles: ResNet-50, BERT-large, GPT-2-1.5B, LLaMA-2-7B, LLaMA-2-70B, DLRM, StableDiffusion-UNet; names match ignoring case, '-', '_' and spaces, and aliases work too; with the physics model on every model name needs a profile: map it with a rule under workload.trace.models (e.g. - {trace_model: gpt2, model: ResNet-50}) or define it under workload_profiles"
+error="schedsim: error: m.csv:3: job 'b': unknown workload profile 'gpt2' (did you mean 'gpt2-xl'?); known workload profiles: ResNet-50, BERT-large, GPT-2-1.5B, LLaMA-2-7B, LLaMA-2-70B, DLRM, StableDiffusion-UNet; names match ignoring case, '-', '_' and spaces, and aliases work too; with the physics model on every model name needs a profile: map it with a rule under workload.trace.models (e.g. - {trace_model: gpt2, model: GPT-2-1.5B}) or define it under workload_profiles"
 "$cli" run unknown.yaml --quiet --out out_unknown >stdout.txt 2>stderr.txt
 status=$?
 got=$(cat stderr.txt)

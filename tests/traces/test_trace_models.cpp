@@ -92,13 +92,13 @@ TEST_CASE("trace models: shares and rules parse strictly, with exact messages", 
     return std::string("no error");
   };
   CHECK(error("models: {ResNet-50: 0.5, BERT-large: 0.4}\n") == "m.yaml:1: models: shares must sum to 1, they sum to 0.9");
-  CHECK(error("models: {ResNet-50: 0, BERT-large: 1}\n") == "m.yaml:1: models.ResNet-50: must be > 0, got 0");
+  CHECK(error("models: {ResNet-50: 0, BERT-large: 1}\n") == "m.yaml:1: models.ResNet-50: must be > 0, got '0'");
   CHECK(error("models: {}\n") == "m.yaml:1: models: give at least one profile with its share, e.g. {ResNet-50: 0.4, BERT-large: 0.6}");
   CHECK(error("models: []\n") ==
         "m.yaml:1: models: must be a map of shares ({ResNet-50: 0.4, BERT-large: 0.6}) or a non-empty list of rules "
         "([{min_gpus: 8, model: GPT-2-1.5B}, {model: ResNet-50}])");
   CHECK(error("models:\n  - {min_gpu: 8, model: GPT-2-1.5B}\n") ==
-        "m.yaml:2: models[0]: unknown key 'min_gpu' (did you mean 'min_gpus'?); allowed keys: trace_model, min_gpus, max_gpus, "
+        "m.yaml:2: models[0]: unknown key 'min_gpu' (did you mean 'min_gpus'?); valid keys here: trace_model, min_gpus, max_gpus, "
         "min_duration_s, max_duration_s, model, shares");
   CHECK(error("models:\n  - {min_gpus: 8}\n") ==
         "m.yaml:2: models[0]: give exactly one of 'model' (a profile name) or 'shares' (a map of profile name to share)");
@@ -115,10 +115,10 @@ TEST_CASE("trace models: the scenario checks profile names and needs physics", "
   TempDir dir;
   dir.write("t.csv", trace_without_models(4));
   CHECK(load_error(dir, "a.yaml", kCluster + "physics: {}\nworkload: {trace: {path: t.csv, models: {ResNet-50: 0.5, bert: 0.5}}}\n") ==
-        "a.yaml:4: workload.trace.models.bert: unknown workload profile 'bert'; known workload profiles: ResNet-50, BERT-large, GPT-2-1.5B, "
+        "a.yaml:5: workload.trace.models.bert: unknown workload profile 'bert'; known workload profiles: ResNet-50, BERT-large, GPT-2-1.5B, "
         "LLaMA-2-7B, LLaMA-2-70B, DLRM, StableDiffusion-UNet; names match ignoring case, '-', '_' and spaces, and aliases work too");
   CHECK(load_error(dir, "b.yaml", kCluster + "physics: {}\nworkload:\n  trace:\n    path: t.csv\n    models:\n      - {min_gpus: 8, model: GPT2}\n") ==
-        "b.yaml:9: workload.trace.models[0].model: unknown workload profile 'GPT2' (did you mean 'GPT-2-1.5B'?); known workload profiles: "
+        "b.yaml:9: workload.trace.models[0].model: unknown workload profile 'GPT2' (did you mean 'gpt2-xl'?); known workload profiles: "
         "ResNet-50, BERT-large, GPT-2-1.5B, LLaMA-2-7B, LLaMA-2-70B, DLRM, StableDiffusion-UNet; names match ignoring case, '-', '_' and "
         "spaces, and aliases work too");
   CHECK(load_error(dir, "c.yaml", kCluster + "workload: {trace: {path: t.csv, models: {ResNet-50: 1}}}\n") ==
@@ -207,7 +207,7 @@ TEST_CASE("physics on: an unknown model name in a trace is an error naming the l
         "m.csv:3: job 'b': unknown workload profile 'vgg16'; known workload profiles: ResNet-50, BERT-large, GPT-2-1.5B, LLaMA-2-7B, "
         "LLaMA-2-70B, DLRM, StableDiffusion-UNet; names match ignoring case, '-', '_' and spaces, and aliases work too; with the physics "
         "model on every model name needs a profile: map it with a rule under workload.trace.models (e.g. - {trace_model: vgg16, model: "
-        "ResNet-50}) or define it under workload_profiles");
+        "PROFILE}) or define it under workload_profiles");
   // Mapped explicitly, it runs; without physics it is only a label.
   const PolicyRegistry reg = builtin_policies();
   const ScenarioConfig mapped = load_scenario(
