@@ -178,7 +178,7 @@ TEST_CASE("trace models: shares are realised within tolerance on 1000 jobs", "[t
   CHECK(count["ResNet-50"] + count["BERT-large"] == 1000);
 }
 
-TEST_CASE("trace models: the first matching rule wins; trace_model maps a name or replaces every model", "[traces][trace_models]") {
+TEST_CASE("trace models: the first matching rule wins, trace_model maps a name or replaces every model", "[traces][trace_models]") {
   const TraceModelAssignment a = parse_models(
       "models:\n"
       "  - {trace_model: bert, model: BERT-large}\n"
@@ -200,7 +200,7 @@ TEST_CASE("trace models: the first matching rule wins; trace_model maps a name o
   CHECK(any.rule_for(job("h", 1, 600)) != nullptr);
 }
 
-TEST_CASE("physics on: an unknown model name in a trace is an error naming the line; off, it stays a label", "[traces][trace_models][experiments]") {
+TEST_CASE("physics on: an unknown model name in a trace is an error naming the line, off it stays a label", "[traces][trace_models][experiments]") {
   TempDir dir;
   dir.write("m.csv", "job_id,submit_time_s,num_gpus,duration_s,model\na,0,1,600,resnet50\nb,60,2,600,vgg16\nc,120,1,600,\n");
   CHECK(load_error(dir, "u.yaml", kCluster + "physics: {}\nworkload: {trace: m.csv}\n") ==
