@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kAnyModel = "any";
 
-std::string format_share(double v) {
+std::string format_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
@@ -36,7 +36,7 @@ std::vector<std::pair<std::string, double>> parse_shares(const ConfigNode& node,
   }
   if (shares.empty()) node.fail("give at least one profile with its share, e.g. {ResNet-50: 0.4, BERT-large: 0.6}");
   // Not normalised: shares that do not add up are more often a typo than a wish.
-  if (std::fabs(total - 1.0) > 1e-9) node.fail("shares must sum to 1, they sum to " + format_share(total));
+  if (std::fabs(total - 1.0) > 1e-9) node.fail("shares must sum to 1, they sum to " + format_number(total));
   std::sort(shares.begin(), shares.end());
   return shares;
 }
@@ -99,7 +99,7 @@ TraceModelAssignment TraceModelAssignment::parse(const ConfigNode& node, const N
     if (auto d = r.maybe_child("min_duration_s")) rule.min_duration_s = d->as_nonnegative_double();
     if (auto d = r.maybe_child("max_duration_s")) rule.max_duration_s = d->as_positive_double();
     if (rule.min_duration_s >= rule.max_duration_s) {
-      r.child("max_duration_s").fail("is " + format_share(rule.max_duration_s) + ", not above min_duration_s " + format_share(rule.min_duration_s) +
+      r.child("max_duration_s").fail("is " + format_number(rule.max_duration_s) + ", not above min_duration_s " + format_number(rule.min_duration_s) +
                                      " (max is exclusive): no job can match");
     }
     if (r.has("model") == r.has("shares")) r.fail("give exactly one of 'model' (a profile name) or 'shares' (a map of profile name to share)");
