@@ -122,7 +122,21 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   }
 
   const ConfigNode workload = root.child("workload");
-  s.workload = WorkloadConfig::parse(workload);
+  // Profiles of trace jobs (workload.trace.models, docs/traces.md#model-profiles): catalogue
+  // profiles or, with physics.throughputs, the matrix's job types.
+  const auto resolve_profile = [&s](const std::string& name, const ConfigNode& where) -> std::string {
+    if (const WorkloadProfile* p = s.profiles.find(name)) return p->name;
+    if (s.throughputs && s.throughputs->job_type_id(name) >= 0) return name;
+    where.fail(s.profiles.unknown_message(name) + (s.throughputs ? "; the job types of " + s.physics->throughputs + " are known too" : std::string()));
+  };
+  s.workload = WorkloadConfig::parse(workload, resolve_profile);
+  if (s.workload.trace && s.workload.trace->models && !s.physics) {
+    workload.child("trace").child("models").fail("models only matter with the physics model on; add a `physics:` map to the scenario");
+  }
+  if (s.workload.trace && s.physics) {  // checks every job's model, assigns, counts those without a profile
+    s.workload.trace->options.models =
+        std::make_shared<const TraceModels>(s.workload.trace->models, s.profiles, true, s.throughputs, s.physics->throughputs);
+  }
   // `load:` needs the cluster's size, known only here (docs/config.md#offered-load).
   if (s.workload.synthetic && s.workload.synthetic->load) s.workload.synthetic->set_offered_load(static_cast<int>(total), workload.child("synthetic").child("load"));
   if (s.workload.synthetic && s.workload.oversized == OversizedMode::kError && s.workload.synthetic->max_gpus() > total) {

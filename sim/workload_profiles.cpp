@@ -104,6 +104,16 @@ const WorkloadProfile& WorkloadProfileCatalogue::get(const ConfigNode& name_node
   name_node.fail(unknown_name_message("workload profile", name, index_, names()));
 }
 
+std::string WorkloadProfileCatalogue::unknown_message(std::string_view name) const {
+  return unknown_name_message("workload profile", name, index_, names());
+}
+
+std::string WorkloadProfileCatalogue::closest_name(std::string_view name) const {
+  const std::string near = index_.closest(name);
+  const WorkloadProfile* p = near.empty() ? nullptr : find(near);
+  return p ? p->name : std::string();
+}
+
 std::vector<std::string> WorkloadProfileCatalogue::names() const {
   std::vector<std::string> out;
   out.reserve(profiles_.size());

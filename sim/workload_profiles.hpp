@@ -60,6 +60,12 @@ class WorkloadProfileCatalogue {
   // catalogue is merged into, assigned or destroyed: copy the spec to keep it longer.
   const WorkloadProfile* find(std::string_view name) const;
   bool contains(std::string_view name) const { return find(name) != nullptr; }
+  // "unknown workload profile 'NAME' (did you mean ...?); known workload profiles: ...":
+  // the text get() throws, for callers that locate the error themselves.
+  std::string unknown_message(std::string_view name) const;
+  // The canonical name of the profile whose name or alias is closest to `name` (a
+  // misspelling), "" when none is near.
+  std::string closest_name(std::string_view name) const;
 
   // Canonical names, in the order the profiles were added.
   std::vector<std::string> names() const;

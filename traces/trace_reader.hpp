@@ -22,6 +22,8 @@
 
 namespace schedsim {
 
+class TraceModels;  // traces/trace_models.hpp
+
 enum class BadRowMode : std::uint8_t { kError, kSkip };
 
 // Rows skipped, by reason ("cpu_only", "not_a_number", ...).
@@ -62,6 +64,10 @@ struct TraceOptions {
   // a pipe is copied); stops a long read by throwing. The CLI passes one that throws
   // Interrupted after Ctrl-C / SIGTERM (experiments/interrupt.hpp); empty = never stop.
   std::function<void(const std::string& path)> poll_interrupt;
+  // Model profiles of the jobs (workload.trace.models and the physics check,
+  // traces/trace_models.hpp), applied by TraceJobSource with `model_seed`; null = none.
+  std::shared_ptr<const TraceModels> models;
+  std::uint64_t model_seed = 0;
 };
 
 class TraceReader {

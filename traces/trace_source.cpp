@@ -10,6 +10,7 @@
 
 #include "sim/error.hpp"
 #include "traces/line_reader.hpp"
+#include "traces/trace_models.hpp"
 
 namespace schedsim {
 namespace {
@@ -170,7 +171,11 @@ void TraceJobSource::read_trace(std::vector<std::string>& warnings) {
   std::int64_t first_unsorted_line = 0;
   {
     auto reader = open_reader();
+    TraceModels::Tally models;
     while (reader->next(job)) {
+      // Unknown model names stop the run here, before it starts; the assignment itself is
+      // applied again as jobs are pulled (next()).
+      if (options_.models) models.add(options_.models->apply(job, options_.model_seed, path_));
       if (num_jobs_ > 0 && job.submit < previous && sorted) {
         sorted = false;
         first_unsorted_line = job.source_line;
@@ -180,6 +185,9 @@ void TraceJobSource::read_trace(std::vector<std::string>& warnings) {
       ++num_jobs_;
     }
     skipped_ = reader->skipped();
+    if (options_.models) {
+      if (auto w = options_.models->warning(models, path_)) warnings.push_back(*w);
+    }
   }
   if (num_jobs_ == 0) {
     if (skipped_.empty()) throw InputError(path_, "the trace has a header but no jobs");
@@ -204,6 +212,12 @@ void TraceJobSource::read_trace(std::vector<std::string>& warnings) {
 }
 
 bool TraceJobSource::next(JobSpec& out) {
+  if (!next_as_read(out)) return false;
+  if (options_.models) options_.models->apply(out, options_.model_seed, path_);
+  return true;
+}
+
+bool TraceJobSource::next_as_read(JobSpec& out) {
   if (stream_) {
     try {
       return stream_->next(out);

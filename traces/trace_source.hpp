@@ -70,6 +70,7 @@ class TraceJobSource : public JobSource {
   // The same for the files read with the trace each time it is opened (job table,
   // throughput matrix); options_ names what they hold.
   std::vector<std::unique_ptr<InputSpool>> side_spools_;
+  bool next_as_read(JobSpec& out);  // next(), before options_.models is applied
   bool spooled() const;
   // `message` naming the paths given instead of the copies.
   std::string renamed(std::string message) const;

@@ -7,7 +7,7 @@
 
 namespace schedsim {
 
-WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
+WorkloadConfig WorkloadConfig::parse(const ConfigNode& node, const TraceModelAssignment::NameResolver& resolve_profile) {
   node.expect_map({"trace", "synthetic", "oversized"});
   WorkloadConfig w;
   if (node.has("trace") == node.has("synthetic")) {
@@ -20,7 +20,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
       tc.resolved_path = t->as_path();
       w.trace = tc;
     } else {
-      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping", "job_table"});
+      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping", "job_table", "models"});
       const ConfigNode path = t->child("path");
       TraceConfig tc;
       tc.path = path.as_string();
@@ -67,6 +67,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node) {
           tc.options.mapping = CsvMapping::parse(m);
         }
       }
+      if (auto m = t->maybe_child("models")) tc.models = TraceModelAssignment::parse(*m, resolve_profile);
       w.trace = tc;
     }
   }
@@ -91,6 +92,7 @@ YAML::Node WorkloadConfig::to_yaml() const {
     }
     if (trace->options.mapping) t["mapping"] = trace->options.mapping->to_yaml();
     if (!trace->job_table.empty()) t["job_table"] = trace->job_table;
+    if (trace->models) t["models"] = trace->models->to_yaml();
     n["trace"] = t;
   }
   if (synthetic) n["synthetic"] = synthetic->to_yaml();
@@ -103,6 +105,7 @@ std::unique_ptr<JobSource> WorkloadConfig::make_source(std::uint64_t seed, std::
   if (trace) {
     TraceOptions options = trace->options;
     if (poll_interrupt) options.poll_interrupt = poll_interrupt;
+    options.model_seed = seed;  // the run's seed draws the trace.models shares
     return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, options, warnings);
   }
   return std::make_unique<SyntheticJobSource>(*synthetic, seed);

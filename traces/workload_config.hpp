@@ -14,6 +14,7 @@
 #include "sim/job_source.hpp"
 #include "sim/simulator.hpp"
 #include "traces/synthetic.hpp"
+#include "traces/trace_models.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace schedsim {
@@ -27,6 +28,9 @@ struct TraceConfig {
   TraceOptions options;
   std::string throughputs;
   std::string job_table;  // pai-tasks: the pai_job_table to join; empty = none
+  // `models:`: profiles for the trace's jobs (traces/trace_models.hpp). The scenario turns
+  // it, with its catalogue and physics setting, into options.models.
+  std::optional<TraceModelAssignment> models;
 };
 
 struct WorkloadConfig {
@@ -34,7 +38,8 @@ struct WorkloadConfig {
   std::optional<SyntheticConfig> synthetic;
   OversizedMode oversized = OversizedMode::kError;
 
-  static WorkloadConfig parse(const ConfigNode& node);
+  // `resolve_profile` checks the profile names of trace.models (empty: kept as written).
+  static WorkloadConfig parse(const ConfigNode& node, const TraceModelAssignment::NameResolver& resolve_profile = {});
   YAML::Node to_yaml() const;
   // Opens the trace (validating every row) or sets up the generator. Trace notes such as
   // "sorted an unsorted trace" go to `warnings`.
