@@ -165,6 +165,8 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
   // Whole-device jobs try their preferred class first (fractional ones take any device).
   if (options_.spot != SpotPreference::kAny && view.market() && !job.is_fractional() && place_by_spot(view, job, out)) return true;
   const bool fractional = job.is_fractional();
+  // A fractional job takes one device, which lies in one datacenter anyway.
+  if (const Geography* geo = view.geography(); geo && geo->num_sites() > 1 && !fractional) return place_in_one_datacenter(view, job, out);
   const PhysicsModel* physics = view.physics();
   if (physics && (options_.placement == Placement::kFastestType || view.cluster().device_types().size() > 1)) {
     // Device types ordered by the job's speed on them (fastest first, ties by index);
@@ -237,6 +239,50 @@ bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& j
   }
   std::sort(across_candidates_.begin(), across_candidates_.end());
   return free_.first_fit_among(job.num_gpus, across_candidates_, out);
+}
+
+bool QueuePolicy::place_in_one_datacenter(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+  const Geography& geo = *view.geography();
+  const ClusterSpec& spec = view.cluster();
+  const PhysicsModel* physics = view.physics();
+  const int types = static_cast<int>(spec.device_types().size());
+  const int n = job.num_gpus;
+  // Types in the physics model's order for this job (fastest first under fastest_type),
+  // those whose memory cannot hold it left out; every type without physics.
+  std::vector<std::pair<double, int>> order;
+  for (int t = 0; t < types; ++t) {
+    double r = 1.0;
+    if (physics) {
+      int of_type = 0;
+      for (int k = 0; k < spec.num_nodes(); ++k)
+        if (spec.node(k).type_index == t) of_type += spec.node(k).num_devices;
+      r = of_type > 0 ? physics->estimated_rate(job, t, std::min(n, of_type)) : 0.0;
+    }
+    if (r > 0) order.emplace_back(options_.placement == Placement::kFastestType ? -r : 0.0, t);
+  }
+  std::stable_sort(order.begin(), order.end());
+  const bool one_type = physics && !physics->allows_mixed_types() && types > 1;
+  const int home = geo.home_site(job);
+  for (int i = -1; i < geo.num_sites(); ++i) {
+    const int s = i < 0 ? home : i;
+    if ((i >= 0 && s == home) || !geo.allowed(job, s)) continue;
+    const Datacenter& site = geo.site(s);
+    // One type at a time under forbid; all usable types together otherwise.
+    for (std::size_t k = 0; k < (one_type ? order.size() : 1); ++k) {
+      across_candidates_.clear();
+      for (int node = site.first_node; node < site.first_node + site.num_nodes; ++node) {
+        const NodeSpec& ns = spec.node(node);
+        bool usable = false;
+        if (one_type) usable = ns.type_index == order[k].second;
+        else for (const auto& [unused, t] : order) usable = usable || ns.type_index == t;
+        if (!usable) continue;
+        for (int d = 0; d < ns.num_devices; ++d) across_candidates_.push_back(ns.first_device + d);
+      }
+      std::sort(across_candidates_.begin(), across_candidates_.end());
+      if (free_.first_fit_among(n, across_candidates_, out)) return true;
+    }
+  }
+  return false;
 }
 
 bool QueuePolicy::place_whole(int n, std::vector<DeviceId>& out, int only_type) {

@@ -111,6 +111,11 @@ class QueuePolicy : public Policy {
   // memory holds it, by the agnostic placement when every type does, else first fit.
   bool place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   std::vector<DeviceId> across_candidates_;  // scratch of place_across_types
+  // Several datacenters (a geography), whole-device jobs: the kernel runs a job inside
+  // one, and only where it may run. First fit inside one datacenter: its home first, then the others in
+  // order; within one device type in the physics model's order under
+  // physics.mixed_types: forbid, else over the types whose memory holds the job.
+  bool place_in_one_datacenter(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   void promote_due(const SchedulerView& view);
   // For orders whose keys change while queued: recompute every queued key (O(n log n)).
   void refresh_keys(const SchedulerView& view);

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -159,4 +161,40 @@ TEST_CASE("four regions 2023: spatio-temporal and spatial emit less than carbon-
   CHECK(read_file(dir.path("st/jobs.csv")) == read_file(dir.path("st-again/jobs.csv")));
   // Same work on the same device type (no policy here migrates or resizes): only where and when it runs changes.
   CHECK(double(st["energy"]["jobs"]["energy_kwh"]) == Approx(double(agnostic["energy"]["jobs"]["energy_kwh"])).epsilon(1e-9));
+}
+
+TEST_CASE("queue policies keep every job inside one datacenter it may run in: its home first", "[policies][spatial][geography]") {
+  // Before, the queue engine's placements ignored the geography: first fit handed job b
+  // devices 6, 7 (datacenter A) and 8, 9 (B), and the kernel stopped the run ("devices 6
+  // and 8 are in different datacenters"). Now: a fills A (0..5); b's home A has 2 free, so
+  // b goes to B (8..11); c, at home in B, takes 12, 13.
+  TempDir dir;
+  const PolicyRegistry reg = builtin_policies();
+  dir.write("t.csv", "job_id,submit_time_s,num_gpus,duration_s,estimate_s,region\na,0,6,100,100,A\nb,0,4,100,100,A\nc,0,2,100,100,B\n");
+  for (const std::string policy : {"fifo", "sjf", "srtf", "las", "slurm-easy", "tiresias", "themis", "{name: fifo, placement: packed}",
+                                   "{name: fifo, placement: spread}", "{name: fifo, placement: random}"}) {
+    INFO("policy " << policy);
+    const std::string yaml = R"(
+seed: 3
+datacenters:
+  sites:
+    - {name: A, nodes: [{count: 2, type: V100, devices_per_node: 4}]}
+    - {name: B, nodes: [{count: 2, type: V100, devices_per_node: 4}]}
+workload: {trace: {path: t.csv, format: schedsim}}
+information: oracle
+policy: )" + policy + "\n";
+    const ScenarioConfig s = load_scenario(dir.write("geo.yaml", yaml), {}, std::nullopt, reg);
+    RunOptions options{dir.path("out")};
+    options.timeline = true;
+    const RunResult r = run_scenario(s, reg, options);
+    CHECK(r.summary.jobs_completed == 3);
+    std::istringstream rows(read_file(dir.path("out/allocations.csv")));
+    std::string line;
+    std::getline(rows, line);
+    std::map<std::string, std::string> devices;
+    while (std::getline(rows, line)) devices[line.substr(0, line.find(','))] = line.substr(line.rfind(',') + 1);
+    CHECK(devices["a"] == "0 1 2 3 4 5");
+    CHECK(devices["b"] == "8 9 10 11");
+    CHECK(devices["c"] == "12 13");
+  }
 }
