@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "policies/queue_order.hpp"
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
 #include "sim/thermal.hpp"
@@ -305,6 +306,9 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
           }
           if (e.problem) continue;
         }
+        // The kernel runs a job inside one datacenter it may run in: a set that spans two
+        // (or lies where the job may not run) is no start row.
+        if (const Geography* geo = view.geography(); geo && !geo->placement_problem(job, devices).empty()) continue;
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;
         c.preempt = false;

@@ -100,6 +100,27 @@ def test_random_action_episodes_never_raise_and_stay_in_bounds(config):
                 break
 
 
+def test_market_two_clouds_never_offers_a_start_spanning_two_datacenters():
+    # Before, reset(seed=3) and always the first legal action reached step 43, where the
+    # env offered job 41 devices 14 (DE-LU) and 23 (SG) as a legal start and the kernel
+    # refused it ("a job runs inside one datacenter").
+    env = schedsim.make(schedsim.scenario_path("market_two_clouds"))
+    for seed in (3, 4):
+        obs, info = env.reset(seed=seed)
+        steps = 0
+        while True:
+            action = int(np.flatnonzero(info["action_mask"])[0])
+            obs, r, term, trunc, info = env.step(action)
+            steps += 1
+            if term or trunc:
+                break
+        assert term and steps > 43
+    env.action_space.seed(5)
+    env.reset(seed=5)
+    while not any(env.step(env.action_space.sample())[2:4]):
+        pass
+
+
 def test_observation_bounds_are_finite_where_known():
     env = schedsim.make(SMALL, max_candidates=4)
     names = env.candidate_feature_names
