@@ -269,6 +269,20 @@ int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Ca
   return rows;
 }
 
+bool CandidateBuilder::first_fit_in_one_datacenter(const Geography& geo, const JobSpec& job, std::vector<DeviceId>& out) {
+  const int home = geo.home_site(job);
+  for (int i = -1; i < geo.num_sites(); ++i) {
+    const int s = i < 0 ? home : i;
+    if ((i >= 0 && s == home) || !geo.allowed(job, s)) continue;
+    const Datacenter& site = geo.site(s);
+    site_scratch_.clear();
+    for (DeviceId d = site.first_device; d < site.first_device + site.num_devices; ++d) site_scratch_.push_back(d);
+    out.clear();
+    if (free_.first_fit_among(job.num_gpus, site_scratch_, out)) return true;
+  }
+  return false;
+}
+
 int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k) {
   const ClusterState& state = view.cluster_state();
   const int free_count = state.free_devices();
@@ -283,16 +297,27 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
     const JobSpec& job = js.spec;
     bool any = false;
     seen_.clear();
+    site_row_seen_ = false;
     if (job.num_gpus <= free_count) {
       for (PlacementOption option : config_.placements) {
         if (rows == k) break;
         const int q = place(option, slot, js);
         if (q < 0) continue;
-        const std::vector<DeviceId>& devices = queries_[static_cast<std::size_t>(q)].devices;
+        const std::vector<DeviceId>* set = &queries_[static_cast<std::size_t>(q)].devices;
+        // The kernel runs a job inside one datacenter it may run in.
+        const Geography* geo = view.geography();
+        const bool in_site = geo && !geo->placement_problem(job, *set).empty();
+        if (in_site) {
+          if (site_row_seen_ || !first_fit_in_one_datacenter(*geo, job, site_devices_)) continue;
+          set = &site_devices_;
+        }
+        const std::vector<DeviceId>& devices = *set;
         bool duplicate = false;
         for (int s : seen_) duplicate = duplicate || queries_[static_cast<std::size_t>(s)].devices == devices;
+        if (!in_site && site_row_seen_) duplicate = duplicate || site_devices_ == devices;
         if (duplicate) continue;
-        seen_.push_back(q);
+        if (in_site) site_row_seen_ = true;
+        else seen_.push_back(q);
         if (physics_) {
           RowEstimate& e = rates_of(slot, js).rows[static_cast<int>(option)];
           if (e.valid && e.devices == devices) {
@@ -306,9 +331,6 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
           }
           if (e.problem) continue;
         }
-        // The kernel runs a job inside one datacenter it may run in: a set that spans two
-        // (or lies where the job may not run) is no start row.
-        if (const Geography* geo = view.geography(); geo && !geo->placement_problem(job, devices).empty()) continue;
         Candidate& c = out[static_cast<std::size_t>(rows++)];
         c.legal = true;
         c.preempt = false;

@@ -16,6 +16,10 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/policy.hpp"
 
+namespace schedsim {
+class Geography;
+}
+
 namespace schedsim::rl {
 
 // Tracks the pending jobs in candidate order. The environment starts jobs itself (it
@@ -160,6 +164,11 @@ class CandidateBuilder {
   std::size_t query_count_ = 0;
   // Queries behind the current job's rows (duplicate device sets are dropped).
   std::vector<int> seen_;
+  // Several datacenters: an option's set that spans two (or lies where the job may not
+  // run) is replaced by first fit inside one datacenter the job may use, its home first.
+  bool first_fit_in_one_datacenter(const Geography& geo, const JobSpec& job, std::vector<DeviceId>& out);
+  std::vector<DeviceId> site_devices_, site_scratch_;
+  bool site_row_seen_ = false;
   std::vector<std::pair<double, int>> type_order_;
   // A start row's physics answers for one job and option, kept while the option's
   // devices stay the same (they are functions of the job and the devices only).

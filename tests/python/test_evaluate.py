@@ -89,8 +89,10 @@ def test_fifo_rule_agent_gives_exactly_fifos_results(agents, tmp_path):
         assert run.results["config"]["policy"] == {"name": "fifo_agent", "agent": "eval_agents:fifo_agent", "max_candidates": 16}
         # jobs.csv, written by the runner, byte for byte as fifo's
         written = (tmp_path / "agent" / f"seed_{seed}" / "jobs.csv").read_text()
-        h = _schedsim.run_policy(schedsim.load_config(None, overrides=SMALL, seed=seed)._scenario, "fifo", None)
-        assert written == h.jobs_csv
+        fifo_dir = tmp_path / "fifo" / str(seed)
+        _schedsim.run_policy(schedsim.load_config(None, overrides=SMALL, seed=seed)._scenario, "fifo", str(fifo_dir))
+        assert written == (fifo_dir / "jobs.csv").read_text()
+        assert run.jobs.equals(fifo.jobs)
         assert (tmp_path / "agent" / f"seed_{seed}" / "results.json").read_text() == run.results_json
     assert list(e.summary["seed"]) == [1, 2, 3]
     assert e.row["policy"] == "fifo_agent" and e.row["seeds"] == 3

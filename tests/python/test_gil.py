@@ -29,7 +29,7 @@ def ticks_during(call):
 
 def test_simulate_releases_the_gil():
     # A run long enough (a few tenths of a second) that a held GIL would show as a gap.
-    cfg = schedsim.load_config(overrides=["workload.synthetic.num_jobs=60000", "policy=fifo"])
+    cfg = schedsim.load_config(overrides=["workload.synthetic.num_jobs=400000", "policy=fifo"])
     inside, seconds = ticks_during(lambda: schedsim.simulate(cfg))
     assert seconds > 0.05
     # With the GIL held there would be none; released, the ticker runs about every ms.
