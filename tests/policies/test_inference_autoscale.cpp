@@ -159,6 +159,21 @@ TEST_CASE("world: under fifo the services run behind the default autoscaler and 
   CHECK_FALSE(explicit_["config"]["inference"].contains("autoscaler"));  // its own options are under policy
 }
 
+TEST_CASE("world: a replica device its spot provider takes back leaves the service at once", "[world][inference][market]") {
+  TempDir dir;
+  // Devices 0 and 1 are the spot offer's; the service's pool takes them (the lowest free
+  // devices) before fifo starts the job on 2 and 3. Device 1 is taken back over [3600,
+  // 7200): one replica in service then (no free device to top up from), M/M/1 at 10 req/s
+  // with mu 10 unstable; the burst lies inside that hour.
+  dir.write("avail.csv", "Datetime (UTC),devices\n2023-01-01 00:00:00,2\n2023-01-01 01:00:00,1\n2023-01-01 02:00:00,2\n");
+  const auto r = run_two_replicas(dir, "fifo", "spot", "market: {offers: [{type: V100, spot: {devices: 2, usd_h: 1, availability: {file: avail.csv}}}]}\n");
+  CHECK(r["market"]["spot_reclamations"] == 1);
+  const auto& svc = r["inference"][0];
+  CHECK(double(svc["replica_hours"]) == Approx((2 * 20000.0 - 3600.0) / 3600).epsilon(1e-12));
+  CHECK(double(svc["slo_violation_minutes"]) == Approx(60.0).epsilon(1e-12));
+  CHECK(svc["peak_replicas"] == 2);
+}
+
 TEST_CASE("world: the scenario's inference.autoscaler sets the default autoscaler", "[world][inference]") {
   TempDir dir;
   // Target utilization 1: ceil(10 / 10) = 1 replica, and M/M/1 at lambda = mu is unstable;
