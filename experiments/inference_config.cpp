@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "policies/inference_autoscale.hpp"
 #include "sim/error.hpp"
 #include "traces/signal_files.hpp"
 
@@ -37,7 +38,7 @@ std::vector<RateEvent> parse_events(const ConfigNode& list, bool bursts, YAML::N
 
 InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices) {
   InferenceConfig c;
-  node.expect_map({"services"});
+  node.expect_map({"services", "autoscaler"});
   const ConfigNode list = node.child("services");
   if (!list.is_sequence() || list.size() == 0) list.fail("expected a list of services, each {name, rate, capacity_rps, slo_p99_s, max_replicas, ...}");
   auto specs = std::make_shared<std::vector<ServiceSpec>>();
@@ -146,6 +147,9 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
   c.services = specs;
   c.resolved = YAML::Node(YAML::NodeType::Map);
   c.resolved["services"] = resolved_list;
+  // The default autoscaler's settings (policies/inference_autoscale.hpp): read by the
+  // runner from the resolved map, which has them only when given.
+  if (auto a = node.maybe_child("autoscaler")) c.resolved["autoscaler"] = autoscaler_yaml(parse_scenario_autoscaler(*a));
   return c;
 }
 

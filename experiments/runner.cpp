@@ -460,7 +460,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   j["energy"] = r.energy ? energy_json(*r.energy) : nlohmann::ordered_json(nullptr);
   if (r.market) j["market"] = market_json(*r.market, r.stats);
   if (r.energy && r.energy->thermal) j["energy"]["thermal"] = thermal_json(*r.energy, r.thermal);
-  if (!r.inference.empty()) {  // only with the `inference` policy and services
+  if (!r.inference.empty()) {  // with services, under every policy (sim/service_meter.hpp)
     auto services = nlohmann::ordered_json::array();
     for (const ServiceMetrics& m : r.inference) {
       nlohmann::ordered_json sj;
@@ -535,7 +535,20 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
     }
   }
 
-  std::unique_ptr<Simulator> simulator = setup.make_simulator(policy);
+  // Inference services are the world's (one world whatever the policy): their SLO is
+  // metered under every policy, and a policy that scales no services runs behind the
+  // default autoscaler with the scenario's `inference.autoscaler` settings.
+  const bool given_autoscaler = scenario.inference && scenario.inference->resolved["autoscaler"];
+  const AutoscalerSettings autoscaler_settings =
+      given_autoscaler ? parse_scenario_autoscaler(ConfigNode(scenario.inference->resolved["autoscaler"], "the resolved scenario", "inference.autoscaler"))
+                       : AutoscalerSettings{};
+  std::unique_ptr<Policy> autoscaler;
+  if (scenario.inference && !scales_services(policy, resolved_policy)) autoscaler = default_autoscaler(policy, autoscaler_settings, scenario.inference->services);
+  Policy& active = autoscaler ? *autoscaler : policy;
+  if (given_autoscaler && !autoscaler) {
+    result.warnings.push_back("inference.autoscaler: not used: policy '" + policy.name() + "' scales the services with its own options");
+  }
+  std::unique_ptr<Simulator> simulator = setup.make_simulator(active);
   Simulator& sim = *simulator;
   MetricsCollector metrics(setup.cluster().num_devices(), scenario.metrics_window, source->expected_jobs());
   sim.add_observer(metrics);
@@ -545,6 +558,12 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   if (setup.thermal()) {
     thermal = std::make_unique<ThermalMeter>(*setup.thermal());
     sim.add_observer(*thermal);
+  }
+  std::unique_ptr<ServiceMeter> service_meter;
+  if (scenario.inference) {
+    service_meter = std::make_unique<ServiceMeter>(scenario.inference->services, setup.cluster(), setup.geography());
+    service_meter->read_replicas_from(dynamic_cast<const ServiceReplicaSource*>(&active));
+    sim.add_observer(*service_meter);
   }
   std::unique_ptr<MarketMeter> market;
   if (const Market* m = setup.market()) {  // after the energy meter, whose last_job() it books
@@ -586,11 +605,12 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
              << "\ntimeline: " << options.timeline << "\ncheck_invariants: " << options.check_invariants << '\n';
     snapshots = std::make_unique<RunSnapshots>(options.snapshot, identity.str(), options.out_dir);
     snapshots->add("kernel", [&](SnapshotArchive& ar) { sim.snapshot(ar); });
-    snapshots->add("policy", [&](SnapshotArchive& ar) { policy.snapshot(ar); });
+    snapshots->add("policy", [&](SnapshotArchive& ar) { active.snapshot(ar); });
     snapshots->add("metrics", [&](SnapshotArchive& ar) { metrics.snapshot(ar); });
     if (energy) snapshots->add("energy", [&](SnapshotArchive& ar) { energy->snapshot(ar); });
     if (thermal) snapshots->add("thermal", [&](SnapshotArchive& ar) { thermal->snapshot(ar); });
     if (market) snapshots->add("market", [&](SnapshotArchive& ar) { market->snapshot(ar); });
+    if (service_meter) snapshots->add("services", [&](SnapshotArchive& ar) { service_meter->snapshot(ar); });
     if (timeline) snapshots->add("timeline", [&](SnapshotArchive& ar) { timeline->snapshot(ar); });
     if (options.check_invariants) snapshots->add("invariants", [&](SnapshotArchive& ar) { checker.snapshot(ar); });
     for (std::size_t i = 0; i < observers.size(); ++i) {
@@ -642,8 +662,24 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   if (energy) result.energy = energy->totals();
   if (market) result.market = market->totals();
   if (thermal) result.thermal = thermal->totals();
-  if (const auto* inference = dynamic_cast<const InferenceMetricsSource*>(&policy)) result.inference = inference->inference_metrics();
+  if (service_meter) {
+    result.inference = service_meter->metrics();
+    // The lending half is the autoscaler's (when the outermost policy is one).
+    if (const auto* lender = dynamic_cast<const InferenceMetricsSource*>(&active)) {
+      const std::vector<ServiceMetrics> lent = lender->inference_metrics();
+      for (std::size_t i = 0; i < lent.size() && i < result.inference.size(); ++i) {
+        result.inference[i].borrowed_device_s = lent[i].borrowed_device_s;
+        result.inference[i].lends = lent[i].lends;
+        result.inference[i].reclaims = lent[i].reclaims;
+      }
+    }
+  }
   result.resolved_config = scenario.to_yaml(resolved_policy);
+  // Which autoscaler ran in front of the policy, when the runner chose it.
+  if (autoscaler) {  // (a deep copy: the scenario's own nodes are shared with it)
+    result.resolved_config = YAML::Clone(result.resolved_config);
+    result.resolved_config["inference"]["autoscaler"] = autoscaler_yaml(autoscaler_settings);
+  }
   {
     YAML::Emitter emitter;
     emitter << result.resolved_config;

@@ -60,7 +60,7 @@ struct RunResult {
   YAML::Node resolved_config;
   std::vector<double> sorted_jct_s;  // for CDF figures
   std::optional<EnergyTotals> energy;  // with the scenario's `energy:` map
-  std::vector<ServiceMetrics> inference;  // with the `inference` policy and services
+  std::vector<ServiceMetrics> inference;  // with services (`inference:`), under every policy
   std::optional<MarketTotals> market;     // with the scenario's `market:` map
   std::string config_sha256;              // SHA-256 of the resolved config (YAML), the ledger's seed
   std::vector<ThermalSiteTotals> thermal;  // with a thermal model: by datacenter (one for a cluster)

@@ -48,7 +48,8 @@ struct ScenarioConfig {
   std::optional<SignalsConfig> signals;
   // Several datacenters (`datacenters:`): then `cluster` is their node groups in order.
   std::optional<DatacentersConfig> datacenters;
-  // Inference services (`inference:`), run by the `inference` policy.
+  // Inference services (`inference:`): part of the world under every policy (metered by
+  // sim/service_meter.hpp; autoscaled by the `inference` policy or the runner's default one).
   std::optional<InferenceConfig> inference;
   // The compute market (`market:`, docs/market.md): providers' offers and spot capacity.
   std::optional<MarketConfig> market;

@@ -14,20 +14,17 @@
 namespace schedsim {
 namespace {
 
-struct AutoscaleOptions {
-  bool predictive = false;
-  double target_utilization = 0.6;
-  double interval_s = 300.0;
-  double lead_s = 300.0;
-  bool lend = true;
-};
+using AutoscaleOptions = AutoscalerSettings;
 
-class InferencePolicy : public Policy, public InferenceMetricsSource {
+class InferencePolicy : public Policy, public InferenceMetricsSource, public ServiceReplicaSource {
  public:
-  InferencePolicy(std::unique_ptr<Policy> base, AutoscaleOptions options, std::shared_ptr<const std::vector<ServiceSpec>> services)
-      : base_(std::move(base)), options_(options), specs_(std::move(services)) {}
+  // `owned` (may be null) is the base policy it owns; `base` the one it runs in front of.
+  // `named_after_base`: the runner's default autoscaler, which reports the base's name.
+  InferencePolicy(std::unique_ptr<Policy> owned, Policy& base, AutoscaleOptions options, std::shared_ptr<const std::vector<ServiceSpec>> services,
+                  bool named_after_base)
+      : owned_(std::move(owned)), base_(&base), options_(options), specs_(std::move(services)), named_after_base_(named_after_base) {}
 
-  std::string name() const override { return "inference"; }
+  std::string name() const override { return named_after_base_ ? base_->name() : "inference"; }
   void attach(const Simulator& sim) override {
     sim_ = &sim;
     base_->attach(sim);
@@ -65,12 +62,22 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     instant_ = view.now();
     if (first_call) serve(view, out);
     if (out.empty()) base_->decide(view, out);
-    // Wake at the next tick or rate change while training is still going on.
-    if (view.num_pending() + view.num_running() > 0 || (sim_ && sim_->has_future_events())) {
+    // Wake at the next tick or rate change while training is still going on: jobs in the
+    // system, or (between jobs) anything still to happen. Spot offers and the thermal
+    // model go on as long as anything else is pending, a wake-up included, so with them
+    // the services wake between jobs only at those events and at the next arrival
+    // (decision points all): otherwise the two would keep each other going forever.
+    const bool world_goes_on = view.market() || view.thermal();
+    if (view.num_pending() + view.num_running() > 0 || (sim_ && sim_->has_future_events() && !world_goes_on)) {
       Tick next = next_tick_;
       for (const Service& s : services_) next = std::min(next, s.spec->rate.next_change(view.now()));
       if (next != Tick::max()) out.wake_at(next);
     }
+  }
+
+  // Before its first decision (no replica held yet) every held device would count: none are.
+  int replicas_in_service(int k) const override {
+    return static_cast<std::size_t>(k) < services_.size() ? services_[static_cast<std::size_t>(k)].in_service : 0;
   }
 
   std::vector<ServiceMetrics> inference_metrics() const override {
@@ -80,7 +87,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
   }
 
   // The services' configuration (spec, devices, capacity) is rebuilt by start(); their
-  // replicas, loans and metrics are saved.
+  // replicas, loans and lending metrics are saved (the SLO meter saves its own).
   void snapshot(SnapshotArchive& ar) override {
     ar.section("inference services");
     std::uint64_t started = services_.size();
@@ -92,7 +99,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     ar.check(started == services_.size(), "the inference services differ from this configuration's");
     for (Service& s : services_) {
       ar(s.replicas, s.held, s.rate, s.in_service);
-      ar(s.metrics.slo_violation_s, s.metrics.replica_s, s.metrics.borrowed_device_s, s.metrics.lends, s.metrics.reclaims, s.metrics.peak_replicas);
+      ar(s.metrics.borrowed_device_s, s.metrics.lends, s.metrics.reclaims);
       ar.io_each(s.loans, [&](Loan& l) { ar(l.job, l.seq, l.devices); });
     }
     ar(last_, instant_, decided_, next_tick_, elastic_seq_, elastic_jobs_);
@@ -148,26 +155,15 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
   }
 
   void start(const SchedulerView& view) {
-    const Geography* geo = view.geography();
-    for (const ServiceSpec& spec : *specs_) {
+    for (std::size_t i = 0; i < specs_->size(); ++i) {
+      const ServiceSpec& spec = (*specs_)[i];
       Service s;
       s.spec = &spec;
       s.metrics.name = spec.name;
-      if (geo) {
-        const int site = spec.datacenter.empty() ? 0 : geo->find(spec.datacenter);
-        if (site < 0) throw PolicyError("policy 'inference': service '" + spec.name + "' names datacenter '" + spec.datacenter + "', which the scenario does not have");
-        s.first = geo->site(site).first_device;
-        s.num = geo->site(site).num_devices;
-      } else {
-        if (!spec.datacenter.empty()) throw PolicyError("policy 'inference': service '" + spec.name + "' names a datacenter but the scenario has no `datacenters:`");
-        s.num = view.cluster().num_devices();
-      }
-      const std::string& type = view.cluster().device_type_of(s.first);
-      const auto it = spec.capacity_rps_by_type.find(type);
-      if (it == spec.capacity_rps_by_type.end()) {
-        throw PolicyError("policy 'inference': service '" + spec.name + "' has no capacity_rps for device type '" + type + "', where its replicas run");
-      }
-      s.mu = it->second;
+      const ServiceSite site = service_site(spec, i, view.cluster(), view.geography());
+      s.first = site.first;
+      s.num = site.num;
+      s.mu = site.mu;
       s.replicas = spec.min_replicas;
       services_.push_back(std::move(s));
     }
@@ -181,12 +177,10 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     // A last wake-up after the training ended: the metrics cover the run up to its last job.
     const bool over = view.num_pending() + view.num_running() == 0 && sim_ && !sim_->has_future_events();
     const double dt = over ? 0.0 : (now - last_).seconds();
-    for (Service& s : services_) {  // metrics over [last, now): rate and replicas were constant
+    for (Service& s : services_) {  // lending over [last, now): the loans were constant
       std::size_t lent = 0;
       for (const Loan& l : s.loans) lent += l.devices.size();
-      s.metrics.replica_s += s.in_service * dt;
       s.metrics.borrowed_device_s += static_cast<double>(lent) * dt;
-      if (dt > 0 && !meets_slo_memo(s, s.rate, s.in_service)) s.metrics.slo_violation_s += dt;
     }
     last_ = now;
     const bool tick = now >= next_tick_ || next_tick_ == Tick::max();
@@ -199,6 +193,9 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     for (std::size_t k = 0; k < services_.size(); ++k) {
       Service& s = services_[k];
       const ServiceSpec& spec = *s.spec;
+      // The kernel takes a device that fails or that its spot provider takes back from the
+      // service at once: the pool is what it still holds.
+      if (sim_ && sim_->service_devices(static_cast<int>(k)).size() != s.held.size()) s.held = sim_->service_devices(static_cast<int>(k));
       s.rate = spec.rate.at(now);
       if (tick) {
         const int want = options_.predictive
@@ -248,7 +245,6 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
         ++s.metrics.reclaims;
       }
       s.in_service = std::min(s.replicas, static_cast<int>(held.size()) / spec.gpus_per_replica);
-      s.metrics.peak_replicas = std::max(s.metrics.peak_replicas, s.in_service);
       // Idle pool devices: lend them to running elastic jobs of the datacenter.
       std::vector<std::pair<JobSlot, std::vector<DeviceId>>> grow;
       // (After a reclaim the view still shows the shrunk jobs' old devices.) Without an
@@ -283,9 +279,11 @@ class InferencePolicy : public Policy, public InferenceMetricsSource {
     for (DeviceId d : claimed_list_) claimed[static_cast<std::size_t>(d)] = 0;
   }
 
-  std::unique_ptr<Policy> base_;
+  std::unique_ptr<Policy> owned_;
+  Policy* base_;
   AutoscaleOptions options_;
   std::shared_ptr<const std::vector<ServiceSpec>> specs_;
+  bool named_after_base_ = false;
   const Simulator* sim_ = nullptr;
   std::vector<Service> services_;
   Tick last_;
@@ -315,19 +313,7 @@ PolicyInfo inference_policy_info() {
       },
       [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "base", "autoscaler", "target_utilization", "interval_s", "lead_s", "lend"});
-        AutoscaleOptions o;
-        if (auto v = config.maybe_child("autoscaler")) {
-          const std::string a = v->as_string();
-          if (a != "reactive" && a != "predictive") v->fail("must be reactive or predictive, got '" + a + "'");
-          o.predictive = a == "predictive";
-        }
-        if (auto v = config.maybe_child("target_utilization")) {
-          o.target_utilization = v->as_positive_double();
-          if (o.target_utilization > 1.0) v->fail("must be in (0, 1]");
-        }
-        if (auto v = config.maybe_child("interval_s")) o.interval_s = v->as_positive_double();
-        if (auto v = config.maybe_child("lead_s")) o.lead_s = v->as_nonnegative_double();
-        if (auto v = config.maybe_child("lend")) o.lend = v->as_bool();
+        const AutoscaleOptions o = parse_autoscaler_settings(config, "autoscaler");
         const PolicyRegistry registry = builtin_policies();
         PolicyInstance base = config.has("base") ? registry.create(config.child("base"), context) : registry.create("fifo", context);
         YAML::Node resolved(YAML::NodeType::Map);
@@ -338,9 +324,74 @@ PolicyInfo inference_policy_info() {
         resolved["interval_s"] = o.interval_s;
         resolved["lead_s"] = o.lead_s;
         resolved["lend"] = o.lend;
-        return PolicyInstance{std::make_unique<InferencePolicy>(std::move(base.policy), o, context.services), resolved};
+        Policy& base_policy = *base.policy;
+        return PolicyInstance{std::make_unique<InferencePolicy>(std::move(base.policy), base_policy, o, context.services, false), resolved};
       },
   };
+}
+
+AutoscalerSettings parse_autoscaler_settings(const ConfigNode& config, const std::string& kind_key) {
+  AutoscalerSettings o;
+  if (auto v = config.maybe_child(kind_key)) {
+    const std::string a = v->as_string();
+    if (a != "reactive" && a != "predictive") v->fail("must be reactive or predictive, got '" + a + "'");
+    o.predictive = a == "predictive";
+  }
+  if (auto v = config.maybe_child("target_utilization")) {
+    o.target_utilization = v->as_positive_double();
+    if (o.target_utilization > 1.0) v->fail("must be in (0, 1]");
+  }
+  if (auto v = config.maybe_child("interval_s")) o.interval_s = v->as_positive_double();
+  if (auto v = config.maybe_child("lead_s")) o.lead_s = v->as_nonnegative_double();
+  if (auto v = config.maybe_child("lend")) o.lend = v->as_bool();
+  return o;
+}
+
+AutoscalerSettings parse_scenario_autoscaler(const ConfigNode& node) {
+  if (node.is_scalar()) {
+    AutoscalerSettings o;
+    const std::string a = node.as_string();
+    if (a != "reactive" && a != "predictive") node.fail("must be reactive or predictive (or a map {name, target_utilization, interval_s, lead_s, lend}), got '" + a + "'");
+    o.predictive = a == "predictive";
+    return o;
+  }
+  node.expect_map({"name", "target_utilization", "interval_s", "lead_s", "lend"});
+  return parse_autoscaler_settings(node, "name");
+}
+
+namespace {
+bool names_inference(const YAML::Node& n) {
+  if (n.IsMap()) {
+    if (n["name"] && n["name"].IsScalar() && n["name"].Scalar() == "inference") return true;
+    for (const auto& kv : n) {
+      if (names_inference(kv.second)) return true;
+    }
+  } else if (n.IsSequence()) {
+    for (const auto& e : n) {
+      if (names_inference(e)) return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+bool scales_services(const Policy& policy, const YAML::Node& resolved) {
+  return dynamic_cast<const InferenceMetricsSource*>(&policy) != nullptr || (resolved.IsScalar() && resolved.Scalar() == "inference") ||
+         names_inference(resolved);
+}
+
+std::unique_ptr<Policy> default_autoscaler(Policy& base, const AutoscalerSettings& settings, std::shared_ptr<const std::vector<ServiceSpec>> services) {
+  return std::make_unique<InferencePolicy>(nullptr, base, settings, std::move(services), true);
+}
+
+YAML::Node autoscaler_yaml(const AutoscalerSettings& o) {
+  YAML::Node n(YAML::NodeType::Map);
+  n["name"] = o.predictive ? "predictive" : "reactive";
+  n["target_utilization"] = o.target_utilization;
+  n["interval_s"] = o.interval_s;
+  n["lead_s"] = o.lead_s;
+  n["lend"] = o.lend;
+  return n;
 }
 
 }  // namespace schedsim

@@ -174,9 +174,16 @@ void Simulator::handle_unit_failure(const Event& e) {
     device_down_[static_cast<std::size_t>(d)] = 1;
     if (cluster_.is_free(d)) {
       cluster_.mark_failed(d);
-    } else if (!cluster_.is_failed(d) && cluster_.owner(d) >= 0) {  // a service's device fails when the service drops it
+    } else if (!cluster_.is_failed(d) && cluster_.owner(d) >= 0) {  // a job's device (it fails the job)
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
+    } else if (cluster_.owner(d) <= service_owner(0)) {  // a replica's device: the service loses it at once (the meter sees one fewer)
+      const std::int64_t service = cluster_.owner(d);
+      std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(-(service + 16))];
+      held.erase(std::remove(held.begin(), held.end(), d), held.end());
+      const DeviceId gone[] = {d};
+      cluster_.release(Span<DeviceId>(gone, 1), service);
+      cluster_.mark_failed(d);
     }
   }
   for (JobSlot slot : hit_jobs_) fail_job(slot, repair_at);

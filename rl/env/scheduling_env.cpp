@@ -133,6 +133,13 @@ SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, Env
     : impl_(std::make_unique<Impl>(std::move(scenario), std::move(config))) {
   Impl& m = *impl_;
   if (!m.scenario) throw InputError("RL environment", "no scenario given");
+  // The environment steps the kernel itself, with no slot for the services' autoscaler:
+  // refused rather than training in a world without the services the scenario declares.
+  if (m.scenario->inference) {
+    throw InputError(m.scenario->source, "inference: the RL environment does not run inference services (their autoscaler is a policy decorator, which the "
+                                         "environment's stepping has no place for); train without `inference:` and evaluate the agent on it with "
+                                         "`schedsim run` or `compare` (policy rl:PATH), where the services run");
+  }
   if (m.config.max_candidates < 1) throw InputError(m.scenario->source, "env.max_candidates must be at least 1");
   if (m.config.placements.empty()) throw InputError(m.scenario->source, "env.placements must name at least one placement option");
   if (m.config.preempt_rows < 0 || m.config.preempt_rows >= m.config.max_candidates) {

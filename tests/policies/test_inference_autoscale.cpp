@@ -4,6 +4,8 @@
 // the predictive autoscaler.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "experiments/runner.hpp"
@@ -88,4 +90,292 @@ TEST_CASE("inference: the predictive autoscaler provisions from the forecast cur
   const double end_s = r["summary"]["makespan_s"];
   CHECK(double(svc["replica_hours"]) == Approx(2 * end_s / 3600).epsilon(1e-9));
   CHECK(double(svc["slo_violation_minutes"]) == Approx(10.0).epsilon(1e-9));  // the burst is still unforeseen
+}
+
+// ---- One world for every policy: services, their load and SLO metering under any policy. ----
+
+#include <yaml-cpp/yaml.h>
+
+#include "experiments/compare.hpp"
+#include "first_fit_policy.hpp"
+
+namespace {
+
+// 4 V100s; one service needing 2 one-GPU replicas at its 10 req/s (reactive: ceil(10 /
+// (10 x 0.6)) = 2; M/M/2 meets p99 <= 2 s), bursting to 25 req/s (more than 2 x 10) over
+// [5000, 5600); one rigid 2-GPU training job on [0, 20000).
+std::string two_replica_scenario(const std::string& policy, const std::string& autoscaler = "") {
+  return R"(
+seed: 1
+cluster: {nodes: [{count: 1, type: V100, devices_per_node: 4}]}
+physics: {}
+workload: {trace: {path: rigid.csv, format: schedsim}}
+inference:
+  services:
+    - name: chat
+      rate: {diurnal: {mean_rps: 10, amplitude_rps: 0}}
+      bursts: [{start_s: 5000, duration_s: 600, factor: 2.5}]
+      capacity_rps: {V100: 10}
+      slo_p99_s: 2
+      min_replicas: 1
+      max_replicas: 2
+)" + autoscaler + "policy: " + policy + "\n";
+}
+
+nlohmann::json run_two_replicas(TempDir& dir, const std::string& policy, const std::string& out, const std::string& autoscaler = "") {
+  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,0,2,20000\n");
+  const std::string path = dir.write(out + ".yaml", two_replica_scenario(policy, autoscaler));
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(path, {}, std::nullopt, reg);
+  run_scenario(s, reg, RunOptions{dir.path(out)});
+  return nlohmann::json::parse(read_file(dir.path(out + "/results.json")));
+}
+
+}  // namespace
+
+TEST_CASE("world: under fifo the services run behind the default autoscaler and the meter gives the hand-computed SLO numbers", "[world][inference]") {
+  TempDir dir;
+  const auto r = run_two_replicas(dir, "fifo", "fifo");
+  CHECK(r["policy"] == "fifo");
+  CHECK(r["summary"]["makespan_s"] == 20000.0);
+  REQUIRE(r["inference"].size() == 1);
+  const auto& svc = r["inference"][0];
+  CHECK(svc["name"] == "chat");
+  // Two replicas from the first decision (t = 0) to the job's end (20000 s).
+  CHECK(double(svc["replica_hours"]) == Approx(2 * 20000.0 / 3600).epsilon(1e-12));
+  CHECK(svc["peak_replicas"] == 2);
+  // M/M/2 at 25 req/s with mu 10 is unstable for exactly the burst's 10 minutes.
+  CHECK(double(svc["slo_violation_minutes"]) == Approx(10.0).epsilon(1e-12));
+  CHECK(svc["lends"] == 0);  // the training job is not elastic
+  CHECK(double(svc["borrowed_gpu_hours"]) == 0.0);
+  // results.json says which autoscaler ran (the default: the `inference` policy's defaults).
+  CHECK(r["config"]["inference"]["autoscaler"] ==
+        nlohmann::json::parse(R"({"name": "reactive", "target_utilization": 0.6, "interval_s": 300.0, "lead_s": 300.0, "lend": true})"));
+  CHECK(r["config"]["policy"]["name"] == "fifo");
+  // The `inference` policy in front of fifo is that default: the same world, the same numbers.
+  const auto explicit_ = run_two_replicas(dir, "{name: inference, base: fifo}", "inference");
+  CHECK(explicit_["inference"] == r["inference"]);
+  CHECK(explicit_["summary"] == r["summary"]);
+  CHECK_FALSE(explicit_["config"]["inference"].contains("autoscaler"));  // its own options are under policy
+}
+
+TEST_CASE("world: a replica device its spot provider takes back leaves the service at once", "[world][inference][market]") {
+  TempDir dir;
+  // Devices 0 and 1 are the spot offer's; the service's pool takes them (the lowest free
+  // devices) before fifo starts the job on 2 and 3. Device 1 is taken back over [3600,
+  // 7200): one replica in service then (no free device to top up from), M/M/1 at 10 req/s
+  // with mu 10 unstable; the burst lies inside that hour.
+  dir.write("avail.csv", "Datetime (UTC),devices\n2023-01-01 00:00:00,2\n2023-01-01 01:00:00,1\n2023-01-01 02:00:00,2\n");
+  const auto r = run_two_replicas(dir, "fifo", "spot", "market: {offers: [{type: V100, spot: {devices: 2, usd_h: 1, availability: {file: avail.csv}}}]}\n");
+  CHECK(r["market"]["spot_reclamations"] == 1);
+  const auto& svc = r["inference"][0];
+  CHECK(double(svc["replica_hours"]) == Approx((2 * 20000.0 - 3600.0) / 3600).epsilon(1e-12));
+  CHECK(double(svc["slo_violation_minutes"]) == Approx(60.0).epsilon(1e-12));
+  CHECK(svc["peak_replicas"] == 2);
+}
+
+TEST_CASE("world: the scenario's inference.autoscaler sets the default autoscaler", "[world][inference]") {
+  TempDir dir;
+  // Target utilization 1: ceil(10 / 10) = 1 replica, and M/M/1 at lambda = mu is unstable;
+  // the ticks at 5100 and 5400 s see the burst (ceil(25 / 10) = 3, capped at 2), so 2
+  // replicas over [5100, 5700), unstable at 25 req/s until 5600 and meeting the SLO on
+  // [5600, 5700): violated all but those 100 s.
+  const auto r = run_two_replicas(dir, "las", "las", "  autoscaler: {name: reactive, target_utilization: 1}\n");
+  const auto& svc = r["inference"][0];
+  CHECK(double(svc["replica_hours"]) == Approx((20000.0 + 600.0) / 3600).epsilon(1e-12));
+  CHECK(double(svc["slo_violation_minutes"]) == Approx((20000.0 - 100.0) / 60).epsilon(1e-12));
+  CHECK(svc["peak_replicas"] == 2);
+  CHECK(r["config"]["inference"]["autoscaler"]["target_utilization"] == 1.0);
+  // Short form, and bad values named by key.
+  const auto p = run_two_replicas(dir, "fifo", "short", "  autoscaler: predictive\n");
+  CHECK(p["config"]["inference"]["autoscaler"]["name"] == "predictive");
+  // Under a policy that scales the services itself its own options decide, with a warning.
+  const auto own = run_two_replicas(dir, "inference", "own", "  autoscaler: predictive\n");
+  CHECK(own["config"]["policy"]["autoscaler"] == "reactive");
+  CHECK(own["warnings"] == nlohmann::json::parse(R"(["inference.autoscaler: not used: policy 'inference' scales the services with its own options"])"));
+  const PolicyRegistry reg = builtin_policies();
+  const std::string bad = dir.write("bad.yaml", two_replica_scenario("fifo", "  autoscaler: {name: psychic}\n"));
+  CHECK_THROWS_WITH(load_scenario(bad, {}, std::nullopt, reg), Catch::Contains("inference.autoscaler.name: must be reactive or predictive, got 'psychic'"));
+  const std::string bad_key = dir.write("bad_key.yaml", two_replica_scenario("fifo", "  autoscaler: {interval: 60}\n"));
+  CHECK_THROWS_WITH(load_scenario(bad_key, {}, std::nullopt, reg), Catch::Contains("inference.autoscaler") && Catch::Contains("interval"));
+}
+
+TEST_CASE("world: a policy from outside the registry (the path of Python and plugin policies) runs the services too", "[world][inference]") {
+  TempDir dir;
+  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,0,2,20000\n");
+  const std::string path = dir.write("s.yaml", two_replica_scenario("fifo"));
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(path, {}, std::nullopt, reg);
+  schedsim::test::FirstFit policy;
+  const RunResult r = run_scenario(s, policy, YAML::Load("{name: first-fit}"), RunOptions{});
+  CHECK(r.policy_name == "first-fit");
+  REQUIRE(r.inference.size() == 1);
+  CHECK(r.inference[0].replica_s == Approx(2 * 20000.0).epsilon(1e-12));
+  CHECK(r.inference[0].slo_violation_s == Approx(600.0).epsilon(1e-12));
+}
+
+namespace {
+
+// Every world model on at once: inference services, device failures and loss spikes with
+// checkpoints, spot capacity that is taken back, a thermal model with power caps, energy
+// with price and carbon signals, elastic jobs.
+const char* const kEveryModel = R"(
+seed: 7
+information: oracle
+cluster: {nodes: [{count: 4, type: A100-80GB, devices_per_node: 8}]}
+workload:
+  synthetic:
+    num_jobs: 40
+    arrival: {process: poisson, mean_interarrival_s: 900}
+    duration_s: {dist: lognormal, median: 3600, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1}
+    elastic: {fraction: 0.3}
+physics: {}
+failures:
+  devices: {mtbf_h: 100, unit: node, repair_h: 2, on_failure: requeue, restart_s: 60}
+  loss_spikes: {rate_per_gpu_hour: 0.01, restart_s: 60}
+  checkpoint: {interval_s: 1800, cost_s: 60}
+energy:
+  thermal:
+    outside_c: {synthetic: {mean_c: 30, amplitude_c: 8, peak_hour_local: 15}}
+    setpoint_c: 22
+    setpoint_range_c: [18, 30]
+  power_caps:
+    A100-80GB: {fraction: 0.75, curve: {points: [{limit_w: 200, time_s: 12, power_w: 190}, {limit_w: 300, time_s: 9, power_w: 280}, {limit_w: 400, time_s: 8, power_w: 380}]}}
+signals:
+  price: {diurnal: {mean: 80, amplitude: 30, peak_hour_utc: 18}}
+  carbon: {diurnal: {mean: 300, amplitude: 100, peak_hour_utc: 19}}
+market:
+  offers:
+    - {type: A100-80GB, on_demand_usd_h: 3, spot: {devices: 8, usd_h: 1, availability: {model: on_off, mean_up_h: 2, mean_down_h: 1}}}
+inference:
+  services:
+    - name: chat
+      rate: {diurnal: {mean_rps: 20, amplitude_rps: 10, peak_hour_local: 14}}
+      bursts: [{start_s: 20000, duration_s: 1800, factor: 1.8}]
+      capacity_rps: {A100-80GB: 10}
+      slo_p99_s: 1
+      min_replicas: 1
+      max_replicas: 4
+policy: fifo
+)";
+
+// The same models over two datacenters with their own signals, thermal models, spot
+// offers and one service each.
+const char* const kEveryModelGeo = R"(
+seed: 8
+information: oracle
+datacenters:
+  sites:
+    - name: A
+      nodes: [{count: 2, type: A100-80GB, devices_per_node: 8}]
+      utc_offset_h: 1
+      signals: {carbon: {diurnal: {mean: 300, amplitude: 150}}, price: {diurnal: {mean: 80, amplitude: 30}}}
+      thermal: {outside_c: {synthetic: {mean_c: 30, amplitude_c: 8, peak_hour_local: 15}}, setpoint_c: 22, setpoint_range_c: [18, 30]}
+    - name: B
+      nodes: [{count: 2, type: A100-80GB, devices_per_node: 8}]
+      utc_offset_h: -8
+      signals: {carbon: {diurnal: {mean: 200, amplitude: 100}}, price: {diurnal: {mean: 60, amplitude: 20}}}
+      thermal: {outside_c: {synthetic: {mean_c: 20, amplitude_c: 6, peak_hour_local: 15}}, setpoint_c: 22, setpoint_range_c: [18, 30]}
+  allowed: any
+workload:
+  synthetic:
+    num_jobs: 40
+    arrival: {process: poisson, mean_interarrival_s: 900}
+    duration_s: {dist: lognormal, median: 3600, sigma: 1.0}
+    gpus: {1: 0.5, 2: 0.2, 4: 0.2, 8: 0.1}
+    elastic: {fraction: 0.3}
+physics: {}
+failures:
+  devices: {mtbf_h: 100, unit: node, repair_h: 2, on_failure: requeue, restart_s: 60}
+  loss_spikes: {rate_per_gpu_hour: 0.01, restart_s: 60}
+  checkpoint: {interval_s: 1800, cost_s: 60}
+energy:
+  power_caps:
+    A100-80GB: {fraction: 0.75, curve: {points: [{limit_w: 200, time_s: 12, power_w: 190}, {limit_w: 300, time_s: 9, power_w: 280}, {limit_w: 400, time_s: 8, power_w: 380}]}}
+market:
+  offers:
+    - {datacenter: A, type: A100-80GB, on_demand_usd_h: 3, spot: {devices: 4, usd_h: 1, availability: {model: on_off, mean_up_h: 2, mean_down_h: 1}}}
+    - {datacenter: B, type: A100-80GB, on_demand_usd_h: 2.5, spot: {devices: 4, usd_h: 0.8, availability: {model: on_off, mean_up_h: 2, mean_down_h: 1}}}
+inference:
+  services:
+    - {name: chat-a, datacenter: A, rate: {diurnal: {mean_rps: 20, amplitude_rps: 10}}, capacity_rps: {A100-80GB: 10}, slo_p99_s: 1, max_replicas: 4}
+    - {name: chat-b, datacenter: B, rate: {diurnal: {mean_rps: 20, amplitude_rps: 10}}, capacity_rps: {A100-80GB: 10}, slo_p99_s: 1, max_replicas: 4}
+policy: fifo
+)";
+
+// Runs `policies` as `compare` does on `yaml` and checks the world's metrics of each.
+std::vector<RunResult> check_every_policy(TempDir& dir, const std::string& yaml, const std::vector<std::string>& policies,
+                                          const std::vector<std::string>& service_names) {
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(dir.write("every.yaml", yaml), {}, std::nullopt, reg);
+  std::vector<RunResult> runs = compare_policies(s, reg, policies, RunOptions{}, "");
+  const std::string services = YAML::Dump(runs.at(0).resolved_config["inference"]["services"]);
+  for (const RunResult& r : runs) {
+    INFO("policy " << r.policy_name);
+    // The same services, metered.
+    CHECK(YAML::Dump(r.resolved_config["inference"]["services"]) == services);
+    REQUIRE(r.inference.size() == service_names.size());
+    for (std::size_t i = 0; i < service_names.size(); ++i) {
+      CHECK(r.inference[i].name == service_names[i]);
+      CHECK(r.inference[i].replica_s > 3600.0);
+      CHECK(r.inference[i].peak_replicas >= 2);
+      CHECK(r.inference[i].slo_violation_s >= 0.0);
+    }
+    // Energy with price and carbon, the thermal model.
+    REQUIRE(r.energy.has_value());
+    CHECK(r.energy->facility.energy_kwh > 0.0);
+    CHECK(r.energy->facility.cost_usd.value_or(0.0) > 0.0);
+    CHECK(r.energy->facility.co2_kg.value_or(0.0) > 0.0);
+    CHECK(r.energy->thermal);
+    CHECK(r.energy->cooling_energy_kwh > 0.0);
+    // Failures and the market's spot reclamations happen whatever the policy.
+    CHECK(r.stats.unit_failures > 0);
+    CHECK(r.stats.loss_spikes + r.stats.job_failure_hits > 0);
+    CHECK(r.stats.spot_reclamations > 0);
+    REQUIRE(r.market.has_value());
+    CHECK(r.market->total.device_h > 0.0);
+    CHECK(r.summary.jobs_completed == 40);
+  }
+  return runs;
+}
+
+// `decorated` is the `inference` policy with default options in front of `plain`'s
+// policy: what the runner puts in front of `plain`, so the same run.
+void check_same_run(const RunResult& plain, const RunResult& decorated) {
+  INFO(plain.policy_name << " vs " << decorated.policy_name);
+  REQUIRE(plain.inference.size() == decorated.inference.size());
+  for (std::size_t i = 0; i < plain.inference.size(); ++i) {
+    CHECK(plain.inference[i].replica_s == decorated.inference[i].replica_s);
+    CHECK(plain.inference[i].slo_violation_s == decorated.inference[i].slo_violation_s);
+    CHECK(plain.inference[i].borrowed_device_s == decorated.inference[i].borrowed_device_s);
+  }
+  CHECK(plain.summary.mean_jct_s == decorated.summary.mean_jct_s);
+  CHECK(plain.sorted_jct_s == decorated.sorted_jct_s);
+}
+
+}  // namespace
+
+TEST_CASE("world: every policy of `compare all` runs in the same world and the world's metrics are produced for all", "[world]") {
+  // (The rl policy is not in "all": it needs a checkpoint and LibTorch, which this test
+  // binary does not link; it runs through the same run_scenario as the outside policy above.)
+  TempDir dir;
+  SECTION("one cluster: every policy of compare all") {
+    const auto runs = check_every_policy(dir, kEveryModel, {"all"}, {"chat"});
+    CHECK(runs.size() >= 28);
+    const auto by_name = [&](const std::string& name) -> const RunResult& {
+      const auto it = std::find_if(runs.begin(), runs.end(), [&](const RunResult& r) { return r.policy_name == name; });
+      REQUIRE(it != runs.end());
+      return *it;
+    };
+    check_same_run(by_name("fifo"), by_name("inference"));
+  }
+  // Of the registered policies only the datacenter-aware ones place jobs inside one
+  // datacenter (the others' placements may span two, which the kernel refuses, with or
+  // without services).
+  SECTION("two datacenters: the datacenter-aware policies") {
+    const auto runs = check_every_policy(dir, kEveryModelGeo, {"spatial", "spatio-temporal", "{name: inference, base: spatial}"}, {"chat-a", "chat-b"});
+    REQUIRE(runs.size() == 3);
+    check_same_run(runs[0], runs[2]);
+  }
 }

@@ -140,8 +140,11 @@ TEST_CASE("four regions 2023: spatio-temporal and spatial emit less than carbon-
   const std::string config = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/geo_four_regions.yaml";
   const PolicyRegistry reg = builtin_policies();
   TempDir dir;
+  // The config's inference services run under every policy; their default autoscaler
+  // here lends no devices, so that no job is resized (the energy check below).
   auto run = [&](const std::string& policy, const std::string& out) {
-    const ScenarioConfig s = load_scenario(config, {"workload.synthetic.num_jobs=300", "policy=" + policy}, std::nullopt, reg);
+    const ScenarioConfig s = load_scenario(
+        config, {"workload.synthetic.num_jobs=300", "policy=" + policy, "inference.autoscaler={name: predictive, lend: false}"}, std::nullopt, reg);
     run_scenario(s, reg, RunOptions{dir.path(out)});
     return nlohmann::json::parse(read_file(dir.path(out + "/results.json")));
   };

@@ -991,4 +991,13 @@ TEST_CASE("Cooling rows: set-points as actions with their features, only with a 
   CHECK_THROWS_WITH(SchedulingEnv(sc, hot), Catch::Contains("40.000000 °C is outside energy.thermal's setpoint_range_c [18.000000, 35.000000]"));
 }
 
+TEST_CASE("env: a scenario with inference services is refused, not trained on without them", "[rl][env][world]") {
+  const std::string services =
+      "inference:\n  services:\n    - {name: chat, rate: {diurnal: {mean_rps: 5}}, capacity_rps: {V100: 10}, slo_p99_s: 1, max_replicas: 2}\n";
+  CHECK_THROWS_MATCHES(SchedulingEnv(scenario_from(std::string(kPlain) + services), EnvConfig{}), InputError,
+                       Catch::Message("test scenario: inference: the RL environment does not run inference services (their autoscaler is a policy "
+                                      "decorator, which the environment's stepping has no place for); train without `inference:` and evaluate the "
+                                      "agent on it with `schedsim run` or `compare` (policy rl:PATH), where the services run"));
+}
+
 }  // namespace schedsim::rl

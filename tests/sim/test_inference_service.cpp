@@ -56,3 +56,98 @@ TEST_CASE("request rate: diurnal in local time, bursts and drops", "[sim][infere
   // The forecast peak ignores bursts.
   CHECK(r.max_base(Tick(), Tick::from_seconds(7 * 3600)) == Approx(100 + 50 * std::cos(2 * M_PI * 0.5 / 24)));
 }
+
+// ---- The world's SLO meter (sim/service_meter.hpp), with no autoscaler at all. ----
+
+#include <memory>
+
+#include "sim/error.hpp"
+#include "sim/service_meter.hpp"
+#include "sim/simulator.hpp"
+#include "first_fit_policy.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+// First-fit FIFO that, at its first decision, holds `held` devices for service 0.
+class HoldingFirstFit : public schedsim::test::FirstFit {
+ public:
+  explicit HoldingFirstFit(std::vector<DeviceId> held) : held_(std::move(held)) {}
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    if (!done_ && !held_.empty()) out.hold(0, held_);
+    done_ = true;
+    if (out.empty()) FirstFit::decide(view, out);
+  }
+  bool decide_again_after_actions() const override { return true; }
+
+ private:
+  std::vector<DeviceId> held_;
+  bool done_ = false;
+};
+
+// A declared active count below the held devices (an autoscaler's idle reserve).
+struct OneActive : ServiceReplicaSource {
+  int replicas_in_service(int) const override { return 1; }
+};
+
+std::shared_ptr<std::vector<ServiceSpec>> chat_service(int gpus_per_replica) {
+  ServiceSpec s;
+  s.name = "chat";
+  s.rate = RequestRate::diurnal(10.0, 0.0, 14.0, 0.0, 3600.0, 0);  // 10 req/s, hourly steps
+  s.rate.add_event(RateEvent{300.0, 500.0, 0.0});                   // no requests over [300, 500)
+  s.capacity_rps_by_type["V100"] = 10.0;
+  s.slo_p99_s = 2.0;
+  s.gpus_per_replica = gpus_per_replica;
+  s.max_replicas = 2;
+  return std::make_shared<std::vector<ServiceSpec>>(std::vector<ServiceSpec>{s});
+}
+
+std::vector<ServiceMetrics> meter_run(std::vector<DeviceId> held, int gpus_per_replica, const ServiceReplicaSource* source = nullptr) {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 4}});
+  // One 1-GPU job on [100, 1100): the metered span.
+  schedsim::test::VectorSource jobs({schedsim::test::make_job("j", 100, 1, 1000)});
+  HoldingFirstFit policy(std::move(held));
+  Simulator sim(cluster, jobs, policy);
+  ServiceMeter meter(chat_service(gpus_per_replica), cluster, nullptr);
+  meter.read_replicas_from(source);
+  sim.add_observer(meter);
+  sim.run();
+  return meter.metrics();
+}
+
+}  // namespace
+
+TEST_CASE("service meter: replicas are what the kernel holds, metered over the workload's span", "[sim][inference][world]") {
+  // Two 1-GPU replicas from the first decision (t = 100) to the job's end (1100): M/M/2 at
+  // 10 req/s with mu 10 meets p99 <= 2 s, so no violation.
+  auto m = meter_run({2, 3}, 1);
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].name == "chat");
+  CHECK(m[0].replica_s == 2 * 1000.0);
+  CHECK(m[0].slo_violation_s == 0.0);
+  CHECK(m[0].peak_replicas == 2);
+  CHECK(m[0].borrowed_device_s == 0.0);
+  // Nobody holds replicas: the SLO is violated whenever requests arrive, i.e. the span
+  // minus the 200 s without requests (a rate step no decision point marks).
+  m = meter_run({}, 1);
+  CHECK(m[0].replica_s == 0.0);
+  CHECK(m[0].slo_violation_s == 1000.0 - 200.0);
+  CHECK(m[0].peak_replicas == 0);
+  // 3 devices of 2-GPU replicas: one whole replica (M/M/1 at 10 req/s, mu 10: unstable).
+  m = meter_run({0, 1, 2}, 2);
+  CHECK(m[0].replica_s == 1000.0);
+  CHECK(m[0].slo_violation_s == 800.0);
+  // An autoscaler that declares one of its two held replicas active.
+  const OneActive one;
+  m = meter_run({2, 3}, 1, &one);
+  CHECK(m[0].replica_s == 1000.0);
+  CHECK(m[0].peak_replicas == 1);
+  CHECK(m[0].slo_violation_s == 800.0);
+}
+
+TEST_CASE("service meter: a datacenter type without capacity is refused naming the key", "[sim][inference][world]") {
+  const ClusterSpec cluster({NodeGroup{1, "K80", 4}});
+  CHECK_THROWS_MATCHES(ServiceMeter(chat_service(1), cluster, nullptr), InputError,
+                       Catch::Message("inference.services[0].capacity_rps: service 'chat' has no capacity for device type 'K80', where its "
+                                      "replicas run (the first device type of its datacenter); it lists V100"));
+}
