@@ -20,7 +20,7 @@ struct TrainOptions {
   bool progress = true;   // progress on stderr: a bar on a terminal, else a plain line every interval
   DistConfig dist;        // this process's rank; one process by default
   // Where progress goes and how (default: stderr, progress_style_from_environment()).
-  std::optional<ProgressStyle> progress_style;
+  std::optional<ProgressStyle> progress_style = std::nullopt;
   std::FILE* progress_out = stderr;
 };
 
