@@ -65,11 +65,14 @@ class ElasticGoodputPolicy : public Policy {
   }
 
   // `need` devices from the free ones, then from those released in this decision, into
-  // devices_; within one type under physics.mixed_types: forbid (the first that holds it).
+  // devices_; within one type under physics.mixed_types: forbid (the first that holds it),
+  // inside one datacenter (home first).
   bool take(const SchedulerView& view, const JobSpec& spec, int need) {
     devices_.clear();
-    for (int t : placement_types(view, spec, need)) {
-      if (first_fit_then_of_type(free_, view.cluster(), t, need, released_, devices_)) return true;
+    for (int site : placement_sites(view, spec)) {
+      for (int t : placement_types(view, spec, need)) {
+        if (first_fit_then_in(free_, view, t, site, need, released_, devices_)) return true;
+      }
     }
     return false;
   }
@@ -163,7 +166,12 @@ class ElasticGoodputPolicy : public Policy {
       if (best == kNoJob) return;
       const JobState& j = view.job(best);
       devices_.assign(j.devices.begin(), j.devices.end());
-      if (!free_.packed(best_add, nullptr, devices_, best_type_)) {
+      // Several datacenters: it grows inside its own (first fit there).
+      const Geography* geo = view.geography();
+      const bool grown = geo && geo->num_sites() > 1
+                             ? free_.first_fit_among(best_add, devices_in(view, best_type_, geo->site_of_device(j.devices.front())), devices_)
+                             : free_.packed(best_add, nullptr, devices_, best_type_);
+      if (!grown) {
         resized_.push_back(best);  // not enough free devices of its type: leave it as it is
         continue;
       }

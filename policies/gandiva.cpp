@@ -68,11 +68,13 @@ class GandivaPolicy : public Policy {
 
   // The job's devices from the free ones, then from those preempted in this decision at
   // no checkpoint cost, into devices_; within one type under physics.mixed_types: forbid
-  // (the first, by index, that holds it).
+  // (the first, by index, that holds it), and inside one datacenter (home first).
   bool take(const SchedulerView& view, const JobSpec& spec) {
     devices_.clear();
-    for (int t : placement_types(view, spec, spec.num_gpus)) {
-      if (first_fit_then_of_type(free_, view.cluster(), t, spec.num_gpus, released_, devices_)) return true;
+    for (int site : placement_sites(view, spec)) {
+      for (int t : placement_types(view, spec, spec.num_gpus)) {
+        if (first_fit_then_in(free_, view, t, site, spec.num_gpus, released_, devices_)) return true;
+      }
     }
     return false;
   }

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -264,6 +265,7 @@ class GavelPolicy : public Policy {
     // This batch's view of usable devices: the cluster's free ones, minus those taken,
     // plus those released by this batch (sparse overlay: O(changes) per decision).
     state_ = &view.cluster_state();
+    geo_ = view.geography() && view.geography()->num_sites() > 1 ? view.geography() : nullptr;
     for (DeviceId d : marked_) mark_[static_cast<std::size_t>(d)] = 0;
     marked_.clear();
     for (int k : touched_nodes_) node_delta_[static_cast<std::size_t>(k)] = 0;
@@ -491,7 +493,7 @@ class GavelPolicy : public Policy {
       if (jobs_[static_cast<std::size_t>(s)].granted != t || r.status != JobStatus::kRunning) continue;
       if (type_of(spec, r.devices.front()) == t) continue;  // stays where it is
       devices_.clear();
-      if (!take(spec, r.spec.num_gpus, t)) continue;
+      if (!take(spec, r.spec, t)) continue;
       out.move(s, devices_);
       account(jobs_[static_cast<std::size_t>(s)], now_us);
       jobs_[static_cast<std::size_t>(s)].on_type = t;
@@ -514,7 +516,7 @@ class GavelPolicy : public Policy {
         devices_.clear();
         bool placed = false;
         if (pass == 0) {
-          placed = granted >= 0 && take(spec, js.num_gpus, granted);
+          placed = granted >= 0 && take(spec, js, granted);
         } else {
           const std::vector<double>& a = class_norm_[static_cast<std::size_t>(class_of(view, s))];
           order_.clear();
@@ -523,10 +525,10 @@ class GavelPolicy : public Policy {
           }
           std::sort(order_.begin(), order_.end());
           for (const auto& [na, t] : order_) {
-            if ((placed = take(spec, js.num_gpus, t))) break;
+            if ((placed = take(spec, js, t))) break;
           }
           // Larger than every type (or runs on none alone): any devices, types mixed.
-          if (order_.empty()) placed = take(spec, js.num_gpus, -1);
+          if (order_.empty()) placed = take(spec, js, -1);
         }
         if (!placed) continue;
         out.start(s, devices_);
@@ -558,11 +560,23 @@ class GavelPolicy : public Policy {
     for (DeviceId d : devices) set_mark(spec, d, kReleased, +1);
   }
 
-  bool take(const ClusterSpec& spec, int n, int t) {
+  // Several datacenters: the job's devices lie in one it may run in, its home first.
+  bool take(const ClusterSpec& spec, const JobSpec& job, int t) {
+    if (!geo_) return take(spec, job.num_gpus, t, -1);
+    const int home = geo_->home_site(job);
+    if (geo_->allowed(job, home) && take(spec, job.num_gpus, t, home)) return true;
+    for (int site = 0; site < geo_->num_sites(); ++site) {
+      if (site != home && geo_->allowed(job, site) && take(spec, job.num_gpus, t, site)) return true;
+    }
+    return false;
+  }
+
+  bool take(const ClusterSpec& spec, int n, int t, int site) {
     if (n > avail_total_) return false;
     node_avail_.clear();
     int total = 0;
     auto visit = [&](int k) {
+      if (site >= 0 && geo_->site_of_device(spec.node(k).first_device) != site) return;
       const int f = state_->free_on_node(k) + node_delta_[static_cast<std::size_t>(k)];
       if (f > 0) node_avail_.emplace_back(f, k);
       total += f;
@@ -617,6 +631,7 @@ class GavelPolicy : public Policy {
   std::vector<Job> jobs_;                             // by slot
   static constexpr char kAsCluster = 0, kTaken = 1, kReleased = 2;
   const ClusterState* state_ = nullptr;
+  const Geography* geo_ = nullptr;  // several datacenters only
   std::vector<char> mark_;                            // by device: this batch's change
   std::vector<DeviceId> marked_;
   std::vector<int> node_delta_;                       // usable devices by node minus the cluster's free count

@@ -4,9 +4,11 @@
 // no physics) every helper here works over the whole cluster, as before.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "policies/placement.hpp"
+#include "sim/datacenters.hpp"
 #include "sim/action.hpp"
 #include "sim/policy.hpp"
 
@@ -47,6 +49,61 @@ inline bool first_fit_then_of_type(FreeDevices& free, const ClusterSpec& spec, i
     }
     if (rest == 0) return true;
     out.resize(before);  // cannot happen: of_type counted them
+    return false;
+  }
+  return false;
+}
+
+// Several datacenters: the kernel runs a job inside one it may run in. The datacenters a
+// job may use, its home first, then the others in order; {-1} (anywhere) with one.
+inline std::vector<int> placement_sites(const SchedulerView& view, const JobSpec& job) {
+  const Geography* geo = view.geography();
+  if (!geo || geo->num_sites() <= 1) return {-1};
+  std::vector<int> out;
+  const int home = geo->home_site(job);
+  if (geo->allowed(job, home)) out.push_back(home);
+  for (int s = 0; s < geo->num_sites(); ++s)
+    if (s != home && geo->allowed(job, s)) out.push_back(s);
+  return out;
+}
+
+// The devices of type `type` (-1 = any) in datacenter `site` (-1 = any), ascending.
+inline std::vector<DeviceId> devices_in(const SchedulerView& view, int type, int site) {
+  const ClusterSpec& spec = view.cluster();
+  std::vector<DeviceId> out;
+  for (int k = 0; k < spec.num_nodes(); ++k) {
+    const NodeSpec& ns = spec.node(k);
+    if (type >= 0 && ns.type_index != type) continue;
+    if (site >= 0 && view.geography()->site_of_device(ns.first_device) != site) continue;
+    for (int d = 0; d < ns.num_devices; ++d) out.push_back(ns.first_device + d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// first_fit_then_of_type inside datacenter `site` (-1: the whole cluster, exactly
+// first_fit_then_of_type): the lowest free ids of that type there, the rest from
+// `released` devices of the same type and datacenter.
+inline bool first_fit_then_in(FreeDevices& free, const SchedulerView& view, int type, int site, int n, std::vector<DeviceId>& released,
+                              std::vector<DeviceId>& out) {
+  if (site < 0) return first_fit_then_of_type(free, view.cluster(), type, n, released, out);
+  const Geography& geo = *view.geography();
+  auto in_class = [&](DeviceId d) { return geo.site_of_device(d) == site && (type < 0 || device_type_of(view.cluster(), d) == type); };
+  const std::vector<DeviceId> candidates = devices_in(view, type, site);
+  int of_class = 0;
+  for (DeviceId d : released) of_class += in_class(d) ? 1 : 0;
+  for (int from_free = n; from_free >= n - of_class && from_free >= 0; --from_free) {
+    const std::size_t before = out.size();
+    if (!free.first_fit_among(from_free, candidates, out)) continue;
+    int rest = n - from_free;
+    for (std::size_t i = released.size(); rest > 0 && i-- > 0;) {
+      if (!in_class(released[i])) continue;
+      out.push_back(released[i]);
+      released.erase(released.begin() + static_cast<std::ptrdiff_t>(i));
+      --rest;
+    }
+    if (rest == 0) return true;
+    out.resize(before);
     return false;
   }
   return false;
