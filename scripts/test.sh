@@ -10,6 +10,6 @@ if command -v ccache >/dev/null 2>&1; then
   export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 fi
-"$root/scripts/build.sh"
+"$root/scripts/build.sh" --all
 cd "${SCHEDSIM_BUILD_DIR:-$root/build}"
 ctest -j "$(nproc)" --output-on-failure
