@@ -15,7 +15,7 @@ expect_contains() {  # TEXT NEEDLE WHAT
   case "$1" in *"$2"*) ;; *) printf 'FAIL: %s: missing %s in:\n%s\n' "$3" "$2" "$1" >&2; exit 1 ;; esac
 }
 expect_match() {  # TEXT EXTENDED_REGEX WHAT (elapsed times vary: "0 s" or "1 s")
-  printf '%s\n' "$1" | grep -qE -- "$2" || { printf 'FAIL: %s: no line matches %s in:\n%s\n' "$3" "$2" "$1" >&2; exit 1; }
+  grep -qE -- "$2" <<<"$1" || { printf 'FAIL: %s: no line matches %s in:\n%s\n' "$3" "$2" "$1" >&2; exit 1; }
 }
 expect_absent() {  # TEXT NEEDLE WHAT
   case "$1" in *"$2"*) printf 'FAIL: %s: unexpected %s in:\n%s\n' "$3" "$2" "$1" >&2; exit 1 ;; esac
@@ -38,10 +38,12 @@ targets)
   # shellcheck disable=SC2086
   needed=$(ninja -C "$dir" -t inputs $targets | sed -e "s|^$src/||" -e "s|^$dir/||") || fail "ninja -t inputs failed"
   [ -n "$needed" ] || fail "ninja -t inputs listed nothing for $targets"
-  bad=$(printf '%s\n' "$needed" | grep -E '^(tests|python)/|schedsim_tests|fake_rl_plugin|(^|/)_schedsim' || true)
+  bad=$(grep -E '^(tests|python)/|schedsim_tests|fake_rl_plugin|(^|/)_schedsim' <<<"$needed" || true)
   [ -z "$bad" ] || fail "the first command's build step ($targets) would build:"$'\n'"$bad"
   # The check sees the test suites when they are asked for (the whole build has them).
-  ninja -C "$dir" -t inputs all | grep -q '^tests/CMakeFiles/schedsim_tests\.dir/' ||
+  # (Here-strings, not pipes into grep -q: under pipefail the writer's SIGPIPE would fail.)
+  all_inputs=$(ninja -C "$dir" -t inputs all) || fail "ninja -t inputs all failed"
+  grep -q '^tests/CMakeFiles/schedsim_tests\.dir/' <<<"$all_inputs" ||
     fail "ninja -t inputs all lists no object of schedsim_tests: the check above proves nothing"
   echo "ok: build.sh builds $(echo $targets), none of the test suites"
   ;;
@@ -67,7 +69,7 @@ progress)
   expect_absent "$err" "step11.o" "tail (more than 30 lines)"
   expect_contains "$err" "[2/3] build: full log: $log" "log path"
   [ "$(wc -l <"$log")" = 41 ] || fail "$log has $(wc -l <"$log") lines, expected all 41"
-  [ "$(printf '%s\n' "$err" | grep -c '^  | ')" = 30 ] || fail "the tail is not 30 lines"
+  [ "$(grep -c '^  | ' <<<"$err")" = 30 ] || fail "the tail is not 30 lines"
 
   # A phase that succeeds, not on a terminal: plain progress lines (here every line: the
   # interval is 0 s), then "ok" with the compiler warnings counted.
