@@ -26,9 +26,10 @@ if command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
 fi
 if [ ! -x "$bin" ]; then
-  # Measured on a fresh clone (README, "First run"): 2 shared cores, compiler cache empty.
-  echo "[2/3] build: first build of schedsim and the rl plugin: about 13 minutes on 2 cores" \
-       "(less with more cores; later runs rebuild only what changed)" >&2
+  # Measured on a fresh clone (README, under the first command): 7m12s on 2 shared cores
+  # with an empty compiler cache, 22 s with a warm one.
+  echo "[2/3] build: the first build (schedsim, and the rl plugin with LibTorch) takes about 7 minutes" \
+       "on 2 cores with an empty compiler cache, less with more cores or a warm ccache" >&2
 fi
 phase_run "[2/3] build" "starting" "$logs/build.log" "$root/scripts/build.sh"
 
