@@ -89,6 +89,16 @@ progress)
     fail "phase_run failed in verbose mode"
   expect_contains "$err" $'\n'"[4/4] Building CXX object step4.o"$'\n' "verbose output"
   expect_match "$err" "^\\[2/3\\] build: ok \\([0-9] s; 1 compiler warnings" "verbose ok line"
+  # On a terminal (a pseudo-terminal from util-linux's script, when installed): one line
+  # rewritten in place ("\r", erase to the end of the line), no plain progress lines.
+  if command -v script >/dev/null 2>&1; then
+    tty_out=$(FR_SRC="$src" FR_LOG="$dir/logs/tty.log" script -qec 'bash -c "source \"\$FR_SRC/scripts/progress.sh\"; f() { echo \"[1/2] Building a.o\"; echo \"[2/2] Building b.o\"; }; phase_run \"[2/3] build\" starting \"\$FR_LOG\" f"' /dev/null) ||
+      fail "phase_run on a terminal failed"
+    expect_contains "$tty_out" $'\r\033[K[2/3] build: 2/2 (100%), ' "terminal line"
+    expect_contains "$tty_out" $'\r\033[K[2/3] build: ok (' "terminal ok line"
+    expect_absent "$tty_out" "(log: $dir" "terminal start line"
+    expect_absent "$tty_out" "Building" "terminal quiet output"
+  fi
   echo "ok: progress lines, failure tail and log path"
   ;;
 *)
