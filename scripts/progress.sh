@@ -2,7 +2,7 @@
 # package-manager and compiler output, which goes to a log file the line names. On a
 # terminal the line updates in place; otherwise (CI, Slurm, a pipe) a plain line is
 # printed every SCHEDSIM_PROGRESS_INTERVAL_S seconds (default 10). On failure the last
-# 30 lines of the log are printed with its path.
+# 30 lines (SCHEDSIM_LOG_TAIL_LINES) of the log are printed with its path.
 # SCHEDSIM_VERBOSE=1 prints the raw output as well (it is still copied to the log).
 
 # "7 s", "3m05s"
