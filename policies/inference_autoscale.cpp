@@ -299,7 +299,6 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
 }  // namespace
 
 PolicyInfo inference_policy_info() {
-  const AutoscaleOptions d;
   return PolicyInfo{
       "inference",
       "runs the scenario's inference services (autoscaled replicas, SLO) in front of a training policy; idle replica devices are lent to elastic jobs",

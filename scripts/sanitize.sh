@@ -3,7 +3,8 @@
 # UndefinedBehaviorSanitizer and libFuzzer coverage, without LibTorch and Python (see the
 # doc for why), into build-sanitize/. Runs every C++ test there (the Catch2 suite, the
 # command-line tests) and each fuzz target for SCHEDSIM_FUZZ_SECONDS (default 5).
-# Any sanitizer report fails the test that triggered it.
+# Any sanitizer report fails the test that triggered it; any compiler warning fails the
+# build (-Werror).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${SCHEDSIM_SANITIZE_BUILD_DIR:-$root/build-sanitize}"
@@ -19,7 +20,9 @@ if [ ! -f "$build/build.ninja" ]; then
         -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" -DSCHEDSIM_SANITIZE=ON -DSCHEDSIM_FUZZ=ON \
         -DSCHEDSIM_WITH_TORCH=OFF -DSCHEDSIM_BUILD_PYTHON=OFF -DSCHEDSIM_BUILD_TESTS=ON "${launcher[@]}" >&2
 fi
-cmake -B "$build" -DSCHEDSIM_FUZZ_SECONDS="$seconds" >/dev/null
+# -Werror here (not at the first configure only), so that an older build-sanitize/
+# gets it too: CI fails on any compiler warning (CMakeLists.txt, SCHEDSIM_WERROR).
+cmake -B "$build" -DSCHEDSIM_FUZZ_SECONDS="$seconds" -DSCHEDSIM_WERROR=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" >&2
 cd "$build"
 # halt_on_error: the first report fails the test; detect_leaks: leaks are bugs too.

@@ -11,9 +11,11 @@ packages=(
   libgloo-dev                 # Gloo headers for LibTorch's c10d: distributed training (docs/rl_agents.md)
 )
 
+# One dpkg query for all of them ("name status" lines; unknown names print nothing).
+status=$'\n'"$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${packages[@]}" 2>/dev/null || true)"$'\n'
 missing=()
 for p in "${packages[@]}"; do
-  if [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)" != "installed" ]; then
+  if [[ $status != *$'\n'"$p installed"$'\n'* ]]; then
     missing+=("$p")
   fi
 done
@@ -27,25 +29,38 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-# Python side (the extension's tests and the gymnasium layer): from PyPI with the pip of
-# the python3 on PATH, only when something is missing. Use a virtual environment when
-# that python3 is the system's (Debian refuses pip installs into it); without these the
-# Python tests are not registered and everything else still builds and tests.
+# Python side, looked up in one interpreter start without importing anything (importing
+# pandas, gymnasium and matplotlib takes seconds): the groups below with a module missing.
+missing_python=""
 if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c "import numpy, gymnasium, pytest, pandas, pybind11, scikit_build_core" >/dev/null 2>&1; then
-    echo "schedsim setup: pip installing numpy gymnasium pytest pandas pybind11 scikit-build-core for $(command -v python3)" >&2
-    python3 -m pip install --quiet numpy gymnasium pytest pandas pybind11 scikit-build-core >&2 ||
-      echo "schedsim setup: pip install failed; the Python tests will be skipped (see docs/python.md)" >&2
-  fi
+  missing_python=$(python3 -c '
+import importlib.util
+groups = {
+    "tests": ["numpy", "gymnasium", "pytest", "pandas", "pybind11", "scikit_build_core"],
+    "report": ["matplotlib", "pandas"],
+    "ray": ["ray"],
+}
+print(" ".join(g for g, modules in groups.items()
+               if any(importlib.util.find_spec(m) is None for m in modules)))
+' || echo "tests report ray")
+fi
+# The extension's tests and the gymnasium layer: from PyPI with the pip of the python3 on
+# PATH. Use a virtual environment when that python3 is the system's (Debian refuses pip
+# installs into it); without these the Python tests are not registered and everything
+# else still builds and tests.
+if [[ " $missing_python " == *" tests "* ]]; then
+  echo "schedsim setup: pip installing numpy gymnasium pytest pandas pybind11 scikit-build-core for $(command -v python3)" >&2
+  python3 -m pip install --quiet numpy gymnasium pytest pandas pybind11 scikit-build-core >&2 ||
+    echo "schedsim setup: pip install failed; the Python tests will be skipped (see docs/python.md)" >&2
 fi
 # `schedsim report` draws with matplotlib and pandas from PyPI (never Debian python3-*).
-if command -v python3 >/dev/null && ! python3 -c "import matplotlib, pandas" 2>/dev/null; then
+if [[ " $missing_python " == *" report "* ]]; then
   echo "schedsim setup: pip install matplotlib pandas (for schedsim report)" >&2
   python3 -m pip install -q matplotlib pandas >&2 || echo "schedsim setup: warning: pip install matplotlib pandas failed; schedsim report will not work" >&2
 fi
 # `schedsim sweep --backend ray` and its test (ctest -L ray) use Ray from PyPI: about 16 s
 # and 240 MB to install, 40 s of test. Without it the test reports "skipped".
-if command -v python3 >/dev/null && ! python3 -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('ray') is None)" 2>/dev/null; then
+if [[ " $missing_python " == *" ray "* ]]; then
   echo "schedsim setup: pip install ray (for schedsim sweep --backend ray)" >&2
   python3 -m pip install -q ray >&2 || echo "schedsim setup: warning: pip install ray failed; the Ray sweep test will be skipped" >&2
 fi

@@ -175,7 +175,8 @@ class SnapshotArchive {
   }
   template <typename... T>
   void io_value(std::tuple<T...>& t) {
-    std::apply([this](auto&... x) { (io(x), ...); }, t);
+    // [&], not [this]: for an empty tuple, clang warns that the capture is unused.
+    std::apply([&](auto&... x) { (io(x), ...); }, t);
   }
   // Sets: elements in their (deterministic) order; loading inserts at the end. Saving
   // passes each element through io(), which only reads it.

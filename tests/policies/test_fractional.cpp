@@ -266,10 +266,8 @@ TEST_CASE("on a sample of the openb trace FGD places more GPU demand than first 
   REQUIRE(trace.jobs.size() >= 2000);
   const std::vector<JobSpec> pods(trace.jobs.begin(), trace.jobs.begin() + 2000);
   TaskMix mix;
-  double demand_milli = 0;
   for (const JobSpec& j : pods) {
     mix.add(j.num_gpus, j.gpu_milli);
-    demand_milli += static_cast<double>(j.device_milli());
   }
   for (int nodes : {32, 64}) {
   const ClusterSpec cluster({NodeGroup{nodes, "V100", 8}});

@@ -4,7 +4,7 @@ without the shared data folder, and no shared library outside the wheel and the 
 policy (docs/python.md#a-self-contained-wheel).
 
 Building the wheel takes minutes, so this test does not build it: SCHEDSIM_WHEEL names
-the wheel (scripts/test.sh builds one and sets it when SCHEDSIM_TEST_WHEEL=1); without it
+the wheel (scripts/test.sh builds one and sets it unless SCHEDSIM_TEST_WHEEL=0); without it
 every test here skips, with the reason.
 
 The venv uses --system-site-packages: numpy and gymnasium (pure Python or their own
@@ -56,7 +56,7 @@ def wheel():
     path = os.environ.get("SCHEDSIM_WHEEL", "")
     if not path:
         pytest.skip("SCHEDSIM_WHEEL is not set: build the wheel with scripts/build_wheel.sh and set it to the .whl "
-                    "(or run SCHEDSIM_TEST_WHEEL=1 scripts/test.sh)")
+                    "(scripts/test.sh builds it unless SCHEDSIM_TEST_WHEEL=0)")
     assert os.path.isfile(path), f"SCHEDSIM_WHEEL={path}: no such file"
     return pathlib.Path(path)
 
