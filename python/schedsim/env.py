@@ -524,6 +524,25 @@ def _env_id(scenario):
     return "schedsim/" + scenario.replace("_", "-") + "-v0"
 
 
+def env_scenarios():
+    """The shipped scenarios the environment can step: all but those with inference
+    services (a top-level `inference:` map), which the environment refuses (their
+    autoscaler is a policy decorator; evaluate an agent there with rl:PATH under
+    schedsim run/compare or schedsim.evaluate)."""
+    import re
+
+    from .config import scenarios
+
+    out = []
+    for scenario in scenarios():
+        if scenario != "default":
+            with open(scenario_path(scenario), encoding="utf-8") as f:
+                if re.search(r"^inference:", f.read(), re.M):
+                    continue
+        out.append(scenario)
+    return out
+
+
 def register_envs():
     """Registers schedsim/<scenario>-v0 with gymnasium for every shipped scenario
     (schedsim.scenarios(), "_" written "-": schedsim/placement-topology-v0, ...;
@@ -531,7 +550,7 @@ def register_envs():
     gymnasium.make is called."""
     from .config import scenarios
 
-    for scenario in scenarios():
+    for scenario in env_scenarios():
         env_id = _env_id(scenario)
         if env_id in gymnasium.registry:
             continue

@@ -161,7 +161,15 @@ def test_gymnasium_make_registered_scenarios():
     assert obs["candidates"].shape[0] == 8
 
 
-@pytest.mark.parametrize("scenario", schedsim.scenarios())
+def test_scenarios_with_inference_services_are_not_registered_and_make_says_why():
+    assert "geo_four_regions" in schedsim.scenarios()
+    assert "geo_four_regions" not in schedsim.env.env_scenarios()
+    assert "schedsim/geo-four-regions-v0" not in gymnasium.registry
+    with pytest.raises(schedsim.InputError, match=r"inference: the RL environment does not run inference services"):
+        schedsim.make(schedsim.scenario_path("geo_four_regions"))
+
+
+@pytest.mark.parametrize("scenario", schedsim.env.env_scenarios())
 def test_every_shipped_scenario_is_a_gymnasium_env(scenario):
     env_id = "schedsim/" + scenario.replace("_", "-") + "-v0"
     assert env_id in gymnasium.registry
