@@ -41,12 +41,7 @@ class GavelFifoAllocation : public Policy {
   void decide(const SchedulerView& view, ActionBatch& out) override {
     const ClusterSpec& spec = view.cluster();
     const int types = static_cast<int>(spec.device_types().size());
-    // Several datacenters: a job's devices lie in one it may run in, so the pools are per
-    // (datacenter, type), the home datacenter's first; one datacenter: per type, as Gavel.
-    const Geography* geo = view.geography() && view.geography()->num_sites() > 1 ? view.geography() : nullptr;
-    const int sites = geo ? geo->num_sites() : 1;
-    auto class_of_node = [&](int node) { return (geo ? geo->site_of_device(spec.node(node).first_device) * types : 0) + spec.node(node).type_index; };
-    std::vector<int> by_name(static_cast<std::size_t>(types)), capacity(static_cast<std::size_t>(types * sites), 0);
+    std::vector<int> by_name(static_cast<std::size_t>(types)), capacity(static_cast<std::size_t>(types), 0);
     std::iota(by_name.begin(), by_name.end(), 0);
     auto lower = [&](int t) {
       std::string s = spec.device_types()[static_cast<std::size_t>(t)];
@@ -54,45 +49,30 @@ class GavelFifoAllocation : public Policy {
       return s;
     };
     std::stable_sort(by_name.begin(), by_name.end(), [&](int a, int b) { return lower(a) < lower(b); });
-    for (int k = 0; k < spec.num_nodes(); ++k) capacity[static_cast<std::size_t>(class_of_node(k))] += spec.node(k).num_devices;
-    std::vector<std::vector<DeviceId>> free(static_cast<std::size_t>(types * sites));  // ascending ids
+    for (int k = 0; k < spec.num_nodes(); ++k) capacity[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
+    std::vector<std::vector<DeviceId>> free(static_cast<std::size_t>(types));  // ascending ids
     const ClusterState& state = view.cluster_state();
-    for (DeviceId d = state.next_free(0); d >= 0; d = state.next_free(d + 1)) free[static_cast<std::size_t>(class_of_node(spec.node_of(d)))].push_back(d);
-    std::vector<std::size_t> used(static_cast<std::size_t>(types * sites), 0);
+    for (DeviceId d = state.next_free(0); d >= 0; d = state.next_free(d + 1)) free[static_cast<std::size_t>(spec.node(spec.node_of(d)).type_index)].push_back(d);
+    std::vector<std::size_t> used(static_cast<std::size_t>(types), 0);
     std::vector<std::pair<std::uint64_t, JobSlot>> jobs;
     for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) jobs.emplace_back(view.job(s).arrival_seq, s);
     std::sort(jobs.begin(), jobs.end());
     const PhysicsModel* physics = view.physics();
     std::vector<DeviceId> devices;
-    std::vector<int> site_order;
     for (const auto& [seq, s] : jobs) {
       const JobSpec& js = view.job(s).spec;
-      site_order.clear();
-      if (geo) {
-        const int home = geo->home_site(js);
-        if (geo->allowed(js, home)) site_order.push_back(home);
-        for (int k = 0; k < sites; ++k)
-          if (k != home && geo->allowed(js, k)) site_order.push_back(k);
-      } else {
-        site_order.push_back(0);
-      }
       // Allocations are per type: a job larger than every type's devices never gets one.
-      bool fits_some = false;
-      for (int site : site_order)
-        for (int t = 0; t < types; ++t) fits_some = fits_some || capacity[static_cast<std::size_t>(site * types + t)] >= js.num_gpus;
-      if (!fits_some) continue;
+      if (std::none_of(capacity.begin(), capacity.end(), [&](int c) { return c >= js.num_gpus; })) continue;
       int best = -1, room = 0;
       double best_rate = -1.0;
-      for (int site : site_order) {
-        for (int t : by_name) {
-          const auto ci = static_cast<std::size_t>(site * types + t);
-          if (free[ci].size() - used[ci] < static_cast<std::size_t>(js.num_gpus)) continue;
-          ++room;
-          const double r = physics ? physics->estimated_rate(js, t, js.num_gpus) : 1.0;
-          if (r > best_rate) {
-            best_rate = r;
-            best = site * types + t;
-          }
+      for (int t : by_name) {
+        const auto ti = static_cast<std::size_t>(t);
+        if (free[ti].size() - used[ti] < static_cast<std::size_t>(js.num_gpus)) continue;
+        ++room;
+        const double r = physics ? physics->estimated_rate(js, t, js.num_gpus) : 1.0;
+        if (r > best_rate) {
+          best_rate = r;
+          best = t;
         }
       }
       if (room == 0) break;            // FIFO: the pass ends at the first job that does not fit
