@@ -216,6 +216,10 @@ class Simulator {
   void rollback(JobState& j, int checkpoints_back);
   void commit_checkpoint(JobState& j, const CheckpointMark& mark);
   void fail_job(JobSlot slot, Tick repair_at);
+  // A device held by an inference service failed or was taken back by its provider: the
+  // service loses it at once (so the world's meter counts one replica device fewer) and it
+  // becomes unusable.
+  void take_from_service(DeviceId d);
   void requeue_after_failure(JobSlot slot);
   double rate_factor(const JobState& j) const;
   // Market (sim/simulator_market.cpp).

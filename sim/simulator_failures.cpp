@@ -178,12 +178,7 @@ void Simulator::handle_unit_failure(const Event& e) {
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
     } else if (cluster_.owner(d) <= service_owner(0)) {  // a replica's device: the service loses it at once (the meter sees one fewer)
-      const std::int64_t service = cluster_.owner(d);
-      std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(-(service + 16))];
-      held.erase(std::remove(held.begin(), held.end(), d), held.end());
-      const DeviceId gone[] = {d};
-      cluster_.release(Span<DeviceId>(gone, 1), service);
-      cluster_.mark_failed(d);
+      take_from_service(d);
     }
   }
   for (JobSlot slot : hit_jobs_) fail_job(slot, repair_at);
@@ -200,6 +195,15 @@ void Simulator::handle_unit_repair(const Event& e) {
   }
   if (auto t = f.sample_time_to_failure_s(unit)) queue_.schedule(now_ + Tick::from_seconds(*t), kUnitFailure, unit);
   dirty_ = true;
+}
+
+void Simulator::take_from_service(DeviceId d) {
+  const std::int64_t service = cluster_.owner(d);
+  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(service_owner(0) - service)];
+  held.erase(std::remove(held.begin(), held.end(), d), held.end());
+  const DeviceId gone[] = {d};
+  cluster_.release(Span<DeviceId>(gone, 1), service);
+  cluster_.mark_failed(d);
 }
 
 void Simulator::fail_job(JobSlot slot, Tick repair_at) {

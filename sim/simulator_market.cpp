@@ -73,12 +73,7 @@ void Simulator::set_spot_available(SpotOffer& s, int available) {
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
     } else if (cluster_.owner(d) <= service_owner(0)) {  // a replica's device: the service loses it at once (the meter sees one fewer)
-      const std::int64_t service = cluster_.owner(d);
-      std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(-(service + 16))];
-      held.erase(std::remove(held.begin(), held.end(), d), held.end());
-      const DeviceId gone[] = {d};
-      cluster_.release(Span<DeviceId>(gone, 1), service);
-      cluster_.mark_failed(d);
+      take_from_service(d);
     }
   }
   for (int pos = s.available; pos < available; ++pos) {  // returned

@@ -118,6 +118,22 @@ inline int wait_process(pid_t pid) {
 // ../shared/data beside the checkout (or $SCHEDSIM_DATA, the setting configs use; the
 // older $SCHEDSIM_SHARED_DATA still works); "" when absent, in which case tests that need
 // it report a skip with the reason.
+// allocations.csv (RunOptions::timeline) as (job id, devices) per placement segment, in
+// file order.
+inline std::vector<std::pair<std::string, std::vector<int>>> read_allocations(const std::string& path) {
+  std::istringstream rows(read_file(path));
+  std::string line;
+  std::getline(rows, line);  // job_id,start_s,end_s,devices
+  std::vector<std::pair<std::string, std::vector<int>>> out;
+  while (std::getline(rows, line)) {
+    std::istringstream devices(line.substr(line.rfind(',') + 1));
+    std::vector<int> d;
+    for (int x; devices >> x;) d.push_back(x);
+    out.emplace_back(line.substr(0, line.find(',')), std::move(d));
+  }
+  return out;
+}
+
 inline std::string shared_data_dir() {
   if (const char* env = std::getenv("SCHEDSIM_DATA")) return std::filesystem::is_directory(env) ? env : "";
   if (const char* env = std::getenv("SCHEDSIM_SHARED_DATA")) return std::filesystem::is_directory(env) ? env : "";

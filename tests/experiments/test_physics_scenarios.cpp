@@ -213,18 +213,13 @@ policy: )" + policy + "\n";
     options.timeline = true;
     const RunResult r = run_scenario(s, reg, options);
     CHECK(r.summary.jobs_completed == 3);
-    std::istringstream rows(read_file(dir.path("out/allocations.csv")));
-    std::string line;
-    std::getline(rows, line);
     bool seen = false;
-    while (std::getline(rows, line)) {
-      if (line.rfind("big,", 0) != 0) continue;
+    for (const auto& [job, devices] : schedsim::test::read_allocations(dir.path("out/allocations.csv"))) {
+      if (job != "big") continue;
       seen = true;
-      std::istringstream devices(line.substr(line.rfind(',') + 1));
       std::set<int> types;
-      int count = 0;
-      for (int d; devices >> d; ++count) types.insert(d / 8);
-      CHECK(count == 12);
+      for (int d : devices) types.insert(d / 8);
+      CHECK(devices.size() == 12);
       CHECK(types == std::set<int>{0, 1});  // H100 and MyGPU, never TinyGPU
     }
     CHECK(seen);

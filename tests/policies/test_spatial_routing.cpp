@@ -191,13 +191,10 @@ policy: )" + policy + "\n";
     options.timeline = true;
     const RunResult r = run_scenario(s, reg, options);
     CHECK(r.summary.jobs_completed == 3);
-    std::istringstream rows(read_file(dir.path("out/allocations.csv")));
-    std::string line;
-    std::getline(rows, line);
-    std::map<std::string, std::string> devices;
-    while (std::getline(rows, line)) devices[line.substr(0, line.find(','))] = line.substr(line.rfind(',') + 1);
-    CHECK(devices["a"] == "0 1 2 3 4 5");
-    CHECK(devices["b"] == "8 9 10 11");
-    CHECK(devices["c"] == "12 13");
+    std::map<std::string, std::vector<int>> devices;
+    for (const auto& [job, d] : schedsim::test::read_allocations(dir.path("out/allocations.csv"))) devices[job] = d;
+    CHECK(devices["a"] == std::vector<int>{0, 1, 2, 3, 4, 5});
+    CHECK(devices["b"] == std::vector<int>{8, 9, 10, 11});
+    CHECK(devices["c"] == std::vector<int>{12, 13});
   }
 }
