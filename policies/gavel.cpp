@@ -563,10 +563,8 @@ class GavelPolicy : public Policy {
   // Several datacenters: the job's devices lie in one it may run in, its home first.
   bool take(const ClusterSpec& spec, const JobSpec& job, int t) {
     if (!geo_) return take(spec, job.num_gpus, t, -1);
-    const int home = geo_->home_site(job);
-    if (geo_->allowed(job, home) && take(spec, job.num_gpus, t, home)) return true;
-    for (int site = 0; site < geo_->num_sites(); ++site) {
-      if (site != home && geo_->allowed(job, site) && take(spec, job.num_gpus, t, site)) return true;
+    for (int site : geo_->placement_order(job)) {
+      if (take(spec, job.num_gpus, t, site)) return true;
     }
     return false;
   }

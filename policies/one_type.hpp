@@ -59,12 +59,7 @@ inline bool first_fit_then_of_type(FreeDevices& free, const ClusterSpec& spec, i
 inline std::vector<int> placement_sites(const SchedulerView& view, const JobSpec& job) {
   const Geography* geo = view.geography();
   if (!geo || geo->num_sites() <= 1) return {-1};
-  std::vector<int> out;
-  const int home = geo->home_site(job);
-  if (geo->allowed(job, home)) out.push_back(home);
-  for (int s = 0; s < geo->num_sites(); ++s)
-    if (s != home && geo->allowed(job, s)) out.push_back(s);
-  return out;
+  return geo->placement_order(job);
 }
 
 // The devices of type `type` (-1 = any) in datacenter `site` (-1 = any), ascending.

@@ -262,10 +262,7 @@ bool QueuePolicy::place_in_one_datacenter(const SchedulerView& view, const JobSp
   }
   std::stable_sort(order.begin(), order.end());
   const bool one_type = physics && !physics->allows_mixed_types() && types > 1;
-  const int home = geo.home_site(job);
-  for (int i = -1; i < geo.num_sites(); ++i) {
-    const int s = i < 0 ? home : i;
-    if ((i >= 0 && s == home) || !geo.allowed(job, s)) continue;
+  for (int s : geo.placement_order(job)) {
     const Datacenter& site = geo.site(s);
     // One type at a time under forbid; all usable types together otherwise.
     for (std::size_t k = 0; k < (one_type ? order.size() : 1); ++k) {

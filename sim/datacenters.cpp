@@ -73,6 +73,15 @@ int Geography::home_site(const JobSpec& job) const {
   return std::min(static_cast<int>(it - cumulative_weight_.begin()), num_sites() - 1);
 }
 
+std::vector<int> Geography::placement_order(const JobSpec& job) const {
+  std::vector<int> out;
+  const int home = home_site(job);
+  if (allowed(job, home)) out.push_back(home);
+  for (int s = 0; s < num_sites(); ++s)
+    if (s != home && allowed(job, s)) out.push_back(s);
+  return out;
+}
+
 bool Geography::allowed(const JobSpec& job, int s) const {
   if (!job.allowed_regions.empty()) {
     for (const std::string& r : job.allowed_regions) {

@@ -70,6 +70,9 @@ class Geography {
   // job when it names a region that is not a datacenter of the scenario.
   int home_site(const JobSpec& job) const;
   bool allowed(const JobSpec& job, int s) const;
+  // The datacenters a placement tries for `job`: its home first (when allowed), then the
+  // others it may run in, in order.
+  std::vector<int> placement_order(const JobSpec& job) const;
   // Why `job` may not run on `devices` (spans datacenters, or a region it is not allowed
   // in), or "".
   std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const;

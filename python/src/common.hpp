@@ -42,7 +42,8 @@ void bind_policy_bridge(py::module_& m);
 void bind_simulate(py::module_& m);
 void bind_env(py::module_& m);
 void bind_advise(py::module_& m);
-// schedsim.evaluate/compare (evaluate.cpp; a stub without the RL environment).
+// schedsim.evaluate/compare (evaluate.cpp; without the RL environment no_env.cpp binds
+// nothing, and schedsim.HAS_ENV is False).
 void bind_evaluate(py::module_& m);
 
 }  // namespace schedsim::python

@@ -270,10 +270,7 @@ int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Ca
 }
 
 bool CandidateBuilder::first_fit_in_one_datacenter(const Geography& geo, const JobSpec& job, std::vector<DeviceId>& out) {
-  const int home = geo.home_site(job);
-  for (int i = -1; i < geo.num_sites(); ++i) {
-    const int s = i < 0 ? home : i;
-    if ((i >= 0 && s == home) || !geo.allowed(job, s)) continue;
+  for (int s : geo.placement_order(job)) {
     const Datacenter& site = geo.site(s);
     site_scratch_.clear();
     for (DeviceId d = site.first_device; d < site.first_device + site.num_devices; ++d) site_scratch_.push_back(d);

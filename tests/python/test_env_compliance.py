@@ -10,7 +10,7 @@ import schedsim
 
 gymnasium = pytest.importorskip("gymnasium", reason="gymnasium is not installed (pip install gymnasium; scripts/setup.sh installs it)")
 if not schedsim.HAS_ENV:
-    pytest.skip("the extension was built without rl/env", allow_module_level=True)
+    pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test", allow_module_level=True)
 
 from test_env import SMALL  # noqa: E402
 

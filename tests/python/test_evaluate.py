@@ -14,7 +14,7 @@ import schedsim
 from schedsim import _schedsim
 
 if not schedsim.HAS_ENV:
-    pytest.skip("the extension is built without the RL environment (rl/env)", allow_module_level=True)
+    pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test", allow_module_level=True)
 
 # The default scenario (one GPU type, no signals), shortened so that each run takes ~0.1 s.
 SMALL = ["workload.synthetic.num_jobs=300"]

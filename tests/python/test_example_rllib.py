@@ -16,12 +16,12 @@ GOLDEN = str(pathlib.Path(__file__).resolve().parents[1] / "golden" / "scenario.
 
 def test_rllib_ppo_two_iterations():
     if not schedsim.HAS_ENV:
-        pytest.skip("the extension is built without the RL environment (rl/env)")
+        pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test")
     try:
         import ray.rllib  # noqa: F401
         import torch  # noqa: F401
     except ImportError as e:  # e.g. ray without its rllib extra: No module named 'tree'
-        pytest.skip(f"RLlib cannot be imported ({e}); pip install 'ray[rllib]' torch")
+        pytest.skip(f"RLlib cannot be imported ({e}): scripts/setup.sh installs the modules it needs (docs/python.md, Examples)")
     env = dict(os.environ, OMP_NUM_THREADS="1", RAY_AUTH_MODE="disabled")
     r = subprocess.run([sys.executable, str(EXAMPLES / "rllib_ppo.py"), "--scenario", GOLDEN, "--iterations", "2", "--batch", "256"],
                        capture_output=True, text=True, env=env, timeout=600)

@@ -16,7 +16,7 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "python" / "examples"
 GOLDEN = str(pathlib.Path(__file__).resolve().parents[1] / "golden" / "scenario.yaml")
 
 if not schedsim.HAS_ENV:
-    pytest.skip("the extension is built without the RL environment (rl/env)", allow_module_level=True)
+    pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test", allow_module_level=True)
 
 
 def need(*modules):

@@ -40,7 +40,7 @@ def test_vector_env_step_releases_the_gil():
     if not schedsim.HAS_ENV:
         import pytest
 
-        pytest.skip("the extension was built without rl/env")
+        pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test")
     import numpy as np
 
     # Many environments make one step call long (tens of ms); its work is all C++.

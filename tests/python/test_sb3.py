@@ -5,7 +5,7 @@ import pytest
 import schedsim
 
 if not schedsim.HAS_ENV:
-    pytest.skip("the extension was built without rl/env", allow_module_level=True)
+    pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test", allow_module_level=True)
 pytest.importorskip("stable_baselines3", reason="stable-baselines3 is not installed (pip install stable-baselines3)")
 
 import schedsim.sb3  # noqa: E402

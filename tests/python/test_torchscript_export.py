@@ -14,7 +14,7 @@ import schedsim
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (pip install torch): the TorchScript export is checked where it is")
 if not schedsim.HAS_ENV:
-    pytest.skip("the extension was built without rl/env", allow_module_level=True)
+    pytest.skip("this _schedsim extension has no RL environment (schedsim.HAS_ENV is False: built without rl/env), so there is no env to test", allow_module_level=True)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCENARIO = str(ROOT / "experiments" / "configs" / "rl_train.yaml")
