@@ -733,7 +733,13 @@ bool Simulator::advance() {
     }
     ++stats_.events;
     const bool instant_over = queue_.empty() || queue_.next_time() != now_;
-    if (instant_over && dirty_) {
+    // The last instant, with jobs still pending, is a decision point even when nothing in
+    // it changed: a policy or an agent that waited at the previous one (expecting the
+    // event that just passed to help) gets its last chance before the run ends. Runs that
+    // finish never reach this with jobs pending, so their outputs do not change.
+    // (No loop: resuming from that pause finds the queue empty unless the decision acted.)
+    const bool last_chance = queue_.empty() && num_pending_ > 0;
+    if (instant_over && (dirty_ || last_chance)) {
       dirty_ = false;
       paused_ = true;
       ++stats_.decision_points;

@@ -918,6 +918,39 @@ TEST_CASE("The default RL scenario loads and an episode runs", "[rl][env]") {
   CHECK(env.episode_steps() <= 4000);
 }
 
+// Issue 27: uniformly random episodes of market_two_clouds (seeds 5-14) ended with "the
+// simulation ended with N jobs left in the system": an agent waited while a spot change
+// was still queued, the spot process stopped at it (no job coming, none running) without
+// a decision point, and the run ran out of events with jobs pending. The kernel now makes
+// that last instant a decision point, where wait is illegal.
+TEST_CASE("An agent that waits whenever it may still finishes every job of market_two_clouds", "[rl][env][market]") {
+  const PolicyRegistry registry = builtin_policies();
+  auto sc = std::make_shared<const ScenarioConfig>(load_scenario(SCHEDSIM_SOURCE_DIR "/experiments/configs/market_two_clouds.yaml", {}, std::nullopt, registry));
+  SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
+  Obs obs(env.shape());
+  const int wait = env.shape().num_candidates;
+  for (const std::uint64_t seed : {5, 6}) {
+    env.reset(seed);
+    int forced = 0;  // decisions where wait was masked (the agent had to start a job)
+    while (!env.done()) {
+      obs.read(env);
+      if (obs.mask[static_cast<std::size_t>(wait)]) {
+        env.step(wait);
+      } else {
+        ++forced;
+        const auto first = std::find(obs.mask.begin(), obs.mask.end(), std::uint8_t{1});
+        env.step(static_cast<int>(first - obs.mask.begin()));
+      }
+    }
+    CHECK(env.simulator().num_pending() == 0);
+    CHECK(env.simulator().num_running() == 0);
+    CHECK(env.jobs_completed() == 200u);
+    // It waits while anything can still happen, so every job starts at a decision where
+    // wait is masked: before the fix the first such decision never came.
+    CHECK(forced == 200);
+  }
+}
+
 }  // namespace schedsim::rl
 
 namespace schedsim::rl {
