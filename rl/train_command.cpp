@@ -109,10 +109,22 @@ void progress_bar(std::FILE* out, bool terminal, std::int64_t step, std::int64_t
 TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   const TrainConfig config = TrainConfig::parse(ConfigNode(scenario_in.train_yaml, scenario_in.source, "train"));
-  auto scenario = std::make_shared<const ScenarioConfig>(scenario_in);
+  // A windowed trace (workload.trace.windows): training episodes replay training windows
+  // and evaluations (checkpoint selection) validation windows, whatever `use` says; the
+  // test windows are left for `schedsim run`/`compare`. Both copies share the trace read.
+  auto with_split = [&](WindowSplit split) {
+    ScenarioConfig s = scenario_in;
+    if (s.workload.trace && s.workload.trace->windows) s.workload.trace->windows->use = split;
+    return std::make_shared<const ScenarioConfig>(std::move(s));
+  };
+  auto scenario = with_split(WindowSplit::kTrain);
+  auto eval_scenario = with_split(WindowSplit::kValidation);
   const EnvConfig env_config = EnvConfig::from_scenario(*scenario);
   BatchEnvFactory make_env = [scenario, env_config, threads = config.env_threads](int n) {
     return make_vector_batch_env(scenario, env_config, n, threads);
+  };
+  BatchEnvFactory make_eval_env = [eval_scenario, env_config, threads = config.env_threads](int n) {
+    return make_vector_batch_env(eval_scenario, env_config, n, threads);
   };
 
   namespace fs = std::filesystem;
@@ -151,9 +163,10 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   double last_line_s = -std::numeric_limits<double>::infinity();
   const std::string best = (out / "best.pt").string();
   TrainOutcome outcome;
-  // A trace workload replays the same jobs whatever the seed: its evaluation episodes are
-  // the training episodes again, and the log says so instead of "held out".
-  outcome.eval_held_out = !scenario->workload.trace.has_value();
+  // A whole trace replays the same jobs whatever the seed: its evaluation episodes are the
+  // training episodes again, and the log says so instead of "held out". Trace windows
+  // evaluate on validation windows, which training never replays.
+  outcome.eval_held_out = !scenario->workload.trace.has_value() || scenario->workload.trace->windows.has_value();
   // Resumed: the best so far is the best evaluation row of the kept learning curve, so
   // best.pt is replaced only by a better one (a resumed run of an older version without
   // best.pt starts afresh).
@@ -175,7 +188,7 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
   while (!learner.finished()) {
     CurveRow row{learner.update()};
     if (learner.steps() >= next_eval || learner.finished()) {
-      row.eval_mean_jct_s = learner.evaluate(make_env, config.eval_seed_start, config.eval_episodes).mean_jct_s;
+      row.eval_mean_jct_s = learner.evaluate(make_eval_env, config.eval_seed_start, config.eval_episodes).mean_jct_s;
       last_eval = row.eval_mean_jct_s;
       outcome.eval_mean_jct_s = last_eval;
       if (std::isfinite(last_eval) && (!outcome.best_eval_mean_jct_s || last_eval < *outcome.best_eval_mean_jct_s)) {

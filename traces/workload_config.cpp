@@ -20,7 +20,7 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node, const TraceModelAss
       tc.resolved_path = t->as_path();
       w.trace = tc;
     } else {
-      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping", "job_table", "models"});
+      t->expect_map({"path", "format", "on_bad_row", "sort_memory_jobs", "throughputs", "reference_device", "mapping", "job_table", "models", "windows"});
       const ConfigNode path = t->child("path");
       TraceConfig tc;
       tc.path = path.as_string();
@@ -68,6 +68,11 @@ WorkloadConfig WorkloadConfig::parse(const ConfigNode& node, const TraceModelAss
         }
       }
       if (auto m = t->maybe_child("models")) tc.models = TraceModelAssignment::parse(*m, resolve_profile);
+      if (auto win = t->maybe_child("windows")) {
+        tc.windows = TraceWindowConfig::parse(*win);
+        tc.windows_where = win->where();
+        tc.window_cache = std::make_shared<TraceWindowCache>();
+      }
       w.trace = tc;
     }
   }
@@ -93,6 +98,7 @@ YAML::Node WorkloadConfig::to_yaml() const {
     if (trace->options.mapping) t["mapping"] = trace->options.mapping->to_yaml();
     if (!trace->job_table.empty()) t["job_table"] = trace->job_table;
     if (trace->models) t["models"] = trace->models->to_yaml();
+    if (trace->windows) t["windows"] = trace->windows->to_yaml();
     n["trace"] = t;
   }
   if (synthetic) n["synthetic"] = synthetic->to_yaml();
@@ -106,9 +112,38 @@ std::unique_ptr<JobSource> WorkloadConfig::make_source(std::uint64_t seed, std::
     TraceOptions options = trace->options;
     if (poll_interrupt) options.poll_interrupt = poll_interrupt;
     options.model_seed = seed;  // the run's seed draws the trace.models shares
+    if (trace->windows) return make_window_source(seed, options, warnings);
     return std::make_unique<TraceJobSource>(trace->resolved_path, trace->format, options, warnings);
   }
   return std::make_unique<SyntheticJobSource>(*synthetic, seed);
+}
+
+std::unique_ptr<JobSource> WorkloadConfig::make_window_source(std::uint64_t seed, const TraceOptions& options, std::vector<std::string>& warnings) const {
+  const TraceWindows& windows = trace->window_cache->get([&] {
+    // Read once, without the models (they are drawn per run, from each run's seed).
+    TraceOptions read_options = options;
+    read_options.models = nullptr;
+    std::vector<std::string> read_warnings;
+    TraceJobSource source(trace->resolved_path, trace->format, read_options, read_warnings);
+    std::vector<JobSpec> jobs;
+    jobs.reserve(static_cast<std::size_t>(source.expected_jobs()));
+    JobSpec j;
+    while (source.next(j)) jobs.push_back(j);
+    return std::make_unique<TraceWindows>(std::move(jobs), *trace->windows, trace->windows_where, std::move(read_warnings));
+  });
+  warnings.insert(warnings.end(), windows.read_warnings().begin(), windows.read_warnings().end());
+  const WindowSplit split = trace->windows->use;
+  const int window = windows.window_for(split, seed);
+  std::vector<JobSpec> jobs = windows.jobs_of(window, seed);
+  if (options.models) {
+    TraceModels::Tally tally;
+    for (JobSpec& job : jobs) tally.add(options.models->apply(job, seed, trace->path));
+    if (auto w = options.models->warning(tally, trace->path)) warnings.push_back(*w);
+  }
+  return std::make_unique<WindowJobSource>(std::move(jobs), trace->path + " (" + to_string(split) + " window " + std::to_string(window) + " of " +
+                                                                std::to_string(windows.num_windows(WindowSplit::kTrain) + windows.num_windows(WindowSplit::kValidation) +
+                                                                               windows.num_windows(WindowSplit::kTest)) +
+                                                                ")");
 }
 
 }  // namespace schedsim

@@ -16,6 +16,7 @@
 #include "traces/synthetic.hpp"
 #include "traces/trace_models.hpp"
 #include "traces/trace_reader.hpp"
+#include "traces/trace_windows.hpp"
 
 namespace schedsim {
 
@@ -31,6 +32,12 @@ struct TraceConfig {
   // `models:`: profiles for the trace's jobs (traces/trace_models.hpp). The scenario turns
   // it, with its catalogue and physics setting, into options.models.
   std::optional<TraceModelAssignment> models;
+  // `windows:`: each run replays one window of the trace (traces/trace_windows.hpp);
+  // `windows_where` names the key in messages. The trace is read once per scenario, on
+  // the first run, into `window_cache` (shared by copies of this config).
+  std::optional<TraceWindowConfig> windows;
+  std::string windows_where;
+  std::shared_ptr<TraceWindowCache> window_cache;
 };
 
 struct WorkloadConfig {
@@ -47,6 +54,10 @@ struct WorkloadConfig {
   // throw to stop it (TraceOptions::poll_interrupt).
   std::unique_ptr<JobSource> make_source(std::uint64_t seed, std::vector<std::string>& warnings,
                                          const std::function<void(const std::string&)>& poll_interrupt = {}) const;
+
+ private:
+  // trace->windows: the run's window of the trace (read once into trace->window_cache).
+  std::unique_ptr<JobSource> make_window_source(std::uint64_t seed, const TraceOptions& options, std::vector<std::string>& warnings) const;
 };
 
 }  // namespace schedsim

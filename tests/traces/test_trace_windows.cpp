@@ -1,0 +1,129 @@
+// workload.trace.windows: a trace cut into train / validation / test windows, one window
+// per run drawn from the run's seed (issue 25).
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "sim/config_node.hpp"
+#include "sim/error.hpp"
+#include "test_support.hpp"
+#include "traces/trace_windows.hpp"
+#include "traces/workload_config.hpp"
+
+namespace schedsim {
+namespace {
+
+using test::TempDir;
+
+// 100 jobs, one every 10 s (job k at 10k s), job k runs k+1 s on 1 GPU.
+std::string hundred_jobs() {
+  std::ostringstream t;
+  t << "job_id,submit_time_s,num_gpus,duration_s\n";
+  for (int k = 0; k < 100; ++k) t << "j" << k << "," << 10 * k << ",1," << k + 1 << "\n";
+  return t.str();
+}
+
+WorkloadConfig parse(TempDir& dir, const std::string& windows) {
+  dir.write("jobs.csv", hundred_jobs());
+  const std::string path = dir.write("w.yaml", "workload: {trace: {path: jobs.csv, windows: " + windows + "}}\n");
+  return WorkloadConfig::parse(ConfigNode::load_file(path).child("workload"));
+}
+
+std::vector<JobSpec> run_jobs(const WorkloadConfig& w, std::uint64_t seed) {
+  std::vector<std::string> warnings;
+  auto source = w.make_source(seed, warnings);
+  std::vector<JobSpec> out;
+  JobSpec j;
+  while (source->next(j)) out.push_back(j);
+  return out;
+}
+
+int first_index(const std::vector<JobSpec>& jobs) { return std::stoi(jobs.front().id.substr(1)); }
+
+}  // namespace
+
+TEST_CASE("Trace windows: 10 windows of 10 jobs split 6/2/2 in trace order; a run replays one, rebased to t=0", "[traces][windows]") {
+  TempDir dir;
+  WorkloadConfig w = parse(dir, "{jobs: 10}");  // defaults: train 0.6, validation 0.2, use test
+  std::set<int> test_windows;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const std::vector<JobSpec> jobs = run_jobs(w, seed);
+    REQUIRE(jobs.size() == 10u);
+    const int first = first_index(jobs);
+    CHECK(first % 10 == 0);
+    test_windows.insert(first / 10);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      CHECK(jobs[i].id == "j" + std::to_string(first + static_cast<int>(i)));
+      CHECK(jobs[i].submit.seconds() == 10.0 * static_cast<double>(i));  // rebased, load scale 1, no shift
+      CHECK(jobs[i].duration_s == first + static_cast<double>(i) + 1.0);
+    }
+  }
+  CHECK(test_windows == std::set<int>{8, 9});  // the last two windows; training never sees them
+
+  w.trace->windows->use = WindowSplit::kTrain;
+  std::set<int> train_windows;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) train_windows.insert(first_index(run_jobs(w, seed)) / 10);
+  CHECK(train_windows == std::set<int>{0, 1, 2, 3, 4, 5});
+  w.trace->windows->use = WindowSplit::kValidation;
+  std::set<int> validation_windows;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) validation_windows.insert(first_index(run_jobs(w, seed)) / 10);
+  CHECK(validation_windows == std::set<int>{6, 7});
+
+  // The same seed gives the same window; the trace is read once and shared by copies.
+  const WorkloadConfig copy = w;
+  CHECK(first_index(run_jobs(copy, 7)) == first_index(run_jobs(w, 7)));
+  CHECK(copy.trace->window_cache == w.trace->window_cache);
+}
+
+TEST_CASE("Trace windows: load scale divides the inter-arrival times, time shift offsets them, within the ranges", "[traces][windows]") {
+  TempDir dir;
+  const WorkloadConfig w = parse(dir, "{jobs: 10, split: {train: 0.5, validation: 0.0}, use: train, load_scale: [2, 4], time_shift_s: 3600}");
+  std::set<double> scales;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const std::vector<JobSpec> jobs = run_jobs(w, seed);
+    CHECK(first_index(jobs) < 50);  // train: the first 5 of 10 windows
+    const double shift_s = jobs[0].submit.seconds();
+    CHECK(shift_s >= 0.0);
+    CHECK(shift_s <= 3600.0);
+    const double gap_s = jobs[9].submit.seconds() - shift_s;  // 90 s in the trace
+    const double scale = 90.0 / gap_s;
+    CHECK(scale >= 2.0 - 1e-6);
+    CHECK(scale <= 4.0 + 1e-6);
+    scales.insert(scale);
+    for (std::size_t i = 1; i < jobs.size(); ++i) CHECK(jobs[i].submit >= jobs[i - 1].submit);
+  }
+  CHECK(scales.size() > 10u);  // drawn per seed
+  // The resolved config writes what was read.
+  const YAML::Node y = w.to_yaml()["trace"]["windows"];
+  CHECK(y["jobs"].as<int>() == 10);
+  CHECK(y["use"].as<std::string>() == "train");
+  CHECK(y["load_scale"][1].as<double>() == 4.0);
+  CHECK(y["time_shift_s"].as<double>() == 3600.0);
+}
+
+TEST_CASE("Trace windows: bad keys and splits without a window are refused with the numbers", "[traces][windows][errors]") {
+  TempDir dir;
+  CHECK_THROWS_WITH(parse(dir, "{size: 10}"), Catch::Contains("workload.trace.windows") && Catch::Contains("size"));
+  CHECK_THROWS_WITH(parse(dir, "{split: {train: 0.5}}"), Catch::Contains("needs 'jobs': the number of jobs per window"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, split: {train: 0.8, validation: 0.3}}"), Catch::Contains("train + validation must be at most 1"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, load_scale: [3, 2]}"), Catch::Contains("the range [min, max] needs min <= max"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, use: holdout}"), Catch::Contains("holdout"));
+  // 100 jobs in windows of 40: 2 windows; 0.6 of them trains (1), 0.2 validates (0).
+  const WorkloadConfig w = parse(dir, "{jobs: 40}");
+  CHECK_THROWS_WITH(run_jobs(w, 1), Catch::Contains("workload.trace.windows: the validation split (share 0.2) gets no whole window: the trace has 100 jobs, "
+                                                    "2 windows of 40 jobs (train 1, validation 0, test 1)"));
+}
+
+TEST_CASE("Trace windows: runs built in parallel read the trace once and agree with serial runs", "[traces][windows]") {
+  TempDir dir;
+  const WorkloadConfig w = parse(dir, "{jobs: 10, split: {train: 1.0, validation: 0.0}, use: train}");
+  std::vector<int> parallel(8, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) threads.emplace_back([&, t] { parallel[static_cast<std::size_t>(t)] = first_index(run_jobs(w, static_cast<std::uint64_t>(t + 1))); });
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 8; ++t) CHECK(parallel[static_cast<std::size_t>(t)] == first_index(run_jobs(w, static_cast<std::uint64_t>(t + 1))));
+}
+
+}  // namespace schedsim
