@@ -6,6 +6,8 @@
 #include <cmath>
 #include <map>
 
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_policy.hpp"
 #include "policies/registry.hpp"
@@ -292,5 +294,35 @@ TEST_CASE("topology_tree placement works under every queue policy and follows th
     CHECK(placed.at("A") == std::vector<DeviceId>{0, 1, 2});
     CHECK(placed.at("B") == std::vector<DeviceId>{3});
     CHECK(placed.at("C") == std::vector<DeviceId>{4, 5, 6, 7});
+  }
+}
+
+TEST_CASE("topology_tree placement reads racks and pods from the scenario's topology", "[policies][slurm][placement][physics]") {
+  // 8 nodes of 4 H100s, racks of 2 nodes. a (4) takes node 0 (best fit among equals); b
+  // (6) the best-fit rack that holds it, rack 1 (rack 0 has 4 left): node 2 whole, then 2
+  // on node 3. c (10) fits no rack (free 4, 2, 8, 8). With pods of 2 racks (free 6, 16)
+  // pod 1 holds it: rack 2 whole, then 2 on node 6 of rack 3. With one pod of all four
+  // racks the top switch's best fit takes rack 2, then the 2 left on rack 1 (exactly 2
+  // free), node 3.
+  schedsim::test::TempDir dir;
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,4,1000\nb,1,6,1000\nc,2,10,1000\n");
+  const PolicyRegistry reg = builtin_policies();
+  for (const int racks_per_pod : {2, 4}) {
+    INFO("racks_per_pod " << racks_per_pod);
+    const std::string config = dir.write("run.yaml",
+        "cluster:\n  nodes: [{count: 8, type: H100-SXM, devices_per_node: 4}]\n"
+        "  topology: {nodes_per_rack: 2, racks_per_pod: " + std::to_string(racks_per_pod) + "}\n"
+        "workload: {trace: {path: jobs.csv, format: schedsim}}\nphysics: {}\ninformation: oracle\npolicy: {name: slurm}\n");
+    const ScenarioConfig scenario = load_scenario(config, {}, std::nullopt, reg);
+    RunOptions options{dir.path("out" + std::to_string(racks_per_pod))};
+    options.timeline = true;
+    run_scenario(scenario, reg, options);
+    const auto placed = schedsim::test::read_allocations(dir.path("out" + std::to_string(racks_per_pod) + "/allocations.csv"));
+    REQUIRE(placed.size() == 3);
+    CHECK(placed[0] == std::pair<std::string, std::vector<int>>{"a", {0, 1, 2, 3}});
+    CHECK(placed[1] == std::pair<std::string, std::vector<int>>{"b", {8, 9, 10, 11, 12, 13}});
+    const std::vector<int> c = racks_per_pod == 2 ? std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 24, 25}
+                                                  : std::vector<int>{16, 17, 18, 19, 20, 21, 22, 23, 14, 15};
+    CHECK(placed[2] == std::pair<std::string, std::vector<int>>{"c", c});
   }
 }
