@@ -54,36 +54,58 @@ void SlurmPriorityOrder::advance(double now_s) {
   last_s_ = now_s;
 }
 
-SlurmPriorityFactors SlurmPriorityOrder::factors(const SchedulerView& view, JobSlot job) const {
-  const JobSpec& spec = view.job(job).spec;
-  const double now_s = view.now().seconds();
-  SlurmPriorityFactors f;
-  f.age = std::min(std::max(now_s - spec.submit.seconds(), 0.0) / options_.max_age_s, 1.0);
+void SlurmPriorityOrder::fairshare_at(double now_s, std::vector<double>& out) const {
   // Classic fair share, every account a child of the root: U = the account's usage over
   // everyone's, S = its shares over all accounts' shares.
-  const auto a = static_cast<std::size_t>(ids_.at(account(spec)));
+  out.resize(usage_.size());
   double total = 0;
-  for (std::size_t i = 0; i < usage_.size(); ++i) total += usage_at(i, now_s);
-  const double u = total > 0 ? usage_at(a, now_s) / total : 0.0;
-  const double s = raw_shares_[a] / shares_total_;
-  f.fairshare = std::exp2(-u / s);
-  // Relative to the cluster's devices: a job asking for all of them gets 1 (favouring
-  // large), a one-device job gets 1 (favouring small).
-  const double devices = view.cluster().num_devices();
-  const double n = std::min<double>(spec.num_gpus, devices);
-  f.jobsize = options_.favor_small ? (devices - n + 1.0) / devices : n / devices;
+  for (std::size_t i = 0; i < usage_.size(); ++i) total += (out[i] = usage_at(i, now_s));
+  for (std::size_t i = 0; i < usage_.size(); ++i) {
+    const double u = total > 0 ? out[i] / total : 0.0;
+    out[i] = std::exp2(-u / (raw_shares_[i] / shares_total_));
+  }
+}
+
+void SlurmPriorityOrder::on_decision(const SchedulerView& view) {
+  advance(view.now().seconds());
+  fairshare_at(last_s_, fairshare_);
+  fairshare_s_ = last_s_;
+}
+
+SlurmPriorityFactors SlurmPriorityOrder::compute(const JobTerms& t, double now_s) const {
+  SlurmPriorityFactors f;
+  f.age = std::min(std::max(now_s - t.submit_s, 0.0) / options_.max_age_s, 1.0);
+  const auto a = static_cast<std::size_t>(t.account);
+  if (now_s == fairshare_s_ && fairshare_.size() == usage_.size()) {
+    f.fairshare = fairshare_[a];
+  } else {
+    std::vector<double> now;
+    fairshare_at(now_s, now);
+    f.fairshare = now[a];
+  }
+  f.jobsize = t.jobsize;
   if (options_.weight_qos > 0) {
     const double top = options_.qos_max_priority > 0 ? options_.qos_max_priority : max_priority_seen_;
-    f.qos = top > 0 ? spec.priority / top : 0.0;
+    f.qos = top > 0 ? t.priority / top : 0.0;
   }
   f.priority = std::floor(options_.weight_age * f.age + options_.weight_fairshare * f.fairshare + options_.weight_jobsize * f.jobsize +
                           options_.weight_qos * f.qos);
   return f;
 }
 
-double SlurmPriorityOrder::queued_key(const SchedulerView& view, JobSlot job) {
-  const JobSpec& spec = view.job(job).spec;
-  account_id(account(spec));
+SlurmPriorityFactors SlurmPriorityOrder::factors(const SchedulerView& view, JobSlot job) const {
+  const JobTerms& t = terms_.at(static_cast<std::size_t>(job));
+  if (t.arrival_seq != view.job(job).arrival_seq) throw InvariantError("slurm order: factors asked for job '" + view.job(job).spec.id + "', which was never queued");
+  return compute(t, view.now().seconds());
+}
+
+const SlurmPriorityOrder::JobTerms& SlurmPriorityOrder::terms_of(const SchedulerView& view, JobSlot job) {
+  const auto slot = static_cast<std::size_t>(job);
+  if (terms_.size() <= slot) terms_.resize(slot + 1);
+  JobTerms& t = terms_[slot];
+  const JobState& j = view.job(job);
+  if (t.arrival_seq == j.arrival_seq) return t;  // queued again after a preemption, or re-keyed
+  const JobSpec& spec = j.spec;
   if (options_.weight_qos > 0) {
     // The QoS factor is a share of the top priority: a negative one, or one above an
     // explicit top, has no place on that scale.
@@ -96,13 +118,24 @@ double SlurmPriorityOrder::queued_key(const SchedulerView& view, JobSlot job) {
     }
     max_priority_seen_ = std::max(max_priority_seen_, spec.priority);
   }
-  return -factors(view, job).priority;
+  t.arrival_seq = j.arrival_seq;
+  t.submit_s = spec.submit.seconds();
+  // Relative to the cluster's devices: a job asking for all of them gets 1 (favouring
+  // large), a one-device job gets 1 (favouring small).
+  const double devices = view.cluster().num_devices();
+  const double n = std::min<double>(spec.num_gpus, devices);
+  t.jobsize = options_.favor_small ? (devices - n + 1.0) / devices : n / devices;
+  t.priority = spec.priority;
+  t.account = account_id(account(spec));
+  return t;
 }
+
+double SlurmPriorityOrder::queued_key(const SchedulerView& view, JobSlot job) { return -compute(terms_of(view, job), view.now().seconds()).priority; }
 
 void SlurmPriorityOrder::on_started(const SchedulerView& view, JobSlot job) {
   advance(view.now().seconds());
   const JobSpec& spec = view.job(job).spec;
-  const int a = account_id(account(spec));
+  const int a = terms_[static_cast<std::size_t>(job)].account;
   const double devices = spec.num_gpus * (spec.gpu_milli / 1000.0);
   held_[static_cast<std::size_t>(a)] += devices;
   const auto s = static_cast<std::size_t>(job);
@@ -133,7 +166,18 @@ void SlurmPriorityOrder::write(YAML::Node& resolved) const {
   resolved["qos_max_priority"] = options_.qos_max_priority;
 }
 
-void SlurmPriorityOrder::snapshot(SnapshotArchive& ar) { ar(ids_, usage_, held_, raw_shares_, shares_total_, last_s_, max_priority_seen_, counted_); }
+void SlurmPriorityOrder::snapshot(SnapshotArchive& ar) {
+  ar(ids_, usage_, held_, raw_shares_, shares_total_, last_s_, max_priority_seen_, counted_, fairshare_, fairshare_s_);
+  ar.io_each(terms_, [&](JobTerms& t) { ar(t.arrival_seq, t.submit_s, t.jobsize, t.priority, t.account); });
+  if (!ar.loading()) return;
+  // Account ids index the per-account vectors without checks.
+  const auto accounts = static_cast<int>(usage_.size());
+  ar.check(held_.size() == usage_.size() && raw_shares_.size() == usage_.size() && static_cast<int>(ids_.size()) == accounts,
+           "the slurm order's per-account tables differ in length");
+  for (const auto& [name, id] : ids_) ar.check(id >= 0 && id < accounts, "the slurm order's account '" + name + "' has id " + std::to_string(id) + " of " + std::to_string(accounts));
+  for (const JobTerms& t : terms_) ar.check(t.account < accounts, "the slurm order names account " + std::to_string(t.account) + ", which it has no usage for");
+  for (const auto& c : counted_) ar.check(c.first < accounts, "the slurm order counts devices for account " + std::to_string(c.first) + ", which it has no usage for");
+}
 
 OrderKind slurm_priority_order() {
   const SlurmPriorityOptions d;

@@ -8,8 +8,10 @@
 // decays and accrues), so the queue engine re-keys the queue at each decision.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "policies/queue_order.hpp"
 #include "policies/registry.hpp"
@@ -47,7 +49,7 @@ class SlurmPriorityOrder : public QueueOrder {
   double queued_key(const SchedulerView& view, JobSlot job) override;
   double running_key(const SchedulerView& view, JobSlot job) const override { return -factors(view, job).priority; }
   bool keys_change_while_queued() const override { return true; }
-  void on_decision(const SchedulerView& view) override { advance(view.now().seconds()); }
+  void on_decision(const SchedulerView& view) override;
   void on_started(const SchedulerView& view, JobSlot job) override;
   void on_stopped(const SchedulerView& view, JobSlot job) override;
   void write(YAML::Node& resolved) const override;
@@ -62,6 +64,8 @@ class SlurmPriorityOrder : public QueueOrder {
   const std::string& account(const JobSpec& spec) const { return options_.by_group ? spec.group : spec.user; }
   int account_id(const std::string& name);
   double usage_at(std::size_t account, double now_s) const;
+  // The fair-share factor of every account at `now_s`.
+  void fairshare_at(double now_s, std::vector<double>& out) const;
   // Brings every account's decayed usage to `now_s` (GPUs held constant since the last update).
   void advance(double now_s);
 
@@ -74,6 +78,22 @@ class SlurmPriorityOrder : public QueueOrder {
   double last_s_ = 0;
   double max_priority_seen_ = 0;
   std::vector<std::pair<int, double>> counted_;  // by slot: (account id, devices) while running, (-1, 0) otherwise
+  // What a key needs of a job, by slot, filled when the job is first queued (the job
+  // tables are large and a key is computed for every queued job at every decision).
+  struct JobTerms {
+    std::uint64_t arrival_seq = ~std::uint64_t{0};  // whose terms these are
+    double submit_s = 0;
+    double jobsize = 0;   // the job-size factor
+    double priority = 0;  // JobSpec.priority
+    int account = -1;
+  };
+  std::vector<JobTerms> terms_;
+  const JobTerms& terms_of(const SchedulerView& view, JobSlot job);
+  SlurmPriorityFactors compute(const JobTerms& t, double now_s) const;
+  // Fair-share factors by account as of the last decision (one O(accounts) pass per
+  // decision instead of one per key); valid while the instant and the accounts stay.
+  std::vector<double> fairshare_;
+  double fairshare_s_ = -1;
 };
 
 // The order by config name ("slurm-priority") with its documented options.
