@@ -149,6 +149,32 @@ TEST_CASE("slurm multifactor priority: favor_small, no decay, and group accounts
   CHECK(probe.seen.at("X").qos == 0.0);  // weight_qos 0: not computed
 }
 
+TEST_CASE("slurm multifactor priority: shares normalize over listed and seen accounts; group accounts", "[policies][slurm]") {
+  const ClusterSpec cluster({NodeGroup{2, "test", 4}});
+  {
+    // bob 2 shares, dave (never seen) 1: S = 2/5 for bob, 1/5 for alice and carol.
+    // U as above (bob 1/3, alice 2/3): F_bob = 2^(-5/6), F_alice = 2^(-10/3).
+    FactorProbe probe("{decay_half_life_s: 100, shares: {bob: 2, dave: 1}}", 200.0);
+    VectorSource source(three_accounts());
+    Simulator sim(cluster, source, probe);
+    sim.run();
+    CHECK(probe.seen.at("Y").fairshare == Approx(std::exp2(-5.0 / 6.0)).epsilon(1e-12));
+    CHECK(probe.seen.at("X").fairshare == Approx(std::exp2(-10.0 / 3.0)).epsilon(1e-12));
+    CHECK(probe.seen.at("Z").fairshare == 1.0);
+  }
+  {
+    // account: group, every job in group "lab": one account with all the usage, S = 1,
+    // F = 2^-1 for everyone.
+    std::vector<JobSpec> jobs = three_accounts();
+    for (JobSpec& j : jobs) j.group = "lab";
+    FactorProbe probe("{account: group}", 200.0);
+    VectorSource source(std::move(jobs));
+    Simulator sim(cluster, source, probe);
+    sim.run();
+    for (const char* id : {"X", "Y", "Z"}) CHECK(probe.seen.at(id).fairshare == Approx(0.5).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("slurm preset starts jobs in multifactor order, not arrival order", "[policies][slurm]") {
   const ClusterSpec cluster({NodeGroup{2, "test", 4}});
   // Priorities at t=200 (above): Z 11167 > Y 8333 > X 4917. Z takes all 8 devices over
