@@ -391,6 +391,111 @@ bool FreeDevices::spread(int n, std::vector<DeviceId>& out, int only_type) {
   return true;
 }
 
+namespace {
+
+// Slurm's best-fit step over `units` (free counts by position): the unit with the fewest
+// free devices that still holds `need`, else the one with the most; the lowest position
+// among equals; -1 when every unit is empty.
+int best_fit_unit(const std::vector<int>& free, int need) {
+  int chosen = -1;
+  bool sufficient = false;
+  for (int u = 0; u < static_cast<int>(free.size()); ++u) {
+    const int f = free[static_cast<std::size_t>(u)];
+    if (f <= 0) continue;
+    const bool enough = f >= need;
+    const int c = chosen < 0 ? 0 : free[static_cast<std::size_t>(chosen)];
+    if (chosen < 0 || (enough && !sufficient) || (enough && f < c) || (!enough && !sufficient && f > c)) {
+      chosen = u;
+      sufficient = enough;
+    }
+  }
+  return chosen;
+}
+
+}  // namespace
+
+bool FreeDevices::tree(int n, const SwitchTree& tree, std::vector<DeviceId>& out, int only_type) {
+  node_free();
+  const ClusterSpec& spec = state_->spec();
+  const int nodes = spec.num_nodes();
+  if (n <= 0) return true;
+  if (n > filter_free_[static_cast<std::size_t>(filter_of(only_type))]) return false;
+  std::vector<int> nf(static_cast<std::size_t>(nodes), 0);
+  for (int k = 0; k < nodes; ++k) {
+    if (only_type < 0 || spec.node(k).type_index == only_type) nf[static_cast<std::size_t>(k)] = node_free_[static_cast<std::size_t>(k)];
+  }
+  // Node level: best fit among the nodes that hold the whole job.
+  int best = -1;
+  for (int k = 0; k < nodes; ++k) {
+    const int f = nf[static_cast<std::size_t>(k)];
+    if (f >= n && (best < 0 || f < nf[static_cast<std::size_t>(best)])) best = k;
+  }
+  if (best >= 0) {
+    take_from_node(best, n, out);
+    return true;
+  }
+  const auto leaf_of = [&](int k) { return tree.leaf_of_node.empty() ? 0 : tree.leaf_of_node[static_cast<std::size_t>(k)]; };
+  int leaves = 1;
+  for (int k = 0; k < nodes; ++k) leaves = std::max(leaves, leaf_of(k) + 1);
+  std::vector<int> leaf_free(static_cast<std::size_t>(leaves), 0);
+  for (int k = 0; k < nodes; ++k) leaf_free[static_cast<std::size_t>(leaf_of(k))] += nf[static_cast<std::size_t>(k)];
+  // The lowest switch that holds the job, by best fit: a leaf, else a pod, else the top.
+  // `in` marks the leaves under it.
+  std::vector<char> in(static_cast<std::size_t>(leaves), 0);
+  int leaf = -1;
+  for (int l = 0; l < leaves; ++l) {
+    const int f = leaf_free[static_cast<std::size_t>(l)];
+    if (f >= n && (leaf < 0 || f < leaf_free[static_cast<std::size_t>(leaf)])) leaf = l;
+  }
+  if (leaf >= 0) {
+    in[static_cast<std::size_t>(leaf)] = 1;
+  } else {
+    int pod = -1;
+    std::vector<int> pod_free;
+    if (!tree.pod_of_leaf.empty()) {
+      for (int l = 0; l < leaves; ++l) {
+        const auto p = static_cast<std::size_t>(tree.pod_of_leaf[static_cast<std::size_t>(l)]);
+        if (p >= pod_free.size()) pod_free.resize(p + 1, 0);
+        pod_free[p] += leaf_free[static_cast<std::size_t>(l)];
+      }
+      for (int p = 0; p < static_cast<int>(pod_free.size()); ++p) {
+        const int f = pod_free[static_cast<std::size_t>(p)];
+        if (f >= n && (pod < 0 || f < pod_free[static_cast<std::size_t>(pod)])) pod = p;
+      }
+    }
+    for (int l = 0; l < leaves; ++l) in[static_cast<std::size_t>(l)] = pod < 0 || tree.pod_of_leaf[static_cast<std::size_t>(l)] == pod;
+  }
+  // Leaves under the chosen switch by best fit in turn, nodes inside each by the same rule.
+  std::vector<int> candidates(static_cast<std::size_t>(leaves), 0);
+  for (int l = 0; l < leaves; ++l) candidates[static_cast<std::size_t>(l)] = in[static_cast<std::size_t>(l)] ? leaf_free[static_cast<std::size_t>(l)] : 0;
+  std::vector<int> members;
+  std::vector<int> member_free;
+  while (n > 0) {
+    const int l = best_fit_unit(candidates, n);
+    if (l < 0) throw InvariantError("topology_tree: free counts out of step with the switch tree");
+    candidates[static_cast<std::size_t>(l)] = 0;
+    int take = std::min(n, leaf_free[static_cast<std::size_t>(l)]);
+    n -= take;
+    members.clear();
+    member_free.clear();
+    for (int k = 0; k < nodes; ++k) {
+      if (leaf_of(k) == l && nf[static_cast<std::size_t>(k)] > 0) {
+        members.push_back(k);
+        member_free.push_back(nf[static_cast<std::size_t>(k)]);
+      }
+    }
+    while (take > 0) {
+      const int m = best_fit_unit(member_free, take);
+      if (m < 0) throw InvariantError("topology_tree: a leaf's free count out of step with its nodes");
+      const int t = std::min(take, member_free[static_cast<std::size_t>(m)]);
+      take_from_node(members[static_cast<std::size_t>(m)], t, out);
+      member_free[static_cast<std::size_t>(m)] = 0;
+      take -= t;
+    }
+  }
+  return true;
+}
+
 int FreeDevices::free_milli(DeviceId d) const {
   const auto i = static_cast<std::size_t>(d);
   if (claimed(d) && claimed_milli_[i] == 0) return 0;  // claimed whole in this decision
@@ -509,6 +614,7 @@ Placement parse_placement(const std::string& name) {
   if (name == "best_fit") return Placement::kBestFit;
   if (name == "fgd") return Placement::kFgd;
   if (name == "yarn") return Placement::kYarn;
+  if (name == "topology_tree") return Placement::kTopologyTree;
   throw std::invalid_argument(name);
 }
 
@@ -522,6 +628,7 @@ const char* to_string(Placement p) {
     case Placement::kBestFit: return "best_fit";
     case Placement::kFgd: return "fgd";
     case Placement::kYarn: return "yarn";
+    case Placement::kTopologyTree: return "topology_tree";
   }
   return "first_fit";
 }

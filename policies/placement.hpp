@@ -15,6 +15,14 @@
 
 namespace schedsim {
 
+// The switches above the nodes, for the topology_tree placement (Slurm's topology/tree):
+// each node hangs off one leaf switch (a rack), each leaf off one pod switch, and all
+// pods (or, without pods, all leaves) off one top switch.
+struct SwitchTree {
+  std::vector<int> leaf_of_node;  // by node; empty: every node under one leaf
+  std::vector<int> pod_of_leaf;   // by leaf; empty: no pod level
+};
+
 class FreeDevices {
  public:
   // Starts a new decision: forgets earlier claims. O(claims of the previous decision).
@@ -66,6 +74,14 @@ class FreeDevices {
   // One device per node in turn, emptiest nodes first: spreads a job out (over the nodes
   // of type `only_type` when >= 0).
   bool spread(int n, std::vector<DeviceId>& out, int only_type = -1);
+  // Slurm's topology/tree selection over `tree`: the lowest level that holds the job on
+  // one unit (a node, then a leaf switch, then a pod, then the top switch), best fit at
+  // that level (the unit with the fewest free devices that still holds it, lowest index
+  // among equals). Inside the chosen switch, leaf switches are taken by best fit in
+  // turn: the leaf with the fewest free devices that holds what is left, else the one
+  // with the most; inside a leaf, nodes by the same rule; inside a node, lowest ids.
+  // `only_type` as for packed(). O(nodes + leaves^2) per call.
+  bool tree(int n, const SwitchTree& tree, std::vector<DeviceId>& out, int only_type = -1);
   // The `n` lowest-numbered free devices among `candidates` (ascending ids), appended to
   // `out` and claimed; false, claiming nothing, when fewer than `n` of them are free.
   // O(candidates). For placements restricted to a set, e.g. a market's spot devices.
@@ -145,9 +161,11 @@ class FreeDevices {
 // the same idea; packed, best_fit and fastest_type use best fit; fgd uses FGD.
 // best_fit equals packed for whole-GPU jobs.
 // yarn: strict per-node consolidation (FreeDevices::node_strict); fractional jobs as packed.
-enum class Placement { kFirstFit, kRandom, kPacked, kSpread, kFastestType, kBestFit, kFgd, kYarn };
+// topology_tree: Slurm's topology/tree selection (FreeDevices::tree) over the scenario's
+// racks and pods; fractional jobs as packed.
+enum class Placement { kFirstFit, kRandom, kPacked, kSpread, kFastestType, kBestFit, kFgd, kYarn, kTopologyTree };
 Placement parse_placement(const std::string& name);  // throws std::invalid_argument
 const char* to_string(Placement p);
-inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn";
+inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn, topology_tree";
 
 }  // namespace schedsim

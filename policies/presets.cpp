@@ -3,6 +3,7 @@
 #include "policies/fifo.hpp"
 #include "policies/las.hpp"
 #include "policies/queue_policy.hpp"
+#include "policies/slurm_priority.hpp"
 
 namespace schedsim {
 
@@ -10,6 +11,18 @@ PolicyInfo slurm_easy_policy_info() {
   QueuePolicyOptions d;
   d.backfill = Backfill::kEasy;
   return queue_policy_info("slurm-easy", "Slurm-style FIFO with EASY backfilling: later jobs start when they do not delay the head's reservation", fifo_order(), d);
+}
+
+// Slurm as documented (docs/policies.md "Slurm"): priority/multifactor with the
+// multifactor page's example weights, sched/backfill testing at most bf_max_job_test
+// (default 500) queued jobs per pass, and select over topology/tree switches.
+PolicyInfo slurm_policy_info() {
+  QueuePolicyOptions d;
+  d.backfill = Backfill::kEasy;
+  d.backfill_depth = 500;
+  d.placement = Placement::kTopologyTree;
+  return queue_policy_info("slurm", "Slurm: multifactor priority (age, fair share, job size, QoS), EASY backfilling (bf_max_job_test 500), topology/tree placement over racks and pods",
+                           slurm_priority_order(), d);
 }
 
 PolicyInfo tiresias_policy_info() {

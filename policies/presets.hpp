@@ -1,6 +1,7 @@
 // Named compositions of a queue order, a placement and extras, after well-known
 // schedulers (see docs/policies.md):
 //   slurm-easy       fifo + EASY backfilling (Slurm's sched/backfill with one reservation)
+//   slurm            multifactor priority + EASY backfilling + topology/tree placement
 //   tiresias         discretized 2D-LAS + packed (consolidated) placement, preemptive
 //   volcano-binpack  fifo gang scheduling + packed (binpack) placement
 //   fgd              fifo + fragmentation gradient descent placement (fractional GPUs)
@@ -15,6 +16,7 @@
 namespace schedsim {
 
 PolicyInfo slurm_easy_policy_info();
+PolicyInfo slurm_policy_info();
 PolicyInfo tiresias_policy_info();
 PolicyInfo volcano_binpack_policy_info();
 PolicyInfo fgd_policy_info();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/cluster_physics.hpp"
 #include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/market.hpp"
@@ -54,7 +55,7 @@ QueuePolicyOptions QueuePolicyOptions::parse(const ConfigNode& config, const Pol
   QueuePolicyOptions o = defaults;
   o.seed = context.seed;
   o.information = context.information;
-  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd", "yarn"}));
+  if (auto p = config.maybe_child("placement")) o.placement = parse_placement(p->as_choice({"first_fit", "random", "packed", "spread", "fastest_type", "best_fit", "fgd", "yarn", "topology_tree"}));
   if (auto p = config.maybe_child("preemption")) o.preemption = p->as_bool();
   if (auto b = config.maybe_child("backfill")) o.backfill = b->as_choice({"none", "easy"}) == "easy" ? Backfill::kEasy : Backfill::kNone;
   if (auto d = config.maybe_child("backfill_depth")) o.backfill_depth = d->as_positive_int();
@@ -115,6 +116,7 @@ bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, in
     case Placement::kPacked:
     case Placement::kBestFit:
     case Placement::kYarn:
+    case Placement::kTopologyTree:
     case Placement::kFastestType: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kBest, out, only_type);
   }
   return false;
@@ -162,6 +164,7 @@ bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, s
 
 bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
   const int n = job.num_gpus;
+  if (options_.placement == Placement::kTopologyTree && !switch_tree_built_) build_switch_tree(view);
   // Whole-device jobs try their preferred class first (fractional ones take any device).
   if (options_.spot != SpotPreference::kAny && view.market() && !job.is_fractional() && place_by_spot(view, job, out)) return true;
   const bool fractional = job.is_fractional();
@@ -193,6 +196,7 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
         if (fractional ? place_share(job, out, t)
             : options_.placement == Placement::kFgd  ? free_.fgd(n, 1000, mix_, out, t)
             : options_.placement == Placement::kYarn ? free_.node_strict(n, out, t)
+            : options_.placement == Placement::kTopologyTree ? free_.tree(n, switch_tree_, out, t)
                                                      : free_.packed(n, node_group_, out, t)) {
           return true;
         }
@@ -210,6 +214,23 @@ bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vect
   }
   if (fractional) return place_share(job, out, -1);
   return place_whole(n, out, -1);
+}
+
+// The racks and pods of the scenario's topology (sim/topology.hpp) when the physics
+// model has one, else the view's racks, else no switch level above the nodes. Fixed for
+// the run: built once (again after a snapshot is restored).
+void QueuePolicy::build_switch_tree(const SchedulerView& view) {
+  switch_tree_ = SwitchTree{};
+  if (const auto* physics = dynamic_cast<const ClusterPhysics*>(view.physics())) {
+    const TopologySpec& topology = physics->topology();
+    for (int k = 0; k < view.cluster().num_nodes(); ++k) switch_tree_.leaf_of_node.push_back(topology.rack_of_node(k));
+    if (topology.num_pods() > 0) {
+      for (int r = 0; r < topology.num_racks(); ++r) switch_tree_.pod_of_leaf.push_back(topology.pod_of_rack(r));
+    }
+  } else if (view.node_group()) {
+    switch_tree_.leaf_of_node = *view.node_group();
+  }
+  switch_tree_built_ = true;
 }
 
 bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
@@ -292,6 +313,7 @@ bool QueuePolicy::place_whole(int n, std::vector<DeviceId>& out, int only_type) 
     case Placement::kSpread: return free_.spread(n, out, only_type);
     case Placement::kFgd: return free_.fgd(n, 1000, mix_, out, only_type);
     case Placement::kYarn: return free_.node_strict(n, out, only_type);
+    case Placement::kTopologyTree: return free_.tree(n, switch_tree_, out, only_type);
   }
   return false;
 }

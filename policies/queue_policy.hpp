@@ -111,6 +111,10 @@ class QueuePolicy : public Policy {
   // memory holds it, by the agnostic placement when every type does, else first fit.
   bool place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
   std::vector<DeviceId> across_candidates_;  // scratch of place_across_types
+  // topology_tree: the switches over the nodes, from the view at the first placement.
+  void build_switch_tree(const SchedulerView& view);
+  SwitchTree switch_tree_;
+  bool switch_tree_built_ = false;
   // Several datacenters (a geography), whole-device jobs: the kernel runs a job inside
   // one, and only where it may run. First fit inside one datacenter: its home first, then the others in
   // order; within one device type in the physics model's order under

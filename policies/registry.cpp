@@ -56,6 +56,7 @@ PolicyRegistry builtin_policies() {
   r.add(gavel_fifo_perf_policy_info());
   r.add(gavel_las_policy_info());
   r.add(rounds_policy_info());
+  r.add(slurm_policy_info());
   return r;
 }
 

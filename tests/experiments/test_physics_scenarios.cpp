@@ -139,7 +139,7 @@ TEST_CASE("physics.mixed_types: forbid keeps every placement on one device type"
   // out sets spanning both types and the kernel rejected them, aborting the run.
   TempDir dir;
   const PolicyRegistry reg = builtin_policies();
-  for (const std::string placement : {"first_fit", "random", "packed", "spread", "best_fit", "fastest_type", "fgd", "yarn"}) {
+  for (const std::string placement : {"first_fit", "random", "packed", "spread", "best_fit", "fastest_type", "fgd", "yarn", "topology_tree"}) {
     INFO("placement " << placement);
     const ScenarioConfig s = load_scenario(dir.write(placement + ".yaml", forbid_scenario(placement, "{1: 0.3, 3: 0.4, 6: 0.3}")), {}, std::nullopt, reg);
     RunOptions options{dir.path(placement)};

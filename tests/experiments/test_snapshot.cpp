@@ -247,6 +247,7 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"fair-share", kBase, {"policy=fair-share"}},
       {"themis", kBase, {"policy=themis"}},
       {"slurm-easy (backfilling)", kBase, {"policy=slurm-easy"}},
+      {"slurm (multifactor priority, topology_tree)", kBase, {"policy=slurm"}},
       {"random placement", kBase, {"policy={name: fifo, placement: random}"}},
       {"carbon-aware (deferral)", kBase, {"policy={name: carbon-aware, slack_s: 43200}"}},
       {"elastic-goodput", kBase, {"policy=elastic-goodput", "workload.synthetic.elastic={fraction: 0.4}"}},

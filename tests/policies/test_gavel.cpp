@@ -721,7 +721,7 @@ TEST_CASE("rounds options: defaults, resolved config and the exact messages for 
   CHECK(error("{name: rounds, base: {name: gandiva}}") == "p.yaml:1: base.name: rounds cannot wrap 'gandiva': it moves, resizes or time-slices running jobs itself; rounds wraps policies that only start jobs, "
         "e.g. fifo, sjf, las, tiresias, fair-share, compose");
   CHECK(error("{name: rounds, base: {name: rounds}}") == "p.yaml:1: base.name: rounds cannot wrap 'rounds': it re-allocates in rounds already; rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
-  CHECK(error("{name: rounds, base: {name: fifo, placement: fastest}}") == "p.yaml:1: base.placement: 'fastest' is not allowed; choose one of: first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn");
+  CHECK(error("{name: rounds, base: {name: fifo, placement: fastest}}") == "p.yaml:1: base.placement: 'fastest' is not allowed; choose one of: first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn, topology_tree");
   CHECK_THAT(error("{name: rounds, base: lifo}"), Catch::StartsWith("p.yaml:1: base: unknown policy 'lifo' (did you mean 'fifo'?); registered policies: fifo, sjf, "));
   // round_fifo and gavel-fifo-perf take the two round options only (their base is fixed).
   CHECK(error("{name: gavel-fifo-perf, base: fifo}") == "p.yaml:1: unknown key 'base' (did you mean 'name'?); valid keys here: name, round_s, reallocate_every_s");

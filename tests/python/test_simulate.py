@@ -14,7 +14,7 @@ def run_cli(cli, scenario, out, *args):
     return (out / "results.json").read_text(), pandas.read_csv(out / "jobs.csv", dtype={"job_id": str})
 
 
-@pytest.mark.parametrize("policy", ["fifo", "sjf", "tiresias", "slurm-easy"])
+@pytest.mark.parametrize("policy", ["fifo", "sjf", "tiresias", "slurm-easy", "slurm"])
 def test_results_json_equals_the_cli_byte_for_byte(cli, golden_yaml, tmp_path, policy):
     text, jobs_csv = run_cli(cli, golden_yaml, tmp_path, "--set", f"policy={policy}", "--seed", "9")
     r = schedsim.simulate(golden_yaml, policy=policy, seed=9)
