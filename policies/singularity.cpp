@@ -143,7 +143,7 @@ class SingularityPolicy : public Policy {
         if (missing <= 0 || static_cast<int>(moved_.size()) >= options_.max_moves) break;
         const JobState& r = view.job(s);
         const int spare = static_cast<int>(r.devices.size()) - std::max(1, r.spec.min_gpus);
-        if (!r.spec.is_elastic() || spare <= 0) continue;
+        if (!r.spec.is_elastic() || spare <= 0 || r.spec.priority > spec.priority) continue;  // never for a less important job
         const int give = std::min(spare, missing);
         const int keep = static_cast<int>(r.devices.size()) - give;
         kept_.assign(r.devices.begin(), r.devices.begin() + keep);

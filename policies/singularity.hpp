@@ -5,8 +5,8 @@
 //  1. admission in priority order (larger JobSpec::priority first, then arrival),
 //     work-conserving, compact placement (compact_pick); an elastic job that does not
 //     fit at num_gpus starts on as many as fit, down to min_gpus;
-//  2. for the first job that does not fit: shrink running elastic jobs toward min_gpus
-//     (kMove; lower priority, then latest arrival first), then preempt running jobs of
+//  2. for the first job that does not fit: shrink running elastic jobs of no higher priority toward
+//     min_gpus (kMove; lower priority, then latest arrival first), then preempt running jobs of
 //     strictly lower priority (kPreempt; lowest priority, then latest arrival first);
 //  3. when no job is blocked: migrate running jobs onto fewer nodes (kMove) when the
 //     consolidated rate (PhysicsModel::estimated_rate) beats the current one and the time
