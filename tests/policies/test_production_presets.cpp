@@ -232,9 +232,9 @@ TEST_CASE("pai-reservation and singularity reject bad options with located error
     return std::string("no error");
   };
   CHECK(message("{name: pai-reservation, reserve_min: 8}") ==
-        "policy.yaml:1:26: unknown key 'reserve_min' (did you mean 'reserve_min_gpus'?); valid keys: name, reserve_min_gpus, reserve_after_s, max_reservations, depth");
-  CHECK(message("{name: pai-reservation, max_reservations: 0}") == "policy.yaml:1:43: max_reservations: must be a positive integer, found 0");
-  CHECK(message("{name: singularity, max_moves: 2000000}") == "policy.yaml:1:32: max_moves: must be at most 1000000, found 2000000");
+        "policy.yaml:1: unknown key 'reserve_min'; valid keys here: name, reserve_min_gpus, reserve_after_s, max_reservations, depth");
+  CHECK(message("{name: pai-reservation, max_reservations: 0}") == "policy.yaml:1: max_reservations: must be a positive integer, got '0'");
+  CHECK(message("{name: singularity, max_moves: 2000000}") == "policy.yaml:1: max_moves: must be at most 1000000, found 2000000");
   const PolicyContext none{0, nullptr, {}, nullptr, InformationModel::none()};
   CHECK_THROWS_WITH(registry.create("pai-reservation", none), Catch::Contains("policy 'pai-reservation'"));
 }
