@@ -130,7 +130,7 @@ def main():
     for r in runs:
         res = common.run_results(args.out, r["run_id"])["summary"]
         metrics[(r["label"], seed_of[r["workload.trace.path"]])] = {
-            "utilization": res.get("gpu_utilization"), "jct_s": res.get("mean_jct_s"),
+            "utilization": res.get("gpu_utilization"), "jct_s": res.get("mean_jct_s"), "window": (res.get("window") or {}).get("gpu_utilization"),
             "bound_idle": res.get("bound_idle_fraction"), "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
 
     def values(label, key):
@@ -151,31 +151,39 @@ def main():
         lift = [metrics[(a, s)]["utilization"] - metrics[(base, s)]["utilization"] for s in seeds if (a, s) in metrics and (base, s) in metrics]
         claims.append(common.claim(f"utilisation lift, {a} minus {base}", "35-50 points (40% to 75-90%)", lift, how + "; paired by seed",
                                    low=0.35, high=0.50, no_effect=0.0, unit=common.pct))
-    claims.append(common.claim(f"GPU utilisation, best schedsim policy ({best})", "-", values(best, "utilization"), how + "; chosen as the highest mean utilisation among "
-                               + ", ".join(l for l, _ in candidates), unit=common.pct)[:4])
+    bm, bh = common.mean_ci(values(best, "utilization"))
+    claims.append([f"GPU utilisation, best schedsim policy ({best})", "-", common.pct(bm) + ("" if bh is None else f" ± {common.pct(bh)}") + f" (n={len(seeds)})",
+                   how + "; chosen as the highest mean utilisation among " + ", ".join(l for l, _ in candidates)])
 
-    header = ["policy", "GPU utilisation", "± 95% CI", "mean JCT (h)", "± 95% CI", "bound-idle fraction", "jobs completed / arrived"]
+    header = ["policy", "GPU utilisation", "± 95% CI", "window utilisation", "± 95% CI", "mean JCT (h)", "± 95% CI", "bound-idle fraction", "jobs completed / arrived"]
     detail = []
     for label in [l for l, _ in policies]:
         u, uh = common.mean_ci(values(label, "utilization"))
+        w, wh = common.mean_ci(values(label, "window"))
         j, jh = common.mean_ci(values(label, "jct_s"))
         b, _ = common.mean_ci(values(label, "bound_idle"))
-        detail.append([label + (" (best schedsim)" if label == best else ""), common.fmt(u, 3), common.fmt(uh, 2), common.fmt(j / 3600, 3), common.fmt((jh or 0) / 3600, 2),
+        detail.append([label + (" (best schedsim)" if label == best else ""), common.fmt(u, 3), common.fmt(uh, 2), common.fmt(w, 3), common.fmt(wh, 2), common.fmt(j / 3600, 3), common.fmt((jh or 0) / 3600, 2),
                        common.fmt(b, 3), f"{sum(values(label, 'completed')):.0f} / {sum(values(label, 'arrived')):.0f}"])
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.5))
+    # The legend gets an axis of its own, right of the data (tight_layout keeps it on the canvas).
+    fig, (a, b, key) = plt.subplots(1, 3, figsize=(13, 4.5), gridspec_kw={"width_ratios": [3, 3, 2]})
     markers, hatches = "osD^vP*X", ["", "//", "\\\\", "xx", "..", "oo", "++", "--"]
     for i, label in enumerate(labels):
         u, uh = common.mean_ci(values(label, "utilization"))
         j, jh = common.mean_ci(values(label, "jct_s"))
-        a.bar(i, u, yerr=uh or 0, capsize=4, hatch=hatches[i % len(hatches)], edgecolor="black", color=f"C{i}", label=label)
-        b.errorbar(u, j / 3600, xerr=uh or 0, yerr=(jh or 0) / 3600, fmt=markers[i % len(markers)], ms=8, capsize=3, color=f"C{i}", label=label)
+        j_h, jh_h = j / 3600, (jh or 0) / 3600
+        a.bar(i, u, yerr=uh or 0, capsize=4, hatch=hatches[i % len(hatches)], edgecolor="black", color=f"C{i}",
+              label=label + (" (best schedsim policy)" if label == best else ""))
+        # Log scale: the lower error bar stops at 1% of the mean.
+        b.errorbar(u, j_h, xerr=uh or 0, yerr=[[min(jh_h, 0.99 * j_h)], [jh_h]], fmt=markers[i % len(markers)], ms=8, capsize=3, color=f"C{i}",
+                   ls=["-", "--", ":", "-."][i % 4], label=label)
     a.axhline(0.50, color="grey", ls="--", label="claim: generic below 50%")
     a.axhspan(0.75, 0.90, color="grey", alpha=0.2, label="claim: advanced 75-90%")
     a.set(xticks=[], ylabel="GPU utilisation (device-time held / available)", ylim=(0, 1), title="GPU utilisation, mean ± 95% CI")
-    b.set(xlabel="GPU utilisation", ylabel="mean JCT (h)", title="mean JCT vs utilisation")
+    b.set(xlabel="GPU utilisation", ylabel="mean JCT (h, log scale)", yscale="log", title="mean JCT vs utilisation (± 95% CI)")
     handles, names = a.get_legend_handles_labels()
-    fig.legend(handles, names, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    key.axis("off")
+    key.legend(handles, names, loc="center left", fontsize=8, frameon=False)
     common.save_figure(args, fig, "utilisation_jct")
 
     skipped = [n for n in POLICIES if n not in known]
