@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -29,14 +30,24 @@ class SingularityPolicy : public Policy {
     released_.clear();
     moved_.clear();
     bool blocked = false;
+    // While devices are on their way to the blocked job (checkpoints being saved), later
+    // jobs may take only the free devices it will not need: free + hold_extra of them.
+    bool holding = false;
+    int hold_extra = 0;
     int examined = 0;
     for (auto it = queue_.begin(); it != queue_.end() && examined < options_.depth; ++examined) {
       const JobSlot slot = std::get<2>(*it);
       const JobSpec& spec = view.job(slot).spec;
-      bool placed = admit(view, spec, /*use_released=*/!blocked);
+      const int cap = holding ? free_.count() + hold_extra : std::numeric_limits<int>::max();
+      bool placed = admit(view, spec, /*use_released=*/!blocked, cap);
       if (!placed && !blocked) {
         blocked = true;
-        placed = make_room(view, slot, out) && admit(view, spec, true);
+        int coming = 0;
+        placed = make_room(view, slot, out, coming) && admit(view, spec, true, std::numeric_limits<int>::max());
+        if (!placed && coming > 0) {
+          holding = true;
+          hold_extra = static_cast<int>(released_.size()) + coming - need_of(spec);
+        }
       }
       if (!placed) {
         ++it;
@@ -100,11 +111,12 @@ class SingularityPolicy : public Policy {
 
   // A placement of `spec` into devices_: num_gpus, or for an elastic job the most that fit
   // down to min_gpus; compact.
-  bool admit(const SchedulerView& view, const JobSpec& spec, bool use_released) {
+  // At most `cap` devices are taken from the free ones (released ones do not count).
+  bool admit(const SchedulerView& view, const JobSpec& spec, bool use_released, int cap) {
     devices_.clear();
-    if (spec.is_fractional()) return free_.share(spec.gpu_milli, FreeDevices::ShareRule::kBest, devices_);
-    const int low = spec.is_elastic() && options_.elastic ? std::max(1, spec.min_gpus) : spec.num_gpus;
-    for (int n = spec.num_gpus; n >= low; --n) {
+    if (spec.is_fractional()) return cap >= 1 && free_.share(spec.gpu_milli, FreeDevices::ShareRule::kBest, devices_);
+    const int low = need_of(spec);
+    for (int n = std::min(spec.num_gpus, use_released ? std::numeric_limits<int>::max() : cap); n >= low; --n) {
       for (const auto& [type, site] : classes(view, spec, n)) {
         collect(view, type, site, use_released, candidates_);
         picked_.clear();
@@ -120,10 +132,11 @@ class SingularityPolicy : public Policy {
 
   // Frees devices for the blocked job `slot`: shrinks elastic jobs, then preempts lower
   // priority ones. True when devices were released in this batch (so it may start now).
-  bool make_room(const SchedulerView& view, JobSlot slot, ActionBatch& out) {
+  // Sets `coming` to the devices that will be free for it once checkpoints are saved.
+  bool make_room(const SchedulerView& view, JobSlot slot, ActionBatch& out, int& coming) {
     const JobSpec& spec = view.job(slot).spec;
     if (spec.is_fractional()) return false;
-    const int need = spec.is_elastic() && options_.elastic ? std::max(1, spec.min_gpus) : spec.num_gpus;
+    const int need = need_of(spec);
     int missing = need - free_.count() - static_cast<int>(released_.size());
     if (missing <= 0) return false;  // enough devices, the placement refused them
     // Victims: (priority, -arrival) ascending = lowest priority, latest arrival first.
@@ -135,7 +148,10 @@ class SingularityPolicy : public Policy {
       if (r.status != JobStatus::kRunning || r.spec.is_fractional() || r.devices.empty()) continue;
       victims_.emplace_back(r.spec.priority, -static_cast<std::int64_t>(r.arrival_seq), s);
     }
-    if (stopping >= missing) return false;  // devices are on their way: wait for them
+    if (stopping >= missing) {  // devices are on their way: wait for them
+      coming = stopping;
+      return false;
+    }
     std::sort(victims_.begin(), victims_.end());
     bool released = false;
     if (options_.elastic) {
@@ -174,10 +190,16 @@ class SingularityPolicy : public Policy {
       if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() == 0) {
         released_.insert(released_.end(), r.devices.begin(), r.devices.end());
         released = true;
+      } else {
+        coming += static_cast<int>(r.devices.size());
       }
     }
+    if (coming > 0) coming += stopping;
     return released;
   }
+
+  // The fewest devices the job starts on.
+  int need_of(const JobSpec& spec) const { return spec.is_elastic() && options_.elastic ? std::max(1, spec.min_gpus) : spec.num_gpus; }
 
   bool movable(const SchedulerView& view, JobSlot s) const {
     const JobState& j = view.job(s);

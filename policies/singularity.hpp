@@ -8,6 +8,7 @@
 //  2. for the first job that does not fit: shrink running elastic jobs of no higher priority toward
 //     min_gpus (kMove; lower priority, then latest arrival first), then preempt running jobs of
 //     strictly lower priority (kPreempt; lowest priority, then latest arrival first);
+//     while their checkpoints are saved, later jobs take only free devices it will not need;
 //  3. when no job is blocked: migrate running jobs onto fewer nodes (kMove) when the
 //     consolidated rate (PhysicsModel::estimated_rate) beats the current one and the time
 //     saved pays for the move's checkpoint save + restore;

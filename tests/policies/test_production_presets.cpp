@@ -60,6 +60,13 @@ class NodeLocalPhysics : public PhysicsModel {
   const ClusterSpec& cluster_;
 };
 
+// The same with a save of 1 s per GPU, so that victims of one preemption stop at different times.
+class PerGpuSavePhysics : public NodeLocalPhysics {
+ public:
+  using NodeLocalPhysics::NodeLocalPhysics;
+  double checkpoint_save_s(const JobSpec& job, int) const override { return job.num_gpus; }
+};
+
 std::map<std::string, Life> run(const std::string& policy, const ClusterSpec& cluster, std::vector<JobSpec> jobs, const std::vector<int>* racks = nullptr,
                                 PhysicsModel* physics = nullptr) {
   VectorSource source(std::move(jobs));
@@ -199,6 +206,23 @@ TEST_CASE("singularity preempts only strictly lower priority jobs", "[policies][
   CHECK(equal.at("H").start_s == Approx(100.0));
   const auto off = run("{name: singularity, preemption: false}", cluster, {make_job("L", 0, 4, 100), with_priority(make_job("H", 10, 4, 50), 1)});
   CHECK(off.at("H").start_s == Approx(100.0));
+}
+
+TEST_CASE("singularity keeps the devices a preemption frees for the job it preempted for", "[policies][singularity]") {
+  // 4 devices. A (1 GPU, save 1 s) and B (3 GPUs, save 3 s) run from t=0; H (priority 1,
+  // 4 GPUs) arrives at t=10 and preempts both. A's device is free at t=11, while B still
+  // saves: S (1 GPU, t=10.5) and A itself must not take it, or H would preempt again.
+  // H starts at t=13 when B's save ends, and ends at 63.
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});
+  PerGpuSavePhysics physics(cluster);
+  const std::vector<JobSpec> jobs = {make_job("A", 0, 1, 1000), make_job("B", 0, 3, 1000), with_priority(make_job("H", 10, 4, 50), 1),
+                                     make_job("S", 10.5, 1, 1000)};
+  const auto r = run("{name: singularity}", cluster, jobs, nullptr, &physics);
+  CHECK(r.at("H").start_s == Approx(13.0));
+  CHECK(r.at("H").end_s == Approx(63.0));
+  CHECK(r.at("A").preemptions == 1);
+  CHECK(r.at("B").preemptions == 1);
+  CHECK(r.at("S").start_s > 63.0);
 }
 
 TEST_CASE("singularity migrates a job spread over two nodes onto one when the move pays", "[policies][singularity]") {
