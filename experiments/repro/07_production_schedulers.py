@@ -128,10 +128,11 @@ def main():
     seed_of = {p: s for p, s in zip(paths, seeds)}
     metrics = {}  # (label, seed) -> {utilization, jct_s, bound_idle}
     for r in runs:
-        res = common.run_results(args.out, r["run_id"])["summary"]
+        full = common.run_results(args.out, r["run_id"])
+        res = full["summary"]
         metrics[(r["label"], seed_of[r["workload.trace.path"]])] = {
             "utilization": res.get("gpu_utilization"), "jct_s": res.get("mean_jct_s"), "window": (res.get("window") or {}).get("gpu_utilization"),
-            "bound_idle": res.get("bound_idle_fraction"), "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
+            "bound_idle": res.get("bound_idle_fraction", full.get("bound_idle_fraction")),  # where the Kubernetes preset's branch puts it "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
 
     def values(label, key):
         return [metrics[(label, s)][key] for s in seeds if (label, s) in metrics]
