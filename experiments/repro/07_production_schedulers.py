@@ -132,7 +132,8 @@ def main():
         res = full["summary"]
         metrics[(r["label"], seed_of[r["workload.trace.path"]])] = {
             "utilization": res.get("gpu_utilization"), "jct_s": res.get("mean_jct_s"), "window": (res.get("window") or {}).get("gpu_utilization"),
-            "bound_idle": res.get("bound_idle_fraction", full.get("bound_idle_fraction")),  # where the Kubernetes preset's branch puts it "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
+            "bound_idle": res.get("bound_idle_fraction", full.get("bound_idle_fraction")),
+            "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
 
     def values(label, key):
         return [metrics[(label, s)][key] for s in seeds if (label, s) in metrics]
