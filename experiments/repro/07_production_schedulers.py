@@ -44,6 +44,7 @@ CANDIDATES = [("LAS + packing + backfill + preemption", {"name": "compose", "ord
               ("elastic-goodput", "elastic-goodput"),
               ("SJF (estimate) + packing + backfill", {"name": "compose", "order": {"name": "sjf", "by": "estimate"}, "placement": "packed", "backfill": "easy"})]
 QUICK_CANDIDATES = CANDIDATES[:2]
+NO_RESERVATION = ("pai-reservation without reservations (control)", {"name": "pai-reservation", "reserve_min_gpus": 1000000, "reserve_after_s": 1e12})
 
 # The generated workload (one trace per seed): shares and sizes below.
 NUM_JOBS, QUICK_JOBS = 500, 200
@@ -86,6 +87,15 @@ def write_trace(path, seed, num_jobs):
         f.write("\n".join(rows) + "\n")
 
 
+def gang_waits_s(jobs_csv):
+    """(mean queue delay of the jobs of 16+ GPUs, longest queue delay of the jobs of 128+
+    GPUs), seconds: what a reservation is for (None where there is no such job)."""
+    jobs = common.read_csv(jobs_csv)
+    gangs = [float(j["queue_delay_s"]) for j in jobs if int(j["num_gpus"]) >= 16]
+    wide = [float(j["queue_delay_s"]) for j in jobs if int(j["num_gpus"]) >= 128]
+    return (sum(gangs) / len(gangs) if gangs else None), (max(wide) if wide else None)
+
+
 def known_policies(cli):
     """The names `schedsim policies` lists (one per line, name first)."""
     p = subprocess.run([cli, "policies"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -115,7 +125,9 @@ def main():
     if quick:
         presets = [p for p in presets if p[0] in ADVANCED + GENERIC]
     candidates = QUICK_CANDIDATES if quick else CANDIDATES
-    policies = [STAND_IN] + presets + candidates
+    # The control that isolates the reservations: the same admission and placement, none reserved.
+    controls = [] if quick or "pai-reservation" not in dict(presets) else [NO_RESERVATION]
+    policies = [STAND_IN] + presets + controls + candidates
     traces = os.path.join(args.out, "traces")
     os.makedirs(traces, exist_ok=True)
     paths = []
@@ -133,6 +145,7 @@ def main():
         metrics[(r["label"], seed_of[r["workload.trace.path"]])] = {
             "utilization": res.get("gpu_utilization"), "jct_s": res.get("mean_jct_s"), "window": (res.get("window") or {}).get("gpu_utilization"),
             "bound_idle": res.get("bound_idle_fraction", full.get("bound_idle_fraction")),
+            **dict(zip(("gang_wait_s", "wide_max_wait_s"), gang_waits_s(os.path.join(args.out, "runs", r["run_id"], "jobs.csv")))),
             "completed": res.get("jobs_completed"), "arrived": res.get("jobs_arrived")}
 
     def values(label, key):
@@ -157,15 +170,18 @@ def main():
     claims.append([f"GPU utilisation, best schedsim policy ({best})", "-", common.pct(bm) + ("" if bh is None else f" ± {common.pct(bh)}") + f" (n={len(seeds)})",
                    how + "; chosen as the highest mean utilisation among " + ", ".join(l for l, _ in candidates)])
 
-    header = ["policy", "GPU utilisation", "± 95% CI", "window utilisation", "± 95% CI", "mean JCT (h)", "± 95% CI", "bound-idle fraction", "jobs completed / arrived"]
+    header = ["policy", "GPU utilisation", "± 95% CI", "window utilisation", "± 95% CI", "mean JCT (h)", "± 95% CI", "mean wait, gangs of 16+ GPUs (h)", "longest wait, gangs of 128+ GPUs (h, mean over seeds)", "bound-idle fraction", "jobs completed / arrived"]
     detail = []
     for label in [l for l, _ in policies]:
         u, uh = common.mean_ci(values(label, "utilization"))
         w, wh = common.mean_ci(values(label, "window"))
         j, jh = common.mean_ci(values(label, "jct_s"))
+        g, _ = common.mean_ci(values(label, "gang_wait_s"))
+        x, _ = common.mean_ci(values(label, "wide_max_wait_s"))
         b, _ = common.mean_ci(values(label, "bound_idle"))
         detail.append([label + (" (best schedsim)" if label == best else ""), common.fmt(u, 3), common.fmt(uh, 2), common.fmt(w, 3), common.fmt(wh, 2), common.fmt(j / 3600, 3), common.fmt((jh or 0) / 3600, 2),
-                       common.fmt(b, 3), f"{sum(values(label, 'completed')):.0f} / {sum(values(label, 'arrived')):.0f}"])
+                       common.fmt(None if g is None else g / 3600, 3),
+                       common.fmt(None if x is None else x / 3600, 3), common.fmt(b, 3), f"{sum(values(label, 'completed')):.0f} / {sum(values(label, 'arrived')):.0f}"])
 
     # The legend gets an axis of its own, right of the data (tight_layout keeps it on the canvas).
     fig, (a, b, key) = plt.subplots(1, 3, figsize=(13, 4.5), gridspec_kw={"width_ratios": [3, 3, 2]})
@@ -209,6 +225,9 @@ holds {common.pct(common.mean(values(STAND_IN[0], "utilization")))} of the devic
 shows in waiting more than in idle devices on a workload this heavy. The intervals are
 wide because a few 128- and 256-GPU gangs dominate each trace's drain; the window
 utilisation (after 10% of the jobs, until the last arrival) leaves the drain out.
+The control row runs pai-reservation's admission and compact placement with no job
+eligible for a reservation: the difference between the two rows is what the reservations do
+(on the gangs' waits above all).
 """
     common.write_tables(args, "Production schedulers on an LLM-era cluster", claims, header, detail, notes)
 
