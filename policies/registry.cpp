@@ -12,6 +12,8 @@
 #include "policies/presets.hpp"
 #include "policies/rounds.hpp"
 #include "policies/priority.hpp"
+#include "policies/reservation.hpp"
+#include "policies/singularity.hpp"
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
 #include "policies/inference_autoscale.hpp"
@@ -57,6 +59,8 @@ PolicyRegistry builtin_policies() {
   r.add(gavel_las_policy_info());
   r.add(rounds_policy_info());
   r.add(slurm_policy_info());
+  r.add(pai_reservation_policy_info());
+  r.add(singularity_policy_info());
   return r;
 }
 

@@ -466,7 +466,7 @@ class RoundsPolicy : public Policy {
 std::string refusal(const std::string& base) {
   if (base == "gavel" || base == "gavel-las") return "it moves and preempts running jobs in rounds of its own (set its round_s and reallocate_every_s)";
   if (base == "round_fifo" || base == "gavel-fifo-perf" || base == "rounds") return "it re-allocates in rounds already";
-  if (base == "gandiva" || base == "elastic-goodput") return "it moves, resizes or time-slices running jobs itself";
+  if (base == "gandiva" || base == "elastic-goodput" || base == "singularity") return "it moves, resizes or time-slices running jobs itself";
   if (base == "inference") return "it holds devices for inference services";
   if (base == "thermal-aware") return "it sets cooling set-points";
   if (base == "rl") return "it decides one action at a time against the live simulator";

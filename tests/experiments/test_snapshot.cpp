@@ -251,6 +251,8 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"random placement", kBase, {"policy={name: fifo, placement: random}"}},
       {"carbon-aware (deferral)", kBase, {"policy={name: carbon-aware, slack_s: 43200}"}},
       {"elastic-goodput", kBase, {"policy=elastic-goodput", "workload.synthetic.elastic={fraction: 0.4}"}},
+      {"pai-reservation (reservations recomputed at each decision)", kBase, {"policy={name: pai-reservation, reserve_min_gpus: 2}"}},
+      {"singularity (shrink, preempt, migrate, grow) under topology contention", kTopology, {"policy=singularity", "workload.synthetic.elastic={fraction: 0.4}", "information=oracle"}},
       {"failures, checkpoints, loss spikes", kFailures, {}},
       {"failures under tiresias", kFailures, {"policy=tiresias"}},
       {"topology contention", kTopology, {}},
