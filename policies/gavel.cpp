@@ -64,6 +64,21 @@ void divide_row(double* __restrict row, double p, std::size_t cols) {
   for (std::size_t k = 0; k < cols; ++k) row[k] /= p;
 }
 
+// One pivot on (leave, enter): the pivot row divided by its entry in column `enter`, that
+// column eliminated from the other rows listed in `rows` (those with a nonzero entry in
+// it; the objective row included). `nonzero` is scratch of `cols` entries.
+void pivot_on(std::vector<double>& t, std::size_t cols, std::size_t leave, std::size_t enter, const std::size_t* rows, std::size_t count,
+              std::vector<std::size_t>& nonzero) {
+  double* const pivot_row = &t[leave * cols];
+  divide_row(pivot_row, pivot_row[enter], cols);
+  std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
+  for (std::size_t k = 0; k < cols; ++k) {
+    nonzero[nonzeros] = k;
+    nonzeros += pivot_row[k] != 0.0;
+  }
+  eliminate(t.data(), cols, rows, count, leave, enter, nonzero.data(), nonzeros);
+}
+
 // The simplex on a filled tableau of m constraint rows [A | I | b] and the objective row
 // [-c | 0 | 0] (row m), `cols` = n + m + 1 columns; basis[r] starts as n + r. Bland's
 // rule. Returns the pivots taken.
@@ -102,15 +117,7 @@ std::uint64_t run_simplex(std::vector<double>& t, std::size_t m, std::size_t col
     }
     if (leave == m) throw InvariantError("simplex_maximize: unbounded problem");
     rows[changed++] = m;  // the objective row: its entry is below -kEps
-    const double p = at(leave, enter);
-    double* const pivot_row = &t[leave * cols];
-    divide_row(pivot_row, p, cols);
-    std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
-    for (std::size_t k = 0; k < cols; ++k) {
-      nonzero[nonzeros] = k;
-      nonzeros += pivot_row[k] != 0.0;
-    }
-    eliminate(t.data(), cols, rows.data(), changed, leave, enter, nonzero.data(), nonzeros);
+    pivot_on(t, cols, leave, enter, rows.data(), changed, nonzero);
     basis[leave] = enter;
     ++pivots;
   }
@@ -155,19 +162,32 @@ namespace {
 // The max-min LP of gavel_max_min_allocation, its tableau filled in place (the rows
 // simplex_maximize would build from A, b and c, with the same values). normalized(c)
 // gives class c's row of normalized throughputs.
-template <typename Normalized>
-std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const std::vector<int>& gpus,
-                                                    const std::vector<int>& members, const std::vector<int>& capacity, double* level,
-                                                    SimplexStats* stats) {
+// Variables: X[c][t] at c * types + t, then the level lambda. Rows: a job's shares of
+// time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
+// normalized throughput (one per class). Fills t and basis (the slacks').
+// The secondary objective's weight of class `id`'s share of type k: 1e-6 per member
+// and unit of normalized throughput, times a tie factor in [1 + 2.5e-5, 1 + 1e-4] fixed
+// per (class, type) (a golden-ratio sequence: distinct, no simple ratios between them).
+// Without it the optimum is often not unique (a job as fast on two types, classes whose
+// shares trade at the same total throughput), and which optimal vertex the simplex ends on
+// would depend on its pivot path; with it the LP has one optimum, and a warm start finds
+// the same one (about 1e-10 per unit: far above the solver's 1e-12 tolerance, far below
+// the max-min level's weight of 1).
+double secondary_weight(int members, double a, std::size_t id, std::size_t k, std::size_t types) {
+  const double phase = static_cast<double>(id * types + k + 1) * 0.6180339887498949;
+  const double tie = 1.0 + 1e-4 * (0.25 + 0.75 * (phase - std::floor(phase)));
+  return 1e-6 * members * a * tie;
+}
+
+template <typename Normalized, typename Id>
+void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, const Id& id_of, const std::vector<int>& gpus, const std::vector<int>& members,
+                          const std::vector<int>& capacity, std::vector<double>& t, std::vector<std::size_t>& basis) {
   const std::size_t types = capacity.size();
-  // Variables: X[c][t] at c * types + t, then the level lambda.
   const std::size_t n = classes * types + 1;
   const std::size_t lambda = n - 1;
-  // Rows: a job's shares of time sum to at most 1 (one per class), the devices of each
-  // type, lambda <= each class's normalized throughput (one per class).
   const std::size_t m = 2 * classes + types;
   const std::size_t cols = n + m + 1;
-  std::vector<double> t((m + 1) * cols, 0.0);
+  t.assign((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
   for (std::size_t c = 0; c < classes; ++c) {
     for (std::size_t k = 0; k < types; ++k) at(c, c * types + k) = 1.0;
@@ -185,13 +205,27 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
     for (std::size_t k = 0; k < types; ++k) at(r, c * types + k) = -a[k];
     at(r, lambda) = 1.0;
   }
-  std::vector<std::size_t> basis(m);
+  basis.resize(m);
   for (std::size_t r = 0; r < m; ++r) at(r, n + r) = 1.0, basis[r] = n + r;
   at(m, lambda) = -1.0;
   for (std::size_t c = 0; c < classes; ++c) {
     const std::vector<double>& a = normalized(c);
-    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -(1e-6 * members[c] * a[k]);
+    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -secondary_weight(members[c], a[k], id_of(c), k, types);
   }
+}
+
+template <typename Normalized, typename Id>
+std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const Id& id_of, const std::vector<int>& gpus,
+                                                    const std::vector<int>& members, const std::vector<int>& capacity, double* level,
+                                                    SimplexStats* stats) {
+  const std::size_t types = capacity.size();
+  const std::size_t n = classes * types + 1;
+  const std::size_t lambda = n - 1;
+  const std::size_t m = 2 * classes + types;
+  const std::size_t cols = n + m + 1;
+  std::vector<double> t;
+  std::vector<std::size_t> basis;
+  fill_max_min_tableau(classes, normalized, id_of, gpus, members, capacity, t, basis);
   const std::uint64_t pivots = run_simplex(t, m, cols, basis);
   if (stats) {
     ++stats->solves;
@@ -214,11 +248,21 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity, double* level,
                                                           SimplexStats* stats) {
-  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, gpus, members, capacity,
+  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, [](std::size_t c) { return c; },
+                            gpus, members, capacity,
                             level, stats);
 }
 
 namespace {
+
+// A share of time rounded to a multiple of 2^-30 (about 1e-9; exact: a power-of-two
+// scale and an integer rounding). Mathematically equal shares that an LP solve computes
+// with different rounding noise (a few ulps) become the same double, so the round's
+// priorities, and so the run, do not depend on the pivot path that found them.
+double snap_share(double x) {
+  constexpr double kGrid = 1073741824.0;  // 2^30
+  return std::nearbyint(x * kGrid) / kGrid;
+}
 
 // Options beside round_s (defaults: plain gavel).
 struct GavelVariant {
@@ -231,7 +275,9 @@ struct GavelVariant {
 class GavelPolicy : public Policy {
  public:
   explicit GavelPolicy(const GavelOptions& options)
-      : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))), reuse_(options.reuse), counters_(options.counters) {}
+      : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))),
+        reuse_(options.reuse),
+        counters_(options.counters) {}
   std::string name() const override { return variant_.name; }
   void set_variant(const GavelVariant& v) { variant_ = v; }
 
@@ -399,7 +445,10 @@ class GavelPolicy : public Policy {
     SimplexStats stats;
     last_X_ = max_min_allocation(
         lp_classes_.size(), [&](std::size_t c) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(lp_classes_[c])]; },
-        lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+        [&](std::size_t c) { return static_cast<std::size_t>(lp_classes_[c]); }, lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+    for (auto& row : last_X_) {
+      for (double& x : row) x = snap_share(x);
+    }
     if (counters_) {
       ++counters_->lp_solves;
       counters_->lp_pivots += stats.pivots;
