@@ -203,7 +203,7 @@ void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, con
     const std::size_t r = classes + types + c;
     const std::vector<double>& a = normalized(c);
     for (std::size_t k = 0; k < types; ++k) at(r, c * types + k) = -a[k];
-    at(r, lambda) = 1.0;
+    at(r, lambda) = members[c] > 0 ? 1.0 : 0.0;  // a class without members (kept by a warm start) bounds nothing
   }
   basis.resize(m);
   for (std::size_t r = 0; r < m; ++r) at(r, n + r) = 1.0, basis[r] = n + r;
@@ -255,6 +255,214 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
 
 namespace {
 
+// The max-min LP kept from one solve to the next, so that the next LP starts from the
+// last optimal basis. Consecutive rounds' LPs mostly differ in the member counts of a few
+// classes (a job arrived or finished): a member count is in the capacity rows' entries
+// and the objective of its class's columns only, so the tableau is updated in place
+// (B^-1 is in the slack columns) and re-optimized, a few pivots instead of ~100 from the
+// slack basis; a class that lost its last member stays in the tableau, decoupled, so
+// that it can come back. A class the tableau lacks, or every kColdEvery warm solves
+// (rounding accumulates in an updated tableau), solves from scratch. The two paths may round the
+// optimum differently; the policy snaps the shares (snap_share), so both give the same
+// run (tests compare them).
+class WarmMaxMinLp {
+ public:
+  struct Result {
+    bool changed = false;  // another LP than the last one (a solve)
+    bool warm = false;     // started from the last basis
+    std::uint64_t pivots = 0;
+  };
+
+  // Solves the LP of the classes `ids` (in this order when solved from scratch) with
+  // `members`; norm(id) and gpus[id] give a class's throughputs and GPU count. share(id, k)
+  // then gives class id's share of type k.
+  template <typename Normalized>
+  Result solve(const std::vector<int>& ids, const std::vector<int>& members, const Normalized& norm, const std::vector<int>& gpus,
+               const std::vector<int>& capacity, bool warm) {
+    Result result;
+    for (int id : ids) {
+      if (static_cast<std::size_t>(id) >= pos_.size()) pos_.resize(static_cast<std::size_t>(id) + 1, -1);
+    }
+    // The tableau's classes: those of the last solve from scratch; a class that has no
+    // members now stays with member count 0 (decoupled: no capacity, no objective, no
+    // bound on the level), so that it can come back without a solve from scratch.
+    bool contained = valid_ && warm && capacity == capacity_;
+    for (std::size_t i = 0; contained && i < ids.size(); ++i) contained = pos_[static_cast<std::size_t>(ids[i])] >= 0;
+    target_.assign(ids_.size(), 0);
+    if (contained) {
+      for (std::size_t i = 0; i < ids.size(); ++i) target_[static_cast<std::size_t>(pos_[static_cast<std::size_t>(ids[i])])] = members[i];
+      if (target_ == members_) return result;  // the same LP, the classes maybe in another order
+    }
+    result.changed = true;
+    if (contained && warm_solves_ < kColdEvery && update(norm, result.pivots) && reoptimize(result.pivots)) {
+      ++warm_solves_;
+      result.warm = true;
+      extract();
+      return result;
+    }
+    // A class the tableau lacks, or a pivot too small to trust, or infeasible both ways,
+    // or kColdEvery warm solves: from scratch (which rebuilds everything update may have
+    // left half done), with the classes now without members kept (not too many).
+    std::vector<int> next = ids;
+    std::vector<int> next_members = members;
+    std::size_t kept = 0;
+    for (int id : ids_) {
+      pos_[static_cast<std::size_t>(id)] = -1;
+      if (std::find(ids.begin(), ids.end(), id) != ids.end() || kept >= ids.size() + 8) continue;
+      next.push_back(id);
+      next_members.push_back(0);
+      ++kept;
+    }
+    ids_ = next;
+    members_ = next_members;
+    capacity_ = capacity;
+    gpus_.clear();
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      pos_[static_cast<std::size_t>(ids_[i])] = static_cast<int>(i);
+      gpus_.push_back(gpus[static_cast<std::size_t>(ids_[i])]);
+    }
+    shape(ids_.size(), capacity.size());
+    fill_max_min_tableau(
+        classes_, [&](std::size_t c) -> const std::vector<double>& { return norm(ids_[c]); },
+        [&](std::size_t c) { return static_cast<std::size_t>(ids_[c]); }, gpus_, members_, capacity_, t_, basis_);
+    result.pivots += run_simplex(t_, m_, cols_, basis_);
+    valid_ = true;
+    warm_solves_ = 0;
+    extract();
+    return result;
+  }
+
+  // The last solution's share of type k for class id (which was in the last solve).
+  double share(int id, std::size_t k) const { return x_[static_cast<std::size_t>(pos_[static_cast<std::size_t>(id)]) * types_ + k]; }
+
+ private:
+  static constexpr int kColdEvery = 64;
+  static constexpr double kEps = 1e-12;
+
+  void shape(std::size_t classes, std::size_t types) {
+    classes_ = classes;
+    types_ = types;
+    n_ = classes * types + 1;
+    m_ = 2 * classes + types;
+    cols_ = n_ + m_ + 1;
+  }
+  double& at(std::size_t r, std::size_t k) { return t_[r * cols_ + k]; }
+
+  void pivot(std::size_t leave, std::size_t enter) {
+    rows_.clear();
+    for (std::size_t r = 0; r <= m_; ++r) {
+      if (at(r, enter) != 0.0) rows_.push_back(r);
+    }
+    nonzero_.resize(cols_);
+    pivot_on(t_, cols_, leave, enter, rows_.data(), rows_.size(), nonzero_);
+    basis_[leave] = enter;
+  }
+
+  // The member counts of the classes that changed (target_, by tableau position), in the
+  // tableau: a column's new entries come in through B^-1 (the slack columns: column j
+  // gets delta times the slack column of each changed row), its objective directly, and a
+  // basic column is pivoted back into its row. A class's columns change in the capacity
+  // rows (GPUs x members) and the objective; the level's column in the class's bound row
+  // when the class gains its first member or loses its last. false: a pivot too small
+  // to trust.
+  template <typename Normalized>
+  bool update(const Normalized& norm, std::uint64_t& pivots) {
+    for (std::size_t c = 0; c < classes_; ++c) {
+      const int before = members_[c], after = target_[c];
+      if (before == after) continue;
+      const double delta = static_cast<double>(gpus_[c]) * (after - before);  // exact: small integers
+      const std::vector<double>& a = norm(ids_[c]);
+      const std::size_t id = static_cast<std::size_t>(ids_[c]);
+      for (std::size_t k = 0; k < types_; ++k) {
+        const std::size_t j = c * types_ + k;
+        add_to_column(j, classes_ + k, delta);
+        at(m_, j) += secondary_weight(before, a[k], id, k, types_) - secondary_weight(after, a[k], id, k, types_);
+        if (!repivot(j, pivots)) return false;
+      }
+      if ((before > 0) != (after > 0)) {
+        add_to_column(n_ - 1, classes_ + types_ + c, after > 0 ? 1.0 : -1.0);
+        if (!repivot(n_ - 1, pivots)) return false;
+      }
+      members_[c] = after;
+    }
+    return true;
+  }
+
+  // Column j's entry in constraint row `row` grows by delta: B^-1 times that, the slack
+  // column of the row times delta, in every row and the objective (y's entry).
+  void add_to_column(std::size_t j, std::size_t row, double delta) {
+    const std::size_t slack = n_ + row;
+    for (std::size_t r = 0; r <= m_; ++r) {
+      const double s = at(r, slack);
+      if (s != 0.0) at(r, j) += delta * s;
+    }
+  }
+
+  // A basic column j changed: pivot it back into its row.
+  bool repivot(std::size_t j, std::uint64_t& pivots) {
+    for (std::size_t r = 0; r < m_; ++r) {
+      if (basis_[r] != j) continue;
+      if (std::fabs(at(r, j)) < 1e-9) return false;
+      pivot(r, j);
+      ++pivots;
+      return true;
+    }
+    return true;  // not basic: its reduced cost is in the objective row already
+  }
+
+  // Back to an optimum: dual simplex pivots while a right-hand side is negative (reduced
+  // costs below 0 count as 0 in its ratio test: a basis infeasible both ways still gets
+  // to a feasible one), then the primal simplex. false: no feasible basis that way within
+  // the iteration limit.
+  bool reoptimize(std::uint64_t& pivots) {
+    bool primal = true;
+    for (std::size_t r = 0; r < m_; ++r) primal = primal && at(r, cols_ - 1) >= -kEps;
+    if (!primal) {
+      for (int iter = 0;; ++iter) {
+        if (iter > 10000) return false;
+        // Leaving: the most negative right-hand side (ties: the smaller basic variable).
+        std::size_t leave = m_;
+        for (std::size_t r = 0; r < m_; ++r) {
+          const double v = at(r, cols_ - 1);
+          if (v < -kEps && (leave == m_ || v < at(leave, cols_ - 1) || (v == at(leave, cols_ - 1) && basis_[r] < basis_[leave]))) leave = r;
+        }
+        if (leave == m_) break;
+        // Entering: the smallest ratio of reduced cost to |entry| over the row's negative entries.
+        std::size_t enter = cols_;
+        double best = 0.0;
+        for (std::size_t k = 0; k + 1 < cols_; ++k) {
+          const double e = at(leave, k);
+          if (e >= -kEps) continue;
+          const double ratio = std::max(0.0, at(m_, k)) / -e;
+          if (enter == cols_ || ratio < best) {
+            enter = k;
+            best = ratio;
+          }
+        }
+        if (enter == cols_) return false;  // infeasible: cannot be (x = 0 is feasible)
+        if (std::fabs(at(leave, enter)) < 1e-9) return false;
+        pivot(leave, enter);
+        ++pivots;
+      }
+    }
+    pivots += run_simplex(t_, m_, cols_, basis_);
+    return true;
+  }
+
+  void extract() { x_ = basic_solution(t_, m_, n_, basis_); }
+
+  bool valid_ = false;
+  int warm_solves_ = 0;  // since the last solve from scratch
+  std::size_t classes_ = 0, types_ = 0, n_ = 0, m_ = 0, cols_ = 0;
+  std::vector<double> t_;
+  std::vector<std::size_t> basis_;
+  std::vector<int> ids_, members_, gpus_, capacity_;
+  std::vector<int> pos_;  // by class id: its position in the tableau, -1 = none
+  std::vector<double> x_;
+  std::vector<std::size_t> rows_, nonzero_;
+  std::vector<int> target_;  // by tableau position: the member counts asked for
+};
+
 // A share of time rounded to a multiple of 2^-30 (about 1e-9; exact: a power-of-two
 // scale and an integer rounding). Mathematically equal shares that an LP solve computes
 // with different rounding noise (a few ulps) become the same double, so the round's
@@ -270,6 +478,7 @@ struct GavelVariant {
   bool equal_share = false;          // normalize: equal_share (else best_type)
   bool fill_between_rounds = true;
   double reallocate_every_s = 0;     // 0: a new allocation at every round boundary
+  bool warm_start = true;            // each LP from the last optimal basis (false: from scratch; the same run)
 };
 
 class GavelPolicy : public Policy {
@@ -277,9 +486,13 @@ class GavelPolicy : public Policy {
   explicit GavelPolicy(const GavelOptions& options)
       : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))),
         reuse_(options.reuse),
+        warm_start_(options.warm_start),
         counters_(options.counters) {}
   std::string name() const override { return variant_.name; }
-  void set_variant(const GavelVariant& v) { variant_ = v; }
+  void set_variant(const GavelVariant& v) {
+    variant_ = v;
+    warm_start_ = warm_start_ && v.warm_start;
+  }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
     Job& j = grow(job);
@@ -427,10 +640,11 @@ class GavelPolicy : public Policy {
   // counts, same capacities. The solver is deterministic, so the reused answer is the
   // bits a fresh solve would give. A round whose jobs are those of the last round does
   // no solve unless the classes' first-seen order changed (running jobs come first).
-  // Not warm-started from the last basis: another pivot path gives other rounding, and
-  // the outputs are to stay the bits of a cold solve.
+  // This is the path without warm start (GavelOptions::warm_start, the policy's
+  // warm_start: false): every LP from the slack basis.
   const std::vector<std::vector<double>>& allocation() {
     if (reuse_ && solved_ && lp_classes_ == last_classes_ && lp_members_ == last_members_ && capacity_ == last_capacity_) return last_X_;
+    if (warm_start_ && reuse_) return warm_allocation();
     last_classes_ = lp_classes_;
     last_members_ = lp_members_;
     last_capacity_ = capacity_;
@@ -452,6 +666,31 @@ class GavelPolicy : public Policy {
     if (counters_) {
       ++counters_->lp_solves;
       counters_->lp_pivots += stats.pivots;
+    }
+    return last_X_;
+  }
+
+  // allocation() from the last optimal basis (WarmMaxMinLp): the same classes in another
+  // order with the same members need no pivot.
+  const std::vector<std::vector<double>>& warm_allocation() {
+    last_classes_ = lp_classes_;
+    last_members_ = lp_members_;
+    last_capacity_ = capacity_;
+    solved_ = true;
+    last_X_.assign(lp_classes_.size(), std::vector<double>(static_cast<std::size_t>(types_), 0.0));
+    if (lp_classes_.empty()) return last_X_;
+    const auto result = warm_lp_.solve(
+        lp_classes_, lp_members_, [&](int g) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(g)]; }, class_gpus_,
+        capacity_, true);
+    if (counters_ && result.changed) {
+      ++counters_->lp_solves;
+      counters_->lp_pivots += result.pivots;
+      if (result.warm) ++counters_->lp_warm_solves;
+    }
+    for (std::size_t i = 0; i < lp_classes_.size(); ++i) {
+      const int g = lp_classes_[i];
+      const std::vector<double>& a = class_norm_[static_cast<std::size_t>(g)];
+      for (std::size_t k = 0; k < static_cast<std::size_t>(types_); ++k) last_X_[i][k] = a[k] > 0 ? snap_share(warm_lp_.share(g, k)) : 0.0;
     }
     return last_X_;
   }
@@ -691,7 +930,9 @@ class GavelPolicy : public Policy {
   std::vector<double> a_;
   // Interned classes (class_of): by class id its normalized throughputs and GPU count.
   bool reuse_ = true;
+  bool warm_start_ = true;
   GavelCounters* counters_ = nullptr;
+  WarmMaxMinLp warm_lp_;
   std::map<std::pair<int, std::vector<double>>, int> class_ids_;
   std::vector<std::vector<double>> class_norm_;
   std::vector<int> class_gpus_;
@@ -724,9 +965,10 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         "what a job's throughput is divided by in the LP: best_type (its rate on its fastest type) or equal_share (Gavel's LP: its rate on an equal share of every type, times its GPU count)"},
        {"fill_between_rounds", d.fill_between_rounds ? "true" : "false", "start queued jobs on free devices between round boundaries (false: only at boundaries, as Gavel)"},
        {"reallocate_every_s", std::to_string(static_cast<int>(d.reallocate_every_s)),
-        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"}},
+        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"},
+       {"warm_start", "true", "start each LP from the last one's optimal basis (false: every LP from scratch, slower; the run is the same)"}},
       [name, d](const ConfigNode& config, const PolicyContext& /*context*/) {
-        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s"});
+        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s", "warm_start"});
         double round_s = 360;
         if (auto v = config.maybe_child("round_s")) round_s = v->as_positive_double();
         GavelVariant variant = d;
@@ -734,6 +976,7 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         if (auto v = config.maybe_child("normalize")) variant.equal_share = v->as_choice({"best_type", "equal_share"}) == "equal_share";
         if (auto v = config.maybe_child("fill_between_rounds")) variant.fill_between_rounds = v->as_bool();
         if (auto v = config.maybe_child("reallocate_every_s")) variant.reallocate_every_s = v->as_nonnegative_double();
+        if (auto v = config.maybe_child("warm_start")) variant.warm_start = v->as_bool();
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = name;
         resolved["round_s"] = round_s;
@@ -741,6 +984,7 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         if (variant.equal_share) resolved["normalize"] = "equal_share";
         if (!variant.fill_between_rounds) resolved["fill_between_rounds"] = false;
         if (variant.reallocate_every_s > 0) resolved["reallocate_every_s"] = variant.reallocate_every_s;
+        if (!variant.warm_start) resolved["warm_start"] = false;
         GavelOptions options;
         options.round_s = round_s;
         auto policy = std::make_unique<GavelPolicy>(options);

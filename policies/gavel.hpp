@@ -45,6 +45,7 @@ struct GavelCounters {
   std::uint64_t lp_solves = 0;     // LPs solved; a round whose LP equals the last one solved reuses its answer
   std::uint64_t rate_vectors = 0;  // jobs' normalized throughputs computed (device types x physics rate queries each)
   std::uint64_t lp_pivots = 0;     // simplex pivots of those solves (the same pivot path gives the same bits)
+  std::uint64_t lp_warm_solves = 0;  // of lp_solves, those started from the last optimal basis (GavelOptions::warm_start)
 };
 
 // What simplex_maximize did, summed over calls (tests of its algorithmic shape).
@@ -59,6 +60,10 @@ struct GavelOptions {
   // and the last LP's solution while the LP is the same. false recomputes both every time
   // (the reference that tests compare the cached answers with); outputs are the same.
   bool reuse = true;
+  // Start each LP from the last optimal basis (with reuse). false solves every LP from the
+  // slack basis (the reference that tests compare the warm answers with); the shares
+  // are snapped to a grid of 2^-30, so both give the same run.
+  bool warm_start = true;
   GavelCounters* counters = nullptr;  // may be null; must outlive the policy
 };
 
