@@ -245,6 +245,10 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
 
 }  // namespace
 
+double gavel_secondary_weight(int members, double normalized, std::size_t cls, std::size_t type, std::size_t types) {
+  return secondary_weight(members, normalized, cls, type, types);
+}
+
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity, double* level,
                                                           SimplexStats* stats) {
@@ -302,13 +306,13 @@ class WarmMaxMinLp {
     }
     // A class the tableau lacks, or a pivot too small to trust, or infeasible both ways,
     // or kColdEvery warm solves: from scratch (which rebuilds everything update may have
-    // left half done), with the classes now without members kept (not too many).
+    // left half done), with the classes now without members kept (kKeepDead).
     std::vector<int> next = ids;
     std::vector<int> next_members = members;
     std::size_t kept = 0;
     for (int id : ids_) {
       pos_[static_cast<std::size_t>(id)] = -1;
-      if (std::find(ids.begin(), ids.end(), id) != ids.end() || kept >= ids.size() + 8) continue;
+      if (std::find(ids.begin(), ids.end(), id) != ids.end() || kept >= std::max(kKeepDead, ids.size())) continue;
       next.push_back(id);
       next_members.push_back(0);
       ++kept;
@@ -337,6 +341,9 @@ class WarmMaxMinLp {
 
  private:
   static constexpr int kColdEvery = 64;
+  // Classes without members a solve from scratch keeps: as many as have members, at
+  // least 32 (more make every pivot dearer, fewer send returning classes from scratch).
+  static constexpr std::size_t kKeepDead = 32;
   static constexpr double kEps = 1e-12;
 
   void shape(std::size_t classes, std::size_t types) {
