@@ -166,16 +166,20 @@ namespace {
 // time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
 // normalized throughput (one per class). Fills t and basis (the slacks').
 // The secondary objective's weight of class `id`'s share of type k: 1e-6 per member
-// and unit of normalized throughput, times a tie factor in [1 + 2.5e-5, 1 + 1e-4] fixed
-// per (class, type) (a golden-ratio sequence: distinct, no simple ratios between them).
-// Without it the optimum is often not unique (a job as fast on two types, classes whose
-// shares trade at the same total throughput), and which optimal vertex the simplex ends on
-// would depend on its pivot path; with it the LP has one optimum, and a warm start finds
-// the same one (about 1e-10 per unit: far above the solver's 1e-12 tolerance, far below
-// the max-min level's weight of 1).
+// and unit of normalized throughput, times a tie factor in [1 + 2.5e-4, 1 + 1e-3] fixed
+// per (class, type) (a hash of the two: no simple relation between the factors, so that
+// sums of their differences do not cancel). Without it the optimum is often not unique (a
+// job as fast on two types, classes whose shares trade at the same total throughput), and
+// which optimal vertex the simplex ends on would depend on its pivot path; with it the LP
+// has one optimum, and a warm start finds the same one (about 1e-9 per unit: well above
+// the solver's 1e-12 tolerance, far below the max-min level's weight of 1).
 double secondary_weight(int members, double a, std::size_t id, std::size_t k, std::size_t types) {
-  const double phase = static_cast<double>(id * types + k + 1) * 0.6180339887498949;
-  const double tie = 1.0 + 1e-4 * (0.25 + 0.75 * (phase - std::floor(phase)));
+  std::uint64_t z = static_cast<std::uint64_t>(id * types + k) + 0x9e3779b97f4a7c15ULL;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  const double u = static_cast<double>(z >> 11) / 9007199254740992.0;  // [0, 1)
+  const double tie = 1.0 + 1e-3 * (0.25 + 0.75 * u);
   return 1e-6 * members * a * tie;
 }
 

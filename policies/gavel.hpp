@@ -11,7 +11,7 @@
 //     so the LP has one row per class, not per job. A secondary objective of weight 1e-6
 //     per class member adds total normalized throughput, which picks a work-conserving
 //     vertex among the max-min optima (Gavel solves the bare max-min with cvxpy); a tie
-//     factor of 1 + [2.5e-5, 1e-4] fixed per (class, type) makes that optimum unique, and
+//     factor of 1 + [2.5e-4, 1e-3] fixed per (class, type) makes that optimum unique, and
 //     the shares are rounded to multiples of 2^-30, so the run does not depend on the
 //     simplex's pivot path (docs/policies.md).
 //  3. Gavel's round mechanism: priority_jt = X_jt / (share of the job's time in the system
