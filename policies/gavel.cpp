@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -165,26 +166,44 @@ namespace {
 // Variables: X[c][t] at c * types + t, then the level lambda. Rows: a job's shares of
 // time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
 // normalized throughput (one per class). Fills t and basis (the slacks').
-// The secondary objective's weight of class `id`'s share of type k: 1e-6 per member
-// and unit of normalized throughput, times a tie factor in [1 + 2.5e-4, 1 + 1e-3] fixed
-// per (class, type) (a hash of the two: no simple relation between the factors, so that
-// sums of their differences do not cancel). Without it the optimum is often not unique (a
-// job as fast on two types, classes whose shares trade at the same total throughput), and
-// which optimal vertex the simplex ends on would depend on its pivot path; with it the LP
-// has one optimum, and a warm start finds the same one (about 1e-9 per unit: well above
-// the solver's 1e-12 tolerance, far below the max-min level's weight of 1).
-double secondary_weight(int members, double a, std::size_t id, std::size_t k, std::size_t types) {
-  std::uint64_t z = static_cast<std::uint64_t>(id * types + k) + 0x9e3779b97f4a7c15ULL;  // splitmix64
+// splitmix64's finalizer: a 64-bit mix with no simple relation between nearby inputs.
+std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  return z ^ (z >> 31);
+}
+
+// A class's key for its tie factors: a hash of what makes the class (its GPU count and
+// normalized throughputs), so that it does not depend on the order classes were seen in
+// (a run resumed from a snapshot interns them again).
+std::uint64_t class_key(int gpus, const std::vector<double>& a) {
+  std::uint64_t h = mix64(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(gpus));
+  for (double v : a) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    h = mix64(h ^ bits);
+  }
+  return h;
+}
+
+// The secondary objective's weight of a class's share of type k: 1e-6 per member and
+// unit of normalized throughput, times a tie factor in [1 + 2.5e-4, 1 + 1e-3] fixed per
+// (class, type) (a hash of the class's key and the type: no simple relation between the
+// factors, so that sums of their differences do not cancel). Without it the optimum is
+// often not unique (a job as fast on two types, classes whose shares trade at the same
+// total throughput), and which optimal vertex the simplex ends on would depend on its
+// pivot path; with it the LP has one optimum, and a warm start finds the same one (about
+// 1e-9 per unit: well above the solver's 1e-12 tolerance, far below the max-min level's
+// weight of 1).
+double secondary_weight(int members, double a, std::uint64_t key, std::size_t k) {
+  const std::uint64_t z = mix64(key ^ (0x9e3779b97f4a7c15ULL * (k + 1)));
   const double u = static_cast<double>(z >> 11) / 9007199254740992.0;  // [0, 1)
   const double tie = 1.0 + 1e-3 * (0.25 + 0.75 * u);
   return 1e-6 * members * a * tie;
 }
 
-template <typename Normalized, typename Id>
-void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, const Id& id_of, const std::vector<int>& gpus, const std::vector<int>& members,
+template <typename Normalized, typename Key>
+void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, const Key& key_of, const std::vector<int>& gpus, const std::vector<int>& members,
                           const std::vector<int>& capacity, std::vector<double>& t, std::vector<std::size_t>& basis) {
   const std::size_t types = capacity.size();
   const std::size_t n = classes * types + 1;
@@ -214,12 +233,13 @@ void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, con
   at(m, lambda) = -1.0;
   for (std::size_t c = 0; c < classes; ++c) {
     const std::vector<double>& a = normalized(c);
-    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -secondary_weight(members[c], a[k], id_of(c), k, types);
+    const std::uint64_t key = key_of(c);
+    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -secondary_weight(members[c], a[k], key, k);
   }
 }
 
-template <typename Normalized, typename Id>
-std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const Id& id_of, const std::vector<int>& gpus,
+template <typename Normalized, typename Key>
+std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const Key& key_of, const std::vector<int>& gpus,
                                                     const std::vector<int>& members, const std::vector<int>& capacity, double* level,
                                                     SimplexStats* stats) {
   const std::size_t types = capacity.size();
@@ -229,7 +249,7 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
   const std::size_t cols = n + m + 1;
   std::vector<double> t;
   std::vector<std::size_t> basis;
-  fill_max_min_tableau(classes, normalized, id_of, gpus, members, capacity, t, basis);
+  fill_max_min_tableau(classes, normalized, key_of, gpus, members, capacity, t, basis);
   const std::uint64_t pivots = run_simplex(t, m, cols, basis);
   if (stats) {
     ++stats->solves;
@@ -249,14 +269,14 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
 
 }  // namespace
 
-double gavel_secondary_weight(int members, double normalized, std::size_t cls, std::size_t type, std::size_t types) {
-  return secondary_weight(members, normalized, cls, type, types);
+double gavel_secondary_weight(int members, int gpus, const std::vector<double>& normalized, std::size_t type) {
+  return secondary_weight(members, normalized[type], class_key(gpus, normalized), type);
 }
 
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity, double* level,
                                                           SimplexStats* stats) {
-  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, [](std::size_t c) { return c; },
+  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, [&](std::size_t c) { return class_key(gpus[c], normalized[c]); },
                             gpus, members, capacity,
                             level, stats);
 }
@@ -325,14 +345,16 @@ class WarmMaxMinLp {
     members_ = next_members;
     capacity_ = capacity;
     gpus_.clear();
+    keys_.clear();
     for (std::size_t i = 0; i < ids_.size(); ++i) {
       pos_[static_cast<std::size_t>(ids_[i])] = static_cast<int>(i);
       gpus_.push_back(gpus[static_cast<std::size_t>(ids_[i])]);
+      keys_.push_back(class_key(gpus_.back(), norm(ids_[i])));
     }
     shape(ids_.size(), capacity.size());
     fill_max_min_tableau(
         classes_, [&](std::size_t c) -> const std::vector<double>& { return norm(ids_[c]); },
-        [&](std::size_t c) { return static_cast<std::size_t>(ids_[c]); }, gpus_, members_, capacity_, t_, basis_);
+        [&](std::size_t c) { return keys_[c]; }, gpus_, members_, capacity_, t_, basis_);
     result.pivots += run_simplex(t_, m_, cols_, basis_);
     valid_ = true;
     warm_solves_ = 0;
@@ -383,11 +405,10 @@ class WarmMaxMinLp {
       if (before == after) continue;
       const double delta = static_cast<double>(gpus_[c]) * (after - before);  // exact: small integers
       const std::vector<double>& a = norm(ids_[c]);
-      const std::size_t id = static_cast<std::size_t>(ids_[c]);
       for (std::size_t k = 0; k < types_; ++k) {
         const std::size_t j = c * types_ + k;
         add_to_column(j, classes_ + k, delta);
-        at(m_, j) += secondary_weight(before, a[k], id, k, types_) - secondary_weight(after, a[k], id, k, types_);
+        at(m_, j) += secondary_weight(before, a[k], keys_[c], k) - secondary_weight(after, a[k], keys_[c], k);
         if (!repivot(j, pivots)) return false;
       }
       if ((before > 0) != (after > 0)) {
@@ -468,6 +489,7 @@ class WarmMaxMinLp {
   std::vector<double> t_;
   std::vector<std::size_t> basis_;
   std::vector<int> ids_, members_, gpus_, capacity_;
+  std::vector<std::uint64_t> keys_;  // by tableau position: class_key
   std::vector<int> pos_;  // by class id: its position in the tableau, -1 = none
   std::vector<double> x_;
   std::vector<std::size_t> rows_, nonzero_;
@@ -639,6 +661,7 @@ class GavelPolicy : public Policy {
     if (added) {
       class_norm_.push_back(a_);
       class_gpus_.push_back(js.spec.num_gpus);
+      class_key_.push_back(class_key(js.spec.num_gpus, a_));
       local_class_.push_back(-1);
     }
     j.cls = it->second;
@@ -670,7 +693,7 @@ class GavelPolicy : public Policy {
     SimplexStats stats;
     last_X_ = max_min_allocation(
         lp_classes_.size(), [&](std::size_t c) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(lp_classes_[c])]; },
-        [&](std::size_t c) { return static_cast<std::size_t>(lp_classes_[c]); }, lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+        [&](std::size_t c) { return class_key_[static_cast<std::size_t>(lp_classes_[c])]; }, lp_gpus_, lp_members_, capacity_, nullptr, &stats);
     for (auto& row : last_X_) {
       for (double& x : row) x = snap_share(x);
     }
@@ -947,6 +970,7 @@ class GavelPolicy : public Policy {
   std::map<std::pair<int, std::vector<double>>, int> class_ids_;
   std::vector<std::vector<double>> class_norm_;
   std::vector<int> class_gpus_;
+  std::vector<std::uint64_t> class_key_;  // by class id: class_key (the LP's tie factors)
   std::vector<int> local_class_;      // by class id: its index in this round's LP, -1 = none
   std::vector<int> job_class_;        // by index in live_: the LP class
   std::vector<int> lp_classes_, lp_members_;  // this round's LP: class ids in first-seen order, members

@@ -78,9 +78,10 @@ std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std:
                                                           const std::vector<int>& members, const std::vector<int>& capacity,
                                                           double* level = nullptr, SimplexStats* stats = nullptr);
 
-// The LP's secondary objective coefficient of class `cls`'s share of type `type` (of
-// `types`): 1e-6 x members x normalized throughput x the tie factor of (cls, type).
-double gavel_secondary_weight(int members, double normalized, std::size_t cls, std::size_t type, std::size_t types);
+// The LP's secondary objective coefficient of a class's share of type `type`: 1e-6 x
+// members x normalized[type] x the tie factor of (the class, type), a hash of the class's
+// GPU count, its normalized throughputs and the type.
+double gavel_secondary_weight(int members, int gpus, const std::vector<double>& normalized, std::size_t type);
 
 // Maximizes c.x subject to A x <= b, x >= 0, with b >= 0 (dense simplex tableau, Bland's
 // rule: deterministic, no cycling). Returns x. `stats` (if not null) counts the solve and

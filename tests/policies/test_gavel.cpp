@@ -429,7 +429,7 @@ TEST_CASE("gavel_max_min_allocation fills the LP's tableau in place with the val
     }
     obj[n - 1] = 1.0;
     for (std::size_t c = 0; c < classes; ++c) {
-      for (std::size_t t = 0; t < types; ++t) obj[c * types + t] = gavel_secondary_weight(members[c], norm[c][t], c, t, types);
+      for (std::size_t t = 0; t < types; ++t) obj[c * types + t] = gavel_secondary_weight(members[c], gpus[c], norm[c], t);
     }
     SimplexStats rows_stats, tableau_stats;
     const std::vector<double> x = simplex_maximize(A, b, obj, &rows_stats);
@@ -916,18 +916,23 @@ TEST_CASE("rounds runs every registered policy that only starts jobs as its base
 }
 
 TEST_CASE("gavel_secondary_weight: 1e-6 per member and unit of throughput times a tie factor in [1 + 2.5e-4, 1 + 1e-3], distinct by class and type", "[policies][gavel]") {
+  // 40 classes (GPU count, throughputs) on 3 types: 120 distinct factors in the range; the
+  // same class's factor whatever else exists (a hash of the class, not of when it was seen).
   std::set<double> factors;
-  for (std::size_t c = 0; c < 40; ++c) {
+  for (int c = 0; c < 40; ++c) {
+    const std::vector<double> a = {1.0, 0.25 + c / 100.0, 0.5};
     for (std::size_t t = 0; t < 3; ++t) {
-      const double f = gavel_secondary_weight(1, 1.0, c, t, 3) / 1e-6;
+      const double f = gavel_secondary_weight(1, 1 + c % 4, {1.0, a[1], a[2]}, t) / (1e-6 * a[t]);
       CHECK(f >= 1 + 2.5e-4 - 1e-12);
       CHECK(f <= 1 + 1e-3 + 1e-12);
       factors.insert(f);
     }
   }
   CHECK(factors.size() == 120);
-  CHECK(gavel_secondary_weight(3, 0.5, 2, 1, 3) == 1e-6 * 3 * 0.5 * (gavel_secondary_weight(1, 1.0, 2, 1, 3) / 1e-6));
-  CHECK(gavel_secondary_weight(0, 1.0, 5, 0, 3) == 0.0);
+  const std::vector<double> a = {0.5, 1.0};
+  CHECK(gavel_secondary_weight(3, 2, a, 0) == Approx(3 * gavel_secondary_weight(1, 2, a, 0)).epsilon(1e-14));
+  CHECK(gavel_secondary_weight(1, 2, a, 0) != gavel_secondary_weight(1, 4, a, 0));  // the GPU count is part of the class
+  CHECK(gavel_secondary_weight(0, 2, a, 1) == 0.0);
 }
 
 TEST_CASE("gavel's warm-started LPs give the same run as solving every LP from scratch, in fewer pivots", "[policies][gavel]") {
