@@ -289,8 +289,9 @@ namespace {
 // and the objective of its class's columns only, so the tableau is updated in place
 // (B^-1 is in the slack columns) and re-optimized, a few pivots instead of ~100 from the
 // slack basis; a class that lost its last member stays in the tableau, decoupled, so
-// that it can come back. A class the tableau lacks, or every kColdEvery warm solves
-// (rounding accumulates in an updated tableau), solves from scratch. The two paths may round the
+// that it can come back, and a new class joins it decoupled (add_class). A tableau too
+// large for the live classes, or every kColdEvery warm solves (rounding accumulates in
+// an updated tableau), solves from scratch. The two paths may round the
 // optimum differently; the policy snaps the shares (snap_share), so both give the same
 // run (tests compare them).
 class WarmMaxMinLp {
@@ -315,6 +316,15 @@ class WarmMaxMinLp {
     // members now stays with member count 0 (decoupled: no capacity, no objective, no
     // bound on the level), so that it can come back without a solve from scratch.
     bool contained = valid_ && warm && capacity == capacity_;
+    if (contained && warm_solves_ < kColdEvery) {
+      // A class the tableau lacks joins it without members (decoupled: its two rows and
+      // columns need no pivot), then gets its members like any other class; while the
+      // tableau holds at most twice the live classes plus kKeepDead.
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (pos_[static_cast<std::size_t>(ids[i])] >= 0 || classes_ + 1 > 2 * ids.size() + kKeepDead) continue;
+        add_class(ids[i], gpus[static_cast<std::size_t>(ids[i])], norm(ids[i]));
+      }
+    }
     for (std::size_t i = 0; contained && i < ids.size(); ++i) contained = pos_[static_cast<std::size_t>(ids[i])] >= 0;
     target_.assign(ids_.size(), 0);
     if (contained) {
@@ -389,6 +399,50 @@ class WarmMaxMinLp {
     nonzero_.resize(cols_);
     pivot_on(t_, cols_, leave, enter, rows_.data(), rows_.size(), nonzero_);
     basis_[leave] = enter;
+  }
+
+  // Appends class `id` to the tableau with no members: its job row (shares sum to at most
+  // 1) and its bound row with a level coefficient of 0 (-a.X <= 0) are canonical with
+  // their slacks basic, and its columns are 0 in every other row and the objective (no
+  // capacity entries, no objective without members). The rest keeps its values, moved to
+  // the new layout (the level and the slacks shift).
+  void add_class(int id, int gpus, const std::vector<double>& a) {
+    const std::size_t C = classes_, T = types_, old_n = n_, old_m = m_, old_cols = cols_;
+    old_t_.swap(t_);
+    old_basis_.swap(basis_);
+    shape(C + 1, T);
+    auto row_of = [&](std::size_t r) { return r < C ? r : r == old_m ? m_ : r + 1; };  // old row -> new row
+    auto col_of = [&](std::size_t k) {                                                    // old column -> new column
+      if (k < C * T) return k;
+      if (k == C * T) return n_ - 1;  // the level
+      if (k + 1 == old_cols) return cols_ - 1;
+      return n_ + row_of(k - old_n);
+    };
+    col_map_.resize(old_cols);
+    for (std::size_t k = 0; k < old_cols; ++k) col_map_[k] = col_of(k);
+    t_.assign((m_ + 1) * cols_, 0.0);
+    for (std::size_t r = 0; r <= old_m; ++r) {
+      const double* const from = &old_t_[r * old_cols];
+      double* const to = &t_[row_of(r) * cols_];
+      for (std::size_t k = 0; k < old_cols; ++k) to[col_map_[k]] = from[k];
+    }
+    basis_.assign(m_, 0);
+    for (std::size_t r = 0; r < old_m; ++r) basis_[row_of(r)] = col_of(old_basis_[r]);
+    const std::size_t job_row = C, bound_row = m_ - 1;
+    for (std::size_t k = 0; k < T; ++k) {
+      at(job_row, C * T + k) = 1.0;
+      at(bound_row, C * T + k) = -a[k];
+    }
+    at(job_row, n_ + job_row) = 1.0;
+    at(job_row, cols_ - 1) = 1.0;
+    at(bound_row, n_ + bound_row) = 1.0;
+    basis_[job_row] = n_ + job_row;
+    basis_[bound_row] = n_ + bound_row;
+    pos_[static_cast<std::size_t>(id)] = static_cast<int>(C);
+    ids_.push_back(id);
+    members_.push_back(0);
+    gpus_.push_back(gpus);
+    keys_.push_back(class_key(gpus, a));
   }
 
   // The member counts of the classes that changed (target_, by tableau position), in the
@@ -490,6 +544,8 @@ class WarmMaxMinLp {
   std::vector<std::size_t> basis_;
   std::vector<int> ids_, members_, gpus_, capacity_;
   std::vector<std::uint64_t> keys_;  // by tableau position: class_key
+  std::vector<double> old_t_;        // add_class's scratch
+  std::vector<std::size_t> old_basis_, col_map_;
   std::vector<int> pos_;  // by class id: its position in the tableau, -1 = none
   std::vector<double> x_;
   std::vector<std::size_t> rows_, nonzero_;
