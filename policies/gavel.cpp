@@ -160,12 +160,6 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
 
 namespace {
 
-// The max-min LP of gavel_max_min_allocation, its tableau filled in place (the rows
-// simplex_maximize would build from A, b and c, with the same values). normalized(c)
-// gives class c's row of normalized throughputs.
-// Variables: X[c][t] at c * types + t, then the level lambda. Rows: a job's shares of
-// time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
-// normalized throughput (one per class). Fills t and basis (the slacks').
 // splitmix64's finalizer: a 64-bit mix with no simple relation between nearby inputs.
 std::uint64_t mix64(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -202,6 +196,13 @@ double secondary_weight(int members, double a, std::uint64_t key, std::size_t k)
   return 1e-6 * members * a * tie;
 }
 
+// The max-min LP of gavel_max_min_allocation, its tableau filled in place (the rows
+// simplex_maximize would build from A, b and c, with the same values). normalized(c)
+// gives class c's row of normalized throughputs.
+// Variables: X[c][t] at c * types + t, then the level lambda. Rows: a job's shares of
+// time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
+// normalized throughput (one per class). Fills t and basis (the slacks'). key_of(c) gives
+// class c's class_key.
 template <typename Normalized, typename Key>
 void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, const Key& key_of, const std::vector<int>& gpus, const std::vector<int>& members,
                           const std::vector<int>& capacity, std::vector<double>& t, std::vector<std::size_t>& basis) {
@@ -338,9 +339,10 @@ class WarmMaxMinLp {
       extract();
       return result;
     }
-    // A class the tableau lacks, or a pivot too small to trust, or infeasible both ways,
-    // or kColdEvery warm solves: from scratch (which rebuilds everything update may have
-    // left half done), with the classes now without members kept (kKeepDead).
+    // The first solve, a tableau too large for a new class, a pivot too small to trust,
+    // no feasible basis, or kColdEvery warm solves: from scratch (which rebuilds
+    // everything update may have left half done), with the classes now without members
+    // kept (kKeepDead).
     std::vector<int> next = ids;
     std::vector<int> next_members = members;
     std::size_t kept = 0;
