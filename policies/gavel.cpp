@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -64,6 +65,21 @@ void divide_row(double* __restrict row, double p, std::size_t cols) {
   for (std::size_t k = 0; k < cols; ++k) row[k] /= p;
 }
 
+// One pivot on (leave, enter): the pivot row divided by its entry in column `enter`, that
+// column eliminated from the other rows listed in `rows` (those with a nonzero entry in
+// it; the objective row included). `nonzero` is scratch of `cols` entries.
+void pivot_on(std::vector<double>& t, std::size_t cols, std::size_t leave, std::size_t enter, const std::size_t* rows, std::size_t count,
+              std::vector<std::size_t>& nonzero) {
+  double* const pivot_row = &t[leave * cols];
+  divide_row(pivot_row, pivot_row[enter], cols);
+  std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
+  for (std::size_t k = 0; k < cols; ++k) {
+    nonzero[nonzeros] = k;
+    nonzeros += pivot_row[k] != 0.0;
+  }
+  eliminate(t.data(), cols, rows, count, leave, enter, nonzero.data(), nonzeros);
+}
+
 // The simplex on a filled tableau of m constraint rows [A | I | b] and the objective row
 // [-c | 0 | 0] (row m), `cols` = n + m + 1 columns; basis[r] starts as n + r. Bland's
 // rule. Returns the pivots taken.
@@ -102,15 +118,7 @@ std::uint64_t run_simplex(std::vector<double>& t, std::size_t m, std::size_t col
     }
     if (leave == m) throw InvariantError("simplex_maximize: unbounded problem");
     rows[changed++] = m;  // the objective row: its entry is below -kEps
-    const double p = at(leave, enter);
-    double* const pivot_row = &t[leave * cols];
-    divide_row(pivot_row, p, cols);
-    std::size_t nonzeros = 0;  // branch-free: zeros and nonzeros mix unpredictably
-    for (std::size_t k = 0; k < cols; ++k) {
-      nonzero[nonzeros] = k;
-      nonzeros += pivot_row[k] != 0.0;
-    }
-    eliminate(t.data(), cols, rows.data(), changed, leave, enter, nonzero.data(), nonzeros);
+    pivot_on(t, cols, leave, enter, rows.data(), changed, nonzero);
     basis[leave] = enter;
     ++pivots;
   }
@@ -152,22 +160,58 @@ std::vector<double> simplex_maximize(const std::vector<std::vector<double>>& A, 
 
 namespace {
 
+// splitmix64's finalizer: a 64-bit mix with no simple relation between nearby inputs.
+std::uint64_t mix64(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A class's key for its tie factors: a hash of what makes the class (its GPU count and
+// normalized throughputs), so that it does not depend on the order classes were seen in
+// (a run resumed from a snapshot interns them again).
+std::uint64_t class_key(int gpus, const std::vector<double>& a) {
+  std::uint64_t h = mix64(0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(gpus));
+  for (double v : a) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    h = mix64(h ^ bits);
+  }
+  return h;
+}
+
+// The secondary objective's weight of a class's share of type k: 1e-6 per member and
+// unit of normalized throughput, times a tie factor in [1 + 2.5e-4, 1 + 1e-3] fixed per
+// (class, type) (a hash of the class's key and the type: no simple relation between the
+// factors, so that sums of their differences do not cancel). Without it the optimum is
+// often not unique (a job as fast on two types, classes whose shares trade at the same
+// total throughput), and which optimal vertex the simplex ends on would depend on its
+// pivot path; with it the LP has one optimum, and a warm start finds the same one (about
+// 1e-9 per unit: well above the solver's 1e-12 tolerance, far below the max-min level's
+// weight of 1).
+double secondary_weight(int members, double a, std::uint64_t key, std::size_t k) {
+  const std::uint64_t z = mix64(key ^ (0x9e3779b97f4a7c15ULL * (k + 1)));
+  const double u = static_cast<double>(z >> 11) / 9007199254740992.0;  // [0, 1)
+  const double tie = 1.0 + 1e-3 * (0.25 + 0.75 * u);
+  return 1e-6 * members * a * tie;
+}
+
 // The max-min LP of gavel_max_min_allocation, its tableau filled in place (the rows
 // simplex_maximize would build from A, b and c, with the same values). normalized(c)
 // gives class c's row of normalized throughputs.
-template <typename Normalized>
-std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const std::vector<int>& gpus,
-                                                    const std::vector<int>& members, const std::vector<int>& capacity, double* level,
-                                                    SimplexStats* stats) {
+// Variables: X[c][t] at c * types + t, then the level lambda. Rows: a job's shares of
+// time sum to at most 1 (one per class), the devices of each type, lambda <= each class's
+// normalized throughput (one per class). Fills t and basis (the slacks'). key_of(c) gives
+// class c's class_key.
+template <typename Normalized, typename Key>
+void fill_max_min_tableau(std::size_t classes, const Normalized& normalized, const Key& key_of, const std::vector<int>& gpus, const std::vector<int>& members,
+                          const std::vector<int>& capacity, std::vector<double>& t, std::vector<std::size_t>& basis) {
   const std::size_t types = capacity.size();
-  // Variables: X[c][t] at c * types + t, then the level lambda.
   const std::size_t n = classes * types + 1;
   const std::size_t lambda = n - 1;
-  // Rows: a job's shares of time sum to at most 1 (one per class), the devices of each
-  // type, lambda <= each class's normalized throughput (one per class).
   const std::size_t m = 2 * classes + types;
   const std::size_t cols = n + m + 1;
-  std::vector<double> t((m + 1) * cols, 0.0);
+  t.assign((m + 1) * cols, 0.0);
   auto at = [&](std::size_t r, std::size_t k) -> double& { return t[r * cols + k]; };
   for (std::size_t c = 0; c < classes; ++c) {
     for (std::size_t k = 0; k < types; ++k) at(c, c * types + k) = 1.0;
@@ -183,15 +227,30 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
     const std::size_t r = classes + types + c;
     const std::vector<double>& a = normalized(c);
     for (std::size_t k = 0; k < types; ++k) at(r, c * types + k) = -a[k];
-    at(r, lambda) = 1.0;
+    at(r, lambda) = members[c] > 0 ? 1.0 : 0.0;  // a class without members (kept by a warm start) bounds nothing
   }
-  std::vector<std::size_t> basis(m);
+  basis.resize(m);
   for (std::size_t r = 0; r < m; ++r) at(r, n + r) = 1.0, basis[r] = n + r;
   at(m, lambda) = -1.0;
   for (std::size_t c = 0; c < classes; ++c) {
     const std::vector<double>& a = normalized(c);
-    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -(1e-6 * members[c] * a[k]);
+    const std::uint64_t key = key_of(c);
+    for (std::size_t k = 0; k < types; ++k) at(m, c * types + k) = -secondary_weight(members[c], a[k], key, k);
   }
+}
+
+template <typename Normalized, typename Key>
+std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const Normalized& normalized, const Key& key_of, const std::vector<int>& gpus,
+                                                    const std::vector<int>& members, const std::vector<int>& capacity, double* level,
+                                                    SimplexStats* stats) {
+  const std::size_t types = capacity.size();
+  const std::size_t n = classes * types + 1;
+  const std::size_t lambda = n - 1;
+  const std::size_t m = 2 * classes + types;
+  const std::size_t cols = n + m + 1;
+  std::vector<double> t;
+  std::vector<std::size_t> basis;
+  fill_max_min_tableau(classes, normalized, key_of, gpus, members, capacity, t, basis);
   const std::uint64_t pivots = run_simplex(t, m, cols, basis);
   if (stats) {
     ++stats->solves;
@@ -211,14 +270,298 @@ std::vector<std::vector<double>> max_min_allocation(std::size_t classes, const N
 
 }  // namespace
 
+double gavel_secondary_weight(int members, int gpus, const std::vector<double>& normalized, std::size_t type) {
+  return secondary_weight(members, normalized[type], class_key(gpus, normalized), type);
+}
+
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity, double* level,
                                                           SimplexStats* stats) {
-  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, gpus, members, capacity,
+  return max_min_allocation(normalized.size(), [&](std::size_t c) -> const std::vector<double>& { return normalized[c]; }, [&](std::size_t c) { return class_key(gpus[c], normalized[c]); },
+                            gpus, members, capacity,
                             level, stats);
 }
 
 namespace {
+
+// The max-min LP kept from one solve to the next, so that the next LP starts from the
+// last optimal basis. Consecutive rounds' LPs mostly differ in the member counts of a few
+// classes (a job arrived or finished): a member count is in the capacity rows' entries
+// and the objective of its class's columns only, so the tableau is updated in place
+// (B^-1 is in the slack columns) and re-optimized, a few pivots instead of ~100 from the
+// slack basis; a class that lost its last member stays in the tableau, decoupled, so
+// that it can come back, and a new class joins it decoupled (add_class). A tableau too
+// large for the live classes, or every kColdEvery warm solves (rounding accumulates in
+// an updated tableau), solves from scratch. The two paths may round the
+// optimum differently; the policy snaps the shares (snap_share), so both give the same
+// run (tests compare them).
+class WarmMaxMinLp {
+ public:
+  struct Result {
+    bool changed = false;  // another LP than the last one (a solve)
+    bool warm = false;     // started from the last basis
+    std::uint64_t pivots = 0;
+  };
+
+  // Solves the LP of the classes `ids` (in this order when solved from scratch) with
+  // `members`; norm(id) and gpus[id] give a class's throughputs and GPU count. share(id, k)
+  // then gives class id's share of type k.
+  template <typename Normalized>
+  Result solve(const std::vector<int>& ids, const std::vector<int>& members, const Normalized& norm, const std::vector<int>& gpus,
+               const std::vector<int>& capacity, bool warm) {
+    Result result;
+    for (int id : ids) {
+      if (static_cast<std::size_t>(id) >= pos_.size()) pos_.resize(static_cast<std::size_t>(id) + 1, -1);
+    }
+    // The tableau's classes: those of the last solve from scratch; a class that has no
+    // members now stays with member count 0 (decoupled: no capacity, no objective, no
+    // bound on the level), so that it can come back without a solve from scratch.
+    bool contained = valid_ && warm && capacity == capacity_;
+    if (contained && warm_solves_ < kColdEvery) {
+      // A class the tableau lacks joins it without members (decoupled: its two rows and
+      // columns need no pivot), then gets its members like any other class; while the
+      // tableau holds at most twice the live classes plus kKeepDead.
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (pos_[static_cast<std::size_t>(ids[i])] >= 0 || classes_ + 1 > 2 * ids.size() + kKeepDead) continue;
+        add_class(ids[i], gpus[static_cast<std::size_t>(ids[i])], norm(ids[i]));
+      }
+    }
+    for (std::size_t i = 0; contained && i < ids.size(); ++i) contained = pos_[static_cast<std::size_t>(ids[i])] >= 0;
+    target_.assign(ids_.size(), 0);
+    if (contained) {
+      for (std::size_t i = 0; i < ids.size(); ++i) target_[static_cast<std::size_t>(pos_[static_cast<std::size_t>(ids[i])])] = members[i];
+      if (target_ == members_) return result;  // the same LP, the classes maybe in another order
+    }
+    result.changed = true;
+    if (contained && warm_solves_ < kColdEvery && update(norm, result.pivots) && reoptimize(result.pivots)) {
+      ++warm_solves_;
+      result.warm = true;
+      extract();
+      return result;
+    }
+    // The first solve, a tableau too large for a new class, a pivot too small to trust,
+    // no feasible basis, or kColdEvery warm solves: from scratch (which rebuilds
+    // everything update may have left half done), with the classes now without members
+    // kept (kKeepDead).
+    std::vector<int> next = ids;
+    std::vector<int> next_members = members;
+    std::size_t kept = 0;
+    for (int id : ids_) {
+      pos_[static_cast<std::size_t>(id)] = -1;
+      if (std::find(ids.begin(), ids.end(), id) != ids.end() || kept >= std::max(kKeepDead, ids.size())) continue;
+      next.push_back(id);
+      next_members.push_back(0);
+      ++kept;
+    }
+    ids_ = next;
+    members_ = next_members;
+    capacity_ = capacity;
+    gpus_.clear();
+    keys_.clear();
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      pos_[static_cast<std::size_t>(ids_[i])] = static_cast<int>(i);
+      gpus_.push_back(gpus[static_cast<std::size_t>(ids_[i])]);
+      keys_.push_back(class_key(gpus_.back(), norm(ids_[i])));
+    }
+    shape(ids_.size(), capacity.size());
+    fill_max_min_tableau(
+        classes_, [&](std::size_t c) -> const std::vector<double>& { return norm(ids_[c]); },
+        [&](std::size_t c) { return keys_[c]; }, gpus_, members_, capacity_, t_, basis_);
+    result.pivots += run_simplex(t_, m_, cols_, basis_);
+    valid_ = true;
+    warm_solves_ = 0;
+    extract();
+    return result;
+  }
+
+  // The last solution's share of type k for class id (which was in the last solve).
+  double share(int id, std::size_t k) const { return x_[static_cast<std::size_t>(pos_[static_cast<std::size_t>(id)]) * types_ + k]; }
+
+ private:
+  static constexpr int kColdEvery = 64;
+  // Classes without members a solve from scratch keeps: as many as have members, at
+  // least 32 (more make every pivot dearer, fewer send returning classes from scratch).
+  static constexpr std::size_t kKeepDead = 32;
+  static constexpr double kEps = 1e-12;
+
+  void shape(std::size_t classes, std::size_t types) {
+    classes_ = classes;
+    types_ = types;
+    n_ = classes * types + 1;
+    m_ = 2 * classes + types;
+    cols_ = n_ + m_ + 1;
+  }
+  double& at(std::size_t r, std::size_t k) { return t_[r * cols_ + k]; }
+
+  void pivot(std::size_t leave, std::size_t enter) {
+    rows_.clear();
+    for (std::size_t r = 0; r <= m_; ++r) {
+      if (at(r, enter) != 0.0) rows_.push_back(r);
+    }
+    nonzero_.resize(cols_);
+    pivot_on(t_, cols_, leave, enter, rows_.data(), rows_.size(), nonzero_);
+    basis_[leave] = enter;
+  }
+
+  // Appends class `id` to the tableau with no members: its job row (shares sum to at most
+  // 1) and its bound row with a level coefficient of 0 (-a.X <= 0) are canonical with
+  // their slacks basic, and its columns are 0 in every other row and the objective (no
+  // capacity entries, no objective without members). The rest keeps its values, moved to
+  // the new layout (the level and the slacks shift).
+  void add_class(int id, int gpus, const std::vector<double>& a) {
+    const std::size_t C = classes_, T = types_, old_n = n_, old_m = m_, old_cols = cols_;
+    old_t_.swap(t_);
+    old_basis_.swap(basis_);
+    shape(C + 1, T);
+    auto row_of = [&](std::size_t r) { return r < C ? r : r == old_m ? m_ : r + 1; };  // old row -> new row
+    auto col_of = [&](std::size_t k) {                                                    // old column -> new column
+      if (k < C * T) return k;
+      if (k == C * T) return n_ - 1;  // the level
+      if (k + 1 == old_cols) return cols_ - 1;
+      return n_ + row_of(k - old_n);
+    };
+    col_map_.resize(old_cols);
+    for (std::size_t k = 0; k < old_cols; ++k) col_map_[k] = col_of(k);
+    t_.assign((m_ + 1) * cols_, 0.0);
+    for (std::size_t r = 0; r <= old_m; ++r) {
+      const double* const from = &old_t_[r * old_cols];
+      double* const to = &t_[row_of(r) * cols_];
+      for (std::size_t k = 0; k < old_cols; ++k) to[col_map_[k]] = from[k];
+    }
+    basis_.assign(m_, 0);
+    for (std::size_t r = 0; r < old_m; ++r) basis_[row_of(r)] = col_of(old_basis_[r]);
+    const std::size_t job_row = C, bound_row = m_ - 1;
+    for (std::size_t k = 0; k < T; ++k) {
+      at(job_row, C * T + k) = 1.0;
+      at(bound_row, C * T + k) = -a[k];
+    }
+    at(job_row, n_ + job_row) = 1.0;
+    at(job_row, cols_ - 1) = 1.0;
+    at(bound_row, n_ + bound_row) = 1.0;
+    basis_[job_row] = n_ + job_row;
+    basis_[bound_row] = n_ + bound_row;
+    pos_[static_cast<std::size_t>(id)] = static_cast<int>(C);
+    ids_.push_back(id);
+    members_.push_back(0);
+    gpus_.push_back(gpus);
+    keys_.push_back(class_key(gpus, a));
+  }
+
+  // The member counts of the classes that changed (target_, by tableau position), in the
+  // tableau: a column's new entries come in through B^-1 (the slack columns: column j
+  // gets delta times the slack column of each changed row), its objective directly, and a
+  // basic column is pivoted back into its row. A class's columns change in the capacity
+  // rows (GPUs x members) and the objective; the level's column in the class's bound row
+  // when the class gains its first member or loses its last. false: a pivot too small
+  // to trust.
+  template <typename Normalized>
+  bool update(const Normalized& norm, std::uint64_t& pivots) {
+    for (std::size_t c = 0; c < classes_; ++c) {
+      const int before = members_[c], after = target_[c];
+      if (before == after) continue;
+      const double delta = static_cast<double>(gpus_[c]) * (after - before);  // exact: small integers
+      const std::vector<double>& a = norm(ids_[c]);
+      for (std::size_t k = 0; k < types_; ++k) {
+        const std::size_t j = c * types_ + k;
+        add_to_column(j, classes_ + k, delta);
+        at(m_, j) += secondary_weight(before, a[k], keys_[c], k) - secondary_weight(after, a[k], keys_[c], k);
+        if (!repivot(j, pivots)) return false;
+      }
+      if ((before > 0) != (after > 0)) {
+        add_to_column(n_ - 1, classes_ + types_ + c, after > 0 ? 1.0 : -1.0);
+        if (!repivot(n_ - 1, pivots)) return false;
+      }
+      members_[c] = after;
+    }
+    return true;
+  }
+
+  // Column j's entry in constraint row `row` grows by delta: B^-1 times that, the slack
+  // column of the row times delta, in every row and the objective (y's entry).
+  void add_to_column(std::size_t j, std::size_t row, double delta) {
+    const std::size_t slack = n_ + row;
+    for (std::size_t r = 0; r <= m_; ++r) {
+      const double s = at(r, slack);
+      if (s != 0.0) at(r, j) += delta * s;
+    }
+  }
+
+  // A basic column j changed: pivot it back into its row.
+  bool repivot(std::size_t j, std::uint64_t& pivots) {
+    for (std::size_t r = 0; r < m_; ++r) {
+      if (basis_[r] != j) continue;
+      if (std::fabs(at(r, j)) < 1e-9) return false;
+      pivot(r, j);
+      ++pivots;
+      return true;
+    }
+    return true;  // not basic: its reduced cost is in the objective row already
+  }
+
+  // Back to an optimum: dual simplex pivots while a right-hand side is negative (reduced
+  // costs below 0 count as 0 in its ratio test: a basis infeasible both ways still gets
+  // to a feasible one), then the primal simplex. false: no feasible basis that way within
+  // the iteration limit.
+  bool reoptimize(std::uint64_t& pivots) {
+    bool primal = true;
+    for (std::size_t r = 0; r < m_; ++r) primal = primal && at(r, cols_ - 1) >= -kEps;
+    if (!primal) {
+      for (int iter = 0;; ++iter) {
+        if (iter > 10000) return false;
+        // Leaving: the most negative right-hand side (ties: the smaller basic variable).
+        std::size_t leave = m_;
+        for (std::size_t r = 0; r < m_; ++r) {
+          const double v = at(r, cols_ - 1);
+          if (v < -kEps && (leave == m_ || v < at(leave, cols_ - 1) || (v == at(leave, cols_ - 1) && basis_[r] < basis_[leave]))) leave = r;
+        }
+        if (leave == m_) break;
+        // Entering: the smallest ratio of reduced cost to |entry| over the row's negative entries.
+        std::size_t enter = cols_;
+        double best = 0.0;
+        for (std::size_t k = 0; k + 1 < cols_; ++k) {
+          const double e = at(leave, k);
+          if (e >= -kEps) continue;
+          const double ratio = std::max(0.0, at(m_, k)) / -e;
+          if (enter == cols_ || ratio < best) {
+            enter = k;
+            best = ratio;
+          }
+        }
+        if (enter == cols_) return false;  // infeasible: cannot be (x = 0 is feasible)
+        if (std::fabs(at(leave, enter)) < 1e-9) return false;
+        pivot(leave, enter);
+        ++pivots;
+      }
+    }
+    pivots += run_simplex(t_, m_, cols_, basis_);
+    return true;
+  }
+
+  void extract() { x_ = basic_solution(t_, m_, n_, basis_); }
+
+  bool valid_ = false;
+  int warm_solves_ = 0;  // since the last solve from scratch
+  std::size_t classes_ = 0, types_ = 0, n_ = 0, m_ = 0, cols_ = 0;
+  std::vector<double> t_;
+  std::vector<std::size_t> basis_;
+  std::vector<int> ids_, members_, gpus_, capacity_;
+  std::vector<std::uint64_t> keys_;  // by tableau position: class_key
+  std::vector<double> old_t_;        // add_class's scratch
+  std::vector<std::size_t> old_basis_, col_map_;
+  std::vector<int> pos_;  // by class id: its position in the tableau, -1 = none
+  std::vector<double> x_;
+  std::vector<std::size_t> rows_, nonzero_;
+  std::vector<int> target_;  // by tableau position: the member counts asked for
+};
+
+// A share of time rounded to a multiple of 2^-30 (about 1e-9; exact: a power-of-two
+// scale and an integer rounding). Mathematically equal shares that an LP solve computes
+// with different rounding noise (a few ulps) become the same double, so the round's
+// priorities, and so the run, do not depend on the pivot path that found them.
+double snap_share(double x) {
+  constexpr double kGrid = 1073741824.0;  // 2^30
+  return std::nearbyint(x * kGrid) / kGrid;
+}
 
 // Options beside round_s (defaults: plain gavel).
 struct GavelVariant {
@@ -226,14 +569,21 @@ struct GavelVariant {
   bool equal_share = false;          // normalize: equal_share (else best_type)
   bool fill_between_rounds = true;
   double reallocate_every_s = 0;     // 0: a new allocation at every round boundary
+  bool warm_start = true;            // each LP from the last optimal basis (false: from scratch; the same run)
 };
 
 class GavelPolicy : public Policy {
  public:
   explicit GavelPolicy(const GavelOptions& options)
-      : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))), reuse_(options.reuse), counters_(options.counters) {}
+      : round_us_(static_cast<std::int64_t>(std::llround(options.round_s * 1e6))),
+        reuse_(options.reuse),
+        warm_start_(options.warm_start),
+        counters_(options.counters) {}
   std::string name() const override { return variant_.name; }
-  void set_variant(const GavelVariant& v) { variant_ = v; }
+  void set_variant(const GavelVariant& v) {
+    variant_ = v;
+    warm_start_ = warm_start_ && v.warm_start;
+  }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
     Job& j = grow(job);
@@ -369,6 +719,7 @@ class GavelPolicy : public Policy {
     if (added) {
       class_norm_.push_back(a_);
       class_gpus_.push_back(js.spec.num_gpus);
+      class_key_.push_back(class_key(js.spec.num_gpus, a_));
       local_class_.push_back(-1);
     }
     j.cls = it->second;
@@ -381,10 +732,11 @@ class GavelPolicy : public Policy {
   // counts, same capacities. The solver is deterministic, so the reused answer is the
   // bits a fresh solve would give. A round whose jobs are those of the last round does
   // no solve unless the classes' first-seen order changed (running jobs come first).
-  // Not warm-started from the last basis: another pivot path gives other rounding, and
-  // the outputs are to stay the bits of a cold solve.
+  // This is the path without warm start (GavelOptions::warm_start, the policy's
+  // warm_start: false): every LP from the slack basis.
   const std::vector<std::vector<double>>& allocation() {
     if (reuse_ && solved_ && lp_classes_ == last_classes_ && lp_members_ == last_members_ && capacity_ == last_capacity_) return last_X_;
+    if (warm_start_ && reuse_) return warm_allocation();
     last_classes_ = lp_classes_;
     last_members_ = lp_members_;
     last_capacity_ = capacity_;
@@ -399,10 +751,38 @@ class GavelPolicy : public Policy {
     SimplexStats stats;
     last_X_ = max_min_allocation(
         lp_classes_.size(), [&](std::size_t c) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(lp_classes_[c])]; },
-        lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+        [&](std::size_t c) { return class_key_[static_cast<std::size_t>(lp_classes_[c])]; }, lp_gpus_, lp_members_, capacity_, nullptr, &stats);
+    for (auto& row : last_X_) {
+      for (double& x : row) x = snap_share(x);
+    }
     if (counters_) {
       ++counters_->lp_solves;
       counters_->lp_pivots += stats.pivots;
+    }
+    return last_X_;
+  }
+
+  // allocation() from the last optimal basis (WarmMaxMinLp): the same classes in another
+  // order with the same members need no pivot.
+  const std::vector<std::vector<double>>& warm_allocation() {
+    last_classes_ = lp_classes_;
+    last_members_ = lp_members_;
+    last_capacity_ = capacity_;
+    solved_ = true;
+    last_X_.assign(lp_classes_.size(), std::vector<double>(static_cast<std::size_t>(types_), 0.0));
+    if (lp_classes_.empty()) return last_X_;
+    const auto result = warm_lp_.solve(
+        lp_classes_, lp_members_, [&](int g) -> const std::vector<double>& { return class_norm_[static_cast<std::size_t>(g)]; }, class_gpus_,
+        capacity_, true);
+    if (counters_ && result.changed) {
+      ++counters_->lp_solves;
+      counters_->lp_pivots += result.pivots;
+      if (result.warm) ++counters_->lp_warm_solves;
+    }
+    for (std::size_t i = 0; i < lp_classes_.size(); ++i) {
+      const int g = lp_classes_[i];
+      const std::vector<double>& a = class_norm_[static_cast<std::size_t>(g)];
+      for (std::size_t k = 0; k < static_cast<std::size_t>(types_); ++k) last_X_[i][k] = a[k] > 0 ? snap_share(warm_lp_.share(g, k)) : 0.0;
     }
     return last_X_;
   }
@@ -642,10 +1022,13 @@ class GavelPolicy : public Policy {
   std::vector<double> a_;
   // Interned classes (class_of): by class id its normalized throughputs and GPU count.
   bool reuse_ = true;
+  bool warm_start_ = true;
   GavelCounters* counters_ = nullptr;
+  WarmMaxMinLp warm_lp_;
   std::map<std::pair<int, std::vector<double>>, int> class_ids_;
   std::vector<std::vector<double>> class_norm_;
   std::vector<int> class_gpus_;
+  std::vector<std::uint64_t> class_key_;  // by class id: class_key (the LP's tie factors)
   std::vector<int> local_class_;      // by class id: its index in this round's LP, -1 = none
   std::vector<int> job_class_;        // by index in live_: the LP class
   std::vector<int> lp_classes_, lp_members_;  // this round's LP: class ids in first-seen order, members
@@ -675,9 +1058,10 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         "what a job's throughput is divided by in the LP: best_type (its rate on its fastest type) or equal_share (Gavel's LP: its rate on an equal share of every type, times its GPU count)"},
        {"fill_between_rounds", d.fill_between_rounds ? "true" : "false", "start queued jobs on free devices between round boundaries (false: only at boundaries, as Gavel)"},
        {"reallocate_every_s", std::to_string(static_cast<int>(d.reallocate_every_s)),
-        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"}},
+        "least seconds between two LP solves, which also wait for a job to arrive or finish (Gavel's minimum_time_between_allocation_resets); 0 = a new LP at every round boundary"},
+       {"warm_start", "true", "start each LP from the last one's optimal basis (false: every LP from scratch, slower; the run is the same)"}},
       [name, d](const ConfigNode& config, const PolicyContext& /*context*/) {
-        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s"});
+        config.expect_keys({"name", "round_s", "normalize", "fill_between_rounds", "reallocate_every_s", "warm_start"});
         double round_s = 360;
         if (auto v = config.maybe_child("round_s")) round_s = v->as_positive_double();
         GavelVariant variant = d;
@@ -685,6 +1069,7 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         if (auto v = config.maybe_child("normalize")) variant.equal_share = v->as_choice({"best_type", "equal_share"}) == "equal_share";
         if (auto v = config.maybe_child("fill_between_rounds")) variant.fill_between_rounds = v->as_bool();
         if (auto v = config.maybe_child("reallocate_every_s")) variant.reallocate_every_s = v->as_nonnegative_double();
+        if (auto v = config.maybe_child("warm_start")) variant.warm_start = v->as_bool();
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = name;
         resolved["round_s"] = round_s;
@@ -692,6 +1077,7 @@ PolicyInfo gavel_info(const std::string& name, const std::string& description, c
         if (variant.equal_share) resolved["normalize"] = "equal_share";
         if (!variant.fill_between_rounds) resolved["fill_between_rounds"] = false;
         if (variant.reallocate_every_s > 0) resolved["reallocate_every_s"] = variant.reallocate_every_s;
+        if (!variant.warm_start) resolved["warm_start"] = false;
         GavelOptions options;
         options.round_s = round_s;
         auto policy = std::make_unique<GavelPolicy>(options);

@@ -10,7 +10,10 @@
 //     throughputs) form one class with a common allocation (symmetric LP, same optimum),
 //     so the LP has one row per class, not per job. A secondary objective of weight 1e-6
 //     per class member adds total normalized throughput, which picks a work-conserving
-//     vertex among the max-min optima (Gavel solves the bare max-min with cvxpy).
+//     vertex among the max-min optima (Gavel solves the bare max-min with cvxpy); a tie
+//     factor of 1 + [2.5e-4, 1e-3] fixed per (class, type) makes that optimum unique, and
+//     the shares are rounded to multiples of 2^-30, so the run does not depend on the
+//     simplex's pivot path (docs/policies.md).
 //  3. Gavel's round mechanism: priority_jt = X_jt / (share of the job's time in the system
 //     it has received on t), jobs are granted types in priority order while devices last;
 //     running jobs that lose their grant are preempted, those granted another type are
@@ -42,6 +45,7 @@ struct GavelCounters {
   std::uint64_t lp_solves = 0;     // LPs solved; a round whose LP equals the last one solved reuses its answer
   std::uint64_t rate_vectors = 0;  // jobs' normalized throughputs computed (device types x physics rate queries each)
   std::uint64_t lp_pivots = 0;     // simplex pivots of those solves (the same pivot path gives the same bits)
+  std::uint64_t lp_warm_solves = 0;  // of lp_solves, those started from the last optimal basis (GavelOptions::warm_start)
 };
 
 // What simplex_maximize did, summed over calls (tests of its algorithmic shape).
@@ -56,6 +60,10 @@ struct GavelOptions {
   // and the last LP's solution while the LP is the same. false recomputes both every time
   // (the reference that tests compare the cached answers with); outputs are the same.
   bool reuse = true;
+  // Start each LP from the last optimal basis (with reuse). false solves every LP from the
+  // slack basis (the reference that tests compare the warm answers with); the shares
+  // are snapped to a grid of 2^-30, so both give the same run.
+  bool warm_start = true;
   GavelCounters* counters = nullptr;  // may be null; must outlive the policy
 };
 
@@ -69,6 +77,11 @@ std::unique_ptr<Policy> make_gavel_policy(const GavelOptions& options);
 std::vector<std::vector<double>> gavel_max_min_allocation(const std::vector<std::vector<double>>& normalized, const std::vector<int>& gpus,
                                                           const std::vector<int>& members, const std::vector<int>& capacity,
                                                           double* level = nullptr, SimplexStats* stats = nullptr);
+
+// The LP's secondary objective coefficient of a class's share of type `type`: 1e-6 x
+// members x normalized[type] x the tie factor of (the class, type), a hash of the class's
+// GPU count, its normalized throughputs and the type.
+double gavel_secondary_weight(int members, int gpus, const std::vector<double>& normalized, std::size_t type);
 
 // Maximizes c.x subject to A x <= b, x >= 0, with b >= 0 (dense simplex tableau, Bland's
 // rule: deterministic, no cycling). Returns x. `stats` (if not null) counts the solve and
