@@ -66,7 +66,8 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   const double fwd = model.forward_flops_per_token_layer();
   double layer_train = 3 * fwd;
   if (plan.recompute == Recompute::kFull) layer_train += fwd;
-  if (plan.recompute == Recompute::kSelective) layer_train += model.attention_score_flops_per_token_layer();
+  if (plan.recompute == Recompute::kSelective || (plan.fused_attention && plan.recompute == Recompute::kNone))
+    layer_train += model.attention_score_flops_per_token_layer();
   const double logits_train = 3 * model.forward_flops_per_token_logits();
 
   // The slowest stage: every stage has ceil(L/p) layers at most; the last also the logits.
@@ -83,7 +84,7 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   const double unsplit_bytes = (8 + 2 * (6 + mask)) * h;
   const double split_bytes = (model.gated_mlp ? 6 : 4) * static_cast<double>(model.ffn_hidden_size) * model.top_k + 4 * h;
   const double score_bytes =
-      o.flash_attention ? 0 : (model.num_heads / t) * static_cast<double>(model.seq_length) * (model.biases ? 11 : 6);
+      plan.fused_attention ? 0 : (model.num_heads / t) * static_cast<double>(model.seq_length) * (model.biases ? 11 : 6);
   const double layer_passes = plan.recompute == Recompute::kFull ? 4 : 3;  // forward, backward = 2 x forward
   const double score_passes = plan.recompute == Recompute::kNone ? 3 : 4;
   const double elem_bytes_token = layer_passes * (unsplit_bytes / (sp_on ? t : 1) + split_bytes / t) + score_passes * score_bytes;
@@ -120,7 +121,7 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   if (plan.pipeline > 1) {
     const Channel c = channel(net, o, devices, devices);
     const double bytes = act_bytes / t;  // SP, or Megatron's scatter/gather optimisation: 1/t per link
-    pp_mb = 2 * (bytes / c.bandwidth_Bps + c.latency_s) * (1 - o.pp_overlap);
+    pp_mb = plan.virtual_stages * 2 * (bytes / c.bandwidth_Bps + c.latency_s) * (1 - o.pp_overlap);
   }
   const double slot = compute_mb + elem_mb + tp_mb + ep_mb + cp_mb + pp_mb;
 
@@ -131,8 +132,10 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   r.ep_comm_s = m * ep_mb;
   r.cp_comm_s = m * cp_mb;
   r.pp_comm_s = m * pp_mb;
-  r.bubble_s = (p - 1) * slot;  // 1F1B: (m + p - 1) slots, bubble fraction (p-1)/(m+p-1)
-  const double pipeline_s = (m + p - 1) * slot;
+  // 1F1B: (m + p - 1) slots, bubble fraction (p-1)/(m+p-1); interleaved over v chunks:
+  // (p-1)/v slots of bubble.
+  r.bubble_s = (p - 1) / plan.virtual_stages * slot;
+  const double pipeline_s = m * slot + r.bubble_s;
 
   // Data-parallel traffic of the slowest stage's parameters (bf16 gradients / weights).
   const double dense_layer = model.attention_params_per_layer() + model.router_params_per_layer() +

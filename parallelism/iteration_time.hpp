@@ -41,9 +41,6 @@ struct TimeOptions {
   // Achieved / peak memory bandwidth of the element-wise kernels (layer norms, GeLU,
   // dropout, residual adds, and the softmax over the scores without FlashAttention).
   double memory_efficiency = 0.8;
-  // Fused attention (FlashAttention): the s x s scores never reach device memory. Off
-  // for the Megatron-LM papers of 2021/2022, which predate it.
-  bool flash_attention = true;
   // Fractions of communication hidden behind compute, each in [0, 1].
   double tp_overlap = 0.0;  // Megatron's TP all-reduces block the next GEMM
   double dp_overlap = 0.5;  // gradient reduction during backward (bucketed)

@@ -60,7 +60,10 @@ MemoryBreakdown stage_memory(const ModelSpec& model, const ParallelismPlan& plan
   const double sbh = static_cast<double>(model.seq_length) / plan.context * plan.micro_batch * model.hidden_size;
   const bool sp_on = plan.sequence_parallel && plan.tensor > 1;
   // 1F1B: stage i keeps pp - i micro-batches of activations; the first stage the most.
-  const int in_flight = first ? std::min(plan.pipeline, plan.num_micro_batches()) : 1;
+  // Interleaving keeps (1 + (p-1)/(p v)) times more (Korthikanti et al. 2022, sec. 4.2.3).
+  double in_flight = first ? std::min(plan.pipeline, plan.num_micro_batches()) : 1;
+  if (first && plan.virtual_stages > 1)
+    in_flight *= 1 + (plan.pipeline - 1.0) / (static_cast<double>(plan.pipeline) * plan.virtual_stages);
   double stored_per_layer = per_layer;
   double working_set = 0;
   if (plan.recompute == Recompute::kFull) {
@@ -104,7 +107,7 @@ double activation_bytes_per_layer(const ModelSpec& model, const ParallelismPlan&
   const double split = 2 * h + 2 * kv + 2 * kv + 2 * h + (model.gated_mlp ? 6 : 4) * f * model.top_k;
   const double unsplit = 2 * h + mask * h + 2 * h + mask * h + 4 * h;
   double bytes = s * b * (split / t + unsplit / (sp_on ? t : 1));
-  if (plan.recompute == Recompute::kNone) {
+  if (plan.recompute == Recompute::kNone && !plan.fused_attention) {
     // Softmax output (2 bytes), its dropout mask (1) and the dropout output (2) per score.
     const double per_score = dropout ? 5 : 2;
     bytes += per_score * (model.num_heads / t) * s * static_cast<double>(model.seq_length) * b;

@@ -29,10 +29,11 @@ int ParallelismPlan::layers_per_stage(const ModelSpec& model) const {
 }
 
 std::string ParallelismPlan::describe() const {
-  return "tp=" + std::to_string(tensor) + " pp=" + std::to_string(pipeline) + " dp=" + std::to_string(data) +
+  return "tp=" + std::to_string(tensor) + " pp=" + std::to_string(pipeline) +
+         (virtual_stages > 1 ? " vp=" + std::to_string(virtual_stages) : std::string()) + " dp=" + std::to_string(data) +
          " ep=" + std::to_string(expert) + " cp=" + std::to_string(context) +
          " sp=" + (sequence_parallel && tensor > 1 ? "on" : "off") + " " + to_string(sharding) +
-         " recompute=" + to_string(recompute) + " mb=" + std::to_string(micro_batch) +
+         (fused_attention ? "" : " attention=unfused") + " recompute=" + to_string(recompute) + " mb=" + std::to_string(micro_batch) +
          " gb=" + std::to_string(global_batch);
 }
 
@@ -47,6 +48,7 @@ void ParallelismPlan::validate(const ModelSpec& model) const {
   at_least_one("expert", expert);
   at_least_one("context", context);
   at_least_one("micro_batch", micro_batch);
+  at_least_one("virtual_stages", virtual_stages);
   at_least_one("global_batch", global_batch);
   auto must_divide = [&](const char* field, int value, const char* what, int of) {
     if (of % value != 0)
@@ -65,6 +67,16 @@ void ParallelismPlan::validate(const ModelSpec& model) const {
     throw InputError(where, "global_batch " + std::to_string(global_batch) + " must be a multiple of data x micro_batch (" +
                                 std::to_string(data) + " x " + std::to_string(micro_batch) + " = " +
                                 std::to_string(data * micro_batch) + ")");
+  if (virtual_stages > 1) {
+    if (pipeline == 1) throw InputError(where, "virtual_stages " + std::to_string(virtual_stages) + " needs pipeline > 1");
+    if (virtual_stages > layers_per_stage(model))
+      throw InputError(where, "virtual_stages " + std::to_string(virtual_stages) + " is more than the " +
+                                  std::to_string(layers_per_stage(model)) + " layers per pipeline stage");
+    if (num_micro_batches() % pipeline != 0)
+      throw InputError(where, "interleaving needs the micro-batches per data-parallel rank (" +
+                                  std::to_string(num_micro_batches()) + ") to be a multiple of pipeline (" +
+                                  std::to_string(pipeline) + ")");
+  }
 }
 
 }  // namespace schedsim

@@ -34,7 +34,14 @@ struct ParallelismPlan {
   int data = 1;
   int expert = 1;     // divides data and the model's num_experts
   int context = 1;    // splits the sequence (ring attention / context parallel)
-  bool sequence_parallel = true;  // Megatron sequence parallelism along with TP (only matters for tensor > 1)
+  // Interleaved 1F1B (Narayanan et al. 2021): each device holds this many non-adjacent
+  // chunks of layers; the bubble shrinks by it, stage-to-stage traffic grows by it.
+  int virtual_stages = 1;
+  bool sequence_parallel = true;
+  // Fused attention (FlashAttention): the s x s scores never reach device memory, and
+  // its backward recomputes them (the FLOPs of selective recomputation, always). Off:
+  // the kernels of the Megatron-LM papers of 2021/2022, which predate it.
+  bool fused_attention = true;  // Megatron sequence parallelism along with TP (only matters for tensor > 1)
   Sharding sharding = Sharding::kNone;
   Recompute recompute = Recompute::kNone;
   int micro_batch = 1;      // sequences per micro-batch
@@ -46,13 +53,15 @@ struct ParallelismPlan {
   // Layers per pipeline stage (the last stage takes the remainder when uneven).
   int layers_per_stage(const ModelSpec& model) const;
 
-  // "tp=8 pp=4 dp=2 ep=1 cp=1 sp=on zero1 recompute=selective mb=1 gb=512"
+  // "tp=8 pp=4 vp=1 dp=2 ep=1 cp=1 sp=on zero1 recompute=selective mb=1 gb=512"
   std::string describe() const;
 
   // Throws InputError naming the plan and the field when a degree is < 1, when the
   // degrees do not fit the model (TP must divide heads and ffn; PP at most the layers;
   // EP must divide DP and the experts; CP must divide the sequence) or when the global
-  // batch is not a multiple of data x micro_batch.
+  // batch is not a multiple of data x micro_batch, or when interleaving (virtual_stages
+  // > 1) has pipeline 1, more chunks than layers per stage, or micro-batches per DP rank
+  // that are not a multiple of pipeline (Megatron-LM's requirement).
   void validate(const ModelSpec& model) const;
 };
 

@@ -33,45 +33,64 @@ PlanChoice plan_training(const ModelSpec& model, const AcceleratorSpec& device, 
   MemoryBreakdown leanest_memory;
   double leanest_bytes = std::numeric_limits<double>::infinity();
 
-  for (int tp = 1; tp <= network.devices_per_nvlink_domain && tp <= num_devices; tp *= 2) {
+  auto consider = [&](const ParallelismPlan& plan) {
+    ++best.plans_evaluated;
+    const MemoryBreakdown mem = memory_per_device(model, plan, options.memory);
+    if (mem.total_bytes() < leanest_bytes) {
+      leanest_bytes = mem.total_bytes();
+      leanest = plan;
+      leanest_memory = mem;
+    }
+    if (mem.total_bytes() > device.memory_bytes) return;
+    ++best.plans_fitting;
+    const IterationBreakdown time = iteration_time(model, plan, device, network, options.time);
+    if (time.iteration_s < best_s) {  // strict: the first of equal plans stays
+      best_s = time.iteration_s;
+      best.plan = plan;
+      best.memory = mem;
+      best.time = time;
+    }
+  };
+
+  std::vector<int> tensors = options.tensors;
+  if (tensors.empty())
+    for (int tp = 1; tp <= network.devices_per_nvlink_domain && tp <= num_devices; tp *= 2) tensors.push_back(tp);
+  std::vector<int> pipelines = options.pipelines;
+  if (pipelines.empty())
+    for (int pp = 1; pp <= model.num_layers; ++pp)
+      if (divides(pp, model.num_layers)) pipelines.push_back(pp);
+
+  ParallelismPlan plan;
+  plan.global_batch = global_batch;
+  plan.fused_attention = options.fused_attention;
+  plan.sequence_parallel = options.sequence_parallel;
+  for (int tp : tensors) {
     if (!divides(tp, model.num_heads) || !divides(tp, model.ffn_hidden_size)) continue;
+    plan.tensor = tp;
     for (int cp : options.contexts) {
       if (!divides(cp, model.seq_length) || !divides(tp * cp, num_devices)) continue;
-      for (int pp = 1; pp <= model.num_layers; ++pp) {
-        if (!divides(pp, model.num_layers) || !divides(tp * cp * pp, num_devices)) continue;
-        const int dp = num_devices / (tp * cp * pp);
+      plan.context = cp;
+      for (int pp : pipelines) {
+        if (pp < 1 || pp > model.num_layers || !divides(tp * cp * pp, num_devices)) continue;
+        plan.pipeline = pp;
+        plan.data = num_devices / (tp * cp * pp);
         for (int ep = 1; ep <= model.num_experts; ++ep) {
-          if (!divides(ep, model.num_experts) || !divides(ep, dp)) continue;
+          if (!divides(ep, model.num_experts) || !divides(ep, plan.data)) continue;
+          plan.expert = ep;
           for (int mb : options.micro_batches) {
-            if (!divides(dp * mb, global_batch)) continue;
-            for (Sharding sharding : options.shardings) {
-              if (dp == 1 && sharding != Sharding::kNone) continue;  // nothing to shard over
-              for (Recompute recompute : options.recomputes) {
-                ParallelismPlan plan;
-                plan.tensor = tp;
-                plan.pipeline = pp;
-                plan.data = dp;
-                plan.expert = ep;
-                plan.context = cp;
+            if (!divides(plan.data * mb, global_batch)) continue;
+            plan.micro_batch = mb;
+            const int micro_batches = global_batch / (plan.data * mb);
+            for (int vp : options.virtual_stages) {
+              const int stage_layers = (model.num_layers + pp - 1) / pp;
+              if (vp > 1 && (pp == 1 || stage_layers % vp != 0 || micro_batches % pp != 0)) continue;
+              plan.virtual_stages = vp;
+              for (Sharding sharding : options.shardings) {
+                if (plan.data == 1 && sharding != Sharding::kNone) continue;  // nothing to shard over
                 plan.sharding = sharding;
-                plan.recompute = recompute;
-                plan.micro_batch = mb;
-                plan.global_batch = global_batch;
-                ++best.plans_evaluated;
-                const MemoryBreakdown mem = memory_per_device(model, plan, options.memory);
-                if (mem.total_bytes() < leanest_bytes) {
-                  leanest_bytes = mem.total_bytes();
-                  leanest = plan;
-                  leanest_memory = mem;
-                }
-                if (mem.total_bytes() > device.memory_bytes) continue;
-                ++best.plans_fitting;
-                const IterationBreakdown time = iteration_time(model, plan, device, network, options.time);
-                if (time.iteration_s < best_s) {
-                  best_s = time.iteration_s;
-                  best.plan = plan;
-                  best.memory = mem;
-                  best.time = time;
+                for (Recompute recompute : options.recomputes) {
+                  plan.recompute = recompute;
+                  consider(plan);
                 }
               }
             }

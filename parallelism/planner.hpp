@@ -19,7 +19,15 @@ struct PlannerOptions {
   std::vector<int> micro_batches{1, 2, 4, 8};
   std::vector<Sharding> shardings{Sharding::kNone, Sharding::kZero1, Sharding::kZero2, Sharding::kZero3};
   std::vector<Recompute> recomputes{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  std::vector<int> contexts{1};  // context-parallel degrees to try (long sequences: add 2, 4, ...)
+  // Degrees to try. Empty tensors: the powers of two up to the NVLink domain. Empty
+  // pipelines: the divisors of the layer count (a degree given here need not divide it:
+  // the last stage then has fewer layers).
+  std::vector<int> tensors;
+  std::vector<int> pipelines;
+  std::vector<int> contexts{1};  // context-parallel degrees (long sequences: add 2, 4, ...)
+  std::vector<int> virtual_stages{1, 2, 3, 4};  // interleaving, when it divides the layers per stage
+  bool fused_attention = true;   // ParallelismPlan::fused_attention of every plan
+  bool sequence_parallel = true; // ParallelismPlan::sequence_parallel of every plan
   MemoryOptions memory;
   TimeOptions time;
 };
