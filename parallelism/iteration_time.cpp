@@ -138,8 +138,8 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   const double pipeline_s = m * slot + r.bubble_s;
 
   // Data-parallel traffic of the slowest stage's parameters (bf16 gradients / weights).
-  const double dense_layer = model.attention_params_per_layer() + model.router_params_per_layer() +
-                             (model.is_moe() ? 0 : model.mlp_params_per_expert());
+  const double dense_layer =
+      model.layer_params() - (model.is_moe() ? model.num_experts * model.mlp_params_per_expert() : 0);
   // One stage holds everything; otherwise the last stage (output layer, or a tied copy).
   const double edge_params = plan.pipeline == 1 ? model.embedding_params() + model.output_params() : model.vocab_size * h;
   const double dense_params = (stage_layers * dense_layer + edge_params) / t;

@@ -26,15 +26,16 @@ StageParams stage_params(const ModelSpec& model, const ParallelismPlan& plan, bo
   const double t = plan.tensor;
   const double layers = first && last ? model.num_layers : plan.layers_per_stage(model);
   StageParams p;
-  p.dense = layers * (model.attention_params_per_layer() + model.router_params_per_layer() +
-                      (model.is_moe() ? 0 : model.mlp_params_per_expert())) / t;
+  const double expert_per_layer = model.is_moe() ? model.num_experts * model.mlp_params_per_expert() : 0;
+  p.dense = layers * (model.layer_params() - expert_per_layer) / t;
   if (model.is_moe())
     p.expert = layers * (static_cast<double>(model.num_experts) / plan.expert) * model.mlp_params_per_expert() / t;
   if (first) p.dense += model.embedding_params() / t;
   // The last stage holds the output layer; a tied one is a copy of the embedding there
   // when the embedding lives on another stage.
   if (last) p.dense += (model.tied_embeddings ? (first ? 0 : model.vocab_size * static_cast<double>(model.hidden_size))
-                                              : model.output_params()) / t;
+                                              : model.output_params()) / t +
+                 (model.biases ? 2.0 : 1.0) * model.hidden_size;  // the final norm
   return p;
 }
 
@@ -128,8 +129,8 @@ void check_fits(const ModelSpec& model, const ParallelismPlan& plan, const Accel
   if (m.total_bytes() <= device.memory_bytes) return;
   throw InputError("plan " + plan.describe() + " for " + model.name + " on " + std::to_string(plan.num_devices()) +
                        " x " + device.name,
-                   "out of memory: needs " + gb(m.total_bytes()) + " per device (" + m.describe() + ", " + m.stage +
-                       " pipeline stage) but " + device.name + " has " + gb(device.memory_bytes) +
+                   "out of memory: needs " + gb(m.total_bytes()) + " per device (" + m.describe() +
+                       (plan.pipeline > 1 ? std::string(", ") + m.stage + " pipeline stage" : std::string()) + ") but " + device.name + " has " + gb(device.memory_bytes) +
                        "; shard more (zero1..zero3), recompute activations, or raise tensor/pipeline");
 }
 
