@@ -211,10 +211,13 @@ TEST_CASE("print the published-number table", "[.table]") {
     std::vector<Comparison> rows = (*group)();
     all.insert(all.end(), rows.begin(), rows.end());
   }
-  std::printf("| set-up | metric | published | schedsim | error | bound | schedsim's plan |\n|---|---|---|---|---|---|---|\n");
-  for (const Comparison& c : all)
-    std::printf("| %s | %s | %.4g | %.4g | %+.1f%% | %.0f%% | `%s` |\n", c.setup.c_str(), c.metric.c_str(), c.published, c.ours,
-                c.error() * 100, c.bound * 100, c.plan.c_str());
+  std::printf("| set-up | metric | published | schedsim | error | bound | source | schedsim's plan |\n|---|---|---|---|---|---|---|---|\n");
+  for (const Comparison& c : all) {
+    const std::size_t at = c.source.find("arXiv:") + 6;
+    const std::string id = c.source.substr(at, c.source.find(',', at) - at);
+    std::printf("| %s | %s | %.4g | %.4g | %+.1f%% | %.0f%% | [arXiv:%s](https://arxiv.org/abs/%s) | `%s` |\n", c.setup.c_str(),
+                c.metric.c_str(), c.published, c.ours, c.error() * 100, c.bound * 100, id.c_str(), id.c_str(), c.plan.c_str());
+  }
   // The Llama 3 rows with Meta's interleaving assumed (v = 4) and no recomputation, memory
   // not checked (docs/parallelism.md explains the gap).
   const int cps[] = {1, 1, 16}, dps[] = {64, 128, 8}, seqs[] = {8192, 8192, 131072};
@@ -232,6 +235,22 @@ TEST_CASE("print the published-number table", "[.table]") {
     const IterationBreakdown t = iteration_time(model, p, device("H100-SXM"), grand_teton());
     std::printf("llama3 v=4 none: %s MFU %.3f, memory %.1f GB\n", p.describe().c_str(), t.mfu,
                 memory_per_device(model, p).total_bytes() / 1e9);
+  }
+  // The planner's answers for common questions (docs/parallelism.md, "The planner").
+  struct Question {
+    const char* model;
+    const char* device;
+    int devices, batch;
+  };
+  const Question questions[] = {{"LLaMA-2-7B", "A100-80GB", 8, 1024},   {"LLaMA-2-70B", "A100-80GB", 64, 1024},
+                                {"LLaMA-2-70B", "H100-SXM", 64, 1024},   {"LLaMA-3-70B", "H100-SXM", 512, 2048},
+                                {"LLaMA-3-405B", "H100-SXM", 2048, 2048}, {"Mixtral-8x7B", "H100-SXM", 64, 1024}};
+  std::printf("| model | devices | batch | plan | GB per device | iteration (s) | MFU | tokens/s per device |\n|---|---|---|---|---|---|---|---|\n");
+  for (const Question& q : questions) {
+    const PlanChoice c = plan_training(find_model(q.model), device(q.device), grand_teton(), q.devices, q.batch);
+    std::printf("| %s | %d x %s | %d | `%s` | %.1f | %.2f | %.3f | %.0f |\n", q.model, q.devices, q.device, q.batch,
+                c.plan.describe().c_str(), c.memory.total_bytes() / 1e9, c.time.iteration_s, c.time.mfu,
+                c.time.tokens_per_s / q.devices);
   }
 }
 
