@@ -41,6 +41,11 @@ void check_fraction(const char* name, double v) {
   if (!(v >= 0 && v <= 1)) throw InputError(std::string("parallelism time option ") + name, "must be in [0, 1], got " + std::to_string(v));
 }
 
+// An efficiency divides a time: 0 would make it infinite.
+void check_efficiency(const char* name, double v) {
+  if (!(v > 0 && v <= 1)) throw InputError(std::string("parallelism time option ") + name, "must be in (0, 1], got " + std::to_string(v));
+}
+
 }  // namespace
 
 IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan& plan, const AcceleratorSpec& device,
@@ -50,9 +55,9 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   check_fraction("dp_overlap", o.dp_overlap);
   check_fraction("pp_overlap", o.pp_overlap);
   check_fraction("cp_overlap", o.cp_overlap);
-  if (!(o.compute_efficiency > 0 && o.compute_efficiency <= 1)) check_fraction("compute_efficiency", o.compute_efficiency);
-  if (!(o.comm_efficiency > 0 && o.comm_efficiency <= 1)) check_fraction("comm_efficiency", o.comm_efficiency);
-  if (!(o.memory_efficiency > 0 && o.memory_efficiency <= 1)) check_fraction("memory_efficiency", o.memory_efficiency);
+  check_efficiency("compute_efficiency", o.compute_efficiency);
+  check_efficiency("comm_efficiency", o.comm_efficiency);
+  check_efficiency("memory_efficiency", o.memory_efficiency);
 
   const int devices = plan.num_devices();
   const double t = plan.tensor, p = plan.pipeline, cp = plan.context;

@@ -248,6 +248,10 @@ TEST_CASE("iteration time: TP all-reduces on NVLink, DP gradients over the netwo
   o.dp_overlap = 1.5;
   CHECK(error_of([&] { iteration_time(m, p, a100, net, o); }) ==
         "parallelism time option dp_overlap: must be in [0, 1], got 1.500000");
+  o.dp_overlap = 0.5;
+  o.compute_efficiency = 0;
+  CHECK(error_of([&] { iteration_time(m, p, a100, net, o); }) ==
+        "parallelism time option compute_efficiency: must be in (0, 1], got 0.000000");
 }
 
 TEST_CASE("ClusterNetwork from a topology: NVLink domain, NIC share per device, latencies", "[parallelism][time]") {
