@@ -324,7 +324,7 @@ int main(int argc, char** argv) {
   // Issue 26: the parallelism planner (docs/parallelism.md).
   PlanCliOptions plan_options;
   auto* plan_cmd = app.add_subcommand("plan", "the fastest parallelism plan (TP, PP, DP, EP, ZeRO, recomputation) that fits, for an LLM on N devices; see docs/parallelism.md");
-  plan_cmd->add_option("model", plan_options.model, "catalogued model: LLaMA-2-7B/13B/70B, LLaMA-3-8B/70B/405B, GPT-3-175B, Mixtral-8x7B")->required();
+  plan_cmd->add_option("model", plan_options.model, "catalogued model (LLaMA-2-7B/13B/70B, LLaMA-3-8B/70B/405B, GPT-3-175B, Mixtral-8x7B) or a model YAML file (docs/parallelism.md)")->required();
   plan_cmd->add_option("--device", plan_options.device, "device type (accelerator catalogue name)")->capture_default_str();
   plan_cmd->add_option("--devices", plan_options.devices, "device counts, one row each (e.g. 8,64,512)")->required()->delimiter(',')->check(CLI::Range(1, 1 << 24));
   plan_cmd->add_option("--batch", plan_options.global_batch, "global batch in sequences (default 1024)")->check(CLI::Range(1, 1 << 30));

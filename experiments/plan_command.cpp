@@ -3,12 +3,19 @@
 #include <cstdio>
 
 #include "parallelism/planner.hpp"
+#include "sim/config_node.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
 
 void run_plan_cli(const PlanCliOptions& options, std::ostream& out) {
-  ModelSpec model = find_model(options.model);
+  auto ends_with = [&](const char* suffix) {
+    const std::string x(suffix);
+    return options.model.size() >= x.size() && options.model.compare(options.model.size() - x.size(), x.size(), x) == 0;
+  };
+  // A catalogue name, or a YAML file describing the model (its own shape or a base: with changes).
+  ModelSpec model = ends_with(".yaml") || ends_with(".yml") ? model_from_yaml(ConfigNode::load_file(options.model))
+                                                            : find_model(options.model);
   if (options.seq_length > 0) model.seq_length = options.seq_length;
   const AcceleratorCatalogue catalogue = AcceleratorCatalogue::builtin();
   const AcceleratorSpec& device = catalogue.get(options.device);

@@ -10,7 +10,7 @@
 namespace schedsim {
 
 struct PlanCliOptions {
-  std::string model;              // catalogue name (LLaMA-2-7B, ...)
+  std::string model;              // catalogue name (LLaMA-2-7B, ...) or a model YAML file (*.yaml, *.yml)
   std::string device = "H100-SXM";
   std::vector<int> devices;       // device counts, one row each
   int global_batch = 0;           // sequences per iteration; 0: 1024

@@ -1,8 +1,10 @@
 #include "parallelism/model_spec.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 #include "sim/catalogue_names.hpp"
+#include "sim/config_node.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -168,6 +170,61 @@ ModelSpec find_model(std::string_view name) {
     if (ch == '.') ch = '-';  // "llama-2.7b" style spellings
   if (auto i = index.find(key)) return models[*i];
   throw InputError("model", unknown_name_message("model", name, index, names));
+}
+
+ModelSpec model_from_yaml(const ConfigNode& node) {
+  if (!node.is_map()) node.fail("expected a map of model fields (num_layers, hidden_size, ...) or a base: catalogue name");
+  node.expect_map({"base", "name", "num_layers", "hidden_size", "num_heads", "num_kv_heads", "ffn_hidden_size", "vocab_size",
+                   "seq_length", "num_experts", "top_k", "gated_mlp", "tied_embeddings", "learned_positions", "biases", "source"});
+  ModelSpec m;
+  const bool based = node.has("base");
+  if (based) {
+    const ConfigNode base = node.child("base");
+    try {
+      m = find_model(base.as_string());
+    } catch (const InputError& e) {
+      // Located at the key, with the catalogue's list.
+      const std::string what = e.what();
+      base.fail(what.substr(what.find(": ") + 2));
+    }
+  } else {
+    std::string missing;
+    for (const char* key : {"name", "num_layers", "hidden_size", "num_heads", "ffn_hidden_size", "vocab_size", "seq_length"})
+      if (!node.has(key)) missing += (missing.empty() ? "" : ", ") + std::string(key);
+    if (!missing.empty()) node.fail("missing " + missing + "; a model without base: needs all of name, num_layers, hidden_size, num_heads, ffn_hidden_size, vocab_size, seq_length");
+  }
+  if (auto v = node.maybe_child("name")) m.name = v->as_string();
+  auto integer = [&](const char* key, int& field) {
+    if (auto v = node.maybe_child(key)) {
+      const std::int64_t x = v->as_positive_int();
+      if (x > (1 << 30)) v->fail("must be at most 1073741824, got " + std::to_string(x));
+      field = static_cast<int>(x);
+    }
+  };
+  integer("num_layers", m.num_layers);
+  integer("hidden_size", m.hidden_size);
+  integer("num_heads", m.num_heads);
+  if (!based && !node.has("num_kv_heads")) m.num_kv_heads = m.num_heads;
+  integer("num_kv_heads", m.num_kv_heads);
+  integer("ffn_hidden_size", m.ffn_hidden_size);
+  integer("vocab_size", m.vocab_size);
+  integer("seq_length", m.seq_length);
+  integer("num_experts", m.num_experts);
+  integer("top_k", m.top_k);
+  auto flag = [&](const char* key, bool& field) {
+    if (auto v = node.maybe_child(key)) field = v->as_bool();
+  };
+  flag("gated_mlp", m.gated_mlp);
+  flag("tied_embeddings", m.tied_embeddings);
+  flag("learned_positions", m.learned_positions);
+  flag("biases", m.biases);
+  if (auto v = node.maybe_child("source")) m.source = v->as_string();
+  try {
+    m.validate();
+  } catch (const InputError& e) {
+    node.fail(e.what());
+  }
+  return m;
 }
 
 }  // namespace schedsim

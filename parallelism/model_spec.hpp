@@ -9,6 +9,8 @@
 
 namespace schedsim {
 
+class ConfigNode;
+
 struct ModelSpec {
   std::string name;
   int num_layers = 0;
@@ -69,5 +71,13 @@ std::vector<ModelSpec> builtin_models();
 // The catalogue entry called `name` (ignoring case, '-', '_', ' ' and '.'); InputError
 // listing the known names otherwise.
 ModelSpec find_model(std::string_view name);
+
+// A model from YAML (docs/parallelism.md, "Models"): a map with an optional `base` (a
+// catalogue name whose fields it starts from; without it every shape key is required)
+// and the keys name, num_layers, hidden_size, num_heads, num_kv_heads, ffn_hidden_size,
+// vocab_size, seq_length, num_experts, top_k, gated_mlp, tied_embeddings,
+// learned_positions, biases, source. Unknown keys, missing ones and bad values throw
+// InputError naming the file, line and key; the result is validate()d.
+ModelSpec model_from_yaml(const ConfigNode& node);
 
 }  // namespace schedsim

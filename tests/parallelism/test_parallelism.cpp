@@ -10,6 +10,7 @@
 
 #include "parallelism/planner.hpp"
 #include "sim/comm_model.hpp"
+#include "sim/config_node.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -63,6 +64,24 @@ TEST_CASE("catalogue models have their published parameter counts", "[parallelis
         "model: unknown model 'LLaMA-2-7' (did you mean 'LLaMA-2-7B'?); known models: LLaMA-2-7B, LLaMA-2-13B, "
         "LLaMA-2-70B, LLaMA-3-8B, LLaMA-3-70B, LLaMA-3-405B, GPT-3-175B, Mixtral-8x7B; names match ignoring case, '-', "
         "'_' and spaces, and aliases work too");
+}
+
+TEST_CASE("a model from YAML: a base with changes, or a whole shape; mistakes name the key", "[parallelism][model]") {
+  auto load = [](const std::string& text) { return model_from_yaml(ConfigNode::load_string(text, "model.yaml")); };
+  const ModelSpec long_ctx = load("base: LLaMA-3-8B\nname: LLaMA-3-8B-128k\nseq_length: 131072\n");
+  CHECK(long_ctx.name == "LLaMA-3-8B-128k");
+  CHECK(long_ctx.seq_length == 131072);
+  CHECK(long_ctx.total_params() == find_model("LLaMA-3-8B").total_params());
+  const ModelSpec own = load("{name: tiny, num_layers: 2, hidden_size: 256, num_heads: 4, ffn_hidden_size: 1024, vocab_size: 1000, seq_length: 128}");
+  CHECK(own.num_kv_heads == 4);
+  CHECK_FALSE(own.gated_mlp);
+  CHECK(error_of([&] { load("{name: tiny, num_layers: 2}"); }) ==
+        "model.yaml:1: missing hidden_size, num_heads, ffn_hidden_size, vocab_size, seq_length; a model without base: needs all of "
+        "name, num_layers, hidden_size, num_heads, ffn_hidden_size, vocab_size, seq_length");
+  CHECK(error_of([&] { load("base: LLaMA-3-8B\nnum_layer: 3\n"); }).find("model.yaml:2: unknown key 'num_layer' (did you mean 'num_layers'?); valid keys here: base, name, num_layers,") == 0);
+  CHECK(error_of([&] { load("base: LLaMA-3-8B\nnum_kv_heads: 5\n"); }) ==
+        "model.yaml:1: model 'LLaMA-3-8B': num_kv_heads 5 must divide num_heads 32");
+  CHECK(error_of([&] { load("base: llama-9b\n"); }).find("model.yaml:1: base: unknown model 'llama-9b'") == 0);
 }
 
 TEST_CASE("GPT training FLOPs equal Megatron-LM's 72 B s l h^2 (1 + s/6h + V/12lh)", "[parallelism][model]") {
