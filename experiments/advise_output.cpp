@@ -66,6 +66,10 @@ std::string no_feasible_plan_message(const AdviseOutcome& outcome) {
   for (std::size_t i = 0; i < outcome.rejected.size(); ++i) {
     m += (i ? "; " : ": ") + std::to_string(outcome.rejected[i].second) + " " + outcome.rejected[i].first;
   }
+  // When every candidate failed on memory or batch, no deadline or budget helps: say what does.
+  if (outcome.rejected.size() == 1 && outcome.rejected[0].first.find("(memory or batch)") != std::string::npos)
+    return m + " (allow more devices in device_counts, within the global batch, or device types with more memory; "
+               "LLM profiles of docs/parallelism.md are planned with model parallelism and sharding)";
   return m + " (loosen the deadline, budget_usd or carbon_cap_kg, or allow more regions, device types or counts)";
 }
 

@@ -146,6 +146,17 @@ TEST_CASE("advise config: LLaMA-2-7B runs on 80 GB GPUs with the planner's paral
   CHECK(table.find("\nparallelism plans (docs/parallelism.md):\n  ") != std::string::npos);
   CHECK(table.find("A100-80GB x8: " + expected.plan.describe() + "\n") != std::string::npos);
 
+  // LLaMA-2-70B (1.1 TB of model states) fits no plan on 8 devices: the message says
+  // what helps, not the deadline.
+  n["job"]["profile"] = "LLaMA-2-70B";
+  const AdvisePlanner big(node(n));
+  const AdviseOutcome none = big.run(Objective::kCost);
+  CHECK(none.plans.empty());
+  CHECK(no_feasible_plan_message(none) ==
+        "no feasible plan among 4 candidates: 4 the job does not run on that many devices of the type (memory or batch) (allow more "
+        "devices in device_counts, within the global batch, or device types with more memory; LLM profiles of docs/parallelism.md are "
+        "planned with model parallelism and sharding)");
+
   // A profile that fits data-parallel keeps the data-parallel model and prints no plan.
   const AdvisePlanner resnet(node(base()));
   CHECK(resnet.world().parallelism_plan("A100-80GB", 1).empty());
