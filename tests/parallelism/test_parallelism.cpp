@@ -316,11 +316,19 @@ TEST_CASE("the planner finds the fastest fitting plan; LLaMA-2-7B fits 8 A100-80
   CHECK(plan_training(m, a100, dgx_a100(), 8, 64).plan.describe() == c.plan.describe());
 }
 
-TEST_CASE("the planner spreads Mixtral's experts and says when nothing fits", "[parallelism][planner]") {
-  const PlanChoice moe = plan_training(find_model("Mixtral-8x7B"), device("H100-SXM"), dgx_a100(), 64, 256);
+TEST_CASE("the planner plans Mixtral (MoE) and says when nothing fits", "[parallelism][planner]") {
+  const ModelSpec mixtral = find_model("Mixtral-8x7B");
+  const PlanChoice moe = plan_training(mixtral, device("H100-SXM"), dgx_a100(), 64, 256);
   CHECK(moe.memory.total_bytes() <= 80e9);
-  CHECK(moe.plan.expert >= 1);
   CHECK(moe.plan.num_devices() == 64);
+  // EP divides the experts' model states: with 8-way EP a device holds one expert per layer.
+  ParallelismPlan p;
+  p.data = 8;
+  p.global_batch = 8;
+  const double ep1 = memory_per_device(mixtral, p).parameters_bytes;
+  p.expert = 8;
+  const double ep8 = memory_per_device(mixtral, p).parameters_bytes;
+  CHECK(ep1 - ep8 == Approx(32 * 7 * mixtral.mlp_params_per_expert() * 2).epsilon(1e-12));
 
   const std::string message = error_of([] {
     plan_training(find_model("LLaMA-3-405B"), device("A100-40GB"), dgx_a100(), 8, 64);
