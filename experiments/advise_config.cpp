@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "parallelism/planner.hpp"
 #include "policies/registry.hpp"
+#include "sim/catalogue_names.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
 #include "sim/speed_model.hpp"
@@ -29,11 +31,35 @@ int devices_per_node(const ScenarioConfig& scenario, const AcceleratorSpec& type
   return 8;
 }
 
+// The fastest parallelism plan for a profile that is a model of the parallelism
+// catalogue (LLaMA-2-7B, ...), on n devices of `type` with the profile's global batch;
+// nullopt for other profiles or when no plan fits.
+std::optional<PlanChoice> planned_run(const ScenarioConfig& scenario, const WorkloadProfile& profile, const AcceleratorSpec& type, int n) {
+  for (const ModelSpec& model : builtin_models()) {
+    if (normalize_catalogue_name(model.name) != normalize_catalogue_name(profile.name)) continue;
+    const ClusterNetwork network = ClusterNetwork::from_topology(scenario.topology, type, devices_per_node(scenario, type));
+    try {
+      return plan_training(model, type, network, n, static_cast<int>(profile.batch_size));
+    } catch (const InputError&) {
+      return std::nullopt;  // no plan fits: the candidate is infeasible (memory or batch)
+    }
+  }
+  return std::nullopt;
+}
+
 // How the job runs on n devices of `type`, consolidated on whole nodes (the last one
 // partly used) of the scenario's topology, uncontended: the physics model's iteration
-// time, compute share and checkpoint costs. nullopt when it cannot run there.
-std::optional<RunModel> run_model_of(const ScenarioConfig& scenario, const WorkloadProfile& profile, const AcceleratorSpec& type, int n) {
-  if (n > profile.batch_size || !fits_device_memory(profile, type)) return std::nullopt;
+// time, compute share and checkpoint costs. nullopt when it cannot run there. A job
+// whose whole model does not fit one device runs with the planner's parallelism plan
+// when its profile is a catalogued LLM (its description goes to `plan`).
+std::optional<RunModel> run_model_of(const ScenarioConfig& scenario, const WorkloadProfile& profile, const AcceleratorSpec& type, int n,
+                                     std::string* plan = nullptr) {
+  if (n > profile.batch_size) return std::nullopt;
+  std::optional<PlanChoice> planned;
+  if (!fits_device_memory(profile, type)) {
+    planned = planned_run(scenario, profile, type, n);
+    if (!planned) return std::nullopt;
+  }
   const int per_node = devices_per_node(scenario, type);
   const ClusterSpec cluster({NodeGroup{(n + per_node - 1) / per_node, type.name, per_node}});
   const TopologySpec topology(cluster, scenario.topology, [&](const std::string& t) { return scenario.accelerators.get(t).intra_node_link_bytes_per_s; });
@@ -50,6 +76,11 @@ std::optional<RunModel> run_model_of(const ScenarioConfig& scenario, const Workl
   m.compute_share = iteration_compute_time(profile, type, n).time_s / m.iteration_s;
   m.checkpoint_save_s = physics.checkpoint_save_s(job, n);
   m.checkpoint_restore_s = physics.checkpoint_restore_s(job, n);
+  if (planned) {
+    m.iteration_s = planned->time.iteration_s;
+    m.compute_share = (planned->time.compute_s + planned->time.elementwise_s) / m.iteration_s;
+    if (plan) *plan = planned->plan.describe();
+  }
   m.idle_w = type.idle_w;
   m.busy_w = type.idle_w + m.compute_share * (type.tdp_w - type.idle_w);
   return m;
@@ -169,7 +200,11 @@ AdvisePlanner::AdvisePlanner(const ConfigNode& root) {
   world_.model_types = job_.device_types;
   world_.model_counts = job_.device_counts;
   for (const std::string& t : job_.device_types) {
-    for (int n : job_.device_counts) world_.models.push_back(run_model_of(sc, profile, sc.accelerators.get(t), n));
+    for (int n : job_.device_counts) {
+      std::string plan;
+      world_.models.push_back(run_model_of(sc, profile, sc.accelerators.get(t), n, &plan));
+      world_.model_plans.push_back(plan);
+    }
   }
 
   // Work: steps, or the length of a reference run.

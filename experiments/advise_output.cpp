@@ -1,5 +1,6 @@
 #include "experiments/advise_output.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -65,6 +66,10 @@ std::string no_feasible_plan_message(const AdviseOutcome& outcome) {
   for (std::size_t i = 0; i < outcome.rejected.size(); ++i) {
     m += (i ? "; " : ": ") + std::to_string(outcome.rejected[i].second) + " " + outcome.rejected[i].first;
   }
+  // When every candidate failed on memory or batch, no deadline or budget helps: say what does.
+  if (outcome.rejected.size() == 1 && outcome.rejected[0].first.find("(memory or batch)") != std::string::npos)
+    return m + " (allow more devices in device_counts, within the global batch, or device types with more memory; "
+               "LLM profiles of docs/parallelism.md are planned with model parallelism and sharding)";
   return m + " (loosen the deadline, budget_usd or carbon_cap_kg, or allow more regions, device types or counts)";
 }
 
@@ -96,6 +101,21 @@ std::string plans_table(const AdvisorWorld& world, const AdviseOutcome& outcome,
                   utc(world, p.start_s).c_str(), utc(world, p.finish_s).c_str(), (p.finish_s - p.start_s) / 3600, p.cost_usd, p.co2_kg / 1000,
                   p.spot_loss_risk);
     o << buf;
+  }
+  // The parallelism plans behind the shown rows (jobs that fit only with model
+  // parallelism or sharding), one line per device type and count.
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (const PlanSegment& s : outcome.plans[i].segments) {
+      const std::string& type = world.offers[static_cast<std::size_t>(s.offer)].device_type;
+      const std::string plan = world.parallelism_plan(type, s.devices);
+      const std::string line = terminal_safe(type) + " x" + std::to_string(s.devices) + ": " + plan;
+      if (!plan.empty() && std::find(shown.begin(), shown.end(), line) == shown.end()) shown.push_back(line);
+    }
+  }
+  if (!shown.empty()) {
+    o << "\nparallelism plans (docs/parallelism.md):\n";
+    for (const std::string& line : shown) o << "  " << line << "\n";
   }
   return o.str();
 }

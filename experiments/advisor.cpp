@@ -29,6 +29,14 @@ const RunModel* AdvisorWorld::run_model(const std::string& type, int devices) co
   return models[i] ? &*models[i] : nullptr;
 }
 
+std::string AdvisorWorld::parallelism_plan(const std::string& type, int devices) const {
+  const auto t = std::find(model_types.begin(), model_types.end(), type);
+  const auto c = std::find(model_counts.begin(), model_counts.end(), devices);
+  if (t == model_types.end() || c == model_counts.end()) return "";
+  const std::size_t i = static_cast<std::size_t>(t - model_types.begin()) * model_counts.size() + static_cast<std::size_t>(c - model_counts.begin());
+  return i < model_plans.size() ? model_plans[i] : "";
+}
+
 std::optional<SpotRate> spot_rate(const OfferTerms& offer, int devices) {
   if (offer.kind != PriceKind::kSpot) return SpotRate{};
   const OfferTerms::Spot& s = offer.spot;

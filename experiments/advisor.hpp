@@ -133,12 +133,18 @@ struct AdvisorWorld {
   std::vector<std::string> model_types;
   std::vector<int> model_counts;
   std::vector<std::optional<RunModel>> models;  // models[type_index * counts + count_index]
+  // The parallelism plan behind models[i] when the job fits only with model parallelism
+  // or sharding (parallelism/planner.hpp, docs/parallelism.md), else "". Empty (no
+  // entries) when no model needed one.
+  std::vector<std::string> model_plans;
   // The scenario's `failures:` map; none: devices never fail and nothing checkpoints
   // periodically.
   std::optional<FailureConfig> failures;
   std::int64_t origin_utc_us = 0;      // simulated time 0
 
   const RunModel* run_model(const std::string& type, int devices) const;
+  // model_plans' entry for (type, devices); "" when there is none.
+  std::string parallelism_plan(const std::string& type, int devices) const;
 };
 
 // Expected wall time to compute `compute_s` seconds of work with a checkpoint every

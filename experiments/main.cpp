@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/advise_command.hpp"
+#include "experiments/plan_command.hpp"
 #include "experiments/bench.hpp"
 #include "experiments/cli_errors.hpp"
 #include "rl/env/env_bench.hpp"
@@ -320,6 +321,18 @@ int main(int argc, char** argv) {
   advise_cmd->add_flag("--quiet,-q", advise_options.quiet, "no table");
   add_data_dir_option(advise_cmd, data_dir);
 
+  // Issue 26: the parallelism planner (docs/parallelism.md).
+  PlanCliOptions plan_options;
+  auto* plan_cmd = app.add_subcommand("plan", "the fastest parallelism plan (TP, PP, DP, EP, ZeRO, recomputation) that fits, for an LLM on N devices; see docs/parallelism.md");
+  plan_cmd->add_option("model", plan_options.model, "catalogued model (LLaMA-2-7B/13B/70B, LLaMA-3-8B/70B/405B, GPT-3-175B, Mixtral-8x7B) or a model YAML file (docs/parallelism.md)")->required();
+  plan_cmd->add_option("--device", plan_options.device, "device type (accelerator catalogue name)")->capture_default_str();
+  plan_cmd->add_option("--devices", plan_options.devices, "device counts, one row each (e.g. 8,64,512)")->required()->delimiter(',')->check(CLI::Range(1, 1 << 24));
+  plan_cmd->add_option("--batch", plan_options.global_batch, "global batch in sequences (default 1024)")->check(CLI::Range(1, 1 << 30));
+  plan_cmd->add_option("--seq", plan_options.seq_length, "sequence length (default: the model's)")->check(CLI::Range(1, 1 << 24));
+  plan_cmd->add_option("--nic-gbps", plan_options.nic_gbps, "network bandwidth per NIC (one NIC per device), Gb/s")->capture_default_str()->check(CLI::PositiveNumber);
+  plan_cmd->add_option("--devices-per-node", plan_options.devices_per_node, "devices per node")->capture_default_str()->check(CLI::Range(1, 1024));
+  plan_cmd->add_option("--nodes-per-nvlink-domain", plan_options.nodes_per_nvlink_domain, "nodes joined by one NVLink fabric (9: an NVL72 rack of 8-GPU nodes)")->capture_default_str()->check(CLI::Range(1, 1024));
+
   std::string init_dir = "scenarios", init_data_dir = "../shared/data";
   auto* init = app.add_subcommand("init", "write commented starter scenarios (synthetic, a real trace, heterogeneous with physics, energy and carbon) and a sweep grid");
   init->add_option("dir", init_dir, "folder to write them to (created if needed; existing files are never overwritten)")->capture_default_str();
@@ -355,6 +368,8 @@ int main(int argc, char** argv) {
   examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
   examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");
   examples(advise_cmd, "  schedsim advise experiments/configs/advise/advise_512gpu_2weeks.yaml --objective cost --top 10 --plot");
+  examples(plan_cmd, "  schedsim plan LLaMA-2-70B --device H100 --devices 64,128,256\n"
+                     "  schedsim plan LLaMA-2-7B --device A100-80GB --devices 8 --batch 512");
   examples(completion, "  source <(schedsim completion bash)\n  schedsim completion zsh > ~/.zsh/completions/_schedsim");
   examples(init, "  schedsim init\n  schedsim init my-study --data-dir /data/shared");
 
@@ -594,6 +609,9 @@ int main(int argc, char** argv) {
     } else if (*advise_cmd) {
       phase = "ranking the plans";
       run_advise_cli(advise_options, std::cout);
+    } else if (*plan_cmd) {
+      phase = "planning";
+      run_plan_cli(plan_options, std::cout);
     } else if (*init) {
       phase = "writing the starter files";
       const InitOutcome o = write_starter_files(init_dir, init_data_dir);

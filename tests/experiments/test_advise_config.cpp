@@ -11,6 +11,7 @@
 #include "experiments/advise_command.hpp"
 #include "experiments/advise_config.hpp"
 #include "experiments/advise_output.hpp"
+#include "parallelism/planner.hpp"
 #include "sim/error.hpp"
 #include "test_support.hpp"
 
@@ -120,6 +121,46 @@ TEST_CASE("advise config: the cheapest feasible plan of a constructed market", "
     out = capped.run(Objective::kCost);
     for (const Plan& p : out.plans) CHECK(capped.world().offers[static_cast<std::size_t>(p.segments[0].offer)].site == 0);
   }
+}
+
+TEST_CASE("advise config: LLaMA-2-7B runs on 80 GB GPUs with the planner's parallelism plan (issue 26)", "[advisor][parallelism]") {
+  // The whole model (112 GB with Adam) fits no 80 GB device data-parallel: every candidate
+  // was "memory or batch" before. Now the planner shards it; the run model is its plan's.
+  YAML::Node n = base();
+  n["job"]["profile"] = "LLaMA-2-7B";
+  n["job"]["device_counts"] = YAML::Load("[8]");
+  n["job"]["steps"] = 1000;
+  const AdvisePlanner planner(node(n));
+  const AdviseOutcome out = planner.run(Objective::kCost);
+  CHECK(out.evaluated == 4);
+  REQUIRE(out.plans.size() == 4);
+  CHECK(out.rejected.empty());
+
+  const AcceleratorCatalogue catalogue = AcceleratorCatalogue::builtin();
+  const AcceleratorSpec& a100 = catalogue.get("A100-80GB");
+  const PlanChoice expected = plan_training(find_model("LLaMA-2-7B"), a100, ClusterNetwork::from_topology(TopologyConfig{}, a100, 8), 8, 1024);
+  CHECK(planner.world().parallelism_plan("A100-80GB", 8) == expected.plan.describe());
+  CHECK(planner.world().run_model("A100-80GB", 8)->iteration_s == Approx(expected.time.iteration_s).epsilon(1e-12));
+  CHECK(planner.world().parallelism_plan("H100-SXM", 8).rfind("tp=", 0) == 0);
+  const std::string table = plans_table(planner.world(), out, Objective::kCost, 0);
+  CHECK(table.find("\nparallelism plans (docs/parallelism.md):\n  ") != std::string::npos);
+  CHECK(table.find("A100-80GB x8: " + expected.plan.describe() + "\n") != std::string::npos);
+
+  // LLaMA-2-70B (1.1 TB of model states) fits no plan on 8 devices: the message says
+  // what helps, not the deadline.
+  n["job"]["profile"] = "LLaMA-2-70B";
+  const AdvisePlanner big(node(n));
+  const AdviseOutcome none = big.run(Objective::kCost);
+  CHECK(none.plans.empty());
+  CHECK(no_feasible_plan_message(none) ==
+        "no feasible plan among 4 candidates: 4 the job does not run on that many devices of the type (memory or batch) (allow more "
+        "devices in device_counts, within the global batch, or device types with more memory; LLM profiles of docs/parallelism.md are "
+        "planned with model parallelism and sharding)");
+
+  // A profile that fits data-parallel keeps the data-parallel model and prints no plan.
+  const AdvisePlanner resnet(node(base()));
+  CHECK(resnet.world().parallelism_plan("A100-80GB", 1).empty());
+  CHECK(plans_table(resnet.world(), resnet.run(Objective::kCost), Objective::kCost, 0).find("parallelism plans") == std::string::npos);
 }
 
 TEST_CASE("advise config: the CLI writes plans.csv as the planner computes it, and nothing when no plan is feasible", "[advisor]") {
