@@ -189,9 +189,10 @@ TEST_CASE("train on a trace workload does not call its evaluation held out", "[r
 
 TEST_CASE("train on trace windows trains on the training split and evaluates on the validation split", "[rl][train][windows]") {
   // 60 jobs in 6 windows of 10: train 0.6 -> windows 0-2, validation 0.2 -> window 3, test
-  // 4-5. Window 3's jobs run 100,000 s, every other job 1,000 s: an evaluation mean JCT of
-  // at least 100,000 s shows the validation window was replayed, training episodes under
-  // it show they never were.
+  // 4-5. Window 3's jobs have 100,000 s of work, every other job 1,000 s (the cluster's
+  // devices run ResNet-50 about 2.6x faster than the reference): an evaluation mean JCT
+  // above 20,000 s shows the validation window was replayed, training episodes below it
+  // that they never were.
   const auto dir = std::filesystem::temp_directory_path() / "schedsim_train_windows";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
@@ -204,7 +205,8 @@ TEST_CASE("train on trace windows trains on the training split and evaluates on 
       small_training({"workload={trace: {path: '" + (dir / "t.csv").string() + "', format: schedsim, windows: {jobs: 10}}}", "train.eval_every=0"});
   const TrainOutcome o = train_agent(s, TrainOptions{(dir / "out").string(), false, false, {}});
   CHECK(o.eval_held_out);
-  CHECK(o.eval_mean_jct_s >= 100000.0);
+  REQUIRE(o.eval_mean_jct_s.has_value());
+  CHECK(*o.eval_mean_jct_s > 20000.0);
   std::ifstream curve(dir / "out" / "learning_curve.csv");
   std::string line;
   std::getline(curve, line);  // header: step, update, episodes, mean_return, mean_jct_s, ...
@@ -215,7 +217,7 @@ TEST_CASE("train on trace windows trains on the training split and evaluates on 
     for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
     REQUIRE(f.size() > 4);
     if (f[4].empty()) continue;  // no episode ended in this update
-    CHECK(std::atof(f[4].c_str()) < 100000.0);
+    CHECK(std::atof(f[4].c_str()) < 20000.0);
     ++rows;
   }
   CHECK(rows > 0);
