@@ -136,7 +136,9 @@ class QueuePolicy : public Policy {
   void decide_repack(const SchedulerView& view, ActionBatch& out);
   std::uint64_t& stamp_of(JobSlot slot);
   // Asks for a decision point when the order says a running job's key changes next.
-  void request_wake(const SchedulerView& view, ActionBatch& out);
+  // from_pass: decide_repack() has put each running job's next key change in
+  // running_next_change_ (else they are asked here).
+  void request_wake(const SchedulerView& view, ActionBatch& out, bool from_pass = false);
   bool queue_empty() const { return grouped_ ? group_heads_.empty() : queue_.empty(); }
   // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
   void relist(int g);
@@ -186,6 +188,16 @@ class QueuePolicy : public Policy {
   };
   std::vector<JobSlot> started_now_;  // orders with timers: the jobs this decision starts
   std::vector<RepackEntry> pass_;
+  // sort_pass(): the slots of the last decision's sorted pass, the pass laid out in that
+  // order, and by slot 1 + an entry's index in pass_ (0 = none; all 0 between calls).
+  std::vector<JobSlot> last_order_;
+  std::vector<RepackEntry> hinted_;
+  std::vector<std::uint32_t> pass_index_;
+  std::vector<std::pair<std::uint64_t, JobSlot>> restamp_;  // (stamp, slot) of the jobs stamped again after a decision
+  // Sorts pass_ by (key, stamp).
+  void sort_pass();
+  std::vector<std::pair<JobSlot, double>> running_next_change_;  // (running job, its next key change), in running order
+  std::vector<std::pair<std::uint64_t, JobSlot>> rekeyed_;       // (arrival, slot) of running jobs whose key changed
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;
 };
