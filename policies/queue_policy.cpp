@@ -509,12 +509,6 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
   }
 }
 
-std::uint64_t& QueuePolicy::stamp_of(JobSlot slot) {
-  const auto i = static_cast<std::size_t>(slot);
-  if (stamps_.size() <= i) stamps_.resize(i + 1, 0);
-  return stamps_[i];
-}
-
 void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   started_now_.clear();
   promote_due(view);
@@ -564,28 +558,42 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   if (rekeyed_.size() > 1) std::sort(rekeyed_.begin(), rekeyed_.end());
   for (const auto& [seq, slot] : rekeyed_) stamp_of(slot) = next_stamp_++;
   for (RepackEntry& e : pass_) e.stamp = stamp_of(e.slot);
+  const std::size_t running_entries = pass_.size();
+  std::int64_t queued_need = 0;
   for (const auto& [key, seq, slot] : queue_) {
     RepackEntry& e = pass_.emplace_back();
     e.key = key;
     e.stamp = stamp_of(slot);
     e.slot = slot;
     e.running = false;
+    const JobSpec& spec = view.job(slot).spec;
+    if (!spec.is_fractional()) queued_need += spec.num_gpus;
   }
-  sort_pass();
   admitted_.clear();
   std::vector<JobSlot>& victims = preempted_;
-  for (const RepackEntry& e : pass_) {
-    const JobState& j = view.job(e.slot);
-    if (j.spec.is_fractional()) {  // no count to take: started when a share fits
-      if (!e.running) admitted_.push_back(e.slot);
-      continue;
-    }
-    const int need = e.running ? static_cast<int>(j.devices.size()) : j.spec.num_gpus;
-    if (need <= remaining) {
-      remaining -= need;
-      if (!e.running) admitted_.push_back(e.slot);
-    } else if (e.running) {
-      victims.push_back(e.slot);
+  if (queued_need <= free_.count()) {
+    // Every queued job fits in the free devices (an empty queue included): the walk below
+    // would admit them all in (key, stamp) order and preempt nobody, wherever the running
+    // jobs rank (at every step what is left is at least free - queued_need >= 0). Only the
+    // queued entries need ordering then (about three decisions in four on Tiresias' trace).
+    ++work_.queued_only;
+    std::sort(pass_.begin() + static_cast<std::ptrdiff_t>(running_entries), pass_.end());
+    for (std::size_t i = running_entries; i < pass_.size(); ++i) admitted_.push_back(pass_[i].slot);
+  } else {
+    sort_pass();
+    for (const RepackEntry& e : pass_) {
+      const JobState& j = view.job(e.slot);
+      if (j.spec.is_fractional()) {  // no count to take: started when a share fits
+        if (!e.running) admitted_.push_back(e.slot);
+        continue;
+      }
+      const int need = e.running ? static_cast<int>(j.devices.size()) : j.spec.num_gpus;
+      if (need <= remaining) {
+        remaining -= need;
+        if (!e.running) admitted_.push_back(e.slot);
+      } else if (e.running) {
+        victims.push_back(e.slot);
+      }
     }
   }
   // Preemptions first: with free checkpoints their devices are released as the batch is
@@ -681,7 +689,13 @@ void QueuePolicy::sort_pass() {
     hinted_[j] = e;
     sorted = budget > 0;
   }
-  if (!sorted) std::sort(hinted_.begin(), hinted_.end());
+  ++work_.passes;
+  work_.entries += n;
+  work_.moves += 4 * n + 64 - budget;
+  if (!sorted) {
+    ++work_.full_sorts;
+    std::sort(hinted_.begin(), hinted_.end());
+  }
   pass_.swap(hinted_);
   last_order_.resize(n);
   for (std::size_t i = 0; i < n; ++i) last_order_[i] = pass_[i].slot;
