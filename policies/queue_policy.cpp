@@ -521,17 +521,18 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   // Devices counted for the pass: free now, plus those of the running jobs it ranks
   // (a stopping job's devices are not back yet; fractional jobs are left alone).
   int remaining = free_.count();
-  // With timers, each running job's next key change is taken in the same call as its key
-  // (request_wake() reads them): the order's state cannot change before request_wake()
-  // unless keys change while queued (then on_started() runs in between).
+  // With timers, each running job's next key change is taken in the same call as its key,
+  // and request_wake() uses their minimum when the pass preempts nobody: the order's state
+  // cannot change before request_wake() unless keys change while queued (then
+  // on_started() runs in between).
   const bool wake_from_pass = timers_ && !dynamic;
-  running_next_change_.clear();
+  pass_next_change_s_ = std::numeric_limits<double>::infinity();
   rekeyed_.clear();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
     const JobState& r = view.job(s);
     if (r.status != JobStatus::kRunning) continue;
     if (r.spec.is_fractional()) {
-      if (wake_from_pass) running_next_change_.emplace_back(s, order_->next_key_change_s(view, s));
+      if (wake_from_pass) pass_next_change_s_ = std::min(pass_next_change_s_, order_->next_key_change_s(view, s));
       continue;
     }
     remaining += static_cast<int>(r.devices.size());
@@ -541,23 +542,26 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     if (wake_from_pass) {
       double next_change_s = 0.0;
       e.key = order_->running_key_and_next_change(view, s, next_change_s);
-      running_next_change_.emplace_back(s, next_change_s);
+      pass_next_change_s_ = std::min(pass_next_change_s_, next_change_s);
     } else {
       e.key = order_->running_key(view, s);
     }
     e.slot = s;
     e.running = true;
+    e.stamp = stamp_of(s);
     const auto i = static_cast<std::size_t>(s);
     if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
-    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) rekeyed_.emplace_back(r.arrival_seq, s);
+    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) rekeyed_.emplace_back(r.arrival_seq, pass_.size() - 1);
     repack_key_[i] = e.key;
   }
   // Running jobs whose key changed since the last decision enter their new queue now,
   // behind everything already there (several at once in arrival order; arrivals are
   // unique). Only those few are sorted; the others keep their stamps.
   if (rekeyed_.size() > 1) std::sort(rekeyed_.begin(), rekeyed_.end());
-  for (const auto& [seq, slot] : rekeyed_) stamp_of(slot) = next_stamp_++;
-  for (RepackEntry& e : pass_) e.stamp = stamp_of(e.slot);
+  for (const auto& [seq, index] : rekeyed_) {
+    RepackEntry& e = pass_[index];
+    e.stamp = stamp_of(e.slot) = next_stamp_++;
+  }
   const std::size_t running_entries = pass_.size();
   std::int64_t queued_need = 0;
   for (const auto& [key, seq, slot] : queue_) {
@@ -703,11 +707,8 @@ void QueuePolicy::sort_pass() {
 
 void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out, bool from_pass) {
   double next_s = std::numeric_limits<double>::infinity();
-  if (from_pass) {  // decide_repack() took them, in the same order
-    for (const auto& [s, change_s] : running_next_change_) {
-      if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
-      next_s = std::min(next_s, change_s);
-    }
+  if (from_pass && preempted_.empty()) {  // decide_repack() took every running job's
+    next_s = pass_next_change_s_;
   } else {
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
       if (view.job(s).status != JobStatus::kRunning) continue;  // stopping

@@ -150,8 +150,8 @@ class QueuePolicy : public Policy {
     return stamps_[i];
   }
   // Asks for a decision point when the order says a running job's key changes next.
-  // from_pass: decide_repack() has put each running job's next key change in
-  // running_next_change_ (else they are asked here).
+  // from_pass: decide_repack() has taken the earliest next key change of the running
+  // jobs (pass_next_change_s_; used when it preempted nobody, else they are asked here).
   void request_wake(const SchedulerView& view, ActionBatch& out, bool from_pass = false);
   bool queue_empty() const { return grouped_ ? group_heads_.empty() : queue_.empty(); }
   // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
@@ -211,8 +211,8 @@ class QueuePolicy : public Policy {
   std::vector<std::pair<std::uint64_t, JobSlot>> restamp_;  // (stamp, slot) of the jobs stamped again after a decision
   // Sorts pass_ by (key, stamp).
   void sort_pass();
-  std::vector<std::pair<JobSlot, double>> running_next_change_;  // (running job, its next key change), in running order
-  std::vector<std::pair<std::uint64_t, JobSlot>> rekeyed_;       // (arrival, slot) of running jobs whose key changed
+  double pass_next_change_s_ = 0.0;  // the earliest next key change of the running jobs, taken by the pass
+  std::vector<std::pair<std::uint64_t, std::size_t>> rekeyed_;  // (arrival, index in pass_) of running jobs whose key changed
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;
 };
