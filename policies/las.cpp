@@ -49,6 +49,25 @@ class LasOrder : public QueueOrder {
     if (cross_s >= remaining_work_now_s(view, j) / rate) return std::numeric_limits<double>::infinity();
     return from_s + cross_s;
   }
+  // Both from one reading of the job's remaining work (what the two calls each compute).
+  double running_key_and_next_change(const SchedulerView& view, JobSlot job, double& next_change_s) const override {
+    const JobState& j = view.job(job);
+    const double remaining_s = kernel_remaining_work_s(view, j);
+    const double service = service_from(job, j, remaining_s);
+    if (!options_.discretized) return QueueOrder::running_key_and_next_change(view, job, next_change_s);
+    next_change_s = std::numeric_limits<double>::infinity();
+    const auto& t = options_.thresholds;
+    const auto next = std::upper_bound(t.begin(), t.end(), service);
+    const double key = static_cast<double>(next - t.begin());
+    if (next == t.end()) return key;
+    const double rate = j.physics_rate;  // running
+    if (rate <= 0) return key;
+    const double from_s = j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
+    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
+    if (cross_s >= remaining_s / rate) return key;
+    next_change_s = from_s + cross_s;
+    return key;
+  }
   void write(YAML::Node& resolved) const override {
     resolved["discretized"] = options_.discretized;
     YAML::Node t(YAML::NodeType::Sequence);
@@ -69,6 +88,14 @@ class LasOrder : public QueueOrder {
     const auto slot = static_cast<std::size_t>(job);
     const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
     return std::max(0.0, attained(view, view.job(job)) - offset);
+  }
+  // service_gpu_s() given the job's kernel_remaining_work_s() (attained() computes it again).
+  double service_from(JobSlot job, const JobState& j, double remaining_s) const {
+    const auto slot = static_cast<std::size_t>(job);
+    const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
+    const double work_s = j.spec.duration_s - remaining_s;  // attained_work_s()
+    const double attained_s = options_.service == LasService::kTime ? work_s : j.spec.num_gpus * work_s;  // attained_service_gpu_s()
+    return std::max(0.0, attained_s - offset);
   }
   double key(double service_gpu_s) const {
     if (!options_.discretized) return service_gpu_s;

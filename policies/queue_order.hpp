@@ -53,6 +53,13 @@ class QueueOrder {
   virtual bool has_timers() const { return false; }
   // The instant (seconds) at which running `job`'s key next changes, or +infinity.
   virtual double next_key_change_s(const SchedulerView& /*view*/, JobSlot /*job*/) const { return std::numeric_limits<double>::infinity(); }
+  // running_key() and next_key_change_s() of running `job` in one call (the repack pass
+  // asks both of every running job at every decision; an order can share the work).
+  // Must return exactly what the two calls return.
+  virtual double running_key_and_next_change(const SchedulerView& view, JobSlot job, double& next_change_s) const {
+    next_change_s = next_key_change_s(view, job);
+    return running_key(view, job);
+  }
   virtual void on_decision(const SchedulerView& /*view*/) {}
   virtual void on_started(const SchedulerView& /*view*/, JobSlot /*job*/) {}
   // A job stopped holding devices: it finished, or came back to the queue after a

@@ -81,6 +81,16 @@ class QueuePolicy : public Policy {
   void on_job_finished(const SchedulerView& view, JobSlot job) override;
   void decide(const SchedulerView& view, ActionBatch& out) override;
   void snapshot(SnapshotArchive& ar) override;
+  // What the repack discipline's sorts did (tests guard the shape: about one step an
+  // entry, std::sort only when the last decision's order is far off).
+  struct RepackWork {
+    std::uint64_t queued_only = 0;  // decisions where every queued job fit: only the queued entries sorted
+    std::uint64_t passes = 0;       // decisions that sorted the whole pass (sort_pass())
+    std::uint64_t entries = 0;     // running and queued jobs ranked, over all passes
+    std::uint64_t moves = 0;       // insertion-sort shifts
+    std::uint64_t full_sorts = 0;  // passes handed to std::sort (move budget spent)
+  };
+  const RepackWork& repack_work() const { return work_; }
 
  private:
   using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (key, arrival sequence, slot)
@@ -138,9 +148,15 @@ class QueuePolicy : public Policy {
   void skip_pass(const SchedulerView& view, ActionBatch& out, bool dynamic);
   // Discipline::kRepack: the whole decision.
   void decide_repack(const SchedulerView& view, ActionBatch& out);
-  std::uint64_t& stamp_of(JobSlot slot);
+  std::uint64_t& stamp_of(JobSlot slot) {  // inline: read for every entry of every repack pass
+    const auto i = static_cast<std::size_t>(slot);
+    if (stamps_.size() <= i) stamps_.resize(i + 1, 0);
+    return stamps_[i];
+  }
   // Asks for a decision point when the order says a running job's key changes next.
-  void request_wake(const SchedulerView& view, ActionBatch& out);
+  // from_pass: decide_repack() has taken the earliest next key change of the running
+  // jobs (pass_next_change_s_; used when it preempted nobody, else they are asked here).
+  void request_wake(const SchedulerView& view, ActionBatch& out, bool from_pass = false);
   bool queue_empty() const { return grouped_ ? group_heads_.empty() : queue_.empty(); }
   // Grouped orders: puts group `g` back in group_heads_ under its current key and first job.
   void relist(int g);
@@ -190,6 +206,17 @@ class QueuePolicy : public Policy {
   };
   std::vector<JobSlot> started_now_;  // orders with timers: the jobs this decision starts
   std::vector<RepackEntry> pass_;
+  // sort_pass(): the slots of the last decision's sorted pass, the pass laid out in that
+  // order, and by slot 1 + an entry's index in pass_ (0 = none; all 0 between calls).
+  RepackWork work_;
+  std::vector<JobSlot> last_order_;
+  std::vector<RepackEntry> hinted_;
+  std::vector<std::uint32_t> pass_index_;
+  std::vector<std::pair<std::uint64_t, JobSlot>> restamp_;  // (stamp, slot) of the jobs stamped again after a decision
+  // Sorts pass_ by (key, stamp).
+  void sort_pass();
+  double pass_next_change_s_ = 0.0;  // the earliest next key change of the running jobs, taken by the pass
+  std::vector<std::pair<std::uint64_t, std::size_t>> rekeyed_;  // (arrival, index in pass_) of running jobs whose key changed
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;
 };

@@ -43,7 +43,7 @@ const std::vector<std::string>& AcceleratorCatalogue::field_names() {
 }
 
 AcceleratorCatalogue AcceleratorCatalogue::builtin() {
-  const ConfigNode root = ConfigNode::load_string(kBuiltinAcceleratorsYaml, "sim/data/accelerators.yaml (built in)");
+  const ConfigNode root = ConfigNode::load_builtin(kBuiltinAcceleratorsYaml, "sim/data/accelerators.yaml (built in)");
   root.expect_map({"accelerators"});
   AcceleratorCatalogue catalogue;
   catalogue.merge(root.child("accelerators"));

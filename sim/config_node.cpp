@@ -253,6 +253,12 @@ ConfigNode ConfigNode::load_string(const std::string& text, const std::string& s
   }
 }
 
+ConfigNode ConfigNode::load_builtin(const std::string& text, const std::string& source) {
+  YAML::Node root = YAML::Load(text);
+  if (!root.IsDefined() || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  return ConfigNode(root, source, "", "");
+}
+
 ConfigNode ConfigNode::with_overrides(std::vector<Override> overrides) const {
   ConfigNode c(*this);
   c.overrides_ = std::make_shared<const std::vector<Override>>(std::move(overrides));

@@ -40,7 +40,7 @@ const std::vector<std::string>& WorkloadProfileCatalogue::field_names() {
 
 WorkloadProfileCatalogue WorkloadProfileCatalogue::builtin() {
   const ConfigNode root =
-      ConfigNode::load_string(kBuiltinWorkloadProfilesYaml, "sim/data/workload_profiles.yaml (built in)");
+      ConfigNode::load_builtin(kBuiltinWorkloadProfilesYaml, "sim/data/workload_profiles.yaml (built in)");
   root.expect_map({"workload_profiles"});
   WorkloadProfileCatalogue catalogue;
   catalogue.merge(root.child("workload_profiles"));

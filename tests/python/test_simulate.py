@@ -173,6 +173,14 @@ def test_memory_per_job_is_bounded(tmp_path):
     assert len(r.jobs) == n
     assert r.jobs.nbytes / n <= 80, r.jobs.nbytes / n
     assert peak_bytes / n <= 48, peak_bytes / n
+    # Exactly what the table keeps (docs/benchmarks.md, "what each keeps"): 68 bytes a job
+    # (submit_s, start_s, end_s, jct_s, queue_delay_s, gpu_s as float64, num_gpus int32, the
+    # 16-byte job_id) and one value of each constant column: status (16), checkpoint_gpu_s,
+    # the four counters (4 each), periodic_checkpoint_gpu_s, restart_gpu_s, lost_gpu_s and
+    # the three empty energy columns (8 each): 88 bytes in all.
+    per_row = {name: c.itemsize for name, c in r.jobs.items() if c.strides[0] != 0}
+    assert per_row == {"job_id": 16, "submit_s": 8, "start_s": 8, "end_s": 8, "num_gpus": 4, "jct_s": 8, "queue_delay_s": 8, "gpu_s": 8}
+    assert r.jobs.nbytes == 68 * n + 88
 
 
 def test_ledger_verify(cli, tmp_path):
