@@ -15,6 +15,7 @@
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
 #include "policies/inference_autoscale.hpp"
+#include "policies/kubernetes.hpp"
 #include "policies/thermal_aware.hpp"
 #include "policies/spatial_routing.hpp"
 #include "policies/temporal_shift.hpp"
@@ -56,6 +57,7 @@ PolicyRegistry builtin_policies() {
   r.add(gavel_fifo_perf_policy_info());
   r.add(gavel_las_policy_info());
   r.add(rounds_policy_info());
+  r.add(kubernetes_policy_info());
   return r;
 }
 
