@@ -47,6 +47,7 @@ struct JobPods {
   bool started = false;     // its last pod bound (or started whole): the kernel runs it
   std::int64_t first_bind_us = -1;  // when its first pod bound (pending timeout), -1 = none bound
   int bound_gpus = 0;
+  std::uint32_t restarts = 0;  // pending timeouts (and lost devices) so far: the restart backoff doubles
   std::vector<Pod> pods;
   PodKey key(int pod, JobSlot slot) const { return PodKey{neg_priority, created_us, pod, seq, slot}; }
 };
@@ -103,7 +104,7 @@ class KubernetesPolicy : public Policy {
     }
     ar(slots);
     ar.io_each(jobs, [&](JobPods& j) {
-      ar(j.neg_priority, j.created_us, j.seq, j.whole, j.started, j.first_bind_us, j.bound_gpus);
+      ar(j.neg_priority, j.created_us, j.seq, j.whole, j.started, j.first_bind_us, j.bound_gpus, j.restarts);
       ar.io_each(j.pods, [&](Pod& p) { snapshot_fields(ar, p); });
     });
     ar(seq_, event_, free_after_, timeouts_);
@@ -194,16 +195,35 @@ class KubernetesPolicy : public Policy {
     if (o_.pending_timeout_s > 0) deadlines_.insert({j.first_bind_us + timeout_us(), j.seq, slot});
   }
 
-  // The job controller deletes the job's pods and creates them again, behind the queue:
-  // bound GPUs are released (an unbind), the new pods are fresh (no backoff).
+  // The job controller deletes the job's pods and creates them again, behind the queue,
+  // after restart_backoff_s x 2^(restarts - 1) (Kueue requeues an evicted workload after
+  // an exponential backoff too):
+  // bound GPUs are released (an unbind) and, since the backoff outlasts every pod backoff,
+  // the pods the job was blocking are retried before it comes back. (Without it two jobs
+  // could take the same halves again at once, forever.)
   void restart(const SchedulerView& view, JobSlot slot, ActionBatch& out) {
     JobPods& j = jobs_.at(slot);
     for (const Pod& pod : j.pods) {
       for (DeviceId d : pod.devices) release(view, d);
     }
+    const std::uint32_t restarts = j.restarts + 1;
     out.unbind(slot);
     forget(slot);
     create_pods(view, slot);
+    JobPods& fresh = jobs_.at(slot);
+    fresh.restarts = restarts;
+    // Doubling with each restart of the job, without a cap: jobs that keep taking parts of
+    // each other's GPUs end up out of the queue together, and one then gets all it needs.
+    const double backoff_s = o_.restart_backoff_s * std::ldexp(1.0, static_cast<int>(std::min<std::uint32_t>(restarts, 40)) - 1);
+    const std::int64_t until = view.now().us() + Tick::from_seconds(backoff_s).us();
+    for (int p = 0; p < static_cast<int>(fresh.pods.size()); ++p) {
+      const PodKey k = fresh.key(p, slot);
+      active_.erase(k);
+      Pod& pod = fresh.pods[static_cast<std::size_t>(p)];
+      pod.state = PodState::kBackoff;
+      pod.backoff_until_us = until;
+      backoff_.insert({until, k});
+    }
   }
 
   // Cluster event (GPUs freed): unschedulable pods move to the active queue, or to the
@@ -417,9 +437,10 @@ PolicyInfo kubernetes_policy_info() {
       {{"gpus_per_pod", "node", "GPUs per pod (a job of n GPUs is ceil(n / gpus_per_pod) pods); node = the node size of the job's device type (one worker per node)"},
        {"initial_backoff_s", "1", "backoff of a pod after its first unschedulable attempt, seconds (podInitialBackoffSeconds); doubles with each attempt"},
        {"max_backoff_s", "10", "largest backoff, seconds (podMaxBackoffSeconds)"},
-       {"pending_timeout_s", "300", "a job whose pods are not all bound this many seconds after its first pod bound is restarted: its pods are deleted (GPUs released) and created again behind the queue; 0 = never (deadlocks stay, as in Kubernetes)"}},
+       {"pending_timeout_s", "300", "a job whose pods are not all bound this many seconds after its first pod bound is restarted: its pods are deleted (GPUs released) and created again behind the queue; 0 = never (deadlocks stay, as in Kubernetes)"},
+       {"restart_backoff_s", "60", "seconds a restarted job's new pods wait before they enter the queue, doubling with each restart of the job; at least max_backoff_s, so that the pods it blocked are retried first"}},
       [d](const ConfigNode& config, const PolicyContext& /*context*/) {
-        config.expect_keys({"name", "gpus_per_pod", "initial_backoff_s", "max_backoff_s", "pending_timeout_s"});
+        config.expect_keys({"name", "gpus_per_pod", "initial_backoff_s", "max_backoff_s", "pending_timeout_s", "restart_backoff_s"});
         KubernetesOptions o = d;
         if (auto v = config.maybe_child("gpus_per_pod")) {
           if (!(v->is_scalar() && v->as_string() == "node")) {
@@ -436,6 +457,12 @@ PolicyInfo kubernetes_policy_info() {
                     format_seconds(Tick::from_seconds(o.initial_backoff_s)) + " s)");
         }
         if (auto v = config.maybe_child("pending_timeout_s")) o.pending_timeout_s = v->as_nonnegative_double();
+        if (auto v = config.maybe_child("restart_backoff_s")) o.restart_backoff_s = v->as_positive_double();
+        if (o.restart_backoff_s < o.max_backoff_s) {
+          config.child(config.has("restart_backoff_s") ? "restart_backoff_s" : "max_backoff_s")
+              .fail("restart_backoff_s (" + format_seconds(Tick::from_seconds(o.restart_backoff_s)) + " s) must be at least max_backoff_s (" +
+                    format_seconds(Tick::from_seconds(o.max_backoff_s)) + " s), so that the pods a restarted job blocked are retried before it comes back");
+        }
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "kubernetes";
         if (o.gpus_per_pod > 0) resolved["gpus_per_pod"] = o.gpus_per_pod;
@@ -443,6 +470,7 @@ PolicyInfo kubernetes_policy_info() {
         resolved["initial_backoff_s"] = o.initial_backoff_s;
         resolved["max_backoff_s"] = o.max_backoff_s;
         resolved["pending_timeout_s"] = o.pending_timeout_s;
+        resolved["restart_backoff_s"] = o.restart_backoff_s;
         return PolicyInstance{std::make_unique<KubernetesPolicy>(o), resolved};
       },
   };

@@ -19,6 +19,7 @@ struct KubernetesOptions {
   double initial_backoff_s = 1.0;   // podInitialBackoffSeconds
   double max_backoff_s = 10.0;      // podMaxBackoffSeconds
   double pending_timeout_s = 300.0; // restart a job whose pods are not all bound after this; 0 = never
+  double restart_backoff_s = 60.0;  // a restarted job's new pods wait this long (>= max_backoff_s)
 };
 
 PolicyInfo kubernetes_policy_info();

@@ -85,9 +85,10 @@ TEST_CASE("kubernetes: two 8-GPU jobs each bind one pod, spread over both nodes,
 
 TEST_CASE("kubernetes: the pending timeout restarts one job, and the other takes its GPUs", "[policies][kubernetes]") {
   // t=0: deadlock as above. t=300 (pending_timeout_s): a is restarted (its pods deleted,
-  // devices 0-3 released, pods created again behind the queue); b1, first in the queue,
-  // binds node 0: b runs [300, 400]. a's new pods fit nowhere until b ends; at 400 both
-  // bind: a runs [400, 500]. Bound idle: a 4 GPUs x 300 s + b 4 GPUs x 300 s = 2400 GPU-s.
+  // devices 0-3 released, pods created again behind the queue after restart_backoff_s,
+  // 60 s); b1 binds node 0: b runs [300, 400]. a's new pods try at 360 and fit nowhere
+  // until b ends; at 400 both bind: a runs [400, 500]. Bound idle: a 4 GPUs x 300 s + b
+  // 4 GPUs x 300 s = 2400 GPU-s.
   const Ran r = run("{name: kubernetes, pending_timeout_s: 300}", two_large_jobs());
   REQUIRE(r.error.empty());
   CHECK(r.start_s.at("b") == 300);
@@ -190,13 +191,16 @@ TEST_CASE("kubernetes: bad options are rejected with the key and what is allowed
   const PolicyRegistry registry = builtin_policies();
   const auto make = [&](const std::string& yaml) { registry.create(ConfigNode::load_string(yaml, "p.yaml")); };
   CHECK_THROWS_WITH(make("{name: kubernetes, backoff_s: 1}"),
-                    "p.yaml:1: unknown key 'backoff_s'; valid keys here: name, gpus_per_pod, initial_backoff_s, max_backoff_s, pending_timeout_s");
+                    "p.yaml:1: unknown key 'backoff_s'; valid keys here: name, gpus_per_pod, initial_backoff_s, max_backoff_s, pending_timeout_s, restart_backoff_s");
+  CHECK_THROWS_WITH(make("{name: kubernetes, restart_backoff_s: 5}"),
+                    "p.yaml:1: restart_backoff_s: restart_backoff_s (5 s) must be at least max_backoff_s (10 s), so that the pods a restarted job blocked are retried before it comes back");
   CHECK_THROWS_WITH(make("{name: kubernetes, initial_backoff_s: 20}"), "p.yaml:1: initial_backoff_s: max_backoff_s (10 s) must be at least initial_backoff_s (20 s)");
   CHECK_THROWS_WITH(make("{name: kubernetes, pending_timeout_s: -1}"), Catch::Contains("pending_timeout_s"));
   CHECK_THROWS_WITH(make("{name: kubernetes, gpus_per_pod: none}"), Catch::Contains("gpus_per_pod"));
   const PolicyInstance p = registry.create("kubernetes");
   CHECK(p.resolved["gpus_per_pod"].as<std::string>() == "node");
   CHECK(p.resolved["pending_timeout_s"].as<double>() == 300);
+  CHECK(p.resolved["restart_backoff_s"].as<double>() == 60);
 }
 
 TEST_CASE("kubernetes: results.json and jobs.csv report bound-idle time; other policies' outputs do not change", "[policies][kubernetes]") {
