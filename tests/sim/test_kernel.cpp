@@ -4,6 +4,7 @@
 
 #include "policies/registry.hpp"
 #include "sim/error.hpp"
+#include "sim/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -522,4 +523,51 @@ TEST_CASE("bound devices survive a snapshot and the resumed run ends as the unin
   CHECK(resumed.rec.get("a").end_s == 150);
   CHECK(*resumed.metrics.summarize().bound_idle_gpu_hours == *whole.metrics.summarize().bound_idle_gpu_hours);
   CHECK(*whole.metrics.summarize().bound_idle_gpu_hours == 400.0 / 3600.0);
+}
+
+TEST_CASE("a bound device that fails is unbound from its waiting job alone", "[sim][kernel][bind][failures]") {
+  // 2 nodes of 4 V100s, whose devices fail one at a time (MTBF 1 h, repair 0.5 h), and a
+  // node of 4 T4s that never fail. a (8 GPUs) binds devices 0-3 at t=0 and is never given
+  // more; r (4 GPUs, 10 h) runs on the T4s (8-11), which keeps the failure process going.
+  // Each failure of a bound device takes that device, failed, out of a's set; the others
+  // stay bound.
+  const ClusterSpec cluster({NodeGroup{2, "V100", 4}, NodeGroup{1, "T4", 4}});
+  FailureConfig c;
+  c.devices.mtbf_h = 1;
+  c.devices.mtbf_h_by_type = {{"T4", 0}};
+  c.devices.repair_h = 0.5;
+  c.devices.unit = DeviceFailureConfig::Unit::kDevice;
+  c.devices.on_failure = DeviceFailureConfig::OnFailure::kWait;
+  FailureModel model(c, cluster, 5, nullptr);
+  SimulatorOptions options;
+  options.failures = &model;
+  VectorSource source({make_job("a", 0, 8, 50), make_job("r", 0, 4, 36000)});
+  BindTestPolicy policy;
+  Simulator sim(cluster, source, policy, options);
+  InvariantChecker checker;
+  sim.add_observer(checker);
+  std::size_t smallest = 4;
+  int seen_failed_unbound = 0;
+  // Until r is done (10 h plus its waits): with a waiting forever, the failures would go on.
+  while (sim.advance() && sim.is_live(1)) {
+    ActionBatch b;
+    if (sim.now() == Tick()) {
+      b.bind(0, ids({0, 1, 2, 3}));
+      b.start(1, ids({8, 9, 10, 11}));
+    }
+    sim.apply(b);
+    if (!sim.is_live(0)) continue;
+    const Span<DeviceId> bound = sim.view().bound_devices(0);
+    smallest = std::min(smallest, bound.size());
+    for (DeviceId d = 0; d < 4; ++d) {
+      const bool is_bound = std::find(bound.begin(), bound.end(), d) != bound.end();
+      CHECK(is_bound == (sim.cluster_state().owner(d) == 0));  // bound iff the cluster gives it to a
+      if (!is_bound && sim.cluster_state().is_failed(d)) ++seen_failed_unbound;
+    }
+    CHECK(sim.bound_devices_total() == static_cast<int>(bound.size()));
+  }
+  CHECK(sim.stats().unit_failures > 0);
+  CHECK(smallest < 4);             // a lost bound devices ...
+  CHECK(seen_failed_unbound > 0);  // ... failed, and no longer its
+  CHECK(sim.job(0).status == JobStatus::kPending);
 }
