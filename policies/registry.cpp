@@ -17,6 +17,7 @@
 #include "policies/sjf.hpp"
 #include "policies/srtf.hpp"
 #include "policies/inference_autoscale.hpp"
+#include "policies/kubernetes.hpp"
 #include "policies/thermal_aware.hpp"
 #include "policies/spatial_routing.hpp"
 #include "policies/temporal_shift.hpp"
@@ -61,6 +62,7 @@ PolicyRegistry builtin_policies() {
   r.add(slurm_policy_info());
   r.add(pai_reservation_policy_info());
   r.add(singularity_policy_info());
+  r.add(kubernetes_policy_info());
   return r;
 }
 

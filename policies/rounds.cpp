@@ -469,6 +469,7 @@ std::string refusal(const std::string& base) {
   if (base == "gandiva" || base == "elastic-goodput" || base == "singularity") return "it moves, resizes or time-slices running jobs itself";
   if (base == "inference") return "it holds devices for inference services";
   if (base == "thermal-aware") return "it sets cooling set-points";
+  if (base == "kubernetes") return "it binds devices to waiting jobs pod by pod (non-gang)";
   if (base == "rl") return "it decides one action at a time against the live simulator";
   return "";
 }

@@ -155,3 +155,39 @@ TEST_CASE("max-min fair solutions pass the independent check and broken ones fai
   // Over its cap.
   CHECK(max_min_fair_problem(caps, {{{1}, 2e9, 3e9}}, {0, 3e9}) == "flow 0 gets 3000000000 B/s, over its cap 2000000000");
 }
+
+TEST_CASE("the invariant checker holds bound devices to one pending job each", "[sim][invariants][bind]") {
+  // 4 devices; pending job p (3 GPUs) has devices 0 and 1 bound (allocated to its slot 0).
+  const ClusterSpec cluster({NodeGroup{1, "V100", 4}});
+  ClusterState state(cluster);
+  state.allocate(std::vector<DeviceId>{0, 1}, 0);
+  JobState p;
+  p.spec = make_job("p", 0, 3, 100);
+  p.remaining_work_s = 100;
+  p.bound_devices = {0, 1};
+  InvariantChecker checker;
+  CHECK_NOTHROW(checker.check_state(Tick::from_seconds(1), state, {&p}, 0, 1, nullptr));
+  // Bound twice: by p and by q.
+  JobState q = p;
+  q.spec.id = "q";
+  q.bound_devices = {1};
+  CHECK_THAT(violation([&] { checker.check_state(Tick::from_seconds(2), state, {&p, &q}, 0, 2, nullptr); }),
+             Catch::StartsWith("invariant violated for job 'q': has device 1 bound, which another job holds or has bound (double-booked)"));
+  // Bound but free in the cluster.
+  p.bound_devices = {0, 1, 2};
+  p.spec.num_gpus = 4;
+  CHECK_THAT(violation([&] { checker.check_state(Tick::from_seconds(3), state, {&p}, 0, 1, nullptr); }),
+             Catch::StartsWith("invariant violated for job 'p': has device 2 bound, which the cluster does not mark held by a job"));
+  // A full bound set would have started the job.
+  p.bound_devices = {0, 1};
+  p.spec.num_gpus = 2;
+  CHECK_THAT(violation([&] { checker.check_state(Tick::from_seconds(4), state, {&p}, 0, 1, nullptr); }),
+             Catch::StartsWith("invariant violated for job 'p': has 2 devices bound, which its request does not allow while it waits"));
+  // A running job with devices still bound.
+  JobState r = running_job("r", {3}, 10);
+  state.allocate(std::vector<DeviceId>{3}, 1);
+  r.bound_devices = {3};
+  p.spec.num_gpus = 3;
+  CHECK_THAT(violation([&] { checker.check_state(Tick::from_seconds(5), state, {&p, &r}, 1, 1, nullptr); }),
+             Catch::StartsWith("invariant violated for job 'r': is placed but still has bound devices"));
+}
