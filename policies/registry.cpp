@@ -10,6 +10,7 @@
 #include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
+#include "policies/queue_tree_policy.hpp"
 #include "policies/rounds.hpp"
 #include "policies/priority.hpp"
 #include "policies/sjf.hpp"
@@ -56,6 +57,9 @@ PolicyRegistry builtin_policies() {
   r.add(gavel_fifo_perf_policy_info());
   r.add(gavel_las_policy_info());
   r.add(rounds_policy_info());
+  r.add(queue_tree_generic_policy_info());
+  r.add(volcano_policy_info());
+  r.add(yunikorn_policy_info());
   return r;
 }
 

@@ -1,0 +1,246 @@
+// Hierarchical queues and the volcano / yunikorn presets: share computations by hand,
+// and hand-built schedules with the exact times they must produce.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "policies/placement.hpp"
+#include "policies/queue_tree.hpp"
+#include "policies/queue_tree_policy.hpp"
+#include "policies/registry.hpp"
+#include "sim/error.hpp"
+#include "sim/simulator.hpp"
+#include "test_support.hpp"
+
+using namespace schedsim;
+using schedsim::test::make_job;
+using schedsim::test::VectorSource;
+
+namespace {
+
+struct Run {
+  double start_s, end_s;
+  std::uint32_t preemptions;
+};
+
+class Recorder : public Observer {
+ public:
+  void on_job_start(const JobState& job) override {
+    held[job.spec.group] += static_cast<int>(job.devices.size());
+    max_held[job.spec.group] = std::max(max_held[job.spec.group], held[job.spec.group]);
+  }
+  void on_job_end(const JobState& job) override {
+    runs[job.spec.id] = {job.start.seconds(), job.end.seconds(), job.preemptions};
+    held[job.spec.group] -= static_cast<int>(job.devices.size());
+  }
+  std::map<std::string, Run> runs;
+  std::map<std::string, int> held, max_held;
+};
+
+JobSpec job_of(const std::string& id, double submit_s, int gpus, double duration_s, const std::string& group, const std::string& user = "") {
+  JobSpec j = make_job(id, submit_s, gpus, duration_s);
+  j.group = group;
+  j.user = user;
+  return j;
+}
+
+Recorder run(const std::string& policy_yaml, int devices, std::vector<JobSpec> jobs) {
+  const ClusterSpec cluster({NodeGroup{1, "test", devices}});
+  const PolicyRegistry registry = builtin_policies();
+  PolicyInstance policy = registry.create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
+  VectorSource source(std::move(jobs));
+  Simulator sim(cluster, source, *policy.policy);
+  Recorder rec;
+  sim.add_observer(rec);
+  sim.run();
+  return rec;
+}
+
+std::string create_error(const std::string& policy_yaml) {
+  try {
+    builtin_policies().create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("water_fill splits by weight and gives a capped entry's surplus to the others", "[policies][queue-tree]") {
+  // 12 by weights 1:1:2 is 3, 3, 6; the first is capped at 2, so 10 is split 1:2 again.
+  const std::vector<double> out = water_fill(12, {1, 1, 2}, {2, INFINITY, INFINITY});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0] == 2.0);
+  CHECK(out[1] == Approx(10.0 / 3).epsilon(1e-12));
+  CHECK(out[2] == Approx(20.0 / 3).epsilon(1e-12));
+  // Everyone capped: the capacity is not all handed out.
+  const std::vector<double> capped = water_fill(10, {1, 1}, {3, 4});
+  CHECK(capped == std::vector<double>{3.0, 4.0});
+}
+
+TEST_CASE("proportion deserved shares: weights, capability and demand caps, then the hierarchy", "[policies][queue-tree]") {
+  const ConfigNode flat = ConfigNode::load_string("[{name: a, max_gpus: 4}, {name: b}, {name: c, weight: 2}]", "q.yaml");
+  const QueueTree t = QueueTree::parse(flat);
+  REQUIRE(t.size() == 5);  // root, a, b, c, default
+  std::vector<double> demand(5, 0.0);
+  demand[static_cast<std::size_t>(t.find("a"))] = 10;
+  demand[static_cast<std::size_t>(t.find("b"))] = 3;
+  demand[static_cast<std::size_t>(t.find("c"))] = 20;
+  // 16 GPUs by weights 1:1:2 (default asks for none): 4, 4, 8; a is capped by max 4, b by
+  // its demand 3, so c takes the remaining 9.
+  const std::vector<double> d = proportion_deserved(t, 16, demand);
+  CHECK(d[0] == 16.0);
+  CHECK(d[static_cast<std::size_t>(t.find("a"))] == 4.0);
+  CHECK(d[static_cast<std::size_t>(t.find("b"))] == 3.0);
+  CHECK(d[static_cast<std::size_t>(t.find("c"))] == 9.0);
+  CHECK(d[static_cast<std::size_t>(t.find("default"))] == 0.0);
+
+  // Two levels: research (weight 1) holds x (1) and y (3); ops (1) beside it; 8 GPUs, all ask for 8.
+  const QueueTree h = QueueTree::parse(ConfigNode::load_string("[{name: research}, {name: x, parent: research}, {name: y, parent: research, weight: 3}, {name: ops}]", "q.yaml"));
+  std::vector<double> hd(static_cast<std::size_t>(h.size()), 0.0);
+  for (const char* q : {"x", "y", "ops"}) hd[static_cast<std::size_t>(h.find(q))] = 8;
+  const std::vector<double> e = proportion_deserved(h, 8, hd);
+  CHECK(e[static_cast<std::size_t>(h.find("research"))] == 4.0);
+  CHECK(e[static_cast<std::size_t>(h.find("ops"))] == 4.0);
+  CHECK(e[static_cast<std::size_t>(h.find("x"))] == 1.0);
+  CHECK(e[static_cast<std::size_t>(h.find("y"))] == 3.0);
+}
+
+TEST_CASE("DRF: the dominant share over device types, and YuniKorn's fair queue key", "[policies][queue-tree]") {
+  // 4 of 8 H100s and 2 of 16 A100s: dominant 0.5 (the H100s).
+  CHECK(dominant_share({4, 2}, {8, 16}) == 0.5);
+  CHECK(dominant_share({1, 12}, {8, 16}) == 0.75);
+  CHECK(dominant_share({3, 0}, {0, 16}) == 0.0);  // a type the cluster lacks is skipped
+  CHECK(guaranteed_fair_key(2, 8, 16) == 0.25);   // under its guarantee
+  CHECK(guaranteed_fair_key(12, 8, 16) == 1.5);
+  CHECK(guaranteed_fair_key(4, 0, 16) == 1.25);   // no guarantee: after every queue under one
+}
+
+TEST_CASE("queue trees reject unknown parents and other bad declarations, naming the key", "[policies][queue-tree][errors]") {
+  CHECK(create_error("{name: yunikorn, queues: [{name: a, parent: nope}]}") ==
+        "policy.yaml:1: queues[0].parent: unknown queue 'nope'; a parent must be declared before its children (declared so far: root)");
+  CHECK(create_error("{name: yunikorn, queues: [{name: a}, {name: a}]}") == "policy.yaml:1: queues[1].name: queue 'a' is declared twice");
+  CHECK(create_error("{name: yunikorn, queues: [{name: a, guaranteed_gpus: 8, max_gpus: 4}]}") ==
+        "policy.yaml:1: queues[0].guaranteed_gpus: guaranteed_gpus 8 is above max_gpus 4; a queue can never hold more than its max");
+  CHECK(create_error("{name: volcano, queues: [{name: a, wieght: 2}]}").find("queues[0]: unknown key 'wieght'") != std::string::npos);
+  CHECK(create_error("{name: volcano, share: fair}").find("share") != std::string::npos);
+}
+
+TEST_CASE("yunikorn never lets a queue exceed max_gpus, and refuses a job larger than its queue's max", "[policies][queue-tree][yunikorn]") {
+  // 8 GPUs, queue a capped at 4: four 2-GPU jobs of a run two at a time.
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(job_of("a" + std::to_string(i), 0, 2, 100, "a"));
+  const Recorder r = run("{name: yunikorn, queues: [{name: a, max_gpus: 4}]}", 8, jobs);
+  CHECK(r.runs.at("a0").start_s == 0);
+  CHECK(r.runs.at("a1").start_s == 0);
+  CHECK(r.runs.at("a2").start_s == 100);
+  CHECK(r.runs.at("a3").start_s == 100);
+  CHECK(r.runs.at("a3").end_s == 200);
+  CHECK(r.max_held.at("a") == 4);
+
+  const ClusterSpec cluster({NodeGroup{1, "test", 8}});
+  PolicyInstance policy = builtin_policies().create(ConfigNode::load_string("{name: yunikorn, queues: [{name: a, max_gpus: 4}]}", "policy.yaml"));
+  VectorSource source({job_of("big", 0, 6, 100, "a")});
+  Simulator sim(cluster, source, *policy.policy);
+  CHECK_THROWS_WITH(sim.run(), "policy 'yunikorn': queues: job 'big' needs 6 GPUs, more than max_gpus 4 of its queue 'a'; raise that max_gpus or send the job to another queue (by its group or user)");
+}
+
+TEST_CASE("volcano reclaims exactly the youngest jobs of the queue over its deserved share", "[policies][queue-tree][volcano][reclaim]") {
+  // 8 GPUs; b holds them all with four 2-GPU jobs. a (weight 3 vs 1) asks for 6 at t=10:
+  // deserved a = 6, b = 2, so b's three youngest (b3, b2, b1: the latest arrivals among
+  // equal starts) are preempted, b0 keeps running, and a starts at once (free checkpoints).
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(job_of("b" + std::to_string(i), 0, 2, 1000, "b"));
+  jobs.push_back(job_of("a0", 10, 6, 100, "a"));
+  const Recorder r = run("{name: volcano, queues: [{name: a, weight: 3}, {name: b}]}", 8, jobs);
+  CHECK(r.runs.at("a0").start_s == 10);
+  CHECK(r.runs.at("a0").end_s == 110);
+  CHECK(r.runs.at("b0").preemptions == 0);
+  CHECK(r.runs.at("b0").end_s == 1000);
+  for (const char* v : {"b1", "b2", "b3"}) {
+    INFO(v);
+    CHECK(r.runs.at(v).preemptions == 1);
+    // Back at 110 with 990 s of work left.
+    CHECK(r.runs.at(v).end_s == 1100);
+  }
+}
+
+TEST_CASE("volcano's reclaim stops at the victim queue's deserved share", "[policies][queue-tree][volcano][reclaim]") {
+  // b holds 2 + 6 GPUs (b1 the younger); a asks for 4 at t=10, deserved 4 and 4. Taking b1
+  // would leave b at 2 < 4 and b0 alone frees too little: nothing is preempted, a waits
+  // for b1 to end at 500.
+  const std::vector<JobSpec> jobs = {job_of("b0", 0, 2, 1000, "b"), job_of("b1", 1, 6, 499, "b"), job_of("a0", 10, 4, 100, "a")};
+  const Recorder r = run("{name: volcano, queues: [{name: a}, {name: b}]}", 8, jobs);
+  CHECK(r.runs.at("b0").preemptions == 0);
+  CHECK(r.runs.at("b1").preemptions == 0);
+  CHECK(r.runs.at("a0").start_s == 500);
+}
+
+TEST_CASE("fair application sort serves the user holding fewer GPUs first; fifo serves arrival order", "[policies][queue-tree][yunikorn]") {
+  // 2 GPUs. alice runs a0 (1000 s) and a1 (100 s); a2 (alice) and b0 (bob) wait. When a1
+  // ends at 100, alice still holds a0's GPU and bob none.
+  const std::vector<JobSpec> jobs = {job_of("a0", 0, 1, 1000, "", "alice"), job_of("a1", 0, 1, 100, "", "alice"), job_of("a2", 1, 1, 100, "", "alice"),
+                                     job_of("b0", 2, 1, 100, "", "bob")};
+  const Recorder fair = run("{name: yunikorn, sort: fair}", 2, jobs);
+  CHECK(fair.runs.at("b0").start_s == 100);
+  CHECK(fair.runs.at("a2").start_s == 200);
+  const Recorder fifo = run("{name: yunikorn, sort: fifo}", 2, jobs);
+  CHECK(fifo.runs.at("a2").start_s == 100);
+  CHECK(fifo.runs.at("b0").start_s == 200);
+}
+
+TEST_CASE("yunikorn placeholders: a gang starts when all are reserved, and unfilled ones are released at the timeout", "[policies][queue-tree][yunikorn][gang]") {
+  // 4 GPUs: x0 (2 GPUs until 100) and x1 (2 GPUs until 300); big asks for 4 at t=10; s
+  // (2 GPUs, 100 s) arrives at 120.
+  const std::vector<JobSpec> jobs = {job_of("x0", 0, 2, 100, ""), job_of("x1", 0, 2, 300, ""), job_of("big", 10, 4, 50, ""), job_of("s", 120, 2, 100, "")};
+  SECTION("default timeout (900 s): big reserves x0's GPUs at 100 and x1's at 300, then starts; s waits behind its placeholders") {
+    const Recorder r = run("{name: yunikorn, sort: fifo}", 4, jobs);
+    CHECK(r.runs.at("big").start_s == 300);
+    CHECK(r.runs.at("big").end_s == 350);
+    CHECK(r.runs.at("s").start_s == 350);
+  }
+  SECTION("timeout 150 s: the two placeholders reserved at 100 are released at 250, s takes them, big starts all-or-nothing at 350") {
+    const Recorder r = run("{name: yunikorn, sort: fifo, placeholder_timeout_s: 150}", 4, jobs);
+    CHECK(r.runs.at("s").start_s == 250);
+    CHECK(r.runs.at("s").end_s == 350);
+    CHECK(r.runs.at("big").start_s == 350);
+    CHECK(r.runs.at("big").end_s == 400);
+  }
+  SECTION("all_or_nothing: s passes the blocked gang at 120") {
+    const Recorder r = run("{name: yunikorn, sort: fifo, gang: all_or_nothing}", 4, jobs);
+    CHECK(r.runs.at("s").start_s == 120);
+    CHECK(r.runs.at("big").start_s == 300);
+  }
+}
+
+TEST_CASE("nvlink placement keeps a job inside one NVLink domain when one holds it", "[policies][queue-tree][placement]") {
+  // 4 nodes of 2 devices, NVLink domains {0,1} and {2,3}; device 0 is busy. A 4-device job:
+  // domain 0 has 3 free, domain 1 has 4.
+  const ClusterSpec spec({NodeGroup{4, "test", 2}});
+  std::vector<char> free(8, 1);
+  free[0] = 0;
+  const std::vector<char> ok(4, 1);
+  TopologyLayout layout;
+  layout.domain_of_node = {0, 0, 1, 1};
+  layout.rack_of_node = {0, 0, 0, 0};
+  std::vector<DeviceId> out;
+  REQUIRE(pick_devices(spec, free, ok, 4, TopologyPick::kNvlink, layout, out));
+  CHECK(out == std::vector<DeviceId>{4, 5, 6, 7});
+  out.clear();
+  // binpack: the fullest nodes first, across domains.
+  REQUIRE(pick_devices(spec, free, ok, 4, TopologyPick::kBinpack, layout, out));
+  CHECK(out == std::vector<DeviceId>{1, 2, 3, 4});
+  out.clear();
+  // 6 devices, more than any domain holds: rack 1 (8 free) alone rather than racks 0 (3 free) and 1.
+  const ClusterSpec wide({NodeGroup{8, "test", 2}});
+  std::vector<char> wfree(16, 1);
+  for (int d : {0, 1, 2, 3, 4}) wfree[static_cast<std::size_t>(d)] = 0;  // rack 0 keeps 3 free
+  TopologyLayout racks;
+  racks.domain_of_node = {0, 0, 1, 1, 2, 2, 3, 3};
+  racks.rack_of_node = {0, 0, 0, 0, 1, 1, 1, 1};
+  REQUIRE(pick_devices(wide, wfree, std::vector<char>(8, 1), 6, TopologyPick::kNvlink, racks, out));
+  CHECK(out == std::vector<DeviceId>{8, 9, 10, 11, 12, 13});  // domain 2 whole, then 2 of domain 3
+  CHECK_FALSE(pick_devices(spec, free, ok, 8, TopologyPick::kNvlink, layout, out));
+}
