@@ -127,6 +127,7 @@ void QueueTreePolicy::setup(const SchedulerView& view) {
   } else if (view.node_group()) {
     layout_.rack_of_node = *view.node_group();
   }
+  one_site_ = !view.geography() || view.geography()->num_sites() <= 1;
   type_capacity_.assign(spec.device_types().size(), 0.0);
   for (int k = 0; k < spec.num_nodes(); ++k) type_capacity_[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
 }
@@ -187,7 +188,7 @@ double QueueTreePolicy::room(int leaf) const {
 bool QueueTreePolicy::uses_placeholders(const JobSpec& job) const {
   // Placeholders reserve devices one decision at a time, so the reservation must be able
   // to hold the whole job: one device type and one datacenter (else all-or-nothing).
-  return options_.gang == GangMode::kPlaceholders && !job.is_fractional() && !job.is_elastic() && job.num_gpus > 1 && type_capacity_.size() == 1;
+  return options_.gang == GangMode::kPlaceholders && !job.is_fractional() && !job.is_elastic() && job.num_gpus > 1 && type_capacity_.size() == 1 && one_site_;
 }
 
 void QueueTreePolicy::claim(const std::vector<DeviceId>& devices) {

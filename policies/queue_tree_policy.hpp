@@ -95,6 +95,7 @@ class QueueTreePolicy : public Policy {
   std::string name_;
   QueueTreeOptions options_;
   bool ready_ = false;
+  bool one_site_ = true;  // no geography, or one datacenter (placeholders need it)
   TopologyLayout layout_;
   std::vector<int> leaf_of_slot_;  // by slot, -1 = unknown
   std::vector<Memo> memos_;        // by slot
