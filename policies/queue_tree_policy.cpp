@@ -114,6 +114,7 @@ void QueueTreePolicy::on_job_finished(const SchedulerView& /*view*/, JobSlot job
 void QueueTreePolicy::setup(const SchedulerView& view) {
   ready_ = true;
   const ClusterSpec& spec = view.cluster();
+  spec_ = &spec;
   // NVLink domains from the cluster's topology when the run has the cluster physics;
   // racks from the view (the scenario's topology), else one rack.
   if (const auto* physics = dynamic_cast<const ClusterPhysics*>(view.physics())) {
@@ -137,9 +138,15 @@ double QueueTreePolicy::job_gpus(const JobState& job) const {
   return static_cast<double>(job.devices.size());
 }
 
-void QueueTreePolicy::add_held(int leaf, double gpus, const JobState& job, int sign) {
-  (void)job;
-  for (int q = leaf; q >= 0; q = options_.tree.queue(q).parent) held_[static_cast<std::size_t>(q)] += sign * gpus;
+void QueueTreePolicy::add_held(int leaf, double gpus, const std::vector<DeviceId>& devices) {
+  for (int q = leaf; q >= 0; q = options_.tree.queue(q).parent) held_[static_cast<std::size_t>(q)] += gpus;
+  if (options_.share != QueueShare::kDrf || devices.empty()) return;
+  // drf: the GPUs by device type, split evenly over the job's devices.
+  const double each = gpus / static_cast<double>(devices.size());
+  for (DeviceId d : devices) {
+    const auto t = static_cast<std::size_t>(spec_->node(spec_->node_of(d)).type_index);
+    for (int q = leaf; q >= 0; q = options_.tree.queue(q).parent) held_by_type_[static_cast<std::size_t>(q)][t] += each;
+  }
 }
 
 double QueueTreePolicy::share_of(int q) const {
@@ -284,7 +291,7 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
     }
     claimed_milli_[d] += spec.gpu_milli;
     out.start(slot, devices_);
-    add_held(leaf, g, j, +1);
+    add_held(leaf, g, devices_);
     return true;
   }
   Memo& m = memo(slot);
@@ -296,7 +303,7 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
     if (k > 0 && place(view, spec, k, devices_)) {
       claim(devices_);
       m.reserved.insert(m.reserved.end(), devices_.begin(), devices_.end());
-      add_held(leaf, k, j, +1);
+      add_held(leaf, k, devices_);
       if (m.deadline_s < 0) m.deadline_s = view.now().seconds() + options_.placeholder_timeout_s;
     }
     if (static_cast<int>(m.reserved.size()) < spec.num_gpus) return false;
@@ -321,7 +328,7 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
   }
   claim(devices_);
   out.start(slot, devices_);
-  add_held(leaf, static_cast<double>(devices_.size()), j, +1);
+  add_held(leaf, static_cast<double>(devices_.size()), devices_);
   return true;
 }
 
@@ -347,11 +354,6 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   demand_.assign(static_cast<std::size_t>(nq), 0.0);
   const bool drf = options_.share == QueueShare::kDrf;
   if (drf) held_by_type_.assign(static_cast<std::size_t>(nq), std::vector<double>(type_capacity_.size(), 0.0));
-  const auto add_typed = [&](int leaf, DeviceId d, double gpus) {
-    if (!drf) return;
-    const auto t = static_cast<std::size_t>(spec.node(spec.node_of(d)).type_index);
-    for (int q = leaf; q >= 0; q = tree.queue(q).parent) held_by_type_[static_cast<std::size_t>(q)][t] += gpus;
-  };
   // Users' GPUs per leaf, for sort: fair.
   std::map<std::pair<int, std::string>, double> user_held;
   // Running jobs count for their queues; stopping ones are on their way out (a reclaim
@@ -361,8 +363,7 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     if (r.status != JobStatus::kRunning) continue;
     const int leaf = tree.leaf_for(r.spec);
     const double g = job_gpus(r);
-    add_held(leaf, g, r, +1);
-    for (DeviceId d : r.devices) add_typed(leaf, d, g / static_cast<double>(r.devices.size()));
+    add_held(leaf, g, r.devices);
     if (options_.sort == AppSort::kFair) user_held[{leaf, r.spec.user}] += g;
   }
   pending_.assign(static_cast<std::size_t>(nq), {});
@@ -384,8 +385,7 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     }
     m.reserved.erase(std::remove_if(m.reserved.begin(), m.reserved.end(), [&](DeviceId d) { return !st.is_free(d); }), m.reserved.end());
     claim(m.reserved);
-    add_held(leaf, static_cast<double>(m.reserved.size()), j, +1);
-    for (DeviceId d : m.reserved) add_typed(leaf, d, 1.0);
+    add_held(leaf, static_cast<double>(m.reserved.size()), m.reserved);
     // Reserved devices count as held, so the pending demand is the rest.
     demand_[static_cast<std::size_t>(leaf)] -= static_cast<double>(m.reserved.size());
     next_wake_s = std::min(next_wake_s, m.deadline_s);

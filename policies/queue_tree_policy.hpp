@@ -77,7 +77,8 @@ class QueueTreePolicy : public Policy {
   Memo& memo(JobSlot slot);
   void setup(const SchedulerView& view);
   double job_gpus(const JobState& job) const;  // GPUs a running job holds (shares in thousandths)
-  void add_held(int leaf, double gpus, const JobState& job, int sign);
+  // Adds `gpus` held on `devices` to the leaf and its ancestors (and, for drf, by type).
+  void add_held(int leaf, double gpus, const std::vector<DeviceId>& devices);
   double share_of(int q) const;  // deserved (proportion, drf) or guaranteed
   double key_of(int q) const;
   bool overused(int q) const;
@@ -95,7 +96,8 @@ class QueueTreePolicy : public Policy {
   std::string name_;
   QueueTreeOptions options_;
   bool ready_ = false;
-  bool one_site_ = true;  // no geography, or one datacenter (placeholders need it)
+  bool one_site_ = true;
+  const ClusterSpec* spec_ = nullptr;  // no geography, or one datacenter (placeholders need it)
   TopologyLayout layout_;
   std::vector<int> leaf_of_slot_;  // by slot, -1 = unknown
   std::vector<Memo> memos_;        // by slot

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "experiments/runner.hpp"
+#include "experiments/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_tree.hpp"
 #include "policies/queue_tree_policy.hpp"
@@ -118,6 +120,29 @@ TEST_CASE("DRF: the dominant share over device types, and YuniKorn's fair queue 
   CHECK(guaranteed_fair_key(4, 0, 16) == 1.25);   // no guarantee: after every queue under one
 }
 
+TEST_CASE("share: drf serves the queue with the smaller dominant share over device types first", "[policies][queue-tree][drf]") {
+  // 4 H100s on one node, 8 A100s on another. a0 takes the H100 node (binpack: the fullest
+  // node that holds it), b0 half the A100s. Both queues hold 4 GPUs, deserve 6 of 12: equal
+  // under proportion (a, the first declared, goes first), but a holds all the H100s
+  // (dominant share 1) and b half the A100s (0.5), so drf lets b1 in first.
+  const ClusterSpec cluster({NodeGroup{1, "H100", 4}, NodeGroup{1, "A100", 8}});
+  const std::vector<JobSpec> jobs = {job_of("a0", 0, 4, 1000, "a"), job_of("b0", 0, 4, 1000, "b"), job_of("a1", 0, 4, 100, "a"), job_of("b1", 0, 4, 100, "b")};
+  std::map<std::string, std::map<std::string, Run>> by_share;
+  for (const char* share : {"proportion", "drf"}) {
+    PolicyInstance policy = builtin_policies().create(ConfigNode::load_string(std::string("{name: volcano, share: ") + share + ", queues: [{name: a}, {name: b}]}", "policy.yaml"));
+    VectorSource source(jobs);
+    Simulator sim(cluster, source, *policy.policy);
+    Recorder rec;
+    sim.add_observer(rec);
+    sim.run();
+    by_share[share] = rec.runs;
+  }
+  CHECK(by_share["proportion"].at("a1").start_s == 0);
+  CHECK(by_share["proportion"].at("b1").start_s == 100);
+  CHECK(by_share["drf"].at("b1").start_s == 0);
+  CHECK(by_share["drf"].at("a1").start_s == 100);
+}
+
 TEST_CASE("queue trees reject unknown parents and other bad declarations, naming the key", "[policies][queue-tree][errors]") {
   CHECK(create_error("{name: yunikorn, queues: [{name: a, parent: nope}]}") ==
         "policy.yaml:1: queues[0].parent: unknown queue 'nope'; a parent must be declared before its children (declared so far: root)");
@@ -165,6 +190,25 @@ TEST_CASE("volcano reclaims exactly the youngest jobs of the queue over its dese
     // Back at 110 with 990 s of work left.
     CHECK(r.runs.at(v).end_s == 1100);
   }
+}
+
+TEST_CASE("under physics the reclaimer starts when the victims' checkpoint saves end", "[policies][queue-tree][volcano][reclaim]") {
+  // The same cluster and jobs through the CLI's runner with the cluster physics: profile-less
+  // jobs (rate 1) save and restore the default 10 GB checkpoint at 2 GB/s, 5 s each. a0
+  // starts at 10 + 5; b1..b3 come back at 115 and end at 115 + 5 + 990.
+  schedsim::test::TempDir dir;
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s,group\nb0,0,2,1000,b\nb1,0,2,1000,b\nb2,0,2,1000,b\nb3,0,2,1000,b\na0,10,6,100,a\n");
+  const std::string config = dir.write("s.yaml",
+                                       "name: reclaim\nseed: 1\ncluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 8}\n"
+                                       "workload:\n  trace: {path: jobs.csv, format: schedsim}\nphysics: {}\n"
+                                       "policy: {name: volcano, queues: [{name: a, weight: 3}, {name: b}]}\n");
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig scenario = load_scenario(config, {}, std::nullopt, registry);
+  run_scenario(scenario, registry, RunOptions{dir.path("out")});
+  const std::string jobs = schedsim::test::read_file(dir.path("out/jobs.csv"));
+  CHECK(jobs.find("\na0,10,15,115,6,105,5,completed,600,0,0,") != std::string::npos);
+  CHECK(jobs.find("\nb0,0,0,1000,2,1000,0,completed,2000,0,0,") != std::string::npos);
+  for (const char* v : {"b1", "b2", "b3"}) CHECK(jobs.find(std::string("\n") + v + ",0,0,1110,2,1110,100,completed,2020,20,1,") != std::string::npos);
 }
 
 TEST_CASE("volcano's reclaim stops at the victim queue's deserved share", "[policies][queue-tree][volcano][reclaim]") {
