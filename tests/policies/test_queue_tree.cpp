@@ -30,6 +30,7 @@ class Recorder : public Observer {
  public:
   void on_job_start(const JobState& job) override {
     held[job.spec.group] += static_cast<int>(job.devices.size());
+    gpus_at_start[job.spec.id] = static_cast<int>(job.devices.size());
     max_held[job.spec.group] = std::max(max_held[job.spec.group], held[job.spec.group]);
   }
   void on_job_end(const JobState& job) override {
@@ -37,7 +38,7 @@ class Recorder : public Observer {
     held[job.spec.group] -= static_cast<int>(job.devices.size());
   }
   std::map<std::string, Run> runs;
-  std::map<std::string, int> held, max_held;
+  std::map<std::string, int> held, max_held, gpus_at_start;
 };
 
 JobSpec job_of(const std::string& id, double submit_s, int gpus, double duration_s, const std::string& group, const std::string& user = "") {
@@ -257,6 +258,18 @@ TEST_CASE("yunikorn placeholders: a gang starts when all are reserved, and unfil
     CHECK(r.runs.at("s").start_s == 120);
     CHECK(r.runs.at("big").start_s == 300);
   }
+}
+
+TEST_CASE("gang minAvailable: an elastic job starts on what fits down to min_gpus, a rigid one waits for all its GPUs", "[policies][queue-tree][gang]") {
+  // 8 GPUs, x holds 4 until 100. At t=1 an elastic job (2..8, asking 8) and a rigid 8.
+  JobSpec e = job_of("e", 1, 8, 50, "");
+  e.min_gpus = 2;
+  e.max_gpus = 8;
+  const Recorder r = run("volcano", 8, {job_of("x", 0, 4, 100, ""), e, job_of("rigid", 1, 8, 10, "")});
+  CHECK(r.runs.at("e").start_s == 1);
+  CHECK(r.gpus_at_start.at("e") == 4);
+  CHECK(r.runs.at("rigid").start_s == 100);
+  CHECK(r.gpus_at_start.at("rigid") == 8);
 }
 
 TEST_CASE("nvlink placement keeps a job inside one NVLink domain when one holds it", "[policies][queue-tree][placement]") {
