@@ -369,10 +369,12 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   pending_.assign(static_cast<std::size_t>(nq), {});
   cursor_.assign(static_cast<std::size_t>(nq), 0);
   double next_wake_s = std::numeric_limits<double>::infinity();
+  int fractional_pending = 0;
   for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
     const JobState& j = view.job(s);
     const int leaf = tree.leaf_for(j.spec);
     pending_[static_cast<std::size_t>(leaf)].push_back(s);
+    if (j.spec.is_fractional()) ++fractional_pending;
     demand_[static_cast<std::size_t>(leaf)] += request_gpus(j.spec);
     Memo& m = memo(s);
     if (m.reserved.empty() && m.deadline_s < 0) continue;
@@ -394,32 +396,32 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     if (tree.queue(q).is_leaf()) demand_[static_cast<std::size_t>(q)] += held_[static_cast<std::size_t>(q)];
   if (options_.share != QueueShare::kGuaranteed) deserved_ = proportion_deserved(tree, cluster_gpus_, demand_);
   else deserved_.assign(static_cast<std::size_t>(nq), 0.0);
-  // Each leaf's order.
+  // Each leaf's order: keys computed once per job, then one sort.
+  std::vector<std::tuple<double, std::uint64_t, JobSlot>> keyed;
   for (int q = 0; q < nq; ++q) {
     auto& list = pending_[static_cast<std::size_t>(q)];
     if (list.size() < 2) continue;
-    const auto seq = [&](JobSlot s) { return view.job(s).arrival_seq; };
-    switch (options_.sort) {
-      case AppSort::kFifo: std::sort(list.begin(), list.end(), [&](JobSlot a, JobSlot b) { return seq(a) < seq(b); }); break;
-      case AppSort::kPriority:
-        std::sort(list.begin(), list.end(), [&](JobSlot a, JobSlot b) {
-          const double pa = view.job(a).spec.priority, pb = view.job(b).spec.priority;
-          return pa != pb ? pa > pb : seq(a) < seq(b);
-        });
-        break;
-      case AppSort::kFair:
-        std::sort(list.begin(), list.end(), [&](JobSlot a, JobSlot b) {
-          const auto ua = user_held.find({q, view.job(a).spec.user}), ub = user_held.find({q, view.job(b).spec.user});
-          const double ha = ua == user_held.end() ? 0.0 : ua->second, hb = ub == user_held.end() ? 0.0 : ub->second;
-          return ha != hb ? ha < hb : seq(a) < seq(b);
-        });
-        break;
+    keyed.clear();
+    for (JobSlot s : list) {
+      const JobState& j = view.job(s);
+      double key = 0;
+      if (options_.sort == AppSort::kPriority) key = -j.spec.priority;
+      if (options_.sort == AppSort::kFair) {
+        const auto u = user_held.find({q, j.spec.user});
+        key = u == user_held.end() ? 0.0 : u->second;
+      }
+      keyed.emplace_back(key, j.arrival_seq, s);
     }
+    if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
+    for (std::size_t i = 0; i < list.size(); ++i) list[i] = std::get<2>(keyed[i]);
   }
   started_.assign(std::max<std::size_t>(started_.size(), memos_.size()), 0);
   std::fill(started_.begin(), started_.end(), 0);
   // Allocation: the best leaf's next job, until no leaf has one left to try.
+  // Nothing whole is free: only a share could still start (reservations that complete
+  // start in the decision that completes them).
   for (;;) {
+    if (free_total_ == 0 && fractional_pending == 0) break;
     const int leaf = pick_leaf(0);
     if (leaf < 0) break;
     const JobSlot s = pending_[static_cast<std::size_t>(leaf)][cursor_[static_cast<std::size_t>(leaf)]++];
