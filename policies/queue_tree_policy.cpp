@@ -535,6 +535,10 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
       if (try_start(view, head, leaf, out)) {
         if (started_.size() <= static_cast<std::size_t>(head)) started_.resize(static_cast<std::size_t>(head) + 1, 0);
         started_[static_cast<std::size_t>(head)] = 1;
+      } else {
+        // The placement refused the freed set (e.g. device types): the victims are back in
+        // the queue at once, and no event may follow; decide again a tick later.
+        wake_s = std::min(wake_s, view.now().seconds());
       }
     } else {
       for (JobSlot v : victims) coming += static_cast<int>(view.job(v).devices.size());

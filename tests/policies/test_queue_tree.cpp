@@ -191,6 +191,12 @@ TEST_CASE("volcano reclaims exactly the youngest jobs of the queue over its dese
     // Back at 110 with 990 s of work left.
     CHECK(r.runs.at(v).end_s == 1100);
   }
+  // b not reclaimable: a waits for b's jobs to end at 1000.
+  const Recorder kept = run("{name: volcano, queues: [{name: a, weight: 3}, {name: b, reclaimable: false}]}", 8, jobs);
+  CHECK(kept.runs.at("a0").start_s == 1000);
+  CHECK(kept.runs.at("b3").preemptions == 0);
+  // reclaim: false, the same.
+  CHECK(run("{name: volcano, reclaim: false, queues: [{name: a, weight: 3}, {name: b}]}", 8, jobs).runs.at("a0").start_s == 1000);
 }
 
 TEST_CASE("under physics the reclaimer starts when the victims' checkpoint saves end", "[policies][queue-tree][volcano][reclaim]") {
