@@ -229,6 +229,25 @@ TEST_CASE("volcano's reclaim stops at the victim queue's deserved share", "[poli
   CHECK(r.runs.at("a0").start_s == 500);
 }
 
+TEST_CASE("yunikorn preempts across queues for a queue under its guarantee after the preemption delay", "[policies][queue-tree][yunikorn][reclaim]") {
+  // 8 GPUs, a and b guaranteed 4 each; b holds all 8 (4 x 2 GPUs) from t=0. a asks for 4
+  // at t=10; after the 30 s delay (t=40) b's two youngest jobs are preempted (b stays at its
+  // guarantee of 4), a runs 40..140, b2 and b3 come back at 140 with 960 s left.
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(job_of("b" + std::to_string(i), 0, 2, 1000, "b"));
+  jobs.push_back(job_of("a0", 10, 4, 100, "a"));
+  const Recorder r = run("{name: yunikorn, queues: [{name: a, guaranteed_gpus: 4}, {name: b, guaranteed_gpus: 4}]}", 8, jobs);
+  CHECK(r.runs.at("a0").start_s == 40);
+  CHECK(r.runs.at("a0").end_s == 140);
+  CHECK(r.runs.at("b0").preemptions == 0);
+  CHECK(r.runs.at("b1").preemptions == 0);
+  CHECK(r.runs.at("b2").preemptions == 1);
+  CHECK(r.runs.at("b3").preemptions == 1);
+  CHECK(r.runs.at("b3").end_s == 1100);
+  // Without a guarantee a has nothing to claim: it waits for b's jobs to end.
+  CHECK(run("{name: yunikorn, queues: [{name: a}, {name: b}]}", 8, jobs).runs.at("a0").start_s == 1000);
+}
+
 TEST_CASE("fair application sort serves the user holding fewer GPUs first; fifo serves arrival order", "[policies][queue-tree][yunikorn]") {
   // 2 GPUs. alice runs a0 (1000 s) and a1 (100 s); a2 (alice) and b0 (bob) wait. When a1
   // ends at 100, alice still holds a0's GPU and bob none.
