@@ -166,6 +166,15 @@ TEST_CASE("yunikorn never lets a queue exceed max_gpus, and refuses a job larger
   CHECK(r.runs.at("a3").end_s == 200);
   CHECK(r.max_held.at("a") == 4);
 
+  // A parent's max binds its children together: research (max 6) holds x and y, which
+  // take turns (equal fair keys, x first): x0, y0, x1 at 0, y1 when one ends.
+  const Recorder h = run("{name: yunikorn, queues: [{name: research, max_gpus: 6}, {name: x, parent: research}, {name: y, parent: research}]}", 8,
+                         {job_of("x0", 0, 2, 100, "x"), job_of("x1", 0, 2, 100, "x"), job_of("y0", 0, 2, 100, "y"), job_of("y1", 0, 2, 100, "y")});
+  CHECK(h.runs.at("x0").start_s == 0);
+  CHECK(h.runs.at("y0").start_s == 0);
+  CHECK(h.runs.at("x1").start_s == 0);
+  CHECK(h.runs.at("y1").start_s == 100);
+
   const ClusterSpec cluster({NodeGroup{1, "test", 8}});
   PolicyInstance policy = builtin_policies().create(ConfigNode::load_string("{name: yunikorn, queues: [{name: a, max_gpus: 4}]}", "policy.yaml"));
   VectorSource source({job_of("big", 0, 6, 100, "a")});
