@@ -97,8 +97,7 @@ YAML::Node QueueTree::to_yaml() const {
     n["parent"] = queue(s.parent).name;
     n["weight"] = s.weight;
     n["guaranteed_gpus"] = s.guaranteed_gpus;
-    if (std::isfinite(s.max_gpus)) n["max_gpus"] = s.max_gpus;
-    else n["max_gpus"] = ".inf";
+    if (std::isfinite(s.max_gpus)) n["max_gpus"] = s.max_gpus;  // left out: unlimited
     n["reclaimable"] = s.reclaimable;
     out.push_back(n);
   }

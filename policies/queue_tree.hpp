@@ -50,7 +50,8 @@ class QueueTree {
   // The leaf a job belongs to: its group's, else its user's, else `default`.
   int leaf_for(const JobSpec& job) const;
   int default_leaf() const { return default_leaf_; }
-  // The declared queues as the policy's resolved options write them (root left out).
+  // The declared queues as the policy's resolved options write them (root left out, and
+  // max_gpus when unlimited), so that the resolved config parses to the same tree.
   YAML::Node to_yaml() const;
 
  private:

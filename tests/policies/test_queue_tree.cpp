@@ -144,6 +144,17 @@ TEST_CASE("share: drf serves the queue with the smaller dominant share over devi
   CHECK(by_share["drf"].at("a1").start_s == 100);
 }
 
+TEST_CASE("the resolved config of a queue tree parses to the same policy", "[policies][queue-tree]") {
+  const PolicyRegistry registry = builtin_policies();
+  const PolicyInstance a = registry.create(ConfigNode::load_string("{name: yunikorn, queues: [{name: r, max_gpus: 8}, {name: x, parent: r, guaranteed_gpus: 2}]}", "policy.yaml"));
+  const PolicyInstance b = registry.create(ConfigNode(a.resolved, "resolved"));
+  CHECK(YAML::Dump(b.resolved) == YAML::Dump(a.resolved));
+  CHECK(YAML::Dump(a.resolved["queues"]) ==
+        "- name: r\n  parent: root\n  weight: 1\n  guaranteed_gpus: 0\n  max_gpus: 8\n  reclaimable: true\n"
+        "- name: x\n  parent: r\n  weight: 1\n  guaranteed_gpus: 2\n  reclaimable: true\n"
+        "- name: default\n  parent: root\n  weight: 1\n  guaranteed_gpus: 0\n  reclaimable: true");
+}
+
 TEST_CASE("queue trees reject unknown parents and other bad declarations, naming the key", "[policies][queue-tree][errors]") {
   CHECK(create_error("{name: yunikorn, queues: [{name: a, parent: nope}]}") ==
         "policy.yaml:1: queues[0].parent: unknown queue 'nope'; a parent must be declared before its children (declared so far: root)");
