@@ -317,6 +317,28 @@ TEST_CASE("gang minAvailable: an elastic job starts on what fits down to min_gpu
   CHECK(r.gpus_at_start.at("rigid") == 8);
 }
 
+TEST_CASE("volcano places a 16-GPU job inside one NVLink domain of the scenario's topology; binpack spans two", "[policies][queue-tree][volcano][placement]") {
+  // 4 nodes of 8 H100s, NVLink domains of 2 nodes. a (8 GPUs) takes node 0; b (16) then
+  // fits domain 1 (nodes 2 and 3) whole, where binpack takes the fullest nodes 1 and 2.
+  schedsim::test::TempDir dir;
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\na,0,8,1000\nb,1,16,100\n");
+  const std::string config = dir.write("s.yaml",
+                                       "name: nvlink\nseed: 1\ncluster:\n  nodes:\n    - {count: 4, type: H100-SXM, devices_per_node: 8}\n"
+                                       "  topology: {nodes_per_nvlink_domain: 2, nodes_per_rack: 4}\n"
+                                       "workload:\n  trace: {path: jobs.csv, format: schedsim}\nphysics: {}\npolicy: volcano\n");
+  const PolicyRegistry registry = builtin_policies();
+  std::map<std::string, std::string> allocations;
+  for (const char* policy : {"volcano", "{name: volcano, placement: binpack}"}) {
+    const ScenarioConfig scenario = load_scenario(config, {std::string("policy=") + policy}, std::nullopt, registry);
+    RunOptions options{dir.path(policy)};
+    options.timeline = true;
+    run_scenario(scenario, registry, options);
+    allocations[policy] = schedsim::test::read_file(dir.path(std::string(policy) + "/allocations.csv"));
+  }
+  CHECK(allocations["volcano"] == "job_id,start_s,end_s,devices\nb,1,101,16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31\na,0,1000,0 1 2 3 4 5 6 7\n");
+  CHECK(allocations["{name: volcano, placement: binpack}"] == "job_id,start_s,end_s,devices\nb,1,101,8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\na,0,1000,0 1 2 3 4 5 6 7\n");
+}
+
 TEST_CASE("nvlink placement keeps a job inside one NVLink domain when one holds it", "[policies][queue-tree][placement]") {
   // 4 nodes of 2 devices, NVLink domains {0,1} and {2,3}; device 0 is busy. A 4-device job:
   // domain 0 has 3 free, domain 1 has 4.
