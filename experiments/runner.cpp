@@ -34,9 +34,12 @@ class JobsCsvWriter : public Observer {
  public:
   // `energy` (may be null) fills the energy_kwh, cost_usd and co2_kg columns, which are
   // empty without it (or without the price / carbon signal).
-  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy) : out_(out), energy_(energy) {
+  // `bound_idle`: the policy may bind devices to waiting jobs; a last column,
+  // bound_idle_gpu_s, then gives each job's bound-idle device-time (docs/metrics.md).
+  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy, bool bound_idle) : out_(out), energy_(energy), bound_idle_(bound_idle) {
     out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
-            "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg\n";
+            "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg"
+         << (bound_idle_ ? ",bound_idle_gpu_s\n" : "\n");
   }
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
@@ -52,6 +55,7 @@ class JobsCsvWriter : public Observer {
     } else {
       out_ << ",,";
     }
+    if (bound_idle_) out_ << ',' << format_seconds(Tick::from_us(j.bound_idle_device_us));
     out_ << '\n';
   }
   // Its rows are in the file (RunSnapshots keeps the file's position); nothing else.
@@ -65,6 +69,7 @@ class JobsCsvWriter : public Observer {
   }
   std::ostream& out_;
   const EnergyMeter* energy_;
+  bool bound_idle_;
 };
 
 // RunOptions::job_columns: the jobs.csv records as typed columns.
@@ -92,7 +97,8 @@ class TimelineWriter : public Observer {
   }
   void after_event(const Simulator& sim) override {
     if (sim.now() != pending_.time) flush();
-    pending_ = Row{sim.now(), sim.num_pending(), sim.num_running(), num_devices_ - sim.cluster_state().free_devices()};
+    // Busy: held by running jobs (devices bound to waiting jobs are not free, yet idle).
+    pending_ = Row{sim.now(), sim.num_pending(), sim.num_running(), num_devices_ - sim.cluster_state().free_devices() - sim.bound_devices_total()};
     // A placement ends when its job ends, is preempted or moves (new device set).
     ++epoch_;
     for (JobSlot slot = sim.first_running(); slot != kNoJob; slot = sim.job(slot).next_in_list) {
@@ -344,6 +350,10 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   j["restart_gpu_hours"] = s.restart_gpu_hours;
   j["lost_gpu_hours"] = s.lost_gpu_hours;
   j["goodput"] = opt(s.goodput);
+  if (s.bound_idle_gpu_hours) {  // policies that may bind devices to waiting jobs only
+    j["bound_idle_gpu_hours"] = *s.bound_idle_gpu_hours;
+    j["bound_idle_fraction"] = opt(s.bound_idle_fraction);
+  }
   j["offered_load"] = opt(s.offered_load);
   j["mean_queue_length"] = opt(s.mean_queue_length);
   j["mean_jobs_in_system"] = opt(s.mean_jobs_in_system);
@@ -552,6 +562,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   Simulator& sim = *simulator;
   MetricsCollector metrics(setup.cluster().num_devices(), scenario.metrics_window, source->expected_jobs());
   sim.add_observer(metrics);
+  const bool binds = policy.may_bind() || active.may_bind();
+  if (binds) metrics.meter_bound_idle();
   std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);  // before the jobs.csv writer, which reads each job's use
   if (energy) sim.add_observer(*energy);
   std::unique_ptr<ThermalMeter> thermal;
@@ -572,7 +584,7 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open() || options.jobs_csv) {
-    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get());
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get(), binds);
     sim.add_observer(*jobs_writer);
   }
   std::unique_ptr<JobColumnsCollector> job_columns;

@@ -22,6 +22,9 @@ enum class ActionKind : std::uint8_t {
              // `job` is the service index (sim/inference_service.hpp), not a job
   kSetCooling,  // set a datacenter's cooling set-point (sim/thermal.hpp): `job` is the
                 // datacenter index (0 for one cluster), `value` the set-point in °C
+  kBind,    // non-gang placement: add free devices to a pending rigid job's bound set; the
+            // job holds them without progress and starts once num_gpus are bound
+  kUnbind,  // release every device bound to a pending job (timeouts, deadlock recovery)
 };
 
 const char* to_string(ActionKind k);
@@ -40,6 +43,11 @@ class ActionBatch {
   void preempt(JobSlot job) { add(ActionKind::kPreempt, job, {}); }
   void move(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kMove, job, devices); }
   void hold(int service, Span<DeviceId> devices) { add(ActionKind::kHold, service, devices); }
+  // Binds `devices` (free, not yet bound to it) to the pending rigid `job`; once its bound
+  // set reaches num_gpus the kernel starts it there, as a start would (docs/policies.md).
+  void bind(JobSlot job, Span<DeviceId> devices) { add(ActionKind::kBind, job, devices); }
+  // Releases every device bound to the pending `job` (nothing bound: no effect).
+  void unbind(JobSlot job) { add(ActionKind::kUnbind, job, {}); }
   void set_cooling_setpoint(int datacenter, double setpoint_c) {
     add(ActionKind::kSetCooling, datacenter, {});
     actions_.back().value = setpoint_c;

@@ -133,9 +133,25 @@ void InvariantChecker::check_state(Tick now, const ClusterState& state, const st
     if (j.status == JobStatus::kPending) {
       ++pending;
       if (!j.devices.empty()) fail_job(j, "is pending but holds devices");
+      // Bound devices (non-gang placement): held by this pending job alone, never free,
+      // and fewer than it asks for (the bind that completes the set starts it).
+      if (!j.bound_devices.empty() && (j.spec.is_elastic() || j.bound_devices.size() >= static_cast<std::size_t>(j.spec.num_gpus))) {
+        fail_job(j, "has " + std::to_string(j.bound_devices.size()) + " devices bound, which its request does not allow while it waits");
+      }
+      for (DeviceId d : j.bound_devices) {
+        if (d < 0 || d >= n) fail_job(j, "has device " + std::to_string(d) + " bound, which does not exist");
+        auto& seen = seen_owner_[static_cast<std::size_t>(d)];
+        if (seen != ClusterState::kNoOwner) fail_job(j, "has device " + std::to_string(d) + " bound, which another job holds or has bound (double-booked)");
+        if (state.is_free(d) || state.is_failed(d) || state.is_shared(d) || state.owner(d) < 0) {
+          fail_job(j, "has device " + std::to_string(d) + " bound, which the cluster does not mark held by a job");
+        }
+        seen = state.owner(d);
+        ++held;
+      }
       continue;
     }
     if (j.status != JobStatus::kRunning && j.status != JobStatus::kStopping) fail_job(j, "is in the system but neither pending nor placed");
+    if (!j.bound_devices.empty()) fail_job(j, "is placed but still has bound devices");
     ++running;
     for (DeviceId d : j.devices) {
       if (d < 0 || d >= n) fail_job(j, "holds device " + std::to_string(d) + ", which does not exist");
@@ -172,7 +188,7 @@ void InvariantChecker::check_state(Tick now, const ClusterState& state, const st
   for (DeviceId d = 0; d < n; ++d) {
     const auto i = static_cast<std::size_t>(d);
     if (!state.is_free(d) && !state.is_failed(d) && seen_owner_[i] == ClusterState::kNoOwner) {
-      fail("device " + std::to_string(d) + " is marked allocated but no running job holds it");
+      fail("device " + std::to_string(d) + " is marked allocated but no running job holds it and no pending job has it bound");
     }
     // Milli capacity: the shares of running jobs never exceed the device, and match the
     // cluster's own count.

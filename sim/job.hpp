@@ -126,6 +126,12 @@ struct JobState {
   std::int64_t restart_device_us = 0;     // stalled restarting after a failure (and waiting for repair)
   std::uint32_t loss_spike_restarts = 0;
   std::uint32_t failure_restarts = 0;     // device or node failures that hit the job
+  // Non-gang placement (ActionBatch::bind): devices held for the pending job, without
+  // progress, since bound_since (last change of the set); bound_idle_device_us books
+  // the device-time they were held so, up to bound_since.
+  std::vector<DeviceId> bound_devices;
+  Tick bound_since;
+  std::int64_t bound_idle_device_us = 0;
   // Several datacenters: the site of the job's last placement (where its checkpoint is),
   // -1 before the first start or without a geography.
   std::int32_t site = -1;

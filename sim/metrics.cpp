@@ -88,7 +88,8 @@ void MetricsCollector::after_event(const Simulator& sim) {
   }
   const ClusterState& c = sim.cluster_state();
   // Devices held whole (free, failed-and-free and shared ones are not), plus the shares.
-  const std::int64_t whole = num_devices_ - c.free_devices() - c.failed_devices() - c.shared_devices();
+  // Devices bound to waiting jobs (non-gang placement) run nothing: not allocated here.
+  const std::int64_t whole = num_devices_ - c.free_devices() - c.failed_devices() - c.shared_devices() - sim.bound_devices_total();
   alloc_milli_ = whole * ClusterState::kWholeMilli + c.shared_milli_total();
   queue_ = static_cast<std::int64_t>(sim.num_pending());
   in_system_ = static_cast<std::int64_t>(arrived_ - ended_);
@@ -110,6 +111,7 @@ void MetricsCollector::on_job_end(const JobState& job) {
   checkpoint_device_us_ += job.checkpoint_device_us;
   restart_device_us_ += job.restart_device_us;
   lost_device_us_ += job.lost_device_us;
+  bound_idle_device_us_ += job.bound_idle_device_us;
   restarts_loss_spike_ += job.loss_spike_restarts;
   restarts_device_failure_ += job.failure_restarts;
   preemptions_ += job.preemptions;
@@ -147,6 +149,7 @@ Summary MetricsCollector::summarize() {
   s.checkpoint_gpu_hours = static_cast<double>(checkpoint_device_us_) / kUsPerHour;
   s.restart_gpu_hours = static_cast<double>(restart_device_us_) / kUsPerHour;
   s.lost_gpu_hours = static_cast<double>(lost_device_us_) / kUsPerHour;
+  if (meter_bound_idle_) s.bound_idle_gpu_hours = static_cast<double>(bound_idle_device_us_) / kUsPerHour;
   if (device_us_ > 0) {
     const auto useful = device_us_ - overhead_device_us_ - checkpoint_device_us_ - restart_device_us_ - lost_device_us_ - unsuccessful_device_us_;
     s.goodput = static_cast<double>(useful) / static_cast<double>(device_us_);
@@ -181,6 +184,9 @@ Summary MetricsCollector::summarize() {
   s.makespan_s = (last_end_ - first_submit_).seconds();
   if (last_end_ > first_submit_) {
     s.gpu_utilization = static_cast<double>(device_us_) / (static_cast<double>(num_devices_) * static_cast<double>((last_end_ - first_submit_).us()));
+    if (meter_bound_idle_) {
+      s.bound_idle_fraction = static_cast<double>(bound_idle_device_us_) / (static_cast<double>(num_devices_) * static_cast<double>((last_end_ - first_submit_).us()));
+    }
     // Before the first submit every level is 0, so the integrals there are 0 too.
     const Integrals start{first_submit_};
     s.mean_queue_length = average(start, at_last_end_, &Integrals::queue_us, 1.0);

@@ -17,6 +17,8 @@
 //                  jobs) and jobs in the system (arrived - ended), integrated exactly in
 //                  integer units x microseconds: over the whole run [first submit, last
 //                  end] and over the measurement window (MeasurementWindowConfig)
+//   bound idle     device-time held bound by waiting jobs (non-gang placement), not in
+//                  utilization; reported only for policies that may bind
 //   offered load   (sum over admitted jobs of GPUs x share x duration_s at rate 1) /
 //                  (devices x (last submit - first submit))
 #pragma once
@@ -93,6 +95,10 @@ struct Summary {
   double restart_gpu_hours = 0.0;
   double lost_gpu_hours = 0.0;
   std::optional<double> goodput;
+  // Non-gang placement (MetricsCollector::meter_bound_idle; unset otherwise): device-time
+  // held bound by jobs that could not run yet, and its share of devices x makespan (null
+  // like gpu_utilization). Not part of allocated_gpu_hours or gpu_utilization.
+  std::optional<double> bound_idle_gpu_hours, bound_idle_fraction;
   // Time averages over [first submit, last end] (null like gpu_utilization), the
   // realised offered load (null with fewer than two distinct submit times) and the
   // measurement window.
@@ -113,6 +119,9 @@ class MetricsCollector : public Observer {
   // a warm-up given as a fraction.
   explicit MetricsCollector(int num_devices, const MeasurementWindowConfig& window = {}, std::uint64_t expected_jobs = 0)
       : num_devices_(num_devices), window_config_(window), warmup_jobs_(window.warmup_job_count(expected_jobs)) {}
+
+  // The policy may bind devices to waiting jobs: summarize() reports bound-idle time.
+  void meter_bound_idle() { meter_bound_idle_ = true; }
 
   void on_job_arrival(const JobState& job) override;
   void on_job_end(const JobState& job) override;
@@ -151,6 +160,8 @@ class MetricsCollector : public Observer {
   __extension__ __int128 restart_device_us_ = 0;
   __extension__ __int128 lost_device_us_ = 0;
   __extension__ __int128 unsuccessful_device_us_ = 0;  // device-time of jobs that ended failed or killed
+  __extension__ __int128 bound_idle_device_us_ = 0;
+  bool meter_bound_idle_ = false;
 
   // The step functions' integrals up to `at`: device-milli x us, jobs x us.
   __extension__ typedef __int128 Wide;

@@ -34,6 +34,9 @@ class SchedulerView {
   // Running (and stopping) jobs in the order they were placed.
   JobSlot first_running() const { return *running_head_; }
   JobSlot next_running(JobSlot slot) const { return job(slot).next_in_list; }
+  // Devices bound to a pending job (ActionBatch::bind), in bind order; empty for others.
+  // Bound devices are not free in cluster_state(): no other job can be given them.
+  Span<DeviceId> bound_devices(JobSlot slot) const { return job(slot).bound_devices; }
   std::size_t num_pending() const { return *num_pending_; }
   std::size_t num_running() const { return *num_running_; }
   // The hardware model, or null when the run has none (every job at rate 1 anywhere).
@@ -91,6 +94,9 @@ class Policy {
   // True: after a non-empty batch has been applied, decide() is called again at the same
   // instant (seeing the batch's effect) until it returns an empty batch.
   virtual bool decide_again_after_actions() const { return false; }
+  // True for a policy that may bind devices to pending jobs (ActionBatch::bind): the run
+  // then meters bound-idle device-time (results.json and jobs.csv, docs/metrics.md).
+  virtual bool may_bind() const { return false; }
 
   // Saves or restores everything the policy remembers between decision points (queues,
   // counters, random streams) for schedsim run --snapshot-every / --resume; called

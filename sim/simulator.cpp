@@ -45,6 +45,8 @@ const char* to_string(ActionKind k) {
     case ActionKind::kMove: return "move";
     case ActionKind::kHold: return "hold";
     case ActionKind::kSetCooling: return "set-cooling-setpoint";
+    case ActionKind::kBind: return "bind";
+    case ActionKind::kUnbind: return "unbind";
   }
   return "unknown";
 }
@@ -181,6 +183,9 @@ void Simulator::handle_arrival() {
   j.compute_device_us = j.lost_device_us = j.checkpoint_device_us = j.restart_device_us = 0;
   j.loss_spike_restarts = j.failure_restarts = 0;
   j.site = -1;
+  j.bound_devices.clear();
+  j.bound_since = now_;
+  j.bound_idle_device_us = 0;
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -466,12 +471,40 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
   check_devices(a, devices, index, j);
-  hold_devices(a.job, devices);
-  list_remove(pending_, a.job);
+  if (!j.bound_devices.empty()) {
+    // A start of a job with bound devices must keep every one of them.
+    std::string missing;
+    for (DeviceId d : j.bound_devices) {
+      if (std::find(devices.begin(), devices.end(), d) == devices.end()) missing += (missing.empty() ? "" : ", ") + std::to_string(d);
+    }
+    if (!missing.empty()) {
+      reject(index, a, "the job has devices " + device_list(j.bound_devices) + " bound; the start must include them all (missing: " + missing + ")");
+    }
+  }
+  start_job(a.job, devices);
+}
+
+// Starts the pending job on `devices` (validated), taking those it does not hold yet
+// (bound devices are its already): from a start, or from the bind that completes its set.
+void Simulator::start_job(JobSlot slot, Span<DeviceId> devices) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  if (j.bound_devices.empty()) {
+    hold_devices(slot, devices);
+  } else {
+    account_bound(j);
+    scratch_.clear();
+    for (DeviceId d : devices) {
+      if (cluster_.owner(d) != slot) scratch_.push_back(d);
+    }
+    hold_devices(slot, scratch_);
+    bound_total_ -= static_cast<int>(j.bound_devices.size());
+    j.bound_devices.clear();
+  }
+  list_remove(pending_, slot);
   --num_pending_;
-  list_push(running_, a.job);
-  touched_.push_back(a.job);
-  joined_running_.push_back(a.job);
+  list_push(running_, slot);
+  touched_.push_back(slot);
+  joined_running_.push_back(slot);
   ++num_running_;
   j.devices.assign(devices.begin(), devices.end());
   if (j.preemptions == 0) j.start = now_;
@@ -482,21 +515,120 @@ void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t
   // Without physics every job runs at rate 1 at once; with it, the rate comes from the
   // rate update at the end of this instant.
   j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
-  placement_changed(a.job);
+  placement_changed(slot);
   // Another datacenter than the one holding the checkpoint: WAN transfer plus restart.
   const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
   if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
     j.needs_restart = false;
-    stall(a.job, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
-    if (j.stall_event == 0) begin_compute(a.job);
+    stall(slot, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
+    if (j.stall_event == 0) begin_compute(slot);
   } else if (j.has_checkpoint && (options_.physics || relocation_s > 0.0)) {
-    stall(a.job, (options_.physics ? options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())) : 0.0) + relocation_s);
+    stall(slot, (options_.physics ? options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())) : 0.0) + relocation_s);
   } else {
-    schedule_completion(a.job);
-    begin_compute(a.job);
+    schedule_completion(slot);
+    begin_compute(slot);
   }
   ++stats_.actions;
   for (Observer* o : observers_) o->on_job_start(j);
+}
+
+std::string Simulator::device_list(Span<DeviceId> devices) {
+  std::string out;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    std::size_t k = i;  // runs of consecutive ids as "a-b"
+    while (k + 1 < devices.size() && devices[k + 1] == devices[k] + 1) ++k;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(devices[i]);
+    if (k > i) out += "-" + std::to_string(devices[k]);
+    i = k;
+  }
+  return out;
+}
+
+void Simulator::account_bound(JobState& j) {
+  j.bound_idle_device_us += static_cast<std::int64_t>(j.bound_devices.size()) * (now_ - j.bound_since).us();
+  j.bound_since = now_;
+}
+
+// Binds free devices to a pending rigid job; the bind that completes the set starts it.
+void Simulator::apply_bind(const Action& a, Span<DeviceId> devices, std::size_t index) {
+  if (a.job < 0 || static_cast<std::size_t>(a.job) >= jobs_.size() || !live_[static_cast<std::size_t>(a.job)]) {
+    reject(index, a, "no such job in the system");
+  }
+  JobState& j = jobs_[static_cast<std::size_t>(a.job)];
+  if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
+  if (j.spec.is_elastic()) reject(index, a, "devices are bound one by one to rigid jobs only; start the elastic job with a start action");
+  if (j.spec.is_fractional()) reject(index, a, "devices are bound one by one to whole-GPU jobs only; start the fractional job with a start action");
+  if (devices.empty()) reject(index, a, "a bind names at least one device");
+  const std::size_t bound = j.bound_devices.size();
+  const auto need = static_cast<std::size_t>(j.spec.num_gpus);
+  if (bound + devices.size() > need) {
+    reject(index, a, "the job asks for " + std::to_string(need) + " devices and has " + std::to_string(bound) + " bound; binding " +
+                         std::to_string(devices.size()) + " more would exceed it");
+  }
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    const DeviceId d = devices[i];
+    if (d < 0 || d >= spec_.num_devices()) {
+      reject(index, a, "device " + std::to_string(d) + " does not exist (the cluster has devices 0.." + std::to_string(spec_.num_devices() - 1) + ")");
+    }
+    if (std::find(devices.begin(), devices.begin() + static_cast<std::ptrdiff_t>(i), d) != devices.begin() + static_cast<std::ptrdiff_t>(i)) {
+      reject(index, a, "device " + std::to_string(d) + " is listed twice");
+    }
+    if (cluster_.is_failed(d)) reject(index, a, why_failed(d));
+    const std::int64_t owner = cluster_.owner(d);
+    if (owner == a.job) reject(index, a, "device " + std::to_string(d) + " is already bound to this job");
+    if (cluster_.is_shared(d)) reject(index, a, "device " + std::to_string(d) + " is shared by fractional jobs; binding needs it free");
+    if (!cluster_.is_free(d)) {
+      const bool other_pending = owner >= 0 && jobs_[static_cast<std::size_t>(owner)].status == JobStatus::kPending;
+      reject(index, a, "device " + std::to_string(d) + (other_pending ? " is bound to job '" : " is already allocated to ") +
+                           (owner >= 0 ? (other_pending ? "" : "job '") + jobs_[static_cast<std::size_t>(owner)].spec.id + "'" : "an inference service"));
+    }
+  }
+  if (bound + devices.size() == need) {
+    // The full set: the checks a start makes (physics, geography) on the whole set.
+    scratch_.assign(j.bound_devices.begin(), j.bound_devices.end());
+    scratch_.insert(scratch_.end(), devices.begin(), devices.end());
+    const std::vector<DeviceId> all = scratch_;
+    check_devices(a, all, index, j);
+    start_job(a.job, all);
+    return;
+  }
+  account_bound(j);
+  cluster_.allocate(devices, a.job);
+  bound_total_ += static_cast<int>(devices.size());
+  j.bound_devices.insert(j.bound_devices.end(), devices.begin(), devices.end());
+  ++stats_.actions;
+  touched_.push_back(a.job);
+}
+
+void Simulator::apply_unbind(const Action& a, std::size_t index) {
+  if (a.job < 0 || static_cast<std::size_t>(a.job) >= jobs_.size() || !live_[static_cast<std::size_t>(a.job)]) {
+    reject(index, a, "no such job in the system");
+  }
+  if (a.num_devices != 0) reject(index, a, "an unbind names no devices (it releases all the job's bound devices)");
+  JobState& j = jobs_[static_cast<std::size_t>(a.job)];
+  if (j.status != JobStatus::kPending) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not pending");
+  ++stats_.actions;
+  if (j.bound_devices.empty()) return;
+  account_bound(j);
+  cluster_.release(j.bound_devices, a.job);
+  bound_total_ -= static_cast<int>(j.bound_devices.size());
+  j.bound_devices.clear();
+  touched_.push_back(a.job);
+  dirty_ = true;  // freed devices: the policy may use them
+}
+
+// A device bound to a pending job failed or was taken back: the job loses that device
+// only and keeps waiting with the others (docs/policies.md).
+void Simulator::lose_bound_device(JobSlot slot, DeviceId d) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  account_bound(j);
+  j.bound_devices.erase(std::remove(j.bound_devices.begin(), j.bound_devices.end(), d), j.bound_devices.end());
+  --bound_total_;
+  const DeviceId gone[] = {d};
+  cluster_.release(Span<DeviceId>(gone, 1), slot);
+  cluster_.mark_failed(d);
+  touched_.push_back(slot);
 }
 
 void Simulator::apply_preempt(const Action& a, std::size_t index) {
@@ -648,6 +780,8 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
       case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
       case ActionKind::kSetCooling: apply_set_cooling(a, i); break;
+      case ActionKind::kBind: apply_bind(a, batch.devices(a), i); break;
+      case ActionKind::kUnbind: apply_unbind(a, i); break;
     }
   }
   const Tick wake = batch.wake_time();
@@ -756,10 +890,23 @@ void Simulator::run() {
   }
   if (num_pending_ > 0) {
     const JobState& j = jobs_[static_cast<std::size_t>(pending_.head)];
+    // Jobs holding bound devices while they wait (non-gang placement): a deadlock, named.
+    std::string bound;
+    int bound_total = 0;
+    for (JobSlot s = pending_.head; s != kNoJob; s = jobs_[static_cast<std::size_t>(s)].next_in_list) {
+      const JobState& p = jobs_[static_cast<std::size_t>(s)];
+      if (p.bound_devices.empty()) continue;
+      bound_total += static_cast<int>(p.bound_devices.size());
+      bound += (bound.empty() ? "" : ", ") + ("job '" + p.spec.id + "' holds devices " + device_list(p.bound_devices)) + " of " +
+               std::to_string(p.spec.num_gpus);
+    }
+    if (!bound.empty()) {
+      bound = "; " + std::to_string(bound_total) + " GPUs are bound to waiting jobs that cannot start (deadlock: " + bound + ")";
+    }
     throw PolicyError("policy '" + policy_.name() + "' left " + std::to_string(num_pending_) +
                       " jobs waiting with nothing left to happen (first: job '" + j.spec.id + "' asking for " +
                       std::to_string(j.spec.num_gpus) + " GPUs, " + std::to_string(cluster_.free_devices()) +
-                      " free); the policy never started them");
+                      " free)" + bound + "; the policy never started them");
   }
 }
 

@@ -124,6 +124,8 @@ class Simulator {
   bool is_live(JobSlot slot) const { return slot >= 0 && static_cast<std::size_t>(slot) < live_.size() && live_[static_cast<std::size_t>(slot)]; }
   std::size_t num_pending() const { return num_pending_; }
   std::size_t num_running() const { return num_running_; }
+  // Devices bound to pending jobs (ActionBatch::bind): not free, yet running nothing.
+  int bound_devices_total() const { return bound_total_; }
   JobSlot first_running() const { return running_.head; }
   // Calls f(const JobState&) for every job in the system, pending or running, in slot order.
   template <typename F>
@@ -188,6 +190,14 @@ class Simulator {
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_set_cooling(const Action& a, std::size_t index);
+  void apply_bind(const Action& a, Span<DeviceId> devices, std::size_t index);
+  void apply_unbind(const Action& a, std::size_t index);
+  void start_job(JobSlot slot, Span<DeviceId> devices);
+  // Books the device-time the job's bound devices were held idle up to now.
+  void account_bound(JobState& j);
+  void lose_bound_device(JobSlot slot, DeviceId d);
+  // "0-3, 8" (ids in the given order, runs of consecutive ids joined).
+  static std::string device_list(Span<DeviceId> devices);
   // Thermal model: new rates for running jobs on devices whose speed changed, and the
   // next outside-temperature step scheduled while anything happens after it.
   void rerate_thermal();
@@ -271,6 +281,7 @@ class Simulator {
   JobList running_;
   std::size_t num_pending_ = 0;
   std::size_t num_running_ = 0;
+  int bound_total_ = 0;  // devices bound to pending jobs, summed
   std::uint64_t next_arrival_seq_ = 0;
 
   JobSpec next_job_;            // pulled from the source, arrival scheduled

@@ -71,6 +71,10 @@ void Simulator::set_spot_available(SpotOffer& s, int available) {
       }
     } else if (cluster_.owner(d) >= 0) {  // a job's device (it is reclaimed from the job)
       const auto owner = static_cast<JobSlot>(cluster_.owner(d));
+      if (jobs_[static_cast<std::size_t>(owner)].status == JobStatus::kPending) {  // bound to a waiting job: it loses this one
+        lose_bound_device(owner, d);
+        continue;
+      }
       if (std::find(hit_jobs_.begin(), hit_jobs_.end(), owner) == hit_jobs_.end()) hit_jobs_.push_back(owner);
     } else if (cluster_.owner(d) <= service_owner(0)) {  // a replica's device: the service loses it at once (the meter sees one fewer)
       take_from_service(d);

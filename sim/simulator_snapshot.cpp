@@ -165,6 +165,7 @@ void snapshot_fields(SnapshotArchive& ar, JobState& j) {
   ar(j.stall_kind, j.checkpoints, j.pending_checkpoint, j.loss_spike_event, j.checkpoint_due_event, j.checkpoint_commit_event, j.needs_restart,
      j.lost_work_s, j.compute_device_us, j.lost_device_us, j.checkpoint_device_us, j.restart_device_us, j.loss_spike_restarts,
      j.failure_restarts, j.site, j.prev_in_list, j.next_in_list);
+  ar(j.bound_devices, j.bound_since, j.bound_idle_device_us);
 }
 
 // A new counter must be added below, or a resumed run would restart it from zero.
@@ -192,7 +193,7 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_,
      device_down_, service_devices_, stats_, touched_, joined_running_);
   std::uint64_t read = jobs_read_;
-  ar(read);
+  ar(read, bound_total_);
   if (ar.loading()) {
     ar.check(jobs_read_ == 0, "it is loaded into a simulator that has already run");
     ar.check(jobs_.size() == live_.size() && jobs_.size() <= read, "its job table holds " + std::to_string(jobs_.size()) + " slots for " + std::to_string(read) + " jobs read");
@@ -295,6 +296,9 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   check_list(pending_, num_pending_, false, "pending");
   check_list(running_, num_running_, true, "running");
   ar.check(num_pending_ + num_running_ == live_count, "its job counts do not match the live job slots");
+  std::size_t bound_sum = 0;
+  for (std::size_t i = 0; i < slots; ++i) bound_sum += live_[i] == 1 ? jobs_[i].bound_devices.size() : 0;
+  ar.check(bound_total_ >= 0 && static_cast<std::size_t>(bound_total_) == bound_sum, "its count of bound devices (" + std::to_string(bound_total_) + ") is not the jobs' " + std::to_string(bound_sum));
   // Each job: enum values, devices owned by it in the cluster state, site, events.
   const int sites = options_.geography ? options_.geography->num_sites() : 0;
   for (std::size_t i = 0; i < slots; ++i) {
@@ -317,6 +321,13 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
              who + " has negative device-time");
     const bool placed = j.status != JobStatus::kPending;
     ar.check(placed || j.devices.empty(), who + " is pending but holds devices");
+    ar.check(j.bound_devices.empty() || (!placed && !j.spec.is_elastic() && !j.spec.is_fractional() &&
+                                         j.bound_devices.size() < static_cast<std::size_t>(j.spec.num_gpus) && j.bound_since <= now_),
+             who + " has " + std::to_string(j.bound_devices.size()) + " bound devices, which only a pending rigid job with more to bind may have");
+    ar.check(j.bound_idle_device_us >= 0, who + " has negative bound-idle device-time");
+    for (const DeviceId d : j.bound_devices) {
+      ar.check(d >= 0 && d < n && cluster_.owner(d) == static_cast<std::int64_t>(i), who + " has device " + std::to_string(d) + " bound, which the cluster state does not give it");
+    }
     const int held = static_cast<int>(j.devices.size());
     ar.check(!placed || (j.spec.is_elastic() ? held >= j.spec.min_gpus && held <= j.spec.max_gpus : held == j.spec.num_gpus),
              who + " holds " + std::to_string(held) + " devices, which its request does not allow");
@@ -344,9 +355,9 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
     const std::int64_t o = cluster_.owner(d);
     const std::string dev = "device " + std::to_string(d);
     if (o >= 0) {
-      ar.check(live(o) && jobs_[static_cast<std::size_t>(o)].status != JobStatus::kPending &&
-                   std::find(jobs_[static_cast<std::size_t>(o)].devices.begin(), jobs_[static_cast<std::size_t>(o)].devices.end(), d) !=
-                       jobs_[static_cast<std::size_t>(o)].devices.end(),
+      const auto holds = [&](const std::vector<DeviceId>& v) { return std::find(v.begin(), v.end(), d) != v.end(); };
+      ar.check(live(o) && (jobs_[static_cast<std::size_t>(o)].status != JobStatus::kPending ? holds(jobs_[static_cast<std::size_t>(o)].devices)
+                                                                                             : holds(jobs_[static_cast<std::size_t>(o)].bound_devices)),
                dev + " is owned by job slot " + std::to_string(o) + ", which does not hold it");
     } else if (o == ClusterState::kShared) {
       for (const ClusterState::Share& sh : cluster_.shares(d)) {
@@ -493,6 +504,7 @@ void MetricsCollector::snapshot(SnapshotArchive& ar) {
   ar(arrived_, dropped_oversized_, any_arrival_, first_submit_, last_end_, jct_s_, queue_delay_s_, sum_bounded_slowdown_, device_us_,
      overhead_device_us_, preemptions_, moves_, failed_, killed_, restarts_loss_spike_, restarts_device_failure_, checkpoint_device_us_,
      restart_device_us_, lost_device_us_, unsuccessful_device_us_);
+  ar(bound_idle_device_us_);
   // Time averages, measurement window, offered load.
   ar(ended_, alloc_milli_, queue_, in_system_, now_.at, now_.alloc_milli_us, now_.queue_us, now_.in_system_us, arrived_seen_, ended_seen_, window_open_,
      arrived_at_open_, demand_milli_s_, last_submit_);

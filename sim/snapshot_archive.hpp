@@ -284,7 +284,8 @@ std::string decode_snapshot_file(const std::string& file_bytes, const std::strin
 // one byte each.
 // 4: the metrics collector saves its time integrals and measurement window; the rounds
 // policy its allocation tables.
-constexpr std::uint32_t kSnapshotFormatVersion = 4;
+// 5: jobs save their bound devices (non-gang placement) and bound-idle device-time.
+constexpr std::uint32_t kSnapshotFormatVersion = 5;
 
 // FNV-1a-64, continuing from `h` (for files hashed piece by piece).
 std::uint64_t fnv1a64(const char* data, std::size_t n, std::uint64_t h = 0xcbf29ce484222325ULL);

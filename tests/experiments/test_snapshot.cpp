@@ -667,6 +667,8 @@ KernelLayout kernel_layout(const std::string& payload) {
     r.skip(8 * 5 + 8 + 8 + 1 + 8 * 4 + 4 + 4 + 1);
     r.vec(16);
     r.skip(16 + 8 * 3 + 1 + 8 * 5 + 4 + 4 + 4 + 4 + 4);
+    r.vec(4);     // bound devices (non-gang placement)
+    r.skip(8 + 8);  // bound_since, bound_idle_device_us
   }
   r.vec(1);  // live
   r.vec(4);  // free slots

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include "policies/registry.hpp"
 #include "sim/error.hpp"
 #include "sim/invariant_checker.hpp"
@@ -282,4 +284,242 @@ TEST_CASE("a policy's wake-up request makes a decision point when nothing else h
   sim.run();
   CHECK(policy.decisions_s == std::vector<double>{0, 100, 500});
   CHECK(sim.stats().events == 3);  // arrival, wake-up, completion
+}
+
+// Non-gang placement (ActionBatch::bind / unbind): the test drives the simulator by hand.
+namespace {
+
+// Decides nothing by itself: the tests apply batches at the decision points they reach.
+class BindTestPolicy : public Policy {
+ public:
+  std::string name() const override { return "binder"; }
+  void on_job_queued(const SchedulerView&, JobSlot) override {}
+  void decide(const SchedulerView&, ActionBatch&) override {}
+  bool may_bind() const override { return true; }
+  void snapshot(SnapshotArchive&) override {}
+};
+
+struct BindRun {
+  explicit BindRun(std::vector<JobSpec> jobs, int nodes = 2, int node_gpus = 4)
+      : cluster({NodeGroup{nodes, "V100", node_gpus}}), source(std::move(jobs)), sim(cluster, source, policy), metrics(cluster.num_devices()) {
+    metrics.meter_bound_idle();
+    sim.add_observer(checker);
+    sim.add_observer(metrics);
+    sim.add_observer(rec);
+  }
+  // Advances to the next decision point; false when the run is over.
+  bool step() { return sim.advance(); }
+  void apply(const std::function<void(ActionBatch&)>& fill) {
+    ActionBatch b;
+    fill(b);
+    sim.apply(b);
+  }
+  ClusterSpec cluster;
+  VectorSource source;
+  BindTestPolicy policy;
+  Simulator sim;
+  InvariantChecker checker;
+  MetricsCollector metrics;
+  Recorder rec;
+};
+
+std::vector<DeviceId> ids(std::initializer_list<DeviceId> l) { return l; }
+
+// Runs a batch built by `fill` at the first decision point at which both jobs (each
+// `job_gpus` GPUs, 10 s) are queued, on one node of 4; returns the PolicyError text.
+std::string bind_error(const std::function<void(ActionBatch&)>& fill, int job_gpus = 2, bool elastic = false) {
+  JobSpec a = make_job("a", 0, job_gpus, 10), b = make_job("b", 0, job_gpus, 10);
+  if (elastic) {
+    a.min_gpus = 1;
+    a.max_gpus = 4;
+  }
+  BindRun r({a, b}, 1, 4);
+  try {
+    while (r.step()) {
+      if (r.sim.num_pending() == 2) {
+        r.apply(fill);
+        return "no error";
+      }
+    }
+  } catch (const PolicyError& e) {
+    return e.what();
+  }
+  return "no decision point";
+}
+
+}  // namespace
+
+TEST_CASE("a partly bound job holds its devices without progress and starts when the last one binds", "[sim][kernel][bind]") {
+  // 2 nodes x 4 GPUs; job a asks for 8 GPUs for 50 s. Four bind at t=0, four at t=100:
+  // it runs [100, 150], JCT 150 s, and 4 devices x 100 s = 400 device-s were held idle.
+  BindRun r({make_job("a", 0, 8, 50)});
+  REQUIRE(r.step());
+  REQUIRE(r.sim.now() == Tick());
+  r.apply([](ActionBatch& b) {
+    b.bind(0, ids({0, 1, 2, 3}));
+    b.wake_at(Tick::from_seconds(100));
+  });
+  CHECK(r.sim.view().bound_devices(0).size() == 4);
+  CHECK(r.sim.cluster_state().free_devices() == 4);  // bound devices are not free
+  CHECK(r.sim.bound_devices_total() == 4);
+  CHECK(r.sim.job(0).status == JobStatus::kPending);
+  REQUIRE(r.step());
+  CHECK(r.sim.now() == Tick::from_seconds(100));
+  CHECK(r.sim.job(0).remaining_work_s == 50.0);  // no progress while partly bound
+  r.apply([](ActionBatch& b) { b.bind(0, ids({4, 5, 6, 7})); });
+  CHECK(r.sim.job(0).status == JobStatus::kRunning);
+  CHECK(r.sim.job(0).devices == std::vector<DeviceId>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(r.sim.view().bound_devices(0).empty());
+  CHECK(r.sim.bound_devices_total() == 0);
+  while (r.step()) {
+  }
+  CHECK(r.rec.get("a").start_s == 100);
+  CHECK(r.rec.get("a").end_s == 150);
+  const Summary s = r.metrics.summarize();
+  REQUIRE(s.bound_idle_gpu_hours.has_value());
+  CHECK(*s.bound_idle_gpu_hours == 400.0 / 3600.0);
+  // Utilisation counts running device-time only: 8 x 50 over 8 x 150.
+  CHECK(*s.gpu_utilization == Approx(400.0 / 1200.0).epsilon(1e-12));
+  CHECK(*s.bound_idle_fraction == Approx(400.0 / 1200.0).epsilon(1e-12));
+  CHECK(s.allocated_gpu_hours == 400.0 / 3600.0);
+}
+
+TEST_CASE("an unbind frees the devices, which another job may then use", "[sim][kernel][bind]") {
+  // a (8 GPUs) binds 0-1 at t=0 and lets them go at t=10; b (2 GPUs, 5 s) then runs on them.
+  BindRun r({make_job("a", 0, 8, 50), make_job("b", 0, 2, 5)});
+  REQUIRE(r.step());
+  r.apply([](ActionBatch& b) {
+    b.bind(0, ids({0, 1}));
+    b.wake_at(Tick::from_seconds(10));
+  });
+  CHECK(r.sim.cluster_state().free_devices() == 6);
+  REQUIRE(r.step());
+  CHECK(r.sim.now() == Tick::from_seconds(10));
+  r.apply([](ActionBatch& b) {
+    b.unbind(0);
+    b.start(1, ids({0, 1}));
+  });
+  CHECK(r.sim.view().bound_devices(0).empty());
+  CHECK(r.sim.job(1).status == JobStatus::kRunning);
+  REQUIRE(r.step());
+  CHECK(r.sim.now() == Tick::from_seconds(15));  // b ends
+  r.apply([](ActionBatch& b) { b.start(0, ids({0, 1, 2, 3, 4, 5, 6, 7})); });
+  while (r.step()) {
+  }
+  CHECK(r.rec.get("b").end_s == 15);
+  CHECK(r.rec.get("a").start_s == 15);
+  CHECK(r.rec.get("a").end_s == 65);
+  CHECK(*r.metrics.summarize().bound_idle_gpu_hours == 20.0 / 3600.0);  // 2 devices x 10 s
+}
+
+TEST_CASE("illegal binds and unbinds are rejected with the policy, time, action and reason", "[sim][kernel][bind]") {
+  // Slots 0 and 1 hold jobs a and b (2 GPUs each) on a 4-GPU node.
+  const std::string at = "policy 'binder' at t=0 s: ";
+  CHECK(bind_error([](ActionBatch& b) {
+          b.start(0, ids({0, 1}));
+          b.bind(0, ids({2}));
+        }) == at + "action #1 (bind job 'a'): the job is running, not pending");
+  CHECK(bind_error([](ActionBatch& b) {
+          b.start(0, ids({0, 1}));
+          b.bind(1, ids({1}));
+        }) == at + "action #1 (bind job 'b'): device 1 is already allocated to job 'a'");
+  CHECK(bind_error([](ActionBatch& b) {
+          b.bind(0, ids({0}));
+          b.bind(1, ids({0}));
+        }) == at + "action #1 (bind job 'b'): device 0 is bound to job 'a'");
+  CHECK(bind_error([](ActionBatch& b) {
+          b.bind(0, ids({0}));
+          b.bind(0, ids({0}));
+        }) == at + "action #1 (bind job 'a'): device 0 is already bound to this job");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(0, ids({2, 2})); }) == at + "action #0 (bind job 'a'): device 2 is listed twice");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(0, ids({0, 1, 2})); }) ==
+        at + "action #0 (bind job 'a'): the job asks for 2 devices and has 0 bound; binding 3 more would exceed it");
+  CHECK(bind_error([](ActionBatch& b) {
+          b.bind(0, ids({0}));
+          b.bind(0, ids({1, 2}));
+        }) == at + "action #1 (bind job 'a'): the job asks for 2 devices and has 1 bound; binding 2 more would exceed it");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(0, ids({4})); }) ==
+        at + "action #0 (bind job 'a'): device 4 does not exist (the cluster has devices 0..3)");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(0, {}); }) == at + "action #0 (bind job 'a'): a bind names at least one device");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(7, ids({0})); }) == at + "action #0 (bind job slot 7): no such job in the system");
+  CHECK(bind_error([](ActionBatch& b) { b.bind(0, ids({0})); }, 2, true) ==
+        at + "action #0 (bind job 'a'): devices are bound one by one to rigid jobs only; start the elastic job with a start action");
+  // A start must keep the devices bound to the job.
+  CHECK(bind_error([](ActionBatch& b) {
+          b.bind(0, ids({0}));
+          b.start(0, ids({1, 2}));
+        }) == at + "action #1 (start job 'a'): the job has devices 0 bound; the start must include them all (missing: 0)");
+  CHECK(bind_error([](ActionBatch& b) {
+          b.start(0, ids({0, 1}));
+          b.unbind(0);
+        }) == at + "action #1 (unbind job 'a'): the job is running, not pending");
+  // Legal: a start that includes the bound device; an unbind of a job with nothing bound.
+  CHECK(bind_error([](ActionBatch& b) {
+          b.bind(0, ids({3}));
+          b.start(0, ids({2, 3}));
+          b.unbind(1);
+        }) == "no error");
+}
+
+TEST_CASE("a run that ends with jobs holding bound devices names the deadlock", "[sim][kernel][bind]") {
+  // a and b ask for 3 GPUs each on one node of 4; each holds two: neither can ever start.
+  BindRun r({make_job("a", 0, 3, 10), make_job("b", 0, 3, 10)}, 1, 4);
+  while (r.sim.num_pending() < 2) REQUIRE(r.step());
+  r.apply([](ActionBatch& b) {
+    b.bind(0, ids({0, 1}));
+    b.bind(1, ids({3, 2}));
+  });
+  std::string what = "no error";
+  try {
+    r.sim.run();
+  } catch (const PolicyError& e) {
+    what = e.what();
+  }
+  CHECK(what ==
+        "policy 'binder' left 2 jobs waiting with nothing left to happen (first: job 'a' asking for 3 GPUs, 0 free); 4 GPUs are bound to "
+        "waiting jobs that cannot start (deadlock: job 'a' holds devices 0-1 of 3, job 'b' holds devices 3, 2 of 3); the policy never started them");
+}
+
+TEST_CASE("bound devices survive a snapshot and the resumed run ends as the uninterrupted one", "[sim][kernel][bind][snapshot]") {
+  // a (8 GPUs, 50 s) binds 0-3 at t=0 and 4-7 at t=100; a second job arrives at t=60 and
+  // is where the snapshot is taken (the boundary before its instant).
+  const std::vector<JobSpec> jobs{make_job("a", 0, 8, 50), make_job("b", 60, 1, 5)};
+  const auto drive = [](BindRun& r) {
+    while (r.step()) {
+      const double t = r.sim.now().seconds();
+      if (t == 0) {
+        r.apply([](ActionBatch& b) {
+          b.bind(0, ids({0, 1, 2, 3}));
+          b.wake_at(Tick::from_seconds(100));
+        });
+      } else if (t == 100) {
+        r.apply([](ActionBatch& b) { b.bind(0, ids({4, 5, 6, 7})); });
+      }
+    }
+  };
+  BindRun whole(jobs);
+  drive(whole);
+  SnapshotArchive out;
+  BindRun first(jobs);
+  first.sim.set_boundary_hook(Tick::from_seconds(50), [&] {
+    if (first.sim.now() > Tick() && out.bytes().empty()) {
+      first.sim.snapshot(out);
+      first.metrics.snapshot(out);
+      throw std::runtime_error("stop");
+    }
+  });
+  CHECK_THROWS_WITH(drive(first), "stop");
+  REQUIRE_FALSE(out.bytes().empty());
+  BindRun resumed(jobs);
+  SnapshotArchive in(out.bytes(), "test");
+  resumed.sim.snapshot(in);
+  resumed.metrics.snapshot(in);
+  CHECK(resumed.sim.job(0).bound_devices == std::vector<DeviceId>{0, 1, 2, 3});
+  CHECK(resumed.sim.bound_devices_total() == 4);
+  CHECK(resumed.sim.cluster_state().free_devices() == 4);
+  drive(resumed);
+  CHECK(resumed.rec.get("a").start_s == 100);
+  CHECK(resumed.rec.get("a").end_s == 150);
+  CHECK(*resumed.metrics.summarize().bound_idle_gpu_hours == *whole.metrics.summarize().bound_idle_gpu_hours);
+  CHECK(*whole.metrics.summarize().bound_idle_gpu_hours == 400.0 / 3600.0);
 }
