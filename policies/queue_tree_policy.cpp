@@ -296,22 +296,20 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
   }
   Memo& m = memo(slot);
   if (uses_placeholders(spec) && !m.timed_out) {
-    // YuniKorn's placeholders: reserve what is free now (within the queue's max), start
-    // on the reserved devices once they are all there.
-    const int need = spec.num_gpus - static_cast<int>(m.reserved.size());
+    // YuniKorn's placeholders: bind what is free now (within the queue's max) to the job
+    // (the kernel holds bound devices for it); the bind that completes its set starts it.
+    const int need = spec.num_gpus - static_cast<int>(view.bound_devices(slot).size());
     const int k = std::min({need, free_total_, whole_room(r)});
-    if (k > 0 && place(view, spec, k, devices_)) {
-      claim(devices_);
-      m.reserved.insert(m.reserved.end(), devices_.begin(), devices_.end());
-      add_held(leaf, k, devices_);
-      if (m.deadline_s < 0) m.deadline_s = view.now().seconds() + options_.placeholder_timeout_s;
+    if (k <= 0 || !place(view, spec, k, devices_)) return false;
+    claim(devices_);
+    out.bind(slot, devices_);
+    add_held(leaf, k, devices_);
+    if (k == need) {
+      m.deadline_s = -1;
+      return true;
     }
-    if (static_cast<int>(m.reserved.size()) < spec.num_gpus) return false;
-    std::sort(m.reserved.begin(), m.reserved.end());
-    out.start(slot, m.reserved);
-    m.reserved.clear();
-    m.deadline_s = -1;
-    return true;
+    if (m.deadline_s < 0) m.deadline_s = view.now().seconds() + options_.placeholder_timeout_s;
+    return false;
   }
   const int lo = gang_min(spec);
   int n = gang_target(spec);
@@ -377,20 +375,26 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     if (j.spec.is_fractional()) ++fractional_pending;
     demand_[static_cast<std::size_t>(leaf)] += request_gpus(j.spec);
     Memo& m = memo(s);
-    if (m.reserved.empty() && m.deadline_s < 0) continue;
-    // Placeholders: released at the timeout; a reserved device that failed is lost.
-    if (now_s >= m.deadline_s) {
-      m.reserved.clear();
+    const Span<DeviceId> bound = view.bound_devices(s);
+    if (bound.empty() && m.deadline_s < 0) continue;
+    // Placeholders: released at the timeout (unbound first in the batch, so their devices
+    // are free for the rest of this decision). The kernel drops a bound device that fails.
+    if (m.deadline_s >= 0 && now_s >= m.deadline_s) {
+      if (!bound.empty()) {
+        out.unbind(s);
+        for (DeviceId d : bound) {
+          avail_[static_cast<std::size_t>(d)] = 1;
+          ++free_total_;
+        }
+      }
       m.deadline_s = -1;
       m.timed_out = true;
       continue;
     }
-    m.reserved.erase(std::remove_if(m.reserved.begin(), m.reserved.end(), [&](DeviceId d) { return !st.is_free(d); }), m.reserved.end());
-    claim(m.reserved);
-    add_held(leaf, static_cast<double>(m.reserved.size()), m.reserved);
-    // Reserved devices count as held, so the pending demand is the rest.
-    demand_[static_cast<std::size_t>(leaf)] -= static_cast<double>(m.reserved.size());
-    next_wake_s = std::min(next_wake_s, m.deadline_s);
+    scratch_.assign(bound.begin(), bound.end());
+    add_held(leaf, static_cast<double>(scratch_.size()), scratch_);
+    // Bound devices count as held, so the pending demand is the rest.
+    demand_[static_cast<std::size_t>(leaf)] -= static_cast<double>(scratch_.size());
   }
   for (int q = 0; q < nq; ++q)
     if (tree.queue(q).is_leaf()) demand_[static_cast<std::size_t>(q)] += held_[static_cast<std::size_t>(q)];
@@ -434,7 +438,7 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   // Wake-ups: placeholders that time out, and jobs whose reclaim delay ends.
   for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
     const Memo& m = memo(s);
-    if (m.deadline_s > now_s && !m.reserved.empty()) next_wake_s = std::min(next_wake_s, m.deadline_s);
+    if (m.deadline_s > now_s) next_wake_s = std::min(next_wake_s, m.deadline_s);
   }
   if (std::isfinite(next_wake_s)) {
     Tick at = Tick::from_seconds(next_wake_s);
@@ -472,7 +476,7 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
     const JobState& h = view.job(head);
     if (h.spec.is_fractional()) continue;  // shares are never reclaimed for
     const Memo& hm = memo(head);
-    const double need = gang_min(h.spec) - static_cast<double>(hm.reserved.size());
+    const double need = gang_min(h.spec) - static_cast<double>(view.bound_devices(head).size());
     const auto li = static_cast<std::size_t>(leaf);
     // Only within the reclaimer's own share (YuniKorn: the preemptor's queue stays within
     // its guaranteed; Volcano: a queue not overused), and past the reclaim delay.
@@ -554,11 +558,8 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
 
 void QueueTreePolicy::snapshot(SnapshotArchive& ar) {
   ar.section("queue tree policy");
-  ar.io_each(memos_, [&](Memo& m) { ar(m.reserved, m.deadline_s, m.timed_out, m.reclaimed, m.queued_s); });
-  if (ar.loading()) {
-    for (const Memo& m : memos_)
-      for (DeviceId d : m.reserved) ar.check_device(d, "the queue tree policy's placeholder reservations");
-  }
+  // Bound devices are the kernel's (it snapshots them); the policy keeps its timers.
+  ar.io_each(memos_, [&](Memo& m) { ar(m.deadline_s, m.timed_out, m.reclaimed, m.queued_s); });
 }
 
 PolicyInfo queue_tree_policy_info(const std::string& name, const std::string& description, const QueueTreeOptions& defaults) {

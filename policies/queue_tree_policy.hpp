@@ -60,6 +60,8 @@ class QueueTreePolicy : public Policy {
   void on_job_finished(const SchedulerView& view, JobSlot job) override;
   void decide(const SchedulerView& view, ActionBatch& out) override;
   void snapshot(SnapshotArchive& ar) override;
+  // gang: placeholders binds devices to waiting jobs (the kernel meters them bound-idle).
+  bool may_bind() const override { return options_.gang == GangMode::kPlaceholders; }
 
   // For tests and docs: the shares of the last decision, by queue index.
   const std::vector<double>& held_gpus() const { return held_; }
@@ -68,8 +70,7 @@ class QueueTreePolicy : public Policy {
 
  private:
   struct Memo {
-    std::vector<DeviceId> reserved;  // placeholders: devices held back for the job
-    double deadline_s = -1;          // placeholders: when unfilled ones are released (-1: none yet)
+    double deadline_s = -1;          // placeholders: when unfilled ones are released (-1: none)
     bool timed_out = false;          // placeholders released: all-or-nothing from now on
     bool reclaimed = false;          // preempted by this policy, still stopping
     double queued_s = 0;             // when it entered the queue (reclaim_delay_s)
@@ -86,7 +87,8 @@ class QueueTreePolicy : public Policy {
   // The GPUs a leaf's path can still take (the tightest max_gpus - held on the way up).
   double room(int leaf) const;
   bool uses_placeholders(const JobSpec& job) const;
-  // Tries the job: starts it (true) or, with placeholders, reserves what it can (false).
+  // Tries the job: starts it (true; with placeholders, the bind that completes its set) or,
+  // with placeholders, binds what it can (false).
   bool try_start(const SchedulerView& view, JobSlot slot, int leaf, ActionBatch& out);
   bool place(const SchedulerView& view, const JobSpec& job, int n, std::vector<DeviceId>& out);
   bool place_share(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
@@ -102,7 +104,7 @@ class QueueTreePolicy : public Policy {
   std::vector<int> leaf_of_slot_;  // by slot, -1 = unknown
   std::vector<Memo> memos_;        // by slot
   // Per decision:
-  std::vector<char> avail_;        // by device: whole-free and not reserved
+  std::vector<char> avail_;        // by device: free and not claimed in this decision
   std::vector<int> claimed_milli_; // by device: shares claimed in this decision
   int free_total_ = 0;
   double cluster_gpus_ = 0;

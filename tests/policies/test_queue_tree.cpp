@@ -35,10 +35,12 @@ class Recorder : public Observer {
   }
   void on_job_end(const JobState& job) override {
     runs[job.spec.id] = {job.start.seconds(), job.end.seconds(), job.preemptions};
+    bound_idle_gpu_s[job.spec.id] = job.bound_idle_device_us / 1e6;
     held[job.spec.group] -= static_cast<int>(job.devices.size());
   }
   std::map<std::string, Run> runs;
   std::map<std::string, int> held, max_held, gpus_at_start;
+  std::map<std::string, double> bound_idle_gpu_s;
 };
 
 JobSpec job_of(const std::string& id, double submit_s, int gpus, double duration_s, const std::string& group, const std::string& user = "") {
@@ -290,6 +292,8 @@ TEST_CASE("yunikorn placeholders: a gang starts when all are reserved, and unfil
     CHECK(r.runs.at("big").start_s == 300);
     CHECK(r.runs.at("big").end_s == 350);
     CHECK(r.runs.at("s").start_s == 350);
+    // The kernel held x0's two GPUs bound to big from 100 to 300: 400 idle GPU-seconds.
+    CHECK(r.bound_idle_gpu_s.at("big") == 400.0);
   }
   SECTION("timeout 150 s: the two placeholders reserved at 100 are released at 250, s takes them, big starts all-or-nothing at 350") {
     const Recorder r = run("{name: yunikorn, sort: fifo, placeholder_timeout_s: 150}", 4, jobs);
@@ -297,6 +301,7 @@ TEST_CASE("yunikorn placeholders: a gang starts when all are reserved, and unfil
     CHECK(r.runs.at("s").end_s == 350);
     CHECK(r.runs.at("big").start_s == 350);
     CHECK(r.runs.at("big").end_s == 400);
+    CHECK(r.bound_idle_gpu_s.at("big") == 300.0);  // two GPUs bound 100..250
   }
   SECTION("all_or_nothing: s passes the blocked gang at 120") {
     const Recorder r = run("{name: yunikorn, sort: fifo, gang: all_or_nothing}", 4, jobs);
