@@ -165,6 +165,9 @@ TEST_CASE("queue trees reject unknown parents and other bad declarations, naming
         "policy.yaml:1: queues[0].guaranteed_gpus: guaranteed_gpus 8 is above max_gpus 4; a queue can never hold more than its max");
   CHECK(create_error("{name: volcano, queues: [{name: a, wieght: 2}]}").find("queues[0]: unknown key 'wieght'") != std::string::npos);
   CHECK(create_error("{name: volcano, share: fair}").find("share") != std::string::npos);
+  // rounds re-allocates by starts alone: a base that binds (placeholders) is refused.
+  CHECK(create_error("{name: rounds, base: {name: queue-tree, gang: placeholders}}") ==
+        "policy.yaml:1: base.name: rounds cannot wrap 'queue-tree': it binds devices to waiting jobs (gang: placeholders); rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
 }
 
 TEST_CASE("yunikorn never lets a queue exceed max_gpus, and refuses a job larger than its queue's max", "[policies][queue-tree][yunikorn]") {
