@@ -151,9 +151,9 @@ const char* to_string(Placement p);
 inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn";
 
 // Whole-device placement over an explicit free set, by topology (the queue-tree engine's:
-// its free set leaves out devices reserved for other jobs' placeholders, which the cluster
-// state still counts free). `free` by device (non-zero: may be taken), `node_ok` by node
-// (zero: not a candidate, e.g. another datacenter or device type). Appends `n` devices to
+// its free set leaves out the devices this decision already gave away). `free` by device
+// (non-zero: may be taken), `node_ok` by node (zero: not a candidate, e.g. another
+// datacenter or device type). Appends `n` devices to
 // `out` (lowest ids first within a node) and returns true, or returns false, appending
 // nothing, when the candidates hold fewer than `n`. O(devices + nodes log nodes).
 //   kFirstFit: the lowest-numbered free devices.

@@ -45,8 +45,8 @@ std::vector<PolicyOptionDoc> QueueTreeOptions::docs(const QueueTreeOptions& d) {
           {"sort", to_string(d.sort), "order inside a leaf: fifo (arrival), priority (higher first, then arrival), or fair (the user holding the fewest GPUs in the queue first, then arrival)"},
           {"reclaim", d.reclaim ? "true" : "false", "a queue under its share (deserved, or guaranteed) preempts jobs of reclaimable queues over theirs, youngest first, never taking a victim queue below its share"},
           {"reclaim_delay_s", detail::format_number(d.reclaim_delay_s), "seconds a job waits before its queue may reclaim for it (YuniKorn's preemption.delay)"},
-          {"gang", to_string(d.gang), "all_or_nothing (a job starts only when its whole gang fits: all GPUs, or an elastic job's min_gpus), or placeholders (YuniKorn: a multi-GPU job reserves devices as they free up and starts when all are reserved)"},
-          {"placeholder_timeout_s", detail::format_number(d.placeholder_timeout_s), "gang: placeholders: seconds after its first reservation at which a job's unfilled placeholders are released (then all_or_nothing)"},
+          {"gang", to_string(d.gang), "all_or_nothing (a job starts only when its whole gang fits: all GPUs, or an elastic job's min_gpus), or placeholders (YuniKorn: a multi-GPU job binds devices as they free up and starts when all are bound)"},
+          {"placeholder_timeout_s", detail::format_number(d.placeholder_timeout_s), "gang: placeholders: seconds after its first bind at which a job's unfilled placeholders are released (then all_or_nothing)"},
           {"placement", to_string(d.placement), "first_fit, binpack (fullest nodes first), or nvlink (one node, else one NVLink domain, else the fewest racks; binpack inside)"}};
 }
 
@@ -193,7 +193,7 @@ double QueueTreePolicy::room(int leaf) const {
 }
 
 bool QueueTreePolicy::uses_placeholders(const JobSpec& job) const {
-  // Placeholders reserve devices one decision at a time, so the reservation must be able
+  // Placeholders bind devices one decision at a time, so the partial set must be able
   // to hold the whole job: one device type and one datacenter (else all-or-nothing).
   return options_.gang == GangMode::kPlaceholders && !job.is_fractional() && !job.is_elastic() && job.num_gpus > 1 && type_capacity_.size() == 1 && one_site_;
 }
@@ -261,7 +261,7 @@ bool QueueTreePolicy::place_share(const SchedulerView& view, const JobSpec& job,
   for (DeviceId d = 0; d < view.cluster().num_devices(); ++d) {
     const auto i = static_cast<std::size_t>(d);
     const bool whole_free = st.is_free(d);
-    if (whole_free && !avail_[i]) continue;  // reserved, or claimed whole in this decision
+    if (whole_free && !avail_[i]) continue;  // claimed whole in this decision
     if (!whole_free && !st.is_shared(d)) continue;
     const int f = st.free_milli(d) - claimed_milli_[i];
     if (f < job.gpu_milli) continue;
@@ -422,7 +422,7 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   started_.assign(std::max<std::size_t>(started_.size(), memos_.size()), 0);
   std::fill(started_.begin(), started_.end(), 0);
   // Allocation: the best leaf's next job, until no leaf has one left to try.
-  // Nothing whole is free: only a share could still start (reservations that complete
+  // Nothing whole is free: only a share could still start (binds that complete
   // start in the decision that completes them).
   for (;;) {
     if (free_total_ == 0 && fractional_pending == 0) break;

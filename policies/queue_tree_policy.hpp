@@ -4,7 +4,7 @@
 // (docs/policies.md, "Volcano" and "Apache YuniKorn").
 //
 // A decision:
-//  1. Shares. Each queue's GPUs held (running jobs, plus devices reserved by placeholders)
+//  1. Shares. Each queue's GPUs held (running jobs, plus devices bound to waiting jobs by placeholders)
 //     and, under share: proportion or drf, its deserved GPUs (proportion_deserved over the
 //     demand: held + pending requests).
 //  2. Allocation. Repeatedly the best leaf is chosen from the root down, children in the
@@ -14,7 +14,7 @@
 //     `sort` is tried. It starts when its gang fits (rigid: all its GPUs, elastic:
 //     min_gpus..its request) without any queue on its path exceeding max_gpus; otherwise
 //     it is passed over (Volcano and YuniKorn do not block a queue on its head) or, with
-//     gang: placeholders, it reserves what is free now.
+//     gang: placeholders, it binds what is free now (ActionBatch::bind).
 //  3. Reclaim. A leaf whose next job would keep it within its share (deserved, or
 //     guaranteed) and that has waited reclaim_delay_s may preempt running jobs of other,
 //     reclaimable leaves over their share, youngest first, each only while its queue
