@@ -192,6 +192,11 @@ double QueueTreePolicy::room(int leaf) const {
   return r;
 }
 
+int QueueTreePolicy::bound_count(const SchedulerView& view, JobSlot slot) const {
+  const auto i = static_cast<std::size_t>(slot);
+  return static_cast<int>(view.bound_devices(slot).size()) + (i < bound_now_.size() ? bound_now_[i] : 0);
+}
+
 bool QueueTreePolicy::uses_placeholders(const JobSpec& job) const {
   // Placeholders bind devices one decision at a time, so the partial set must be able
   // to hold the whole job: one device type and one datacenter (else all-or-nothing).
@@ -298,11 +303,12 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
   if (uses_placeholders(spec) && !m.timed_out) {
     // YuniKorn's placeholders: bind what is free now (within the queue's max) to the job
     // (the kernel holds bound devices for it); the bind that completes its set starts it.
-    const int need = spec.num_gpus - static_cast<int>(view.bound_devices(slot).size());
+    const int need = spec.num_gpus - bound_count(view, slot);
     const int k = std::min({need, free_total_, whole_room(r)});
     if (k <= 0 || !place(view, spec, k, devices_)) return false;
     claim(devices_);
     out.bind(slot, devices_);
+    bound_now_[static_cast<std::size_t>(slot)] += k;
     add_held(leaf, k, devices_);
     if (k == need) {
       m.deadline_s = -1;
@@ -421,6 +427,7 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   }
   started_.assign(std::max<std::size_t>(started_.size(), memos_.size()), 0);
   std::fill(started_.begin(), started_.end(), 0);
+  bound_now_.assign(memos_.size(), 0);
   // Allocation: the best leaf's next job, until no leaf has one left to try.
   // Nothing whole is free: only a share could still start (binds that complete
   // start in the decision that completes them).
@@ -476,7 +483,7 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
     const JobState& h = view.job(head);
     if (h.spec.is_fractional()) continue;  // shares are never reclaimed for
     const Memo& hm = memo(head);
-    const double need = gang_min(h.spec) - static_cast<double>(view.bound_devices(head).size());
+    const double need = gang_min(h.spec) - static_cast<double>(bound_count(view, head));
     const auto li = static_cast<std::size_t>(leaf);
     // Only within the reclaimer's own share (YuniKorn: the preemptor's queue stays within
     // its guaranteed; Volcano: a queue not overused), and past the reclaim delay.

@@ -87,6 +87,9 @@ class QueueTreePolicy : public Policy {
   // The GPUs a leaf's path can still take (the tightest max_gpus - held on the way up).
   double room(int leaf) const;
   bool uses_placeholders(const JobSpec& job) const;
+  // Devices bound to a pending job: the kernel's, plus the binds of this decision (a job
+  // may be tried again by the reclaim pass after the allocation bound part of its set).
+  int bound_count(const SchedulerView& view, JobSlot slot) const;
   // Tries the job: starts it (true; with placeholders, the bind that completes its set) or,
   // with placeholders, binds what it can (false).
   bool try_start(const SchedulerView& view, JobSlot slot, int leaf, ActionBatch& out);
@@ -114,6 +117,7 @@ class QueueTreePolicy : public Policy {
   std::vector<std::vector<JobSlot>> pending_;  // by leaf, in `sort` order
   std::vector<std::size_t> cursor_;
   std::vector<char> started_;  // by slot: started in this decision
+  std::vector<int> bound_now_;  // by slot: devices bound in this decision
   std::vector<DeviceId> devices_, scratch_;
 };
 

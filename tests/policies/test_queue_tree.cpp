@@ -273,6 +273,22 @@ TEST_CASE("yunikorn preempts across queues for a queue under its guarantee after
   CHECK(run("{name: yunikorn, queues: [{name: a}, {name: b}]}", 8, jobs).runs.at("a0").start_s == 1000);
 }
 
+TEST_CASE("a gang that bound part of its set in the allocation reclaims only the rest in the same decision", "[policies][queue-tree][yunikorn][reclaim][gang]") {
+  // 8 GPUs; b (guaranteed 2) runs b0 (2 GPUs) and b1 (4); a (guaranteed 6) asks for 4 at
+  // t=10 with no preemption delay. The allocation binds the 2 free GPUs to a0, then the
+  // reclaim pass preempts b1 (b stays at 2) and binds 2 of its GPUs: a0 starts at 10. b1
+  // (990 s left) is back in the queue after that decision and starts when a0 ends at 110.
+  // (Binding 4 more after the first 2 was a PolicyError: the job asks for 4 and has 2 bound.)
+  const std::vector<JobSpec> jobs = {job_of("b0", 0, 2, 1000, "b"), job_of("b1", 0, 4, 1000, "b"), job_of("a0", 10, 4, 100, "a")};
+  const Recorder r = run("{name: yunikorn, reclaim_delay_s: 0, queues: [{name: a, guaranteed_gpus: 6}, {name: b, guaranteed_gpus: 2}]}", 8, jobs);
+  CHECK(r.runs.at("a0").start_s == 10);
+  CHECK(r.runs.at("a0").end_s == 110);
+  CHECK(r.runs.at("b0").preemptions == 0);
+  CHECK(r.runs.at("b1").preemptions == 1);
+  CHECK(r.runs.at("b1").end_s == 1100);
+  CHECK(r.bound_idle_gpu_s.at("a0") == 0.0);  // its set completed at the instant of its first bind
+}
+
 TEST_CASE("fair application sort serves the user holding fewer GPUs first; fifo serves arrival order", "[policies][queue-tree][yunikorn]") {
   // 2 GPUs. alice runs a0 (1000 s) and a1 (100 s); a2 (alice) and b0 (bob) wait. When a1
   // ends at 100, alice still holds a0's GPU and bob none.
