@@ -633,4 +633,102 @@ const char* to_string(Placement p) {
   return "first_fit";
 }
 
+// The queue-tree engine's topology placements (placement.hpp, TopologyPick).
+bool pick_devices(const ClusterSpec& spec, const std::vector<char>& free, const std::vector<char>& node_ok, int n, TopologyPick rule,
+                  const TopologyLayout& layout, std::vector<DeviceId>& out) {
+  const int nodes = spec.num_nodes();
+  std::vector<int> nf(static_cast<std::size_t>(nodes), 0);
+  int total = 0;
+  for (int k = 0; k < nodes; ++k) {
+    if (!node_ok[static_cast<std::size_t>(k)]) continue;
+    const NodeSpec& node = spec.node(k);
+    for (int d = 0; d < node.num_devices; ++d) nf[static_cast<std::size_t>(k)] += free[static_cast<std::size_t>(node.first_device + d)] ? 1 : 0;
+    total += nf[static_cast<std::size_t>(k)];
+  }
+  if (n <= 0 || total < n) return false;
+  int left = n;
+  const auto take = [&](int k) {
+    const NodeSpec& node = spec.node(k);
+    for (int d = 0; d < node.num_devices && left > 0; ++d) {
+      const DeviceId id = node.first_device + d;
+      if (free[static_cast<std::size_t>(id)]) {
+        out.push_back(id);
+        --left;
+      }
+    }
+  };
+  const auto free_of = [&](int k) { return nf[static_cast<std::size_t>(k)]; };
+  // Nodes of a set by (free ascending, id): the fullest first.
+  const auto binpack_take = [&](std::vector<int> set) {
+    std::stable_sort(set.begin(), set.end(), [&](int a, int b) { return free_of(a) < free_of(b); });
+    for (int k : set) {
+      if (left == 0) break;
+      if (free_of(k) > 0) take(k);
+    }
+  };
+  if (rule == TopologyPick::kFirstFit) {
+    for (int k = 0; k < nodes && left > 0; ++k) take(k);
+    return true;
+  }
+  int best = -1;  // the fullest node that holds the whole job
+  for (int k = 0; k < nodes; ++k) {
+    if (free_of(k) >= n && (best < 0 || free_of(k) < free_of(best))) best = k;
+  }
+  if (best >= 0) {
+    take(best);
+    return true;
+  }
+  std::vector<int> all(static_cast<std::size_t>(nodes));
+  for (int k = 0; k < nodes; ++k) all[static_cast<std::size_t>(k)] = k;
+  if (rule == TopologyPick::kBinpack) {
+    binpack_take(all);
+    return true;
+  }
+  const auto domain_of = [&](int k) { return layout.domain_of_node.empty() ? k : layout.domain_of_node[static_cast<std::size_t>(k)]; };
+  const auto rack_of = [&](int k) { return layout.rack_of_node.empty() ? 0 : layout.rack_of_node[static_cast<std::size_t>(k)]; };
+  int domains = 0, racks = 0;
+  for (int k = 0; k < nodes; ++k) {
+    domains = std::max(domains, domain_of(k) + 1);
+    racks = std::max(racks, rack_of(k) + 1);
+  }
+  std::vector<int> domain_free(static_cast<std::size_t>(domains), 0), rack_free(static_cast<std::size_t>(racks), 0);
+  std::vector<std::vector<int>> domain_nodes(static_cast<std::size_t>(domains));
+  for (int k = 0; k < nodes; ++k) {
+    domain_free[static_cast<std::size_t>(domain_of(k))] += free_of(k);
+    rack_free[static_cast<std::size_t>(rack_of(k))] += free_of(k);
+    domain_nodes[static_cast<std::size_t>(domain_of(k))].push_back(k);
+  }
+  int best_domain = -1;
+  for (int g = 0; g < domains; ++g) {
+    const int f = domain_free[static_cast<std::size_t>(g)];
+    if (f >= n && (best_domain < 0 || f < domain_free[static_cast<std::size_t>(best_domain)])) best_domain = g;
+  }
+  if (best_domain >= 0) {
+    binpack_take(domain_nodes[static_cast<std::size_t>(best_domain)]);
+    return true;
+  }
+  // The fewest racks: the ones with the most free devices first.
+  std::vector<int> rack_order(static_cast<std::size_t>(racks));
+  for (int r = 0; r < racks; ++r) rack_order[static_cast<std::size_t>(r)] = r;
+  std::stable_sort(rack_order.begin(), rack_order.end(), [&](int a, int b) { return rack_free[static_cast<std::size_t>(a)] > rack_free[static_cast<std::size_t>(b)]; });
+  std::vector<char> rack_chosen(static_cast<std::size_t>(racks), 0);
+  int covered = 0;
+  for (int r : rack_order) {
+    if (covered >= n) break;
+    rack_chosen[static_cast<std::size_t>(r)] = 1;
+    covered += rack_free[static_cast<std::size_t>(r)];
+  }
+  // Within the chosen racks, the emptiest domains first (fewest domains), binpack inside.
+  std::vector<int> domain_order;
+  for (int g = 0; g < domains; ++g) {
+    if (!domain_nodes[static_cast<std::size_t>(g)].empty() && rack_chosen[static_cast<std::size_t>(rack_of(domain_nodes[static_cast<std::size_t>(g)].front()))]) domain_order.push_back(g);
+  }
+  std::stable_sort(domain_order.begin(), domain_order.end(), [&](int a, int b) { return domain_free[static_cast<std::size_t>(a)] > domain_free[static_cast<std::size_t>(b)]; });
+  for (int g : domain_order) {
+    if (left == 0) break;
+    binpack_take(domain_nodes[static_cast<std::size_t>(g)]);
+  }
+  return true;
+}
+
 }  // namespace schedsim

@@ -168,4 +168,25 @@ Placement parse_placement(const std::string& name);  // throws std::invalid_argu
 const char* to_string(Placement p);
 inline constexpr const char* kPlacementNames = "first_fit, random, packed, spread, fastest_type, best_fit, fgd, yarn, topology_tree";
 
+// Whole-device placement over an explicit free set, by topology (the queue-tree engine's:
+// its free set leaves out the devices this decision already gave away). `free` by device
+// (non-zero: may be taken), `node_ok` by node (zero: not a candidate, e.g. another
+// datacenter or device type). Appends `n` devices to
+// `out` (lowest ids first within a node) and returns true, or returns false, appending
+// nothing, when the candidates hold fewer than `n`. O(devices + nodes log nodes).
+//   kFirstFit: the lowest-numbered free devices.
+//   kBinpack:  Volcano's binpack: the fullest node that still holds the whole job, else
+//              the fullest nodes first (fewest free devices, ties by lower id).
+//   kNvlink:   Volcano's network-topology-aware idea on schedsim's topology: one node if
+//              it fits (binpack), else one NVLink domain (the fullest that holds the job,
+//              binpack inside), else the fewest racks (most free first), within them the
+//              emptiest NVLink domains first (fewest domains), binpack inside each.
+enum class TopologyPick : std::uint8_t { kFirstFit, kBinpack, kNvlink };
+struct TopologyLayout {
+  std::vector<int> domain_of_node;  // NVLink domain per node; empty: each node its own
+  std::vector<int> rack_of_node;    // rack per node; empty: one rack
+};
+bool pick_devices(const ClusterSpec& spec, const std::vector<char>& free, const std::vector<char>& node_ok, int n, TopologyPick rule,
+                  const TopologyLayout& layout, std::vector<DeviceId>& out);
+
 }  // namespace schedsim

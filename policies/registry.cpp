@@ -10,6 +10,7 @@
 #include "policies/gittins.hpp"
 #include "policies/las.hpp"
 #include "policies/presets.hpp"
+#include "policies/queue_tree_policy.hpp"
 #include "policies/rounds.hpp"
 #include "policies/priority.hpp"
 #include "policies/reservation.hpp"
@@ -63,6 +64,9 @@ PolicyRegistry builtin_policies() {
   r.add(pai_reservation_policy_info());
   r.add(singularity_policy_info());
   r.add(kubernetes_policy_info());
+  r.add(queue_tree_generic_policy_info());
+  r.add(volcano_policy_info());
+  r.add(yunikorn_policy_info());
   return r;
 }
 

@@ -502,6 +502,11 @@ PolicyInfo rounds_info(const std::string& name, const std::string& description, 
         }
         auto registry = std::make_shared<const PolicyRegistry>(builtin_policies());
         PolicyInstance base = registry->create(*base_node, context);  // bad base options fail here
+        // Binding devices to waiting jobs depends on options (queue-tree's gang: placeholders).
+        if (base.policy->may_bind()) {
+          (base_node->is_map() ? base_node->child("name") : *base_node)
+              .fail(name + " cannot wrap '" + base_name + "': it binds devices to waiting jobs (gang: placeholders); rounds wraps policies that only start jobs, e.g. fifo, sjf, las, tiresias, fair-share, compose");
+        }
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = name;
         resolved["base"] = base.resolved;

@@ -79,7 +79,7 @@ TEST_CASE("bad input: unknown keys and wrong types", "[experiments][bad-input]")
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: {name: sjf, by: size}\n").error ==
         "DIR/run.yaml:3: policy.by: 'size' is not allowed; choose one of: auto, duration, estimate");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\npolicy: lifo\n").error ==
-        "DIR/run.yaml:3: policy: unknown policy 'lifo' (did you mean 'fifo'?); registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, spatial, spatio-temporal, inference, fgd, gavel, thermal-aware, tiresias-dlas, tiresias-dlas-gpu, tiresias-fifo-yarn, round_fifo, gavel-fifo-perf, gavel-las, rounds, slurm, pai-reservation, singularity, kubernetes (see `schedsim policies`)");
+        "DIR/run.yaml:3: policy: unknown policy 'lifo' (did you mean 'fifo'?); registered policies: fifo, sjf, srtf, las, edf, priority, compose, slurm-easy, tiresias, volcano-binpack, gittins, fair-share, themis, elastic-goodput, gandiva, carbon-aware, price-aware, spatial, spatio-temporal, inference, fgd, gavel, thermal-aware, tiresias-dlas, tiresias-dlas-gpu, tiresias-fifo-yarn, round_fifo, gavel-fifo-perf, gavel-las, rounds, slurm, pai-reservation, singularity, kubernetes, queue-tree, volcano, yunikorn (see `schedsim policies`)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}, trace: x.csv}\n").error ==
         "DIR/run.yaml:2: workload: give exactly one of 'trace' (a file) or 'synthetic' (a generated workload)");
   CHECK(attempt(kCluster + "workload: {synthetic: {}}\n", "", {"workload.synthetic.num_jobs=-1"}).error ==

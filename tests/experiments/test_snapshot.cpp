@@ -262,6 +262,8 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"market: spot reclamations and the ledger", kMarket, {}},
       {"thermal model under thermal-aware", kThermal, {}},
       {"thermal model at a fixed hot set-point (throttling)", kThermal, {"policy=fifo", "energy.thermal.setpoint_c=35"}},
+      {"volcano (queue tree, nvlink placement)", kTopology, {"policy=volcano"}},
+      {"yunikorn placeholders under failures", kFailures, {"policy={name: yunikorn, placeholder_timeout_s: 600}"}},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {

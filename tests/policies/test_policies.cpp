@@ -7,7 +7,7 @@ using namespace schedsim;
 
 TEST_CASE("the registry lists every builtin policy with a description", "[policies]") {
   const PolicyRegistry r = builtin_policies();
-  CHECK(r.names() == std::vector<std::string>{"fifo", "sjf", "srtf", "las", "edf", "priority", "compose", "slurm-easy", "tiresias", "volcano-binpack", "gittins", "fair-share", "themis", "elastic-goodput", "gandiva", "carbon-aware", "price-aware", "spatial", "spatio-temporal", "inference", "fgd", "gavel", "thermal-aware", "tiresias-dlas", "tiresias-dlas-gpu", "tiresias-fifo-yarn", "round_fifo", "gavel-fifo-perf", "gavel-las", "rounds", "slurm", "pai-reservation", "singularity", "kubernetes"});
+  CHECK(r.names() == std::vector<std::string>{"fifo", "sjf", "srtf", "las", "edf", "priority", "compose", "slurm-easy", "tiresias", "volcano-binpack", "gittins", "fair-share", "themis", "elastic-goodput", "gandiva", "carbon-aware", "price-aware", "spatial", "spatio-temporal", "inference", "fgd", "gavel", "thermal-aware", "tiresias-dlas", "tiresias-dlas-gpu", "tiresias-fifo-yarn", "round_fifo", "gavel-fifo-perf", "gavel-las", "rounds", "slurm", "pai-reservation", "singularity", "kubernetes", "queue-tree", "volcano", "yunikorn"});
   for (const auto& p : r.all()) CHECK_FALSE(p.description.empty());
 }
 
