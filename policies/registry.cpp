@@ -28,6 +28,12 @@
 
 namespace schedsim {
 
+int policy_count_option(const ConfigNode& value) {
+  const std::int64_t x = value.as_positive_int();
+  if (x > 1'000'000) value.fail("must be at most 1000000, found " + std::to_string(x));
+  return static_cast<int>(x);
+}
+
 PolicyRegistry builtin_policies() {
   PolicyRegistry r;
   r.add(fifo_policy_info());

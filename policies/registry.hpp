@@ -91,4 +91,8 @@ class PolicyRegistry {
 // Every policy shipped with schedsim.
 PolicyRegistry builtin_policies();
 
+// A policy option that counts something (jobs per decision, reservations, moves): a
+// positive integer of at most 1,000,000, or a located error saying so.
+int policy_count_option(const ConfigNode& value);
+
 }  // namespace schedsim

@@ -237,15 +237,10 @@ PolicyInfo pai_reservation_policy_info() {
       [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "reserve_min_gpus", "reserve_after_s", "max_reservations", "depth"});
         ReservationOptions o;
-        const auto bounded = [](const ConfigNode& v) {
-          const std::int64_t x = v.as_positive_int();
-          if (x > 1'000'000) v.fail("must be at most 1000000, found " + std::to_string(x));
-          return static_cast<int>(x);
-        };
-        if (auto v = config.maybe_child("reserve_min_gpus")) o.reserve_min_gpus = bounded(*v);
+        if (auto v = config.maybe_child("reserve_min_gpus")) o.reserve_min_gpus = policy_count_option(*v);
         if (auto v = config.maybe_child("reserve_after_s")) o.reserve_after_s = v->as_nonnegative_double();
-        if (auto v = config.maybe_child("max_reservations")) o.max_reservations = bounded(*v);
-        if (auto v = config.maybe_child("depth")) o.depth = bounded(*v);
+        if (auto v = config.maybe_child("max_reservations")) o.max_reservations = policy_count_option(*v);
+        if (auto v = config.maybe_child("depth")) o.depth = policy_count_option(*v);
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "pai-reservation";
         resolved["reserve_min_gpus"] = o.reserve_min_gpus;

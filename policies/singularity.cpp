@@ -315,16 +315,11 @@ PolicyInfo singularity_policy_info() {
       [](const ConfigNode& config, const PolicyContext& context) {
         config.expect_keys({"name", "preemption", "migrate", "elastic", "max_moves", "depth"});
         SingularityOptions o;
-        const auto bounded = [](const ConfigNode& v) {
-          const std::int64_t x = v.as_positive_int();
-          if (x > 1'000'000) v.fail("must be at most 1000000, found " + std::to_string(x));
-          return static_cast<int>(x);
-        };
         if (auto v = config.maybe_child("preemption")) o.preemption = v->as_bool();
         if (auto v = config.maybe_child("migrate")) o.migrate = v->as_bool();
         if (auto v = config.maybe_child("elastic")) o.elastic = v->as_bool();
-        if (auto v = config.maybe_child("max_moves")) o.max_moves = bounded(*v);
-        if (auto v = config.maybe_child("depth")) o.depth = bounded(*v);
+        if (auto v = config.maybe_child("max_moves")) o.max_moves = policy_count_option(*v);
+        if (auto v = config.maybe_child("depth")) o.depth = policy_count_option(*v);
         YAML::Node resolved(YAML::NodeType::Map);
         resolved["name"] = "singularity";
         resolved["preemption"] = o.preemption;
