@@ -329,7 +329,8 @@ TEST_CASE("discipline repack sorts each pass from the last decision's order: abo
   PolicyInstance policy = builtin_policies().create(
       ConfigNode::load_string("{name: las, thresholds_s: [100, 1000], starvation_multiple: 0, demotion: exact, discipline: repack}", "p.yaml"));
   VectorSource source(jobs);
-  Simulator sim(ClusterSpec({NodeGroup{1, "test", 64}}), source, *policy.policy);
+  const ClusterSpec cluster({NodeGroup{1, "test", 64}});  // the simulator keeps a reference
+  Simulator sim(cluster, source, *policy.policy);
   sim.run();
   const auto* queue = dynamic_cast<const QueuePolicy*>(policy.policy.get());
   REQUIRE(queue != nullptr);
