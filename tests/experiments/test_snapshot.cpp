@@ -147,6 +147,18 @@ workload:
 policy: fgd
 )";
 
+// The same trace replayed as windows (workload.trace.windows): a validation window of 40
+// jobs, load-scaled and time-shifted by the seed.
+const std::string kTraceWindows = R"(name: snap-trace-windows
+seed: 1
+cluster:
+  nodes:
+    - {count: 4, type: V100, devices_per_node: 8}
+workload:
+  trace: {path: trace.csv, windows: {jobs: 40, use: validation, load_scale: [0.8, 1.2], time_shift_s: 3600}}
+policy: fgd
+)";
+
 // Spot offers reclaimed on a seeded on/off model, compute prices, the ledger.
 const std::string kMarket = R"(name: snap-market
 seed: 5
@@ -259,6 +271,7 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"datacenters and inference services", kGeo, {}},
       {"spatio-temporal", kGeo, {"policy=spatio-temporal", "information=oracle"}},
       {"fractional jobs from a trace, fgd", kTrace, {}},
+      {"a window of a trace (workload.trace.windows), fgd", kTraceWindows, {}},
       {"market: spot reclamations and the ledger", kMarket, {}},
       {"thermal model under thermal-aware", kThermal, {}},
       {"thermal model at a fixed hot set-point (throttling)", kThermal, {"policy=fifo", "energy.thermal.setpoint_c=35"}},
