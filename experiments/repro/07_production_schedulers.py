@@ -12,8 +12,8 @@ experiments/repro/configs/production_llm.yaml (320 GPUs, H100 + A100 nodes of 8,
 domains, racks, gangs of 16-256 GPUs mixed with many small jobs, physics on, estimates from
 the trace) under the presets POLICIES with `schedsim sweep`, one generated trace per seed
 (5 seeds; --quick: 3 smaller traces and the advanced presets only beside the generic
-stand-in; checks utilisation in (0, 1] and every job completed). A preset name the CLI does
-not know (it comes from another branch) is skipped with a printed line. Verdicts by
+stand-in; checks utilisation in (0, 1] and every job completed). A preset the CLI does not
+register (an older build) stops the script with the name. Verdicts by
 common.VERDICT_RULE from the mean and 95% CI over seeds.
 """
 import math
@@ -27,8 +27,7 @@ from common import plt
 
 NAME = "07_production_schedulers"
 CONFIG = os.path.join(common.HERE, "configs", "production_llm.yaml")
-# The systems of the essay's story, in its order; names that this build's CLI does not
-# register are skipped (kubernetes, slurm, volcano and yunikorn come from other branches).
+# The systems of the essay's story, in its order (docs/policies.md has one section each).
 POLICIES = ["kubernetes", "slurm", "volcano", "yunikorn", "singularity", "pai-reservation"]
 GENERIC = ["kubernetes", "slurm"]
 ADVANCED = ["singularity", "pai-reservation"]
@@ -115,18 +114,16 @@ def main():
         return 0
     quick = args.quick
     seeds = [1, 2, 3] if quick else [1, 2, 3, 4, 5]
-    known = known_policies(args.cli)
-    presets = []
-    for name in POLICIES:
-        if name in known:
-            presets.append((name, name))
-        else:
-            print(f"skipped policy '{name}': this schedsim does not register it (`{args.cli} policies` does not list it; it comes from another branch)")
+    missing = [n for n in POLICIES if n not in known_policies(args.cli)]
+    if missing:
+        sys.exit(f"07: {args.cli} does not register {', '.join(missing)} (`{args.cli} policies` does not list them): "
+                 "an older build; rebuild schedsim (scripts/build.sh)")
+    presets = [(name, name) for name in POLICIES]
     if quick:
         presets = [p for p in presets if p[0] in ADVANCED + GENERIC]
     candidates = QUICK_CANDIDATES if quick else CANDIDATES
     # The control that isolates the reservations: the same admission and placement, none reserved.
-    controls = [] if quick or "pai-reservation" not in dict(presets) else [NO_RESERVATION]
+    controls = [] if quick else [NO_RESERVATION]
     policies = [STAND_IN] + presets + controls + candidates
     traces = os.path.join(args.out, "traces")
     os.makedirs(traces, exist_ok=True)
@@ -197,28 +194,25 @@ def main():
                    ls=["-", "--", ":", "-."][i % 4], label=label)
     a.axhline(0.50, color="grey", ls="--", label="claim: generic below 50%")
     a.axhspan(0.75, 0.90, color="grey", alpha=0.2, label="claim: advanced 75-90%")
-    a.set(xticks=[], ylabel="GPU utilisation (device-time held / available)", ylim=(0, 1), title="GPU utilisation, mean ± 95% CI")
+    a.set(xticks=[], ylabel="GPU utilisation (device-time of running jobs / available)", ylim=(0, 1), title="GPU utilisation, mean ± 95% CI")
     b.set(xlabel="GPU utilisation", ylabel="mean JCT (h, log scale)", yscale="log", title="mean JCT vs utilisation (± 95% CI)")
     handles, names = a.get_legend_handles_labels()
     key.axis("off")
     key.legend(handles, names, loc="center left", fontsize=8, frameon=False)
     common.save_figure(args, fig, "utilisation_jct")
 
-    skipped = [n for n in POLICIES if n not in known]
     notes = f"""
 Scenario: `experiments/repro/configs/production_llm.yaml` (320 GPUs: 24 H100 + 16 A100-80GB nodes
 of 8, NVLink domains of 2 nodes, racks of 8 nodes 2:1 oversubscribed, physics on) with one trace
 per seed written by this script ({QUICK_JOBS if quick else NUM_JOBS} jobs at offered load {LOAD:g}:
 70% of 1-8 GPUs (median 30 min), 30% gangs of 16-256 GPUs (median 4 h), estimates from the
-trace). GPU utilisation is results.json's `gpu_utilization` (device-time held by jobs /
+trace). GPU utilisation is results.json's `gpu_utilization` (device-time of running jobs, bound-idle GPUs left out, /
 (devices x makespan), drain included); the bound-idle fraction is `bound_idle_fraction` where
 the run reports it (the Kubernetes preset's held-but-idle GPUs), "-" elsewhere. The best
 schedsim policy is the candidate with the highest mean utilisation over the seeds. The
-generic stand-in (FIFO + first fit, as in 01_fine_grained) is always run; Kubernetes and
-Slurm presets are judged where this build has them.
-Skipped (not registered in this build): {', '.join(skipped) if skipped else 'none'}.
+generic stand-in (FIFO + first fit, as in 01_fine_grained) is run beside the presets.
 
-Reading the numbers: utilisation counts device-time held, so a scheduler that keeps a long
+Reading the numbers: utilisation counts device-time of running jobs, so a scheduler that keeps a long
 queue (FIFO blocking behind a gang) can still hold many devices: here the generic stand-in
 holds {common.pct(common.mean(values(STAND_IN[0], "utilization")))} of the device-time while its mean JCT is
 {common.mean(values(STAND_IN[0], "jct_s")) / 3600:.0f} h against {common.mean(values(best, "jct_s")) / 3600:.0f} h for {best}: the waste of a generic scheduler
