@@ -379,7 +379,9 @@ struct ServingEngine::Impl {
       r.chunks.push_back({idx, c});
       budget -= c;
     }
-    while (!preempted && budget > 0 && !r.queue.empty() &&
+    // (Unless nothing would run at all: then the queue head goes in.)
+    const bool admit = !preempted || (r.decodes == 0 && r.prefilling.empty());
+    while (admit && budget > 0 && !r.queue.empty() &&
            r.decodes + static_cast<std::int64_t>(r.prefilling.size()) < deployment.max_batch_requests) {
       const std::int32_t idx = r.queue.front();
       Seq& s = seqs[idx];
