@@ -400,21 +400,38 @@ TEST_CASE("stats: energy from busy and idle replica-seconds at TDP and idle powe
 // ---- speed ------------------------------------------------------------------------------
 
 // schedsim_serving_tests "[.bench]": an hour of Azure-conversation-sized traffic (19,366
-// requests, prompts ~1,000 and outputs ~250 tokens) on 32 replicas of LLaMA-2-7B/H100.
-TEST_CASE("bench: 19,366 requests in an hour on 32 replicas", "[.bench]") {
+// requests, prompts ~1,000 and outputs ~250 tokens, Poisson) on 32 replicas of
+// LLaMA-2-7B and -13B on H100, tp 1; and the 7B stream on 1 replica, as is and 8 times
+// denser (saturated: full
+// batches, long queues, preemptions). Wall time of the engine alone.
+TEST_CASE("bench: 19,366 requests in an hour", "[.bench]") {
   const std::vector<Request> requests = stream(19366, 19366.0 / 3600, 1000, 250, false, 2023, 4000);
-  const auto start = std::chrono::steady_clock::now();
-  ServingEngine engine(llama2_7b_h100(), 32);
-  for (const Request& r : requests) engine.submit(r);
-  std::vector<RequestRecord> out;
-  engine.advance_to(std::numeric_limits<double>::infinity(), out);
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double ttft = 0;
-  for (const RequestRecord& r : out) ttft += r.ttft_s();
-  std::printf("bench: %zu requests, %lld iterations, %lld preemptions, simulated %.0f s, mean TTFT %.4f s, wall %.3f s\n",
-              out.size(), static_cast<long long>(engine.stats().iterations),
-              static_cast<long long>(engine.stats().preemptions), engine.now_s(), ttft / out.size(), wall_s);
-  CHECK(out.size() == requests.size());
+  struct Case {
+    const char* model;
+    int replicas;
+    double time_scale;  // arrival times multiplied by this
+  };
+  for (const Case& c : {Case{"LLaMA-2-7B", 32, 1}, Case{"LLaMA-2-13B", 32, 1}, Case{"LLaMA-2-7B", 1, 1},
+                        Case{"LLaMA-2-7B", 1, 0.125}}) {
+    const char* model = c.model;
+    const int replicas = c.replicas;
+    const auto start = std::chrono::steady_clock::now();
+    ServingEngine engine(deployment(model, "H100-SXM"), replicas);
+    for (Request r : requests) {
+      r.arrival_s *= c.time_scale;
+      engine.submit(r);
+    }
+    std::vector<RequestRecord> out;
+    engine.advance_to(std::numeric_limits<double>::infinity(), out);
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double ttft = 0;
+    for (const RequestRecord& r : out) ttft += r.ttft_s();
+    std::printf("bench: %s x %d, arrivals x %.3f: %zu requests, %lld iterations, %lld preemptions, simulated %.0f s, mean TTFT %.3f s, "
+                "wall %.3f s\n",
+                model, replicas, c.time_scale, out.size(), static_cast<long long>(engine.stats().iterations),
+                static_cast<long long>(engine.stats().preemptions), engine.now_s(), ttft / out.size(), wall_s);
+    CHECK(out.size() == requests.size());
+  }
 }
 
 }  // namespace
