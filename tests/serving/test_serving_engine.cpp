@@ -397,6 +397,84 @@ TEST_CASE("stats: energy from busy and idle replica-seconds at TDP and idle powe
   CHECK(s.iterations == 100);
 }
 
+TEST_CASE("no replica: requests wait unrouted until one is ready after its warmup", "[serving]") {
+  ServingEngine engine(llama2_7b_h100(), 1);
+  engine.set_replicas(0.0, 0, 0);
+  CHECK(engine.replicas() == 0);
+  engine.submit({1, 1.0, 500, 10});
+  engine.submit({2, 2.0, 500, 10});
+  std::vector<RequestRecord> out;
+  engine.advance_to(5.0, out);
+  CHECK(out.empty());
+  CHECK(engine.waiting() == 2);
+  CHECK(engine.running() == 0);
+  engine.set_replicas(10.0, 1, 30.0);  // ready at 40 s
+  engine.advance_to(39.0, out);
+  CHECK(out.empty());
+  CHECK(engine.waiting() == 2);
+  engine.advance_to(41.0, out);
+  REQUIRE(out.size() == 2);
+  // Both prefill together in the first iteration at 40 s.
+  const double prefill = engine.iteration_time_s({{0, 500}, {0, 500}}, 0, 0);
+  CHECK(rel(out[0].first_token_s, 40.0 + prefill) < 1e-12);
+  CHECK(out[1].first_token_s == out[0].first_token_s);
+  // Replica 0 was up from 0 to 0 s, the new one from 10 s (loading until 40 s).
+  CHECK(rel(engine.stats().active_replica_s, 31.0) < 1e-12);
+}
+
+TEST_CASE("misuse of the engine's clock and replica count is refused with the values", "[serving]") {
+  ServingEngine engine(llama2_7b_h100(), 2);
+  std::vector<RequestRecord> out;
+  engine.advance_to(10.0, out);
+  CHECK_THROWS_WITH(engine.advance_to(9.5, out),
+                    "serving engine: advance_to(9.5): the time must be at or after now (10)");
+  CHECK_THROWS_WITH(engine.submit({5, 9.0, 10, 10}),
+                    "request 5: arrival_s 9 must be finite and at or after the engine's time (10) and the previous "
+                    "request's arrival (0): submit in arrival order");
+  CHECK_THROWS_WITH(engine.set_replicas(9.0, 3, 0),
+                    "set_replicas(9, 3, 0): the time must be finite and at or after now (10) and the previous "
+                    "set_replicas time");
+  CHECK_THROWS_WITH(engine.set_replicas(11.0, -1, 0), "set_replicas(11, -1, 0): replicas must be >= 0, got -1");
+  CHECK_THROWS_WITH(engine.set_replicas(11.0, 1, -2), "set_replicas(11, 1, -2): warmup_s must be >= 0, got -2");
+  DisaggregationSpec g;
+  g.enabled = true;
+  g.prefill_replicas = 1;
+  ServingEngine split(llama2_7b_h100(), 3, g);
+  CHECK_THROWS_WITH(split.set_replicas(0.0, 1, 0),
+                    "set_replicas(0, 1, 0): with disaggregation the first 1 replicas prefill: replicas must be > 1 to "
+                    "leave a decode replica");
+}
+
+TEST_CASE("a copy of a running engine continues exactly as the original", "[serving]") {
+  const std::vector<Request> requests = stream(400, 20, 600, 100, false, 3);
+  ServingEngine a(llama2_7b_h100(), 2);
+  for (const Request& r : requests) a.submit(r);
+  std::vector<RequestRecord> first;
+  a.advance_to(8.0, first);
+  CHECK(a.running() + a.waiting() > 0);
+  ServingEngine b = a;
+  std::vector<RequestRecord> rest_a, rest_b;
+  a.advance_to(std::numeric_limits<double>::infinity(), rest_a);
+  b.advance_to(std::numeric_limits<double>::infinity(), rest_b);
+  REQUIRE(rest_a.size() == rest_b.size());
+  CHECK(first.size() + rest_a.size() == requests.size());
+  for (std::size_t i = 0; i < rest_a.size(); ++i) CHECK(same(rest_a[i], rest_b[i]));
+  CHECK(a.stats().energy_j == b.stats().energy_j);
+}
+
+TEST_CASE("routing: least outstanding tokens, lowest index on ties", "[serving]") {
+  ServingEngine engine(llama2_7b_h100(), 3);
+  engine.submit({0, 0.0, 2000, 100});  // all idle: replica 0
+  engine.submit({1, 0.0, 1000, 100});  // replica 1
+  engine.submit({2, 0.0, 3000, 100});  // replica 2
+  engine.submit({3, 0.0, 10, 10});     // least outstanding: replica 1 (1,100 tokens)
+  std::vector<RequestRecord> out;
+  engine.advance_to(std::numeric_limits<double>::infinity(), out);
+  std::map<std::int64_t, int> replica;
+  for (const RequestRecord& r : out) replica[r.id] = r.replica;
+  CHECK(replica == std::map<std::int64_t, int>{{0, 0}, {1, 1}, {2, 2}, {3, 1}});
+}
+
 // ---- speed ------------------------------------------------------------------------------
 
 // schedsim_serving_tests "[.bench]": an hour of Azure-conversation-sized traffic (19,366
