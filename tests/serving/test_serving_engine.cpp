@@ -320,7 +320,7 @@ std::vector<RequestRecord> stepped(const DeploymentSpec& d, int replicas, const 
   return out;
 }
 
-TEST_CASE("every request finishes once, in order, within KV capacity; records do not depend on advance_to steps",
+TEST_CASE("every request finishes once, in order, within KV capacity, and records do not depend on advance_to steps",
           "[serving]") {
   DeploymentSpec d = llama2_7b_h100();
   d.gpu_memory_utilization = 0.3;  // about 8 GB of KV cache: preemptions happen
