@@ -419,6 +419,10 @@ struct ServingEngine::Impl {
     }
     r.start_s = t;
     if (r.chunks.empty() && r.decodes == 0) {
+      if (!r.queue.empty()) {
+        throw InvariantError("serving engine: replica " + std::to_string(index) + " would idle with " +
+                             std::to_string(r.queue.size()) + " queued requests");
+      }
       r.phase = Phase::Idle;
       peak_blocks = std::max(peak_blocks, r.used_blocks);
       return;
@@ -654,9 +658,10 @@ ServingEngine::ServingEngine(DeploymentSpec deployment, int replicas, Disaggrega
 }
 
 ServingEngine::~ServingEngine() = default;
-ServingEngine::ServingEngine(const ServingEngine& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+ServingEngine::ServingEngine(const ServingEngine& other)
+    : impl_(other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr) {}
 ServingEngine& ServingEngine::operator=(const ServingEngine& other) {
-  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  if (this != &other) impl_ = other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr;
   return *this;
 }
 ServingEngine::ServingEngine(ServingEngine&&) noexcept = default;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "serving/roofline.hpp"
 #include "serving/serving_engine.hpp"
 #include "sim/error.hpp"
 
@@ -194,6 +195,38 @@ TEST_CASE("tensor parallelism divides compute and bytes by tp and adds two ring 
   CHECK(rel(tp2.iteration_time_s({}, 8, 8000), tp1.iteration_time_s({}, 8, 8000) / 2 + 8 * allreduce_per_token) < 1e-12);
   CHECK(rel(tp2.iteration_time_s({{0, 512}}, 0, 0), tp1.iteration_time_s({{0, 512}}, 0, 0) / 2 + 512 * allreduce_per_token) <
         1e-12);
+}
+
+TEST_CASE("a decode run's closed form equals the sum of its iterations, across the compute/memory crossing", "[serving]") {
+  // 256 sequences of context 2: compute-bound at first (2 x 6.7 GFLOP x 256 tokens take
+  // longer than reading 13.5 GB of weights), memory-bound after ~13 iterations, when 256
+  // growing KV caches add up.
+  const BatchRoofline roofline(llama2_7b_h100());
+  const DecodeRun run(roofline, 256, 256 * 2);
+  const ModelSpec m = find_model("LLaMA-2-7B");
+  const auto compute_s = [&](std::int64_t j) {
+    return (2 * m.active_params() * 256 + 4.0 * 32 * 4096 * 256 * (2 + j)) / (989e12 * 0.6);
+  };
+  const auto memory_s = [&](std::int64_t j) {
+    return (m.total_params() * 2 + roofline.kv_bytes_per_token() * 256 * (2 + j)) / (3350e9 * 0.8);
+  };
+  CHECK(compute_s(0) > memory_s(0));
+  CHECK(compute_s(2999) < memory_s(2999));
+  double sum = 0;
+  for (std::int64_t j = 0; j < 3000; ++j) {
+    const double t = roofline.iteration_time_s({}, 256, 256 * (2 + j));
+    CHECK(rel(t, std::max(compute_s(j), memory_s(j))) < 1e-12);
+    CHECK(rel(run.iteration_s(j), t) < 1e-12);
+    sum += t;
+    if (j < 40 || j % 97 == 0 || j == 2999) CHECK(rel(run.elapsed_s(j + 1), sum) < 1e-12);
+  }
+  // Bisection on the closed form, on absolute times.
+  const double start = 1234.5;
+  const double t = start + run.elapsed_s(700) + 1e-6;
+  CHECK(run.iterations_within(start, t, 3000) == 700);
+  CHECK(run.iterations_reaching(start, t, 3000) == 701);
+  CHECK(run.iterations_reaching(start, start + run.elapsed_s(700), 3000) == 700);
+  CHECK(run.iterations_within(start, start + run.elapsed_s(3000) + 1, 3000) == 3000);
 }
 
 TEST_CASE("full batch: requests decoding in lockstep produce tokens at the roofline's rate", "[serving]") {
