@@ -229,6 +229,56 @@ TEST_CASE("a decode run's closed form equals the sum of its iterations, across t
   CHECK(run.iterations_within(start, start + run.elapsed_s(3000) + 1, 3000) == 3000);
 }
 
+TEST_CASE("decode runs cut by arrivals give what stepping every iteration gives", "[serving]") {
+  // A reference that plans every iteration one by one: every request that has arrived by
+  // an iteration's start prefills whole in it (prompts are short: no chunking, no KV
+  // limit), the others decode a token each.
+  const ServingEngine probe(llama2_7b_h100(), 1);
+  std::vector<Request> requests = stream(40, 2.0, 150, 120, false, 99, 180);
+  struct Ref {
+    std::int64_t generated = 0;
+    double first = -1, finish = -1;
+  };
+  std::vector<Ref> ref(requests.size());
+  double t = 0;
+  std::size_t arrived = 0;
+  for (;;) {
+    while (arrived < requests.size() && requests[arrived].arrival_s <= t) ++arrived;
+    std::vector<std::pair<std::int64_t, std::int64_t>> chunks;
+    std::int64_t decodes = 0, context = 0;
+    for (std::size_t i = 0; i < arrived; ++i) {
+      if (ref[i].generated == 0) chunks.push_back({0, requests[i].prompt_tokens});
+      else if (ref[i].finish < 0) {
+        ++decodes;
+        context += requests[i].prompt_tokens + ref[i].generated;
+      }
+    }
+    if (chunks.empty() && decodes == 0) {
+      if (arrived == requests.size()) break;
+      t = requests[arrived].arrival_s;
+      continue;
+    }
+    t += probe.iteration_time_s(chunks, decodes, context);
+    for (std::size_t i = 0; i < arrived; ++i) {
+      if (ref[i].finish >= 0) continue;
+      if (++ref[i].generated == 1) ref[i].first = t;
+      if (ref[i].generated == requests[i].output_tokens) ref[i].finish = t;
+    }
+  }
+  int cuts = 0;  // arrivals while another request decodes
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) cuts += ref[j].first < requests[i].arrival_s && requests[i].arrival_s < ref[j].finish;
+  }
+  CHECK(cuts > 10);
+  const std::vector<RequestRecord> records = serve_all(llama2_7b_h100(), 1, requests);
+  REQUIRE(records.size() == requests.size());
+  for (const RequestRecord& r : records) {
+    INFO("request " << r.id);
+    CHECK(rel(r.first_token_s, ref[r.id].first) < 1e-9);
+    CHECK(rel(r.finish_s, ref[r.id].finish) < 1e-9);
+  }
+}
+
 TEST_CASE("full batch: requests decoding in lockstep produce tokens at the roofline's rate", "[serving]") {
   DeploymentSpec d = llama2_7b_h100();
   d.max_batch_requests = 64;
