@@ -188,6 +188,32 @@ TEST_CASE("one request alone: TTFT is its prompt's prefill, TPOT the decode iter
   CHECK(r.preemptions == 0);
 }
 
+TEST_CASE("chunked prefill: a prompt longer than the token budget prefills over iterations, decodes first", "[serving]") {
+  const ServingEngine probe(llama2_7b_h100(), 1);
+  // Alone: 10,000 tokens in chunks of 8,192 and 1,808, the second attending to the first.
+  const std::vector<RequestRecord> alone = serve_all(llama2_7b_h100(), 1, {{0, 0.0, 10000, 2}});
+  const double chunked = probe.iteration_time_s({{0, 8192}}, 0, 0) + probe.iteration_time_s({{8192, 1808}}, 0, 0);
+  CHECK(rel(alone[0].ttft_s(), chunked) < 1e-12);
+  // Behind a decoding request, the budget left is 8,191 tokens per iteration.
+  ServingEngine engine(llama2_7b_h100(), 1);
+  engine.submit({0, 0.0, 100, 50});
+  std::vector<RequestRecord> out;
+  engine.advance_to(0.02, out);  // request 0 decodes
+  engine.submit({1, 0.02, 10000, 2});
+  engine.advance_to(std::numeric_limits<double>::infinity(), out);
+  REQUIRE(out.size() == 2);
+  const RequestRecord& big = out[0].id == 1 ? out[0] : out[1];
+  const RequestRecord& small = out[0].id == 0 ? out[0] : out[1];
+  // Find the iteration boundary at or after 0.02 s by stepping request 0's decodes.
+  double t = probe.iteration_time_s({{0, 100}}, 0, 0);
+  std::int64_t g = 1;
+  while (t < 0.02) t += decode_s(probe, 100 + g++);
+  t += probe.iteration_time_s({{0, 8191}}, 1, 100 + g++);
+  t += probe.iteration_time_s({{8191, 1809}}, 1, 100 + g++);
+  CHECK(rel(big.first_token_s, t) < 1e-12);
+  CHECK(small.finish_s > big.first_token_s);
+}
+
 TEST_CASE("tensor parallelism divides compute and bytes by tp and adds two ring all-reduces per layer", "[serving]") {
   const ServingEngine tp1(llama2_7b_h100(), 1);
   const ServingEngine tp2(deployment("LLaMA-2-7B", "H100-SXM", 2), 1);
