@@ -754,6 +754,18 @@ std::int64_t ServingEngine::kv_capacity_tokens() const { return impl_->capacity_
 std::int64_t ServingEngine::kv_capacity_blocks() const { return impl_->capacity_blocks; }
 std::int64_t ServingEngine::peak_kv_blocks_used() const { return impl_->peak_blocks; }
 
+int ServingEngine::ready_replicas() const {
+  int n = 0;
+  for (const Replica& r : impl_->replicas) n += r.ready_s <= impl_->now_s ? 1 : 0;
+  return n;
+}
+
+std::int64_t ServingEngine::outstanding_tokens() const {
+  std::int64_t n = 0;
+  for (const Replica& r : impl_->replicas) n += impl_->outstanding_at(r, impl_->now_s);
+  return n;
+}
+
 double ServingEngine::iteration_time_s(const std::vector<std::pair<std::int64_t, std::int64_t>>& prefill_chunks,
                                        std::int64_t decodes, std::int64_t decode_context_tokens) const {
   return impl_->roofline.iteration_time_s(prefill_chunks, decodes, decode_context_tokens);

@@ -84,6 +84,10 @@ class ServingEngine {
   // one replica has held at once so far (never above kv_capacity_blocks()).
   std::int64_t kv_capacity_blocks() const;
   std::int64_t peak_kv_blocks_used() const;
+  // Replicas up and past their warmup at now_s() (those that take requests), and the
+  // routing load: prefill and output tokens still to compute, over all replicas.
+  int ready_replicas() const;
+  std::int64_t outstanding_tokens() const;
   // Seconds of one iteration of a batch on one replica (the roofline of docs/serving.md):
   // prefill chunks given as (tokens already cached, chunk tokens) pairs, plus `decodes`
   // sequences decoding one token each over a total context of `decode_context_tokens`.

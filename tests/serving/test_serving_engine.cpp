@@ -521,6 +521,12 @@ TEST_CASE("no replica: requests wait unrouted until one is ready after its warmu
   engine.advance_to(39.0, out);
   CHECK(out.empty());
   CHECK(engine.waiting() == 2);
+  CHECK(engine.replicas() == 1);
+  CHECK(engine.ready_replicas() == 0);
+  CHECK(engine.outstanding_tokens() == 0);  // unrouted requests are nobody's load yet
+  engine.advance_to(40.0, out);
+  CHECK(engine.ready_replicas() == 1);
+  CHECK(engine.outstanding_tokens() == 2 * (500 + 10));
   engine.advance_to(41.0, out);
   REQUIRE(out.size() == 2);
   // Both prefill together in the first iteration at 40 s.
