@@ -64,7 +64,8 @@ class ServingEngine {
   // each is routed on arrival (least outstanding tokens, lowest index on ties).
   void submit(const Request& request);
   // Runs every replica up to t_s (>= now_s()), appending requests that finish at or before
-  // t_s to `finished` in finish order (ties: lower id first).
+  // t_s to `finished` in finish order (ties: lower id first). t_s may be infinity: runs
+  // until nothing is left, and now_s() is then the time of the last event.
   void advance_to(double t_s, std::vector<RequestRecord>& finished);
   // From t_s (>= now_s()) on, `replicas` are wanted. Added replicas take requests from
   // t_s + warmup_s (model load); removed ones (highest index first) stop taking requests

@@ -406,7 +406,7 @@ TEST_CASE("disaggregation adds exactly the KV transfer time to TTFT and end-to-e
 // ---- invariants and determinism ---------------------------------------------------------
 
 std::vector<RequestRecord> stepped(const DeploymentSpec& d, int replicas, const std::vector<Request>& requests, double step_s,
-                                   DisaggregationSpec g = {}, bool scale = false) {
+                                   DisaggregationSpec g = {}, bool scale = false, ServingStats* stats = nullptr) {
   ServingEngine engine(d, replicas, g);
   std::vector<RequestRecord> out;
   std::size_t next = 0;
@@ -425,7 +425,10 @@ std::vector<RequestRecord> stepped(const DeploymentSpec& d, int replicas, const 
     while (next < requests.size() && requests[next].arrival_s <= t) engine.submit(requests[next++]);
     engine.advance_to(t, out);
   }
-  engine.advance_to(std::numeric_limits<double>::infinity(), out);
+  // Every run ends at 1,000 s (every stream here is done by then), so that the replica-seconds
+  // compare too.
+  engine.advance_to(std::max(t, 1000.0), out);
+  if (stats != nullptr) *stats = engine.stats();
   return out;
 }
 
@@ -435,7 +438,7 @@ TEST_CASE("every request finishes once, in order, within KV capacity, and record
   d.gpu_memory_utilization = 0.3;  // about 8 GB of KV cache: preemptions happen
   const ServingEngine probe(d, 4);
   const std::vector<Request> requests = stream(3000, 40, 800, 200, false, 7);
-  const std::vector<RequestRecord> big = stepped(d, 4, requests, 1e9);
+  const std::vector<RequestRecord> big = stepped(d, 4, requests, 1000);
   check_invariants(requests, big);
   std::int64_t preemptions = 0;
   for (const RequestRecord& r : big) preemptions += r.preemptions;
@@ -462,9 +465,16 @@ TEST_CASE("scaling replicas down and up mid-run: evicted requests finish elsewhe
           "[serving]") {
   const DeploymentSpec d = llama2_7b_h100();
   const std::vector<Request> requests = stream(2000, 30, 600, 150, false, 11);
-  const std::vector<RequestRecord> big = stepped(d, 4, requests, 1e9, {}, true);
+  ServingStats big_stats, small_stats;
+  const std::vector<RequestRecord> big = stepped(d, 4, requests, 1000, {}, true, &big_stats);
   check_invariants(requests, big);
-  const std::vector<RequestRecord> small = stepped(d, 4, requests, 0.5, {}, true);
+  const std::vector<RequestRecord> small = stepped(d, 4, requests, 0.5, {}, true, &small_stats);
+  CHECK(small_stats.iterations == big_stats.iterations);
+  CHECK(small_stats.preemptions == big_stats.preemptions);
+  CHECK(small_stats.busy_replica_s == big_stats.busy_replica_s);
+  CHECK(small_stats.active_replica_s == big_stats.active_replica_s);
+  CHECK(small_stats.energy_j == big_stats.energy_j);
+  CHECK(big_stats.preemptions > 0);  // the replicas removed at 20 s had running requests
   REQUIRE(small.size() == big.size());
   std::size_t differ = 0;
   for (std::size_t i = 0; i < big.size(); ++i) differ += same(small[i], big[i]) ? 0 : 1;
@@ -481,7 +491,7 @@ TEST_CASE("disaggregated runs keep the invariants and the step independence", "[
   DeploymentSpec d = llama2_7b_h100();
   d.gpu_memory_utilization = 0.3;
   const std::vector<Request> requests = stream(2000, 30, 800, 200, false, 5);
-  const std::vector<RequestRecord> big = stepped(d, 5, requests, 1e9, g);
+  const std::vector<RequestRecord> big = stepped(d, 5, requests, 1000, g);
   check_invariants(requests, big);
   for (const RequestRecord& r : big) {
     if (r.output_tokens > 1) CHECK(r.replica >= 2);
