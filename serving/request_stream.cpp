@@ -129,7 +129,7 @@ std::vector<Request> read_azure_llm_trace(const std::string& path) {
                                 "drop the row or write 1");
     if (out.empty()) first_ns = ns;
     r.id = static_cast<std::int64_t>(out.size());
-    r.arrival_s = static_cast<double>(ns - first_ns) * 1e-9;
+    r.arrival_s = static_cast<double>(ns - first_ns) / 1e9;  // correctly rounded: 4.314579 s reads as 4.314579
     out.push_back(r);
     previous_ns = ns;
     previous_text = std::string(time_text);
