@@ -83,23 +83,23 @@ double DecodeRun::elapsed_s(std::int64_t j) const {
   return total;
 }
 
-std::int64_t DecodeRun::iterations_within(double seconds, std::int64_t limit) const {
-  if (elapsed_s(limit) <= seconds) return limit;
-  std::int64_t lo = 0, hi = limit;  // elapsed(lo) <= seconds < elapsed(hi)
+std::int64_t DecodeRun::iterations_within(double start_s, double t_s, std::int64_t limit) const {
+  if (start_s + elapsed_s(limit) <= t_s) return limit;
+  std::int64_t lo = 0, hi = limit;  // end(lo) <= t_s < end(hi)
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (elapsed_s(mid) <= seconds) lo = mid; else hi = mid;
+    if (start_s + elapsed_s(mid) <= t_s) lo = mid; else hi = mid;
   }
   return lo;
 }
 
-std::int64_t DecodeRun::iterations_reaching(double seconds, std::int64_t limit) const {
-  if (limit <= 1 || elapsed_s(1) >= seconds) return std::min<std::int64_t>(limit, 1);
-  if (elapsed_s(limit) < seconds) return limit;
-  std::int64_t lo = 1, hi = limit;  // elapsed(lo) < seconds <= elapsed(hi)
+std::int64_t DecodeRun::iterations_reaching(double start_s, double t_s, std::int64_t limit) const {
+  if (limit <= 1 || start_s + elapsed_s(1) >= t_s) return std::min<std::int64_t>(limit, 1);
+  if (start_s + elapsed_s(limit) < t_s) return limit;
+  std::int64_t lo = 1, hi = limit;  // end(lo) < t_s <= end(hi)
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (elapsed_s(mid) >= seconds) hi = mid; else lo = mid;
+    if (start_s + elapsed_s(mid) >= t_s) hi = mid; else lo = mid;
   }
   return hi;
 }

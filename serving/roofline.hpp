@@ -46,11 +46,12 @@ class DecodeRun {
   // Time of iteration j alone, and of iterations 0..j-1 together (closed form).
   double iteration_s(std::int64_t j) const;
   double elapsed_s(std::int64_t j) const;
-  // The number of whole iterations done within `seconds` (elapsed_s(j) <= seconds), at
-  // most `limit`.
-  std::int64_t iterations_within(double seconds, std::int64_t limit) const;
-  // The fewest iterations j >= 1 with elapsed_s(j) >= seconds, at most `limit`.
-  std::int64_t iterations_reaching(double seconds, std::int64_t limit) const;
+  // For a run that started at start_s: the most iterations j <= limit that have ended by
+  // t_s (start_s + elapsed_s(j) <= t_s), and the fewest j in 1..limit whose end is at or
+  // after t_s (limit when none is). Comparisons are on absolute times, so that an
+  // iteration found to end at or after t_s never ends before it after rounding.
+  std::int64_t iterations_within(double start_s, double t_s, std::int64_t limit) const;
+  std::int64_t iterations_reaching(double start_s, double t_s, std::int64_t limit) const;
 
  private:
   // Sum over i in [from, to) of (a + b i).
