@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "experiments/runner.hpp"
 #include "sim/accelerator_catalogue.hpp"
@@ -117,14 +118,9 @@ ServeResult run_serve(const ServeConfig& config) {
   ServingEngine engine(config.deployment, config.replicas, config.disaggregation);
   for (const Request& r : config.requests) engine.submit(r);
   ServeResult out;
-  // The engine meters up replicas (active time, idle energy) up to the time it is advanced
-  // to, so the run stops at the last completion: a copy finds that time first (the records
-  // do not depend on how far advance_to jumps), then the engine is advanced exactly there.
-  std::vector<RequestRecord> probe;
-  ServingEngine(engine).advance_to(1e300, probe);
-  double end_s = 0;
-  for (const auto& r : probe) end_s = std::max(end_s, r.finish_s);
-  engine.advance_to(end_s, out.records);
+  // Infinity: until nothing is left; the counters (active replica-seconds, idle energy)
+  // then end at the last event, not at some far horizon.
+  engine.advance_to(std::numeric_limits<double>::infinity(), out.records);
   if (out.records.size() != config.requests.size())
     throw InvariantError("serve: " + std::to_string(config.requests.size()) + " requests submitted, " + std::to_string(out.records.size()) + " finished");
   std::sort(out.records.begin(), out.records.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
