@@ -1,5 +1,5 @@
 // The jobs.csv records of a run held as typed columns, for Python's simulate(): about
-// 29 bytes a job under fifo (at most about 120 with every column varying) instead of a
+// 29 bytes a job under fifo (about 120 and the ids with every column varying) instead of a
 // line of text plus a Python object per cell. What is kept is what the columns are
 // computed from: the times as integer microsecond ticks (submit, start, end), from which
 // Python derives submit_s, start_s, end_s, jct_s, queue_delay_s and gpu_s with the same
