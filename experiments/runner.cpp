@@ -564,6 +564,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   sim.add_observer(metrics);
   const bool binds = policy.may_bind() || active.may_bind();
   if (binds) metrics.meter_bound_idle();
+  // simulate()'s columns hold every job's times: the collector need not keep its samples.
+  if (options.job_columns && !options.snapshot.enabled()) metrics.take_samples_from(*options.job_columns);
   std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);  // before the jobs.csv writer, which reads each job's use
   if (energy) sim.add_observer(*energy);
   std::unique_ptr<ThermalMeter> thermal;

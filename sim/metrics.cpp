@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include <yaml-cpp/yaml.h>
 
@@ -127,15 +129,29 @@ void MetricsCollector::on_job_end(const JobState& job) {
   // Run time = time holding devices; the rest of the JCT was spent queued (before the
   // first start and after preemptions).
   const double run = Tick::from_us(job.held_us).seconds();
-  jct_s_.push_back(jct);
-  queue_delay_s_.push_back(jct - run);
+  if (samples_) {
+    ++completed_;
+  } else {
+    jct_s_.push_back(jct);
+    queue_delay_s_.push_back(jct - run);
+  }
   sum_bounded_slowdown_ += std::max(1.0, jct / std::max(run, kSlowdownTau_s));
+}
+
+void MetricsCollector::take_samples(void (CompletedJobSamples::*which)(std::vector<double>&) const, std::vector<double>& out,
+                                    std::uint64_t completed) const {
+  (samples_->*which)(out);
+  // A source that saw other job ends than this collector would give another summary.
+  if (out.size() != completed) {
+    throw std::logic_error("MetricsCollector: the sample source holds " + std::to_string(out.size()) + " completed jobs, the collector counted " +
+                           std::to_string(completed));
+  }
 }
 
 Summary MetricsCollector::summarize() {
   Summary s;
   s.jobs_arrived = arrived_;
-  s.jobs_completed = jct_s_.size();
+  s.jobs_completed = samples_ ? completed_ : jct_s_.size();
   s.jobs_dropped_oversized = dropped_oversized_;
   s.allocated_gpu_hours = static_cast<double>(device_us_) / 1e6 / 3600.0;
   s.checkpoint_overhead_gpu_hours = static_cast<double>(overhead_device_us_) / 1e6 / 3600.0;
@@ -169,18 +185,22 @@ Summary MetricsCollector::summarize() {
     s.window.mean_queue_length = average(at_open_, end, &Integrals::queue_us, 1.0);
     s.window.mean_jobs_in_system = average(at_open_, end, &Integrals::in_system_us, 1.0);
   }
-  if (jct_s_.empty()) return s;
-  const auto n = static_cast<double>(jct_s_.size());
-  // Sums in completion order, which is deterministic; sorting happens afterwards.
-  s.mean_jct_s = std::accumulate(jct_s_.begin(), jct_s_.end(), 0.0) / n;
+  if (s.jobs_completed == 0) return s;
+  const auto n = static_cast<double>(s.jobs_completed);
+  // Sums in completion order, which is deterministic; sorting happens afterwards. With
+  // samples held elsewhere, one of the two sets is in memory at a time (8 bytes a job).
+  if (samples_) take_samples(&CompletedJobSamples::queue_delay_s, queue_delay_s_, s.jobs_completed);
   s.mean_queue_delay_s = std::accumulate(queue_delay_s_.begin(), queue_delay_s_.end(), 0.0) / n;
+  std::sort(queue_delay_s_.begin(), queue_delay_s_.end());
+  s.p95_queue_delay_s = percentile_sorted(queue_delay_s_, 95);
+  if (samples_) std::vector<double>().swap(queue_delay_s_);
+  if (samples_) take_samples(&CompletedJobSamples::jct_s, jct_s_, s.jobs_completed);
+  s.mean_jct_s = std::accumulate(jct_s_.begin(), jct_s_.end(), 0.0) / n;
   s.mean_bounded_slowdown = sum_bounded_slowdown_ / n;
   std::sort(jct_s_.begin(), jct_s_.end());
-  std::sort(queue_delay_s_.begin(), queue_delay_s_.end());
   s.median_jct_s = percentile_sorted(jct_s_, 50);
   s.p95_jct_s = percentile_sorted(jct_s_, 95);
   s.p99_jct_s = percentile_sorted(jct_s_, 99);
-  s.p95_queue_delay_s = percentile_sorted(queue_delay_s_, 95);
   s.makespan_s = (last_end_ - first_submit_).seconds();
   if (last_end_ > first_submit_) {
     s.gpu_utilization = static_cast<double>(device_us_) / (static_cast<double>(num_devices_) * static_cast<double>((last_end_ - first_submit_).us()));

@@ -111,6 +111,18 @@ struct Summary {
 // non-empty.
 double percentile_sorted(const std::vector<double>& sorted, double q);
 
+// The completed jobs' JCT and queue-delay samples, held by someone other than the
+// collector (MetricsCollector::take_samples_from): Python's simulate() keeps every job's
+// times anyway, so the collector need not keep 16 bytes a job more. Each call replaces
+// `out` with one value per completed job, in completion order, computed exactly as
+// MetricsCollector::on_job_end computes it.
+class CompletedJobSamples {
+ public:
+  virtual ~CompletedJobSamples() = default;
+  virtual void jct_s(std::vector<double>& out) const = 0;          // (end - submit).seconds()
+  virtual void queue_delay_s(std::vector<double>& out) const = 0;  // that - Tick::from_us(held_us).seconds()
+};
+
 class MetricsCollector : public Observer {
  public:
   static constexpr double kSlowdownTau_s = 10.0;
@@ -122,6 +134,11 @@ class MetricsCollector : public Observer {
 
   // The policy may bind devices to waiting jobs: summarize() reports bound-idle time.
   void meter_bound_idle() { meter_bound_idle_ = true; }
+  // summarize() takes the JCT and queue-delay samples from `samples` (which must see the
+  // same job ends, e.g. another observer of the same run) instead of keeping its own;
+  // the summary is the same bits. Not with snapshots: the samples are not the collector's
+  // to save (snapshot() then throws std::logic_error).
+  void take_samples_from(const CompletedJobSamples& samples) { samples_ = &samples; }
 
   void on_job_arrival(const JobState& job) override;
   void on_job_end(const JobState& job) override;
@@ -148,6 +165,8 @@ class MetricsCollector : public Observer {
   Tick last_end_;
   std::vector<double> jct_s_;
   std::vector<double> queue_delay_s_;
+  const CompletedJobSamples* samples_ = nullptr;  // when set, jct_s_ and queue_delay_s_ stay empty until summarize()
+  std::uint64_t completed_ = 0;                   // completed jobs (jct_s_.size() when the collector keeps them)
   double sum_bounded_slowdown_ = 0.0;
   // Exact integer device-microseconds: no rounding drift over millions of jobs.
   __extension__ __int128 device_us_ = 0;
@@ -169,6 +188,8 @@ class MetricsCollector : public Observer {
     Tick at;
     Wide alloc_milli_us = 0, queue_us = 0, in_system_us = 0;
   };
+  // Fills `out` from samples_ and checks it holds `completed` values.
+  void take_samples(void (CompletedJobSamples::*which)(std::vector<double>&) const, std::vector<double>& out, std::uint64_t completed) const;
   std::optional<double> average(const Integrals& from, const Integrals& to, Wide Integrals::*field, double scale) const;
   MeasurementWindowConfig window_config_;
   std::uint64_t warmup_jobs_;

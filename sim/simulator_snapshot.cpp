@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "sim/cluster_physics.hpp"
@@ -500,6 +501,7 @@ void ClusterPhysics::snapshot(SnapshotArchive& ar) {
 }
 
 void MetricsCollector::snapshot(SnapshotArchive& ar) {
+  if (samples_) throw std::logic_error("MetricsCollector::snapshot: the JCT samples are held by take_samples_from's source, not saved here");
   ar.section("metrics");
   ar(arrived_, dropped_oversized_, any_arrival_, first_submit_, last_end_, jct_s_, queue_delay_s_, sum_bounded_slowdown_, device_us_,
      overhead_device_us_, preemptions_, moves_, failed_, killed_, restarts_loss_spike_, restarts_device_failure_, checkpoint_device_us_,

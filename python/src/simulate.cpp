@@ -1,6 +1,8 @@
 // simulate(): one run of a scenario, exactly as `schedsim run` does it (the same
 // run_scenario), with the jobs.csv records kept in memory as typed columns (numpy arrays
-// that own the C++ vectors: no copy, no Python object per job) instead of a file.
+// that own the C++ vectors: no copy, no Python object per job) instead of a file; the
+// columns that are formulas of others (jct_s = (end - submit) / 1e6, ...) are computed
+// by simulate.py when first read.
 #include <memory>
 #include <sstream>
 
@@ -34,28 +36,37 @@ py::tuple column(ConstantRunColumn<T>& c) {
   return py::make_tuple("array", to_numpy(std::move(c.values())));
 }
 
+// A column stored only where it differs from its formula: ("derived", None) or as column().
+py::tuple derived_column(DerivedRunColumn& c) {
+  if (c.derived()) return py::make_tuple("derived", py::none());
+  return py::make_tuple("array", to_numpy(std::move(c.values())));
+}
 
 }  // namespace
 
+// What simulate.py's JobTable computes the jobs.csv columns from (the columns it derives
+// are listed there, with their formulas).
 py::dict job_columns_dict(JobColumns& c) {
   py::dict out;
   out["rows"] = c.rows();
-  {
-    py::dtype bytes_dtype("S" + std::to_string(c.id_width));
-    auto* owned = new std::vector<char>(std::move(c.id_bytes));
+  if (c.job_id.numbered()) {
+    out["job_id"] = py::make_tuple("numbered", py::bytes(c.job_id.prefix()), to_numpy(std::move(c.job_id.numbers())));
+  } else {
+    py::dtype bytes_dtype("S" + std::to_string(c.job_id.width()));
+    auto* owned = new std::vector<char>(std::move(c.job_id.bytes()));
     owned->shrink_to_fit();
     py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<char>*>(p); });
-    out["job_id"] = py::array(bytes_dtype, {static_cast<py::ssize_t>(c.rows())}, {static_cast<py::ssize_t>(c.id_width)}, owned->data(), free_when_done);
+    out["job_id"] = py::make_tuple(
+        "bytes", py::array(bytes_dtype, {static_cast<py::ssize_t>(c.rows())}, {static_cast<py::ssize_t>(c.job_id.width())}, owned->data(), free_when_done));
   }
-  out["ids_ascii"] = c.ids_ascii;
-  out["submit_s"] = column(c.submit_s);
-  out["start_s"] = column(c.start_s);
-  out["end_s"] = column(c.end_s);
-  out["num_gpus"] = column(c.num_gpus);
-  out["jct_s"] = column(c.jct_s);
-  out["queue_delay_s"] = column(c.queue_delay_s);
+  out["ids_ascii"] = c.job_id.ascii();
+  out["submit_us"] = column(c.submit_us);
+  out["start_us"] = column(c.start_us);
+  out["end_us"] = column(c.end_us);
+  out["num_gpus"] = c.num_gpus.wide() ? column(c.num_gpus.wide_column()) : column(c.num_gpus.narrow());
+  out["held_us"] = derived_column(c.held_us);
+  out["device_us"] = derived_column(c.device_us);
   out["status"] = column(c.status);
-  out["gpu_s"] = column(c.gpu_s);
   out["checkpoint_gpu_s"] = column(c.checkpoint_gpu_s);
   out["preemptions"] = column(c.preemptions);
   out["moves"] = column(c.moves);

@@ -425,23 +425,40 @@ TEST_CASE("RunOptions::job_columns holds the jobs.csv records of the same run, c
   std::string line;
   std::getline(lines, line);  // the header
   std::size_t row = 0;
-  const auto& ends = columns.end_s.values();
   const auto& preemptions = columns.preemptions.values();
+  // What simulate.py computes the float columns from, as it computes them.
+  const auto seconds = [](std::int64_t us) { return static_cast<double>(us) / 1e6; };
+  const auto read = [](const std::string& cell) { return std::strtod(cell.c_str(), nullptr); };  // the double a reader of the file gets
   while (std::getline(lines, line)) {
     std::vector<std::string> f;
     std::stringstream cells(line);
     for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
     REQUIRE(row < columns.rows());
     INFO("row " << row << ": " << line);
-    // The row's fixed-width bytes up to the first NUL (the padding).
-    CHECK(std::string(std::string(&columns.id_bytes[row * columns.id_width], columns.id_width).c_str()) == f[0]);
-    CHECK(ends[row] == std::strtod(f[3].c_str(), nullptr));  // the double a reader of the file gets
+    CHECK(columns.job_id.at(row) == f[0]);
+    CHECK(seconds(columns.submit_us.at(row)) == read(f[1]));
+    CHECK(seconds(columns.start_us.at(row)) == read(f[2]));
+    CHECK(seconds(columns.end_us.at(row)) == read(f[3]));
+    CHECK(columns.num_gpus.at(row) == std::stoi(f[4]));
+    CHECK(seconds(columns.end_us.at(row) - columns.submit_us.at(row)) == read(f[5]));
+    CHECK(seconds(columns.end_us.at(row) - columns.submit_us.at(row) - columns.held_at(row)) == read(f[6]));
+    const std::int64_t device_us = columns.device_us.derived() ? columns.num_gpus.at(row) * columns.held_at(row) : columns.device_us.values()[row];
+    CHECK(seconds(device_us) == read(f[8]));
     CHECK(preemptions[row] == std::stoul(f[10]));
     ++row;
   }
   CHECK(row == columns.rows());
   CHECK(row == 1000);
+  CHECK(columns.job_id.numbered());  // the synthetic ids "0", "1", ...: 4 bytes a row
+  CHECK(columns.job_id.prefix().empty());
+  CHECK_FALSE(columns.num_gpus.wide());  // 1 to 8 GPUs: a byte a row
   CHECK_FALSE(columns.preemptions.constant());  // tiresias preempts here
+  // A preempted job held its devices for less than end - start: held time is stored;
+  // device time is still num_gpus x held time (whole GPUs, rigid jobs).
+  CHECK_FALSE(columns.held_us.derived());
+  CHECK(columns.held_us.values().size() == 1000);
+  CHECK(columns.device_us.derived());
+  CHECK(columns.device_us.values().empty());
   // No failure model and no energy meter: those columns never left their first value.
   CHECK(columns.failure_restarts.constant());
   CHECK(columns.failure_restarts.first() == 0);
@@ -465,4 +482,121 @@ TEST_CASE("ConstantRunColumn stores nothing per row until a second value arrives
   nan.push(std::nan(""));
   CHECK(nan.constant());
   CHECK(nan.rows() == 2);
+}
+
+TEST_CASE("JobIdColumn numbers ids of one prefix and a plain decimal, and falls back to bytes for others", "[experiments][job-columns]") {
+  JobIdColumn ids;
+  ids.reserve(8);
+  for (const char* id : {"job-7", "job-12", "job-0", "job-4294967295"}) ids.push(id);
+  CHECK(ids.numbered());
+  CHECK(ids.prefix() == "job-");
+  CHECK(ids.numbers() == std::vector<std::uint32_t>{7, 12, 0, 4294967295u});
+  CHECK(ids.numbers().capacity() >= 8);
+  ids.push("job-007");  // a leading zero would not come back from the number: bytes from here on, the earlier rows re-laid
+  CHECK_FALSE(ids.numbered());
+  CHECK(ids.numbers().empty());
+  ids.push("x");
+  CHECK(ids.rows() == 6);
+  CHECK(ids.width() == 14);
+  const std::vector<std::string> all{"job-7", "job-12", "job-0", "job-4294967295", "job-007", "x"};
+  for (std::size_t i = 0; i < all.size(); ++i) CHECK(ids.at(i) == all[i]);
+  CHECK(ids.ascii());
+  // Not numbered: no digits, another prefix, over 2^32 - 1, a leading zero first, empty.
+  for (const std::vector<std::string>& run : std::vector<std::vector<std::string>>{
+           {"a"}, {"a1", "b2"}, {"4294967296"}, {"01"}, {""}, {"1", "", "2"}}) {
+    JobIdColumn c;
+    for (const std::string& id : run) c.push(id);
+    INFO(run.front());
+    CHECK_FALSE(c.numbered());
+    for (std::size_t i = 0; i < run.size(); ++i) CHECK(c.at(i) == run[i]);
+  }
+  JobIdColumn plain;
+  for (const char* id : {"0", "1", "10", "3"}) plain.push(id);
+  CHECK(plain.numbered());
+  CHECK(plain.prefix().empty());
+  JobIdColumn utf8;
+  utf8.push("j\xc3\xb6" "b-1");
+  CHECK(utf8.numbered());
+  CHECK(utf8.at(0) == "j\xc3\xb6" "b-1");
+}
+
+TEST_CASE("DerivedRunColumn stores nothing while rows equal the formula; SmallIntRunColumn widens past 255", "[experiments][job-columns]") {
+  const std::vector<std::int64_t> formula{5, 6, 7, 8};
+  DerivedRunColumn c;
+  c.reserve(10);
+  const auto at = [&](std::size_t i) { return formula[i]; };
+  c.push(5, 5, at);
+  c.push(6, 6, at);
+  CHECK(c.derived());
+  CHECK(c.values().capacity() == 0);
+  c.push(9, 7, at);  // differs: the earlier rows are filled in by the formula
+  CHECK_FALSE(c.derived());
+  CHECK(c.values() == std::vector<std::int64_t>{5, 6, 9});
+  CHECK(c.values().capacity() >= 10);
+  DerivedRunColumn overflowed;  // a formula that cannot be computed counts as differing
+  overflowed.push(1, std::nullopt, at);
+  CHECK_FALSE(overflowed.derived());
+  CHECK(overflowed.values() == std::vector<std::int64_t>{1});
+
+  SmallIntRunColumn gpus;
+  gpus.reserve(10);
+  for (int v : {8, 8, 1, 255}) gpus.push(v);
+  CHECK_FALSE(gpus.wide());
+  CHECK(gpus.narrow().values() == std::vector<std::uint8_t>{8, 8, 1, 255});
+  gpus.push(256);
+  CHECK(gpus.wide());
+  CHECK(gpus.narrow().values().empty());
+  CHECK(gpus.wide_column().values() == std::vector<std::int32_t>{8, 8, 1, 255, 256});
+  CHECK(gpus.at(4) == 256);
+  SmallIntRunColumn constant;
+  for (int i = 0; i < 3; ++i) constant.push(512);
+  CHECK(constant.wide());
+  CHECK(constant.wide_column().constant());
+  CHECK(constant.at(2) == 512);
+}
+
+TEST_CASE("the summary from the columns' samples is the collector's own, bit for bit", "[experiments][run][job-columns][metrics]") {
+  // With job_columns the collector keeps no JCT or queue-delay samples and reads them
+  // from the columns at the end; every results.json number must stay the same.
+  TempDir dir;
+  const std::string recorded = kScenario + "failures: {}\n";  // failed and killed jobs end as such and are not in the samples
+  for (const std::vector<std::string>& overrides : std::vector<std::vector<std::string>>{
+           {"policy=sjf"},
+           {"policy=tiresias"},
+           {"policy=fifo", "workload.synthetic.recorded_status={completed: 0.8, failed: 0.15, killed: 0.05}"},
+           {"policy=tiresias", "workload.synthetic.recorded_status={completed: 0.7, failed: 0.2, killed: 0.1}"}}) {
+    INFO(overrides.back());
+    const ScenarioConfig s = load(dir, recorded, overrides);
+    const RunResult own = run_scenario(s, builtin_policies(), RunOptions{});
+    JobColumns columns;
+    RunOptions with_columns;
+    with_columns.job_columns = &columns;
+    const RunResult from_columns = run_scenario(s, builtin_policies(), with_columns);
+    CHECK(results_json(from_columns, s.seed).dump(2) == results_json(own, s.seed).dump(2));
+    CHECK(from_columns.sorted_jct_s == own.sorted_jct_s);
+    CHECK(columns.rows() == 1000);
+    if (overrides.size() > 1) CHECK((own.summary.jobs_failed > 0 && own.summary.jobs_killed > 0));
+  }
+}
+
+TEST_CASE("MetricsCollector::take_samples_from: a source that saw other jobs is an error, not another summary", "[experiments][job-columns][metrics]") {
+  struct Short : CompletedJobSamples {
+    void jct_s(std::vector<double>& out) const override { out.assign(1, 1.0); }
+    void queue_delay_s(std::vector<double>& out) const override { out.assign(1, 0.0); }
+  } source;
+  MetricsCollector m(4);
+  m.take_samples_from(source);
+  JobState j;
+  j.spec.id = "a";
+  j.end = Tick::from_us(2'000'000);
+  j.status = JobStatus::kCompleted;
+  m.on_job_arrival(j);
+  m.on_job_end(j);
+  m.on_job_end(j);
+  try {
+    m.summarize();
+    FAIL("no error");
+  } catch (const std::logic_error& e) {
+    CHECK(std::string(e.what()) == "MetricsCollector: the sample source holds 1 completed jobs, the collector counted 2");
+  }
 }
