@@ -5,11 +5,32 @@
 
 #include "experiments/default_scenario.hpp"
 #include "experiments/interrupt.hpp"
+#include "parallelism/model_spec.hpp"
 #include "rl/env/env_config.hpp"
 #include "rl/train_config.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
+
+namespace {
+
+// Whether `name` is a model of the parallelism catalogue (parallelism/model_spec.hpp).
+bool is_catalogue_model(const std::string& name) {
+  try {
+    find_model(name);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::string catalogue_model_names() {
+  std::string out;
+  for (const ModelSpec& m : builtin_models()) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
+}  // namespace
 
 const char* default_scenario_yaml() { return kDefaultScenarioYaml; }
 
@@ -163,8 +184,26 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {
     const ConfigNode models = workload.child("synthetic").child("models");
+    const auto& plans = s.workload.synthetic->plans;
     for (const auto& [model, p] : s.workload.synthetic->models) {
       const auto matrix_jobs = s.throughputs ? s.throughputs->job_types() : std::vector<std::string>{};
+      // An LLM of the parallelism catalogue runs under a plan: `plan:` or auto.
+      const auto plan = std::find_if(plans.begin(), plans.end(), [&](const auto& e) { return e.first == model; });
+      const bool llm = is_catalogue_model(model);
+      if (plan != plans.end() && !llm) {
+        models.child(model).child("plan").fail("'" + model + "' is no model of the parallelism catalogue (" + catalogue_model_names() +
+                                               "), so it cannot run under a plan; use one of those names or drop `plan:`");
+      }
+      if (llm && s.physics) {
+        PlanRequest request;
+        if (plan != plans.end()) {
+          request = plan->second;
+        } else {
+          request.where = models.child(model).where();
+        }
+        s.llm_plans.emplace_back(model, request);
+        if (request.kind != PlanRequest::Kind::kDataParallel) continue;
+      }
       if (!s.profiles.find(model) && std::find(matrix_jobs.begin(), matrix_jobs.end(), model) == matrix_jobs.end()) {
         std::string known;
         for (const auto& n : s.profiles.names()) known += (known.empty() ? "" : ", ") + n;
