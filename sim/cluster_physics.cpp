@@ -268,8 +268,10 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
 
 double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_devices) const {
   if (planned(job)) {
-    if (num_devices != job.num_gpus) throw InvariantError("the reference iteration time of planned job '" + job.id + "' is for its own device count");
-    return planned_reference_s(job);
+    if (num_devices == job.num_gpus) return planned_reference_s(job);
+    JobSpec resized = job;  // the reference placement of another device count
+    resized.num_gpus = num_devices;
+    return planned_reference_s(resized);
   }
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
@@ -576,12 +578,13 @@ PlannedIteration ClusterPhysics::planned_on(const JobSpec& job, Span<DeviceId> d
 // The plan on the job's device count of the reference type, consolidated and alone;
 // when no plan fits the reference type's memory, the fastest plan as if it did.
 double ClusterPhysics::planned_reference_s(const JobSpec& job) const {
+  const int num_devices = job.num_gpus;
   const AcceleratorSpec& ref = reference_type(job);
   const int per_node = devices_per_node_of(ref);
-  PlannedIteration it = plan_model_->plan(job, ref, job.num_gpus, per_node);
-  if (!it.problem.empty()) it = plan_model_->plan(job, ref, job.num_gpus, per_node, true);
+  PlannedIteration it = plan_model_->plan(job, ref, num_devices, per_node);
+  if (!it.problem.empty()) it = plan_model_->plan(job, ref, num_devices, per_node, true);
   if (!it.problem.empty()) {
-    throw InputError("job '" + job.id + "' (" + job.model + ", " + std::to_string(job.num_gpus) + " GPUs)",
+    throw InputError("job '" + job.id + "' (" + job.model + ", " + std::to_string(num_devices) + " GPUs)",
                      "no reference iteration time on " + ref.name + ": " + it.problem);
   }
   return it.iteration_s;

@@ -72,7 +72,7 @@ cluster:
 workload:
   synthetic:
     num_jobs: 1
-    arrival: {process: fixed, mean_interarrival_s: 10}
+    arrival: {process: fixed, interarrival_s: 10}
     duration_s: {dist: constant, value: 100000}
     gpus: {64: 1}
     models: {LLaMA-2-70B: 1}
@@ -91,12 +91,12 @@ policy: fifo
   const PlanChoice a100 = plan_training(model, acc.get("A100-80GB"), ClusterNetwork::from_topology(topo, acc.get("A100-80GB"), 8), 64, 1024);
   CHECK(h100.plan.describe() == "tp=2 pp=1 dp=32 ep=1 cp=1 sp=on zero3 recompute=none mb=1 gb=1024");  // docs/parallelism.md's table
   CHECK(h100.time.iteration_s == Approx(49.809).margin(5e-4));
-  CHECK(a100.time.iteration_s == Approx(150.38).margin(5e-3));
+  CHECK(a100.time.iteration_s == Approx(151.336).margin(5e-4));  // the default topology's NICs (docs' table: 400 Gb/s)
   CHECK(column(rows, 1, "plan") == h100.plan.describe());
   const double run_s = std::stod(column(rows, 1, "end_s")) - std::stod(column(rows, 1, "start_s"));
   // rate = t_ref / t_iter; the kernel rounds the completion to the microsecond.
   CHECK(run_s == Approx(100000.0 * h100.time.iteration_s / a100.time.iteration_s).margin(2e-6));
-  CHECK(run_s == Approx(33122.4).margin(0.5));
+  CHECK(run_s == Approx(32912.66).margin(0.01));
 }
 
 TEST_CASE("an LLM job waits while no plan fits the free devices and starts when enough are free", "[experiments][llm]") {
@@ -120,12 +120,13 @@ cluster:
 workload:
   synthetic:
     num_jobs: 3
-    arrival: {process: fixed, mean_interarrival_s: 5}
+    arrival: {process: fixed, interarrival_s: 5}
     duration_s: {dist: constant, value: 500}
     gpus: {16: 1}
     elastic: {fraction: 1, min_scale: 0.25, max_scale: 1}
     models: {LLaMA-2-70B: 1}
 physics: {}
+information: oracle
 policy: elastic-goodput
 )";
   run(dir, yaml, "w");
@@ -154,8 +155,8 @@ TEST_CASE("a declared plan that does not fit is refused at placement time with t
     oom = e.what();
   }
   CHECK(oom ==
-        "plan tp=8 pp=1 dp=2 ep=1 cp=1 sp=on zero0 recompute=none mb=1 gb=1024 for LLaMA-2-70B on 16 x H100-SXM: out of memory: needs 184.8 GB per "
-        "device (parameters 17.2 GB, gradients 17.2 GB, optimizer states 103.5 GB, activations 44.6 GB, buffers 2.3 GB) but H100-SXM has 80.0 GB; "
+        "plan tp=8 pp=1 dp=2 ep=1 cp=1 sp=on zero0 recompute=none mb=1 gb=1024 for LLaMA-2-70B on 16 x H100-SXM: out of memory: needs 151.6 GB per "
+        "device (parameters 17.2 GB, gradients 17.2 GB, optimizer states 103.5 GB, activations 11.3 GB, buffers 2.3 GB) but H100-SXM has 80.0 GB; "
         "shard more (zero1..zero3), recompute activations, or raise tensor/pipeline");
   TempDir dir;
   const std::string yaml = R"(
@@ -165,7 +166,7 @@ cluster:
 workload:
   synthetic:
     num_jobs: 1
-    arrival: {process: fixed, mean_interarrival_s: 10}
+    arrival: {process: fixed, interarrival_s: 10}
     duration_s: {dist: constant, value: 100}
     gpus: {16: 1}
     models: {LLaMA-2-70B: {share: 1, plan: {tensor: 8}}}
@@ -190,7 +191,7 @@ cluster:
 workload:
   synthetic:
     num_jobs: NJOBS
-    arrival: {process: fixed, mean_interarrival_s: 1}
+    arrival: {process: fixed, interarrival_s: 1}
     duration_s: {dist: constant, value: 20000}
     gpus: {12: 1}
     models: {LLaMA-2-7B: {share: 1, plan: {tensor: 4, global_batch: 768}}}
@@ -218,7 +219,7 @@ policy: fifo
   REQUIRE(demand < nic_Bps);      // alone, a NIC carries it
   REQUIRE(2 * demand > nic_Bps);  // together, node 1's NIC does not: each gets half
   const double shared_rate = alone.iteration_s / (wire / (nic_Bps / 2));
-  CHECK(shared_rate == Approx(0.7596).epsilon(1e-3));
+  CHECK(shared_rate == Approx(0.8487).epsilon(1e-4));
 
   run(dir, with(1), "one");
   const auto one = csv_rows(read_file(dir.path("one/jobs.csv")));
@@ -265,7 +266,7 @@ physics: {}
   CHECK_THAT(load("{LLaMA-3-8B: {share: 1, plan: {tensor: 0}}}"), Catch::Contains("workload.synthetic.models.LLaMA-3-8B.plan.tensor:"));
   CHECK_THAT(load("{LLaMA-3-8B: {share: 1, plan: fast}}"), Catch::Contains("workload.synthetic.models.LLaMA-3-8B.plan:"));
   CHECK(load("{ResNet-50: {share: 1, plan: auto}}") ==
-        "bad.yaml:10: workload.synthetic.models.ResNet-50.plan: 'ResNet-50' is no model of the parallelism catalogue (LLaMA-2-7B, LLaMA-2-13B, "
+        dir.path("bad.yaml") + ":9: workload.synthetic.models.ResNet-50.plan: 'ResNet-50' is no model of the parallelism catalogue (LLaMA-2-7B, LLaMA-2-13B, "
         "LLaMA-2-70B, LLaMA-3-8B, LLaMA-3-70B, LLaMA-3-405B, GPT-3-175B, Mixtral-8x7B), so it cannot run under a plan; use one of those names or drop `plan:`");
   CHECK(load("{LLaMA-3-8B: {share: 1, plan: auto}}").empty());
   CHECK(load("{LLaMA-3-8B: 1}").empty());  // a catalogue LLM without a profile: auto plan
