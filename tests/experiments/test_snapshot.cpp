@@ -222,6 +222,7 @@ workload:
     gpus: {16: 0.5, 32: 0.5}
     models: {LLaMA-2-7B: 0.4, LLaMA-2-70B: 0.3, LLaMA-3-8B: {share: 0.3, plan: {tensor: 2, sharding: zero1}}}
 physics: {}
+information: oracle
 policy: sjf
 )";
 
