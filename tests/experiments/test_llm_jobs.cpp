@@ -271,3 +271,40 @@ physics: {}
   CHECK(load("{LLaMA-3-8B: {share: 1, plan: auto}}").empty());
   CHECK(load("{LLaMA-3-8B: 1}").empty());  // a catalogue LLM without a profile: auto plan
 }
+
+TEST_CASE("trace model rules give LLM models a plan; the resolved config keeps it", "[experiments][llm]") {
+  TempDir dir;
+  dir.write("t.csv",
+            "job_id,submit_time_s,num_gpus,duration_s,estimate_s,user,group,model,gpu_type,gpu_milli,iterations,deadline_s,priority,status\n"
+            "a,0,32,1000,,,,llama70,,,,,,\n"
+            "b,10,2,500,,,,,,,,,,\n");
+  const std::string yaml = R"(
+seed: 1
+cluster:
+  nodes: [{count: 8, type: H100-SXM, devices_per_node: 8}]
+workload:
+  trace:
+    path: t.csv
+    models:
+      - {trace_model: llama70, model: LLaMA-3-70B, plan: {tensor: 8, sharding: zero3}}
+      - {model: ResNet-50}
+physics: {}
+policy: fifo
+)";
+  const RunResult r = run(dir, yaml, "tr");
+  CHECK(r.summary.jobs_completed == 2);
+  const auto rows = csv_rows(read_file(dir.path("tr/jobs.csv")));
+  REQUIRE(rows.size() == 3);
+  CHECK(column(rows, 1, "job_id") == "a");
+  CHECK(column(rows, 1, "plan") == "tp=8 pp=1 dp=4 ep=1 cp=1 sp=on zero3 recompute=none mb=1 gb=512");
+  CHECK(column(rows, 2, "plan").empty());  // ResNet-50: data-parallel profile
+  const std::string results = read_file(dir.path("tr/results.json"));
+  CHECK_THAT(results, Catch::Contains("\"plan\":{\"sharding\":\"zero3\",\"tensor\":8}"));
+  // One model, two plans: an error naming both rules.
+  std::string two = yaml;
+  two.replace(two.find("      - {model: ResNet-50}"), 26, "      - {model: LLaMA-3-70B, plan: auto}");
+  const PolicyRegistry reg = builtin_policies();
+  CHECK_THAT(error_of([&] { load_scenario(dir.write("two.yaml", two), {}, std::nullopt, reg); }),
+             Catch::Contains("two.yaml:10: workload.trace.models[1]: gives 'LLaMA-3-70B' another plan than ") &&
+                 Catch::Contains("; a model has one plan in a run"));
+}
