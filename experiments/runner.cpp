@@ -36,10 +36,13 @@ class JobsCsvWriter : public Observer {
   // empty without it (or without the price / carbon signal).
   // `bound_idle`: the policy may bind devices to waiting jobs; a last column,
   // bound_idle_gpu_s, then gives each job's bound-idle device-time (docs/metrics.md).
-  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy, bool bound_idle) : out_(out), energy_(energy), bound_idle_(bound_idle) {
+  // `plans` (null unless the run has LLM jobs under a parallelism plan): a last column,
+  // plan, gives the plan of each such job's latest placement (docs/parallelism.md).
+  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy, bool bound_idle, const ClusterPhysics* plans = nullptr)
+      : out_(out), energy_(energy), bound_idle_(bound_idle), plans_(plans) {
     out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
             "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg"
-         << (bound_idle_ ? ",bound_idle_gpu_s\n" : "\n");
+         << (bound_idle_ ? ",bound_idle_gpu_s" : "") << (plans_ ? ",plan\n" : "\n");
   }
   void on_job_end(const JobState& j) override {
     write_csv_field(out_, j.spec.id);
@@ -56,6 +59,10 @@ class JobsCsvWriter : public Observer {
       out_ << ",,";
     }
     if (bound_idle_) out_ << ',' << format_seconds(Tick::from_us(j.bound_idle_device_us));
+    if (plans_) {
+      out_ << ',';
+      write_csv_field(out_, plans_->plan_of(j.spec.id));
+    }
     out_ << '\n';
   }
   // Its rows are in the file (RunSnapshots keeps the file's position); nothing else.
@@ -70,6 +77,7 @@ class JobsCsvWriter : public Observer {
   std::ostream& out_;
   const EnergyMeter* energy_;
   bool bound_idle_;
+  const ClusterPhysics* plans_;
 };
 
 // RunOptions::job_columns: the jobs.csv records as typed columns.
@@ -586,7 +594,8 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open() || options.jobs_csv) {
-    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get(), binds);
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get(), binds,
+                                                  setup.physics() && setup.physics()->plan_model() ? setup.physics() : nullptr);
     sim.add_observer(*jobs_writer);
   }
   std::unique_ptr<JobColumnsCollector> job_columns;

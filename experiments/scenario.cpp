@@ -5,11 +5,32 @@
 
 #include "experiments/default_scenario.hpp"
 #include "experiments/interrupt.hpp"
+#include "parallelism/model_spec.hpp"
 #include "rl/env/env_config.hpp"
 #include "rl/train_config.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
+
+namespace {
+
+// Whether `name` is a model of the parallelism catalogue (parallelism/model_spec.hpp).
+bool is_catalogue_model(const std::string& name) {
+  try {
+    find_model(name);
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::string catalogue_model_names() {
+  std::string out;
+  for (const ModelSpec& m : builtin_models()) out += (out.empty() ? "" : ", ") + m.name;
+  return out;
+}
+
+}  // namespace
 
 const char* default_scenario_yaml() { return kDefaultScenarioYaml; }
 
@@ -127,15 +148,50 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   const auto resolve_profile = [&s](const std::string& name, const ConfigNode& where) -> std::string {
     if (const WorkloadProfile* p = s.profiles.find(name)) return p->name;
     if (s.throughputs && s.throughputs->job_type_id(name) >= 0) return name;
+    if (is_catalogue_model(name)) return find_model(name).name;  // an LLM under a parallelism plan
     where.fail(s.profiles.unknown_message(name) + (s.throughputs ? "; the job types of " + s.physics->throughputs + " are known too" : std::string()));
   };
   s.workload = WorkloadConfig::parse(workload, resolve_profile);
   if (s.workload.trace && s.workload.trace->models && !s.physics) {
     workload.child("trace").child("models").fail("models only matter with the physics model on; add a `physics:` map to the scenario");
   }
+  std::vector<std::string> planned_trace_models;
+  if (s.workload.trace && s.workload.trace->models && s.physics) {
+    // LLM models the rules assign run under their rule's `plan:` (default auto); one model
+    // has one plan in a run.
+    const ConfigNode models = workload.child("trace").child("models");
+    const auto& rules = s.workload.trace->models->rules();
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const TraceModelRule& rule = rules[i];
+      const std::optional<ConfigNode> rule_node = models.is_sequence() ? std::optional<ConfigNode>(models.at(i)) : std::nullopt;
+      for (const auto& [name, share] : rule.shares) {
+        if (!is_catalogue_model(name)) {
+          if (rule.plan) {
+            rule_node->child("plan").fail("'" + name + "' is no model of the parallelism catalogue (" + catalogue_model_names() +
+                                          "), so it cannot run under a plan; use one of those names or drop `plan:`");
+          }
+          continue;
+        }
+        PlanRequest request = rule.plan ? *rule.plan : PlanRequest{};
+        if (!rule.plan) request.where = (rule_node ? *rule_node : models).where();
+        if (request.kind == PlanRequest::Kind::kDataParallel && !s.profiles.find(name)) {
+          rule_node->child("plan").fail("'" + name + "' has no workload profile, so it cannot run data_parallel; use auto or a plan map");
+        }
+        auto same = std::find_if(s.llm_plans.begin(), s.llm_plans.end(), [&](const auto& e) { return e.first == name; });
+        if (same != s.llm_plans.end()) {
+          if (!(same->second == request)) {
+            (rule_node ? *rule_node : models).fail("gives '" + name + "' another plan than " + same->second.where + "; a model has one plan in a run");
+          }
+          continue;
+        }
+        s.llm_plans.emplace_back(name, request);
+        if (request.kind != PlanRequest::Kind::kDataParallel) planned_trace_models.push_back(name);
+      }
+    }
+  }
   if (s.workload.trace && s.physics) {  // checks every job's model, assigns, counts those without a profile
-    s.workload.trace->options.models =
-        std::make_shared<const TraceModels>(s.workload.trace->models, s.profiles, true, s.throughputs, s.physics->throughputs);
+    s.workload.trace->options.models = std::make_shared<const TraceModels>(s.workload.trace->models, s.profiles, true, s.throughputs,
+                                                                           s.physics->throughputs, planned_trace_models);
   }
   // `load:` needs the cluster's size, known only here (docs/config.md#offered-load).
   if (s.workload.synthetic && s.workload.synthetic->load) s.workload.synthetic->set_offered_load(static_cast<int>(total), workload.child("synthetic").child("load"));
@@ -163,8 +219,26 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
 
   if (s.workload.synthetic && !s.workload.synthetic->models.empty()) {
     const ConfigNode models = workload.child("synthetic").child("models");
+    const auto& plans = s.workload.synthetic->plans;
     for (const auto& [model, p] : s.workload.synthetic->models) {
       const auto matrix_jobs = s.throughputs ? s.throughputs->job_types() : std::vector<std::string>{};
+      // An LLM of the parallelism catalogue runs under a plan: `plan:` or auto.
+      const auto plan = std::find_if(plans.begin(), plans.end(), [&](const auto& e) { return e.first == model; });
+      const bool llm = is_catalogue_model(model);
+      if (plan != plans.end() && !llm) {
+        models.child(model).child("plan").fail("'" + model + "' is no model of the parallelism catalogue (" + catalogue_model_names() +
+                                               "), so it cannot run under a plan; use one of those names or drop `plan:`");
+      }
+      if (llm && s.physics) {
+        PlanRequest request;
+        if (plan != plans.end()) {
+          request = plan->second;
+        } else {
+          request.where = models.child(model).where();
+        }
+        s.llm_plans.emplace_back(model, request);
+        if (request.kind != PlanRequest::Kind::kDataParallel) continue;
+      }
       if (!s.profiles.find(model) && std::find(matrix_jobs.begin(), matrix_jobs.end(), model) == matrix_jobs.end()) {
         std::string known;
         for (const auto& n : s.profiles.names()) known += (known.empty() ? "" : ", ") + n;

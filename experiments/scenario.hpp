@@ -18,6 +18,7 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/cluster_spec.hpp"
 #include "sim/topology.hpp"
+#include "sim/training_plan.hpp"
 #include "sim/workload_profiles.hpp"
 #include "sim/config_node.hpp"
 #include "sim/failure_model.hpp"
@@ -43,6 +44,10 @@ struct ScenarioConfig {
   TopologyConfig topology;
   std::optional<PhysicsConfig> physics;
   std::shared_ptr<const ThroughputMatrix> throughputs;  // physics.throughputs, loaded
+  // LLM job classes with a parallelism plan (docs/parallelism.md, "In a run"): the
+  // workload's models that name a model of the parallelism catalogue, with their `plan:`
+  // (default auto). Empty: no job runs under a plan (outputs as before issue 26).
+  std::vector<std::pair<std::string, PlanRequest>> llm_plans;
   // Energy metering (`energy:`) and price/carbon signals (`signals:`), docs/energy.md.
   std::optional<EnergyConfig> energy;
   std::optional<SignalsConfig> signals;

@@ -1,6 +1,7 @@
 #include "experiments/simulation_setup.hpp"
 
 #include "experiments/interrupt.hpp"
+#include "parallelism/llm_plan_model.hpp"
 #include "sim/error.hpp"
 
 namespace schedsim {
@@ -14,6 +15,15 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     });
     physics_ = std::make_unique<ClusterPhysics>(cluster_, *topology_, scenario.accelerators, scenario.profiles, *scenario.physics,
                                                 scenario.throughputs.get());
+    // LLM jobs under a parallelism plan: the implementation lives in parallelism/, which
+    // sim/ may not include; the physics model sees only the interface.
+    if (!scenario.llm_plans.empty()) {
+      auto plans = std::make_unique<LlmPlanModel>(scenario.llm_plans, scenario.topology);
+      if (!plans->empty()) {
+        plans_ = std::move(plans);
+        physics_->set_plan_model(plans_.get());
+      }
+    }
     options_.physics = physics_.get();
     for (int n = 0; n < cluster_.num_nodes(); ++n) node_rack_.push_back(topology_->rack_of_node(n));
     options_.node_group = &node_rack_;

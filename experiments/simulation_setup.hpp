@@ -61,6 +61,7 @@ class SimulationSetup {
   ClusterSpec cluster_;
   std::unique_ptr<JobSource> source_;
   std::unique_ptr<TopologySpec> topology_;
+  std::unique_ptr<TrainingPlanModel> plans_;  // before physics_, which points at it
   std::unique_ptr<ClusterPhysics> physics_;
   std::unique_ptr<GridSignals> signals_;
   std::vector<std::unique_ptr<GridSignals>> site_signals_;

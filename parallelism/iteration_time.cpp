@@ -155,14 +155,18 @@ IterationBreakdown iteration_time(const ModelSpec& model, const ParallelismPlan&
   // bytes; zero3/FSDP gathers the weights twice (forward, backward) and reduce-scatters
   // the gradients: 3(d-1)/d.
   const double volume = zero3 ? 1.5 : 1.0;
+  double dp_network_bytes = 0;
   auto dp_sync = [&](int group, double params) {
     if (group <= 1 || params <= 0) return 0.0;
-    const Channel c = channel(net, o, plan.tensor * plan.context * group, devices);
+    const int span = plan.tensor * plan.context * group;
+    const Channel c = channel(net, o, span, devices);
+    if (span > net.devices_per_nvlink_domain) dp_network_bytes += volume * 2.0 * (group - 1) / group * 2 * params;
     return volume * ring_allreduce_time_s(group, 2 * params, c.bandwidth_Bps, c.latency_s);
   };
   r.dp_comm_s = dp_sync(plan.data, dense_params) + dp_sync(plan.data / plan.expert, expert_params);
   const double with_dp = iteration_time_s(pipeline_s, r.dp_comm_s, o.dp_overlap);
   r.dp_exposed_s = with_dp - pipeline_s;
+  r.dp_network_bytes = dp_network_bytes;
 
   // Adam reads and writes master weights, moments and the bf16 weights and gradients of
   // its shard.

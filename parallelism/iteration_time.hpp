@@ -59,6 +59,9 @@ struct IterationBreakdown {
   double bubble_s = 0;       // (p-1) micro-batch slots of idle pipeline
   double dp_comm_s = 0;      // gradient sync (before overlap)
   double dp_exposed_s = 0;   // the part not hidden behind compute
+  // Bytes one device sends per iteration for the DP sync when its group leaves the NVLink
+  // domain (0 inside one): what the kernel shares max-min with other jobs' traffic.
+  double dp_network_bytes = 0;
   double optimizer_s = 0;    // Adam update, memory-bound
   double iteration_s = 0;
   double tokens_per_s = 0;

@@ -30,7 +30,7 @@ class ElasticGoodputPolicy : public Policy {
     while (!queue_.empty()) {
       const auto head = *queue_.begin();
       const JobSpec& spec = view.job(head.second).spec;
-      const int need = spec.is_elastic() ? spec.min_gpus : spec.num_gpus;
+      const int need = spec.is_elastic() ? fewest_runnable(view, spec) : spec.num_gpus;
       if (!take(view, spec, need) && !(shrink_for(view, spec, need, out) && take(view, spec, need))) break;
       out.start(head.second, devices_);
       queue_.erase(head);
@@ -46,6 +46,24 @@ class ElasticGoodputPolicy : public Policy {
     ar.check(best_type_ >= 0, "elastic-goodput's device type is negative");
   }
  private:
+  // The fewest devices an elastic job can run on: min_gpus, or, when the physics model
+  // admits no device type there (an LLM job whose plans need more devices: estimated_rate
+  // 0), the smallest count up to max_gpus that some type admits (min_gpus when none).
+  static int fewest_runnable(const SchedulerView& view, const JobSpec& spec) {
+    const PhysicsModel* physics = view.physics();
+    if (!physics) return spec.min_gpus;
+    const int types = static_cast<int>(view.cluster().device_types().size());
+    auto runs = [&](int n) {
+      for (int t = 0; t < types; ++t)
+        if (physics->estimated_rate(spec, t, n) > 0) return true;
+      return false;
+    };
+    if (runs(spec.min_gpus)) return spec.min_gpus;
+    for (int n = spec.min_gpus + 1; n <= spec.max_gpus; ++n)
+      if (runs(n)) return n;
+    return spec.min_gpus;
+  }
+
   // The job's goodput on n devices of its current type relative to now: physics_rate x
   // estimated_rate(n) / estimated_rate(held). 0 when the physics model says it cannot run.
   static double rate_on(const SchedulerView& view, const JobState& j, int n) {
@@ -101,10 +119,11 @@ class ElasticGoodputPolicy : public Policy {
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
       if (!resizable(view, s) || !of_type(view.job(s).devices.front())) continue;
       const JobState& j = view.job(s);
-      const int extra = static_cast<int>(j.devices.size()) - j.spec.min_gpus;
+      const int floor = fewest_runnable(view, j.spec);
+      const int extra = static_cast<int>(j.devices.size()) - floor;
       if (extra <= 0) continue;
       double loss = 0;  // goodput lost per device given back
-      if (view.physics()) loss = (j.physics_rate - rate_on(view, j, j.spec.min_gpus)) / extra;
+      if (view.physics()) loss = (j.physics_rate - rate_on(view, j, floor)) / extra;
       shrink_.emplace_back(loss, s);
       spare += extra;
     }
@@ -114,14 +133,18 @@ class ElasticGoodputPolicy : public Policy {
     std::size_t k = 0;
     while (planned < missing) {
       const JobState& j = view.job(shrink_[k++].second);
-      planned += static_cast<int>(j.devices.size()) - j.spec.min_gpus;
+      planned += static_cast<int>(j.devices.size()) - fewest_runnable(view, j.spec);
     }
     if (static_cast<int>(resized_.size() + k) > max_resizes_) return -1;
     int left = missing;
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot s = shrink_[i].second;
       const JobState& j = view.job(s);
-      const int give = std::min(left, static_cast<int>(j.devices.size()) - j.spec.min_gpus);
+      // A job whose fewest runnable count is above min_gpus (an LLM plan) shrinks to that
+      // count, where it is known to run, not to any count in between.
+      const int floor = fewest_runnable(view, j.spec);
+      const int extra = static_cast<int>(j.devices.size()) - floor;
+      const int give = floor != j.spec.min_gpus ? extra : std::min(left, extra);
       left -= give;
       const int keep = static_cast<int>(j.devices.size()) - give;
       kept_.assign(j.devices.begin(), j.devices.begin() + keep);

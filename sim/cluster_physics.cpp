@@ -11,6 +11,25 @@
 
 namespace schedsim {
 
+namespace {
+
+// The most devices of `devices` on one node.
+int max_devices_on_a_node(const ClusterSpec& cluster, Span<DeviceId> devices) {
+  int best = 0, run = 0, node = -1;
+  std::vector<int> nodes;
+  nodes.reserve(devices.size());
+  for (DeviceId d : devices) nodes.push_back(cluster.node_of(d));
+  std::sort(nodes.begin(), nodes.end());
+  for (int n : nodes) {
+    run = n == node ? run + 1 : 1;
+    node = n;
+    best = std::max(best, run);
+  }
+  return best;
+}
+
+}  // namespace
+
 PhysicsConfig PhysicsConfig::parse(const ConfigNode& node) {
   node.expect_map({"reference_device", "overlap", "interference_factor", "mixed_types", "checkpoint", "elastic_serial_fraction", "throughputs"});
   PhysicsConfig c;
@@ -190,6 +209,16 @@ std::string ClusterPhysics::placement_problem(const JobSpec& job, Span<DeviceId>
            cluster_.device_type_of(devices[0]) + " devices placed this way (or on the reference type)";
   }
   const int first_type = cluster_.node(cluster_.node_of(devices[0])).type_index;
+  if (planned(job)) {
+    for (DeviceId d : devices) {
+      const int t = cluster_.node(cluster_.node_of(d)).type_index;
+      if (t != first_type && !config_.allow_mixed_types) {
+        return "the placement mixes device types " + cluster_.device_types()[static_cast<std::size_t>(first_type)] + " and " +
+               cluster_.device_types()[static_cast<std::size_t>(t)] + ", which physics.mixed_types: forbid does not allow";
+      }
+    }
+    return planned_on(job, devices).problem;
+  }
   const WorkloadProfile* profile = profile_of(job);
   for (DeviceId d : devices) {
     const int t = cluster_.node(cluster_.node_of(d)).type_index;
@@ -209,6 +238,11 @@ std::string ClusterPhysics::placement_problem(const JobSpec& job, Span<DeviceId>
 }
 
 double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devices, double shared_bandwidth_Bps) const {
+  if (planned(job)) {
+    const PlannedIteration it = planned_on(job, devices);
+    if (!it.problem.empty()) throw InvariantError("iteration time asked for job '" + job.id + "' on devices where it cannot run: " + it.problem);
+    return contended_iteration_s(it.iteration_s, it.dp_network_bytes_per_device * max_devices_on_a_node(cluster_, devices), shared_bandwidth_Bps);
+  }
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("iteration time asked for job '" + job.id + "', which has no workload profile");
   const int n = static_cast<int>(devices.size());
@@ -233,6 +267,12 @@ double ClusterPhysics::iteration_time_s(const JobSpec& job, Span<DeviceId> devic
 }
 
 double ClusterPhysics::reference_iteration_time_s(const JobSpec& job, int num_devices) const {
+  if (planned(job)) {
+    if (num_devices == job.num_gpus) return planned_reference_s(job);
+    JobSpec resized = job;  // the reference placement of another device count
+    resized.num_gpus = num_devices;
+    return planned_reference_s(resized);
+  }
   const WorkloadProfile* profile = profile_of(job);
   if (!profile) throw InvariantError("reference iteration time asked for job '" + job.id + "', which has no workload profile");
   const AcceleratorSpec& ref = reference_type(job);
@@ -286,7 +326,23 @@ bool ClusterPhysics::shares_node(JobSlot slot, const std::vector<DeviceId>& devi
   return false;
 }
 
-void ClusterPhysics::cache_placement(const JobSpec& /*job*/, Placed& p) {
+void ClusterPhysics::cache_placement(const JobSpec& job, Placed& p) {
+  if (p.planned) {
+    // The plan's time alone; its DP traffic leaving the NVLink domains crosses the shared
+    // links, a node's worth of devices through each (the ring enters and leaves each node,
+    // rack and pod once per device's ring).
+    const PlannedIteration it = planned_on(job, p.devices);
+    if (!it.problem.empty()) throw InvariantError("job '" + job.id + "' was placed where its plan cannot run: " + it.problem);
+    topology_.comm_path(p.devices, path_);
+    p.compute_s = it.compute_s;
+    p.fixed_bw_Bps = path_.private_bandwidth_Bps;
+    p.latency_s = path_.latency_s;
+    p.wire_bytes = it.dp_network_bytes_per_device * max_devices_on_a_node(cluster_, p.devices);
+    p.alone_s = it.iteration_s;
+    p.demand_Bps = p.alone_s > 0 ? p.wire_bytes / p.alone_s : 0.0;
+    job_plans_[job.id] = it.plan;
+    return;
+  }
   const WorkloadProfile* profile = p.profile;
   if (!profile) return;
   const int n = static_cast<int>(p.devices.size());
@@ -310,7 +366,7 @@ void ClusterPhysics::cache_placement(const JobSpec& /*job*/, Placed& p) {
 
 double ClusterPhysics::job_rate(const JobState& j, Placed& p) const {
   double rate = 1.0;
-  if (p.profile) {
+  if (p.profile || p.planned) {
     // Same arithmetic as iteration_time_s(), from the cached parts of the placement.
     const double t_iter = contended_iteration_s(p.alone_s, p.wire_bytes, p.flow >= 0 ? p.share_Bps : MaxMinFairShare::kUnlimited);
     rate = p.t_ref_s / t_iter;
@@ -362,8 +418,9 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
     if (j.devices.empty()) continue;
     if (p.arrival_seq != j.arrival_seq || p.t_ref_s == 0.0) {  // a new job in this slot
       p.arrival_seq = j.arrival_seq;
-      p.profile = profile_of(j.spec);  // looked up once per job: a string hash
-      p.t_ref_s = p.profile ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
+      p.planned = planned(j.spec);
+      p.profile = p.planned ? nullptr : profile_of(j.spec);  // looked up once per job: a string hash
+      p.t_ref_s = p.profile || p.planned ? reference_iteration_time_s(j.spec, j.spec.num_gpus) : 0.0;
     }
     p.devices = j.devices;
     p.placed = true;
@@ -376,7 +433,7 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
       }
       touch_nodes(slot, p.devices);
     }
-    if (p.profile) {
+    if (p.profile || p.planned) {
       cache_placement(j.spec, p);  // leaves the comm path in path_
       if (!path_.shared_links.empty() && p.demand_Bps > 0) {
         p.flow = fair_share_.add_flow(path_.shared_links, p.demand_Bps);
@@ -418,6 +475,16 @@ void ClusterPhysics::update_rates(const Simulator& sim, const std::vector<JobSlo
 
 double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int num_devices) const {
   const AcceleratorSpec& type = *type_specs_[static_cast<std::size_t>(type_index)];
+  if (planned(job)) {
+    // 0 where no plan fits (or the type has too few devices): policies then never offer it.
+    int of_type = 0;
+    for (int n = 0; n < cluster_.num_nodes(); ++n)
+      if (cluster_.node(n).type_index == type_index) of_type += cluster_.node(n).num_devices;
+    if (num_devices < 1 || of_type < num_devices) return 0.0;
+    const PlannedIteration it = plan_model_->plan(job, type, num_devices, devices_per_node_of_type(type_index));
+    if (!it.problem.empty()) return 0.0;
+    return planned_reference_s(job) / it.iteration_s;
+  }
   const WorkloadProfile* profile = profile_of(job);
   if (is_matrix_job(job)) {
     const auto v = measured_steps_per_s(job, type_index, num_devices, true);
@@ -452,7 +519,7 @@ double ClusterPhysics::estimated_rate(const JobSpec& job, int type_index, int nu
 
 double ClusterPhysics::uncontended_rate(const JobSpec& job, Span<DeviceId> devices) const {
   if (devices.empty() || !placement_problem(job, devices).empty()) return 0.0;
-  if (profile_of(job)) {
+  if (planned(job) || profile_of(job)) {
     return reference_iteration_time_s(job, job.num_gpus) / iteration_time_s(job, devices, MaxMinFairShare::kUnlimited);
   }
   if (is_matrix_job(job)) return matrix_rate(job, std::vector<DeviceId>(devices.begin(), devices.end()));
@@ -463,6 +530,7 @@ double ClusterPhysics::uncontended_rate(const JobSpec& job, Span<DeviceId> devic
 }
 
 double ClusterPhysics::checkpoint_save_s(const JobSpec& job, int /*num_devices*/) const {
+  if (planned(job)) return plan_model_->params(job) * config_.checkpoint_bytes_per_param / (config_.storage_bandwidth_gbps * 1e9);
   const WorkloadProfile* profile = profile_of(job);
   const double bytes = profile ? profile->params * config_.checkpoint_bytes_per_param : config_.default_checkpoint_gb * 1e9;
   return bytes / (config_.storage_bandwidth_gbps * 1e9);
@@ -475,6 +543,56 @@ double ClusterPhysics::compute_utilization(JobSlot slot) const {
 
 double ClusterPhysics::checkpoint_restore_s(const JobSpec& job, int num_devices) const {
   return checkpoint_save_s(job, num_devices) + config_.restart_overhead_s;
+}
+
+int ClusterPhysics::devices_per_node_of_type(int type_index) const {
+  for (int n = 0; n < cluster_.num_nodes(); ++n)
+    if (cluster_.node(n).type_index == type_index) return cluster_.node(n).num_devices;
+  return 8;
+}
+
+int ClusterPhysics::devices_per_node_of(const AcceleratorSpec& type) const {
+  for (std::size_t i = 0; i < group_specs_.size(); ++i)
+    if (group_specs_[i] == &type) return cluster_.groups()[i].devices_per_node;
+  return 8;
+}
+
+PlannedIteration ClusterPhysics::planned_on(const JobSpec& job, Span<DeviceId> devices) const {
+  // Synchronous training runs at the slowest type's pace; any type that cannot hold the
+  // plan refuses the whole set.
+  PlannedIteration worst;
+  int seen_types = 0;  // bit set of type indices already evaluated (first 64 types)
+  bool first = true;
+  for (DeviceId d : devices) {
+    const int t = cluster_.node(cluster_.node_of(d)).type_index;
+    if (t < 64 && (seen_types >> t) & 1) continue;
+    if (t < 64) seen_types |= 1 << t;
+    PlannedIteration it = plan_model_->plan(job, *type_specs_[static_cast<std::size_t>(t)], static_cast<int>(devices.size()), devices_per_node_of_type(t));
+    if (!it.problem.empty()) return it;
+    if (first || it.iteration_s > worst.iteration_s) worst = std::move(it);
+    first = false;
+  }
+  return worst;
+}
+
+// The plan on the job's device count of the reference type, consolidated and alone;
+// when no plan fits the reference type's memory, the fastest plan as if it did.
+double ClusterPhysics::planned_reference_s(const JobSpec& job) const {
+  const int num_devices = job.num_gpus;
+  const AcceleratorSpec& ref = reference_type(job);
+  const int per_node = devices_per_node_of(ref);
+  PlannedIteration it = plan_model_->plan(job, ref, num_devices, per_node);
+  if (!it.problem.empty()) it = plan_model_->plan(job, ref, num_devices, per_node, true);
+  if (!it.problem.empty()) {
+    throw InputError("job '" + job.id + "' (" + job.model + ", " + std::to_string(num_devices) + " GPUs)",
+                     "no reference iteration time on " + ref.name + ": " + it.problem);
+  }
+  return it.iteration_s;
+}
+
+std::string ClusterPhysics::plan_of(const std::string& job_id) const {
+  auto it = job_plans_.find(job_id);
+  return it == job_plans_.end() ? "" : it->second;
 }
 
 std::string ClusterPhysics::invariant_problem() const {

@@ -26,6 +26,7 @@
 #include "sim/physics.hpp"
 #include "sim/throughput_matrix.hpp"
 #include "sim/topology.hpp"
+#include "sim/training_plan.hpp"
 #include "sim/workload_profiles.hpp"
 
 namespace schedsim {
@@ -88,6 +89,19 @@ class ClusterPhysics : public PhysicsModel {
   // Saves or restores the state (sim/snapshot_archive.hpp).
   void snapshot(SnapshotArchive& ar) override;
 
+  // LLM jobs with a parallelism plan (sim/training_plan.hpp; null = none, the default):
+  // for the jobs it handles, memory, iteration time and DP traffic come from their plan
+  // on the devices offered instead of from a workload profile. Set before the run; must
+  // outlive the model.
+  void set_plan_model(const TrainingPlanModel* model) { plan_model_ = model; }
+  const TrainingPlanModel* plan_model() const { return plan_model_; }
+  bool planned(const JobSpec& job) const { return plan_model_ && plan_model_->handles(job); }
+  // The plan `job` (by id) ran under in its latest placement, "" when none (jobs.csv's
+  // plan column).
+  std::string plan_of(const std::string& job_id) const;
+  // The job's plan on `devices` (the slowest device type's when they mix types).
+  PlannedIteration planned_on(const JobSpec& job, Span<DeviceId> devices) const;
+
  private:
   struct Placed {  // what the model remembers about a placed job, by slot
     std::uint64_t arrival_seq = 0;
@@ -105,6 +119,7 @@ class ClusterPhysics : public PhysicsModel {
     double demand_Bps = 0.0;       // average traffic uncontended: wire_bytes / alone_s (its max-min cap)
     double share_Bps = 0.0;        // last max-min share applied
     double utilization = 1.0;      // compute / iteration time at the last rate update
+    bool planned = false;          // an LLM job under a parallelism plan (plan_model_)
   };
   static double contended_iteration_s(double alone_s, double wire_bytes, double share_Bps);
   // Rate before interference; also records the placement's compute utilization in `p`.
@@ -116,8 +131,14 @@ class ClusterPhysics : public PhysicsModel {
   double matrix_rate(const JobSpec& job, const std::vector<DeviceId>& devices) const;
   bool shares_node(JobSlot slot, const std::vector<DeviceId>& devices) const;
 
+  int devices_per_node_of_type(int type_index) const;
+  int devices_per_node_of(const AcceleratorSpec& type) const;  // of its first group; 8 when not in the cluster
+  double planned_reference_s(const JobSpec& job) const;
+
   const ClusterSpec& cluster_;
   const TopologySpec& topology_;
+  const TrainingPlanModel* plan_model_ = nullptr;
+  std::map<std::string, std::string> job_plans_;  // job id -> plan of its latest placement (planned jobs)
   const AcceleratorCatalogue& accelerators_;
   const WorkloadProfileCatalogue& profiles_;
   PhysicsConfig config_;

@@ -482,8 +482,11 @@ void ClusterPhysics::snapshot(SnapshotArchive& ar) {
     std::string profile = p.profile ? p.profile->name : "";
     ar(profile);
     if (ar.loading()) p.profile = profile.empty() ? nullptr : profiles_.find(profile);
+    // Only runs with a plan model carry plans: other snapshots keep their bytes.
+    if (plan_model_) ar(p.planned);
   });
   ar(node_jobs_, mark_, flow_slot_);
+  if (plan_model_) ar(job_plans_);
   if (!ar.loading()) return;
   const int n = cluster_.num_devices();
   ar.check(node_jobs_.size() == static_cast<std::size_t>(cluster_.num_nodes()), "the physics model's node lists are sized for another cluster");

@@ -189,7 +189,14 @@ SyntheticConfig SyntheticConfig::parse(const ConfigNode& node) {
   if (auto m = node.maybe_child("models")) {
     double total = 0;
     for (const std::string& key : m->keys()) {
-      c.models.emplace_back(key, m->child(key).as_positive_double());
+      const ConfigNode entry = m->child(key);
+      if (entry.is_map()) {  // {share: P, plan: ...}: an LLM job class with its parallelism plan
+        entry.expect_map({"share", "plan"});
+        c.models.emplace_back(key, entry.child("share").as_positive_double());
+        if (auto plan = entry.maybe_child("plan")) c.plans.emplace_back(key, PlanRequest::parse(*plan));
+      } else {
+        c.models.emplace_back(key, entry.as_positive_double());
+      }
       total += c.models.back().second;
     }
     if (c.models.empty()) m->fail("give at least one model with its probability, e.g. {ResNet-50: 0.5, BERT-large: 0.5}");
@@ -248,6 +255,12 @@ YAML::Node SyntheticConfig::to_yaml() const {
   if (!models.empty()) {
     YAML::Node m(YAML::NodeType::Map);
     for (const auto& [name, p] : models) m[name] = p;
+    for (const auto& [name, plan] : plans) {
+      YAML::Node e(YAML::NodeType::Map);
+      e["share"] = m[name].as<double>();
+      e["plan"] = plan.to_yaml();
+      m[name] = e;
+    }
     n["models"] = m;
   }
   if (recorded_status) {

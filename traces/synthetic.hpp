@@ -14,6 +14,7 @@
 #include "sim/config_node.hpp"
 #include "sim/job_source.hpp"
 #include "sim/rng.hpp"
+#include "sim/training_plan.hpp"
 #include "traces/distribution.hpp"
 
 namespace schedsim {
@@ -47,6 +48,9 @@ struct SyntheticConfig {
   // (workload profile name, probability): the model each job trains, for the physics
   // model; empty = no model (rate 1 everywhere).
   std::vector<std::pair<std::string, double>> models;
+  // (model name, `plan:`) of the models written as {share: P, plan: ...}
+  // (docs/parallelism.md, "In a run"); models without one keep the default.
+  std::vector<std::pair<std::string, PlanRequest>> plans;
   // The calibrated preset this config started from ("" = none).
   std::string preset;
   // When set (shares > 0), each job carries a recorded status drawn with these shares

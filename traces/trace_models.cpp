@@ -85,7 +85,7 @@ TraceModelAssignment TraceModelAssignment::parse(const ConfigNode& node, const N
   for (std::size_t i = 0; i < node.size(); ++i) {
     const ConfigNode r = node.at(i);
     if (!r.is_map()) r.fail("a rule must be a map, e.g. {min_gpus: 8, model: GPT-2-1.5B}");
-    r.expect_map({"trace_model", "min_gpus", "max_gpus", "min_duration_s", "max_duration_s", "model", "shares"});
+    r.expect_map({"trace_model", "min_gpus", "max_gpus", "min_duration_s", "max_duration_s", "model", "shares", "plan"});
     TraceModelRule rule;
     if (auto t = r.maybe_child("trace_model")) {
       rule.trace_model = t->as_string();
@@ -109,6 +109,7 @@ TraceModelAssignment TraceModelAssignment::parse(const ConfigNode& node, const N
     } else {
       rule.shares = parse_shares(r.child("shares"), resolve);
     }
+    if (auto p = r.maybe_child("plan")) rule.plan = PlanRequest::parse(*p);
     const YAML::Mark m = r.yaml().Mark();
     rule.line = m.is_null() ? 0 : m.line + 1;
     a.rules_.push_back(std::move(rule));
@@ -136,6 +137,7 @@ YAML::Node TraceModelAssignment::to_yaml() const {
     } else {
       n["shares"] = shares_yaml(r);
     }
+    if (r.plan) n["plan"] = r.plan->to_yaml();
     list.push_back(n);
   }
   return list;
@@ -163,11 +165,17 @@ const std::string& TraceModelAssignment::draw(const TraceModelRule& rule, const 
 }
 
 TraceModels::TraceModels(std::optional<TraceModelAssignment> assignment, WorkloadProfileCatalogue profiles, bool physics,
-                         std::shared_ptr<const ThroughputMatrix> matrix, std::string matrix_label)
-    : assignment_(std::move(assignment)), profiles_(std::move(profiles)), physics_(physics), matrix_(std::move(matrix)), matrix_label_(std::move(matrix_label)) {}
+                         std::shared_ptr<const ThroughputMatrix> matrix, std::string matrix_label, std::vector<std::string> planned_models)
+    : assignment_(std::move(assignment)),
+      profiles_(std::move(profiles)),
+      physics_(physics),
+      matrix_(std::move(matrix)),
+      matrix_label_(std::move(matrix_label)),
+      planned_models_(std::move(planned_models)) {}
 
 bool TraceModels::known(const std::string& model) const {
-  return profiles_.find(model) != nullptr || (matrix_ && matrix_->job_type_id(model) >= 0);
+  return profiles_.find(model) != nullptr || (matrix_ && matrix_->job_type_id(model) >= 0) ||
+         std::find(planned_models_.begin(), planned_models_.end(), model) != planned_models_.end();
 }
 
 TraceModels::Outcome TraceModels::apply(JobSpec& job, std::uint64_t seed, const std::string& trace_path) const {

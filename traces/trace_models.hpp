@@ -24,6 +24,7 @@
 #include "sim/config_node.hpp"
 #include "sim/job.hpp"
 #include "sim/throughput_matrix.hpp"
+#include "sim/training_plan.hpp"
 #include "sim/workload_profiles.hpp"
 
 namespace schedsim {
@@ -43,6 +44,9 @@ struct TraceModelRule {
   // by name so that the draw does not depend on the order written.
   std::vector<std::pair<std::string, double>> shares;
   bool single = false;  // written as `model: NAME` (for the resolved config)
+  // `plan:` for the LLM models this rule assigns (docs/parallelism.md, "In a run");
+  // checked and applied by the scenario.
+  std::optional<PlanRequest> plan;
   std::int64_t line = 0;  // of the rule in the config, for messages (0 = unknown)
 
   bool matches(const JobSpec& job) const;
@@ -79,8 +83,10 @@ class TraceModels {
  public:
   // `profiles` is copied; `matrix` (may be null) adds its job types to the known names.
   // `matrix_label` names the matrix in messages (its path as configured).
+  // `planned_models`: model names that run under a parallelism plan (known without a profile).
   TraceModels(std::optional<TraceModelAssignment> assignment, WorkloadProfileCatalogue profiles, bool physics,
-              std::shared_ptr<const ThroughputMatrix> matrix = nullptr, std::string matrix_label = "");
+              std::shared_ptr<const ThroughputMatrix> matrix = nullptr, std::string matrix_label = "",
+              std::vector<std::string> planned_models = {});
 
   enum class Outcome { kOwnProfile, kAssigned, kNoProfile };
   struct Tally {
@@ -106,6 +112,7 @@ class TraceModels {
   bool physics_;
   std::shared_ptr<const ThroughputMatrix> matrix_;
   std::string matrix_label_;
+  std::vector<std::string> planned_models_;
 };
 
 }  // namespace schedsim

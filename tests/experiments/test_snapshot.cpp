@@ -206,6 +206,26 @@ energy:
 policy: {name: thermal-aware, base: fifo}
 )";
 
+// LLM jobs under parallelism plans (issue 26): auto and declared plans, DP traffic
+// shared over 2:1 oversubscribed racks, the jobs.csv plan column.
+const std::string kLlmPlans = R"(name: snap-llm
+seed: 5
+cluster:
+  nodes:
+    - {count: 8, type: H100-SXM, devices_per_node: 8}
+  topology: {nodes_per_rack: 2, nic_bandwidth_gbps: 100, oversubscription: 2.0}
+workload:
+  synthetic:
+    num_jobs: 40
+    arrival: {process: poisson, mean_interarrival_s: 1800}
+    duration_s: {dist: lognormal, median: 7200, sigma: 1.0}
+    gpus: {16: 0.5, 32: 0.5}
+    models: {LLaMA-2-7B: 0.4, LLaMA-2-70B: 0.3, LLaMA-3-8B: {share: 0.3, plan: {tensor: 2, sharding: zero1}}}
+physics: {}
+information: oracle
+policy: sjf
+)";
+
 struct Case {
   std::string name, scenario;
   std::vector<std::string> sets;
@@ -277,6 +297,7 @@ TEST_CASE("runs resumed from a snapshot write the uninterrupted run's bytes", "[
       {"thermal model at a fixed hot set-point (throttling)", kThermal, {"policy=fifo", "energy.thermal.setpoint_c=35"}},
       {"volcano (queue tree, nvlink placement)", kTopology, {"policy=volcano"}},
       {"yunikorn placeholders under failures", kFailures, {"policy={name: yunikorn, placeholder_timeout_s: 600}"}},
+      {"LLM jobs under parallelism plans", kLlmPlans, {}},
   };
   for (const Case& c : cases) {
     SECTION(c.name) {

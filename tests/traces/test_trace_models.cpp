@@ -99,7 +99,7 @@ TEST_CASE("trace models: shares and rules parse strictly, with exact messages", 
         "([{min_gpus: 8, model: GPT-2-1.5B}, {model: ResNet-50}])");
   CHECK(error("models:\n  - {min_gpu: 8, model: GPT-2-1.5B}\n") ==
         "m.yaml:2: models[0]: unknown key 'min_gpu' (did you mean 'min_gpus'?); valid keys here: trace_model, min_gpus, max_gpus, "
-        "min_duration_s, max_duration_s, model, shares");
+        "min_duration_s, max_duration_s, model, shares, plan");  // plan: issue 26, docs/parallelism.md
   CHECK(error("models:\n  - {min_gpus: 8}\n") ==
         "m.yaml:2: models[0]: give exactly one of 'model' (a profile name) or 'shares' (a map of profile name to share)");
   CHECK(error("models:\n  - {model: DLRM, shares: {DLRM: 1}}\n") ==
