@@ -393,3 +393,148 @@ TEST_CASE("world: every policy of `compare all` runs in the same world and the w
     check_same_run(by_name("spatial"), runs.back());
   }
 }
+
+// ---- Request-level services (issue 26): the meter drives a server with the kernel's clock. ----
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "experiments/snapshot_run.hpp"
+#include "sim/snapshot_archive.hpp"
+
+namespace {
+
+// A request-level model whose server counts arrivals and records what the meter asks of
+// it: starts, replica changes, and that its clock never goes back.
+struct ServerLog {
+  std::vector<std::string> calls;
+  bool clock_went_back = false;
+};
+
+class RecordingServer : public RequestServer {
+ public:
+  RecordingServer(std::shared_ptr<ServerLog> log, std::vector<double> arrivals, double start_s, int replicas)
+      : log_(std::move(log)), arrivals_(std::move(arrivals)), now_s_(start_s), replicas_(replicas) {
+    while (next_ < arrivals_.size() && arrivals_[next_] < start_s) ++next_;
+    first_ = next_;
+  }
+  void advance_to(double t_s) override {
+    if (t_s < now_s_) log_->clock_went_back = true;
+    now_s_ = t_s;
+    while (next_ < arrivals_.size() && arrivals_[next_] <= t_s) ++next_;
+  }
+  void set_replicas(double t_s, int replicas) override {
+    std::ostringstream s;
+    s << "set " << t_s << ' ' << replicas;
+    log_->calls.push_back(s.str());
+    replicas_ = replicas;
+  }
+  int replicas() const override { return replicas_; }
+  RequestLevelTotals totals(double span_s) const override {
+    RequestLevelTotals t;
+    t.arrived = t.finished = static_cast<std::int64_t>(next_ - first_);
+    t.slo_attainment = 1.0;
+    t.goodput_rps = span_s > 0 ? static_cast<double>(t.arrived) / span_s : 0.0;
+    return t;
+  }
+  void write_requests_csv(std::ostream& out) const override { out << "id\n"; }
+
+ private:
+  std::shared_ptr<ServerLog> log_;
+  std::vector<double> arrivals_;
+  std::size_t next_ = 0, first_ = 0;
+  double now_s_;
+  int replicas_;
+};
+
+class RecordingModel : public RequestLevelModel {
+ public:
+  RecordingModel(std::shared_ptr<ServerLog> log, std::vector<double> arrivals) : log_(std::move(log)), arrivals_(std::move(arrivals)) {}
+  std::unique_ptr<RequestServer> start(double start_s, int replicas) const override {
+    std::ostringstream s;
+    s << "start " << start_s << ' ' << replicas;
+    log_->calls.push_back(s.str());
+    return std::make_unique<RecordingServer>(log_, arrivals_, start_s, replicas);
+  }
+  const std::string& device_type() const override { return type_; }
+
+ private:
+  std::shared_ptr<ServerLog> log_;
+  std::vector<double> arrivals_;
+  std::string type_ = "V100";
+};
+
+// The lending scenario above (`scenario()`) with its service made request-level: the same
+// rate curve and capacity, so the autoscaler and the kernel see what they saw before.
+ScenarioConfig request_level_scenario(TempDir& dir, const std::string& policy, std::shared_ptr<ServerLog> log) {
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\ntrain,0,2,20000,1,4\n");
+  const PolicyRegistry reg = builtin_policies();
+  ScenarioConfig s = load_scenario(dir.write("s.yaml", scenario(policy)), {}, std::nullopt, reg);
+  auto services = std::make_shared<std::vector<ServiceSpec>>(*s.inference->services);
+  std::vector<double> arrivals;
+  for (int k = 0; k <= 400; ++k) arrivals.push_back(100.0 * k);  // one request every 100 s over [0, 40000]
+  (*services)[0].request_level = std::make_shared<RecordingModel>(log, arrivals);
+  s.inference->services = services;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("world: a request-level service's server follows the kernel clock and the autoscaler's replicas, and the kernel runs as before",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  const std::string policy = "{name: inference, autoscaler: reactive, interval_s: 300}";
+  const auto before = run(dir, policy, "replica-level");
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, policy, log);
+  run_scenario(s, reg, RunOptions{dir.path("request-level")});
+  const auto r = nlohmann::json::parse(read_file(dir.path("request-level/results.json")));
+  // One replica from the span's first instant (loaded before it), two from the 3600 s
+  // tick when the drop ends; the burst wants more than the pool of 2.
+  CHECK(log->calls == std::vector<std::string>{"start 0 1", "set 3600 2"});
+  CHECK_FALSE(log->clock_went_back);
+  // The kernel's run is the replica-level one's: same jobs, lending and reclaim.
+  CHECK(r["summary"] == before["summary"]);
+  CHECK(read_file(dir.path("request-level/jobs.csv")) == read_file(dir.path("replica-level/jobs.csv")));
+  const auto& svc = r["inference"][0];
+  CHECK(svc["replica_hours"] == before["inference"][0]["replica_hours"]);
+  CHECK(svc["lends"] == 1);
+  CHECK(svc["reclaims"] == 1);
+  CHECK(svc["slo_violation_minutes"].is_null());  // per request instead
+  // Requests over the span [0, makespan]: one each 100 s.
+  const double end_s = r["summary"]["makespan_s"];
+  CHECK(svc["requests"]["arrived"] == static_cast<std::int64_t>(std::floor(end_s / 100.0)) + 1);
+  CHECK(double(svc["requests"]["goodput_rps"]) == Approx((std::floor(end_s / 100.0) + 1) / end_s).epsilon(1e-12));
+  CHECK(svc["requests"]["ttft"].contains("p99_s"));
+}
+
+TEST_CASE("world: gavel runs with a request-level service behind the default autoscaler", "[world][inference][request-level]") {
+  TempDir dir;
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, "gavel", log);
+  const RunResult r = run_scenario(s, reg, RunOptions{});
+  CHECK(r.policy_name == "gavel");
+  REQUIRE(r.inference.size() == 1);
+  REQUIRE(r.inference[0].requests);
+  CHECK(r.inference[0].requests->arrived > 0);
+  CHECK(log->calls.front() == "start 0 1");
+  CHECK(std::find(log->calls.begin(), log->calls.end(), "set 3600 2") != log->calls.end());
+  CHECK_FALSE(log->clock_went_back);
+}
+
+TEST_CASE("world: snapshots of a run with a request-level service are refused before it starts, naming the service",
+          "[world][inference][request-level][snapshot]") {
+  TempDir dir;
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, "fifo", log);
+  RunOptions o{dir.path("snap")};
+  o.snapshot.every = Tick::from_seconds(3600);
+  CHECK_THROWS_MATCHES(run_scenario(s, reg, o), InputError,
+                       Catch::Message("--snapshot-every: request-level inference service 'chat' (its serving engine's state) cannot "
+                                      "be saved in a snapshot; run without --snapshot-every"));
+  CHECK_FALSE(std::filesystem::exists(dir.path("snap/results.json")));
+}
