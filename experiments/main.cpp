@@ -14,6 +14,7 @@
 
 #include "experiments/advise_command.hpp"
 #include "experiments/plan_command.hpp"
+#include "experiments/serve_command.hpp"
 #include "experiments/bench.hpp"
 #include "experiments/cli_errors.hpp"
 #include "rl/env/env_bench.hpp"
@@ -226,7 +227,7 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las (default: all but physics, gavel, gavel-trace and las)");
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las, serving (default: all but physics, gavel, gavel-trace, las and serving)");
   bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)")->check(whole_number(0, UINT64_MAX));
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');
@@ -333,6 +334,14 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--devices-per-node", plan_options.devices_per_node, "devices per node")->capture_default_str()->check(CLI::Range(1, 1024));
   plan_cmd->add_option("--nodes-per-nvlink-domain", plan_options.nodes_per_nvlink_domain, "nodes joined by one NVLink fabric (9: an NVL72 rack of 8-GPU nodes)")->capture_default_str()->check(CLI::Range(1, 1024));
 
+  // Issue 26: request-level LLM serving (docs/serving.md#schedsim-serve).
+  ServeCliOptions serve_options;
+  auto* serve_cmd = app.add_subcommand("serve", "serve a request stream (Azure LLM trace or synthetic) with replicas of one LLM deployment: TTFT, TPOT, SLO attainment; see docs/serving.md");
+  serve_cmd->add_option("config", serve_options.config, "serve config YAML (requests, deployment, replicas, slo; docs/config.md#schedsim-serve)")->required();
+  serve_cmd->add_option("--out", serve_options.out, "output folder: requests.csv and results.json")->capture_default_str();
+  serve_cmd->add_flag("--quiet,-q", serve_options.quiet, "no table");
+  add_data_dir_option(serve_cmd, data_dir);
+
   std::string init_dir = "scenarios", init_data_dir = "../shared/data";
   auto* init = app.add_subcommand("init", "write commented starter scenarios (synthetic, a real trace, heterogeneous with physics, energy and carbon) and a sweep grid");
   init->add_option("dir", init_dir, "folder to write them to (created if needed; existing files are never overwritten)")->capture_default_str();
@@ -368,6 +377,7 @@ int main(int argc, char** argv) {
   examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
   examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");
   examples(advise_cmd, "  schedsim advise experiments/configs/advise/advise_512gpu_2weeks.yaml --objective cost --top 10 --plot");
+  examples(serve_cmd, "  schedsim serve experiments/configs/serve_azure_conv.yaml --out results/serve");
   examples(plan_cmd, "  schedsim plan LLaMA-2-70B --device H100 --devices 64,128,256\n"
                      "  schedsim plan LLaMA-2-7B --device A100-80GB --devices 8 --batch 512");
   examples(completion, "  source <(schedsim completion bash)\n  schedsim completion zsh > ~/.zsh/completions/_schedsim");
@@ -609,6 +619,9 @@ int main(int argc, char** argv) {
     } else if (*advise_cmd) {
       phase = "ranking the plans";
       run_advise_cli(advise_options, std::cout);
+    } else if (*serve_cmd) {
+      phase = "serving the requests";
+      run_serve_cli(serve_options, std::cout);
     } else if (*plan_cmd) {
       phase = "planning";
       run_plan_cli(plan_options, std::cout);

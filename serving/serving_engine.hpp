@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "parallelism/model_spec.hpp"
@@ -52,6 +54,11 @@ class ServingEngine {
   // Throws InputError when the model's weights do not fit tensor_parallel devices (naming
   // the model, device and the numbers) or a limit is not positive.
   ServingEngine(DeploymentSpec deployment, int replicas, DisaggregationSpec disaggregation = {});
+  ~ServingEngine();
+  ServingEngine(const ServingEngine& other);             // deep copy (a snapshot of the run)
+  ServingEngine& operator=(const ServingEngine& other);
+  ServingEngine(ServingEngine&&) noexcept;
+  ServingEngine& operator=(ServingEngine&&) noexcept;
 
   // Requests must be submitted in non-decreasing arrival order, at or after now_s();
   // each is routed on arrival (least outstanding tokens, lowest index on ties).
@@ -72,6 +79,23 @@ class ServingEngine {
   // Tokens of KV cache one replica holds (after weights), the limit batching obeys.
   std::int64_t kv_capacity_tokens() const;
   // ...implementation members are the serving helper's to choose.
+
+  // The same limit in allocation blocks (kv_block_tokens each), and the most blocks any
+  // one replica has held at once so far (never above kv_capacity_blocks()).
+  std::int64_t kv_capacity_blocks() const;
+  std::int64_t peak_kv_blocks_used() const;
+  // Seconds of one iteration of a batch on one replica (the roofline of docs/serving.md):
+  // prefill chunks given as (tokens already cached, chunk tokens) pairs, plus `decodes`
+  // sequences decoding one token each over a total context of `decode_context_tokens`.
+  double iteration_time_s(const std::vector<std::pair<std::int64_t, std::int64_t>>& prefill_chunks,
+                          std::int64_t decodes, std::int64_t decode_context_tokens) const;
+  // Seconds to move the KV cache of a `prompt_tokens` prompt between replicas under
+  // disaggregation (0 when disaggregation is off).
+  double kv_transfer_time_s(std::int64_t prompt_tokens) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Convenience: every request through `replicas` replicas until all finish; records in
