@@ -2,10 +2,7 @@
 
 #include <cmath>
 
-#if __has_include("serving/serving_config.hpp")  // TEMP until reqload is merged
-#define COSCHED_HAVE_SERVING 1
 #include "experiments/request_service.hpp"
-#endif
 #include "policies/inference_autoscale.hpp"
 #include "sim/error.hpp"
 #include "traces/signal_files.hpp"
@@ -40,7 +37,6 @@ std::vector<RateEvent> parse_events(const ConfigNode& list, bool bursts, YAML::N
 }
 }  // namespace
 
-#ifdef COSCHED_HAVE_SERVING
 namespace {
 
 // Keys of a replica-level service that a request-level one does not use, and why.
@@ -58,6 +54,34 @@ void refuse_replica_level_keys(const ConfigNode& n) {
   }
 }
 
+// `request_copies: N`: the trace, stretched to duration_s without its diurnal warp, played
+// N times back to back within that duration (N x the rate, each copy the trace's own
+// pattern), then warped by the diurnal shape: N x the load with the same daily curve.
+std::vector<serving::Request> replay_copies(const ConfigNode& req, int copies) {
+  YAML::Node plain = YAML::Clone(req.yaml());
+  plain["trace"] = req.child("trace").as_path();  // resolved against the YAML file's folder
+  plain.remove("diurnal");
+  const std::vector<serving::Request> base = serving::requests_from_yaml(ConfigNode(plain, req.source(), req.path()));
+  const double span_s = req.has("duration_s") ? req.child("duration_s").as_positive_double() : base.back().arrival_s;
+  std::vector<serving::Request> out;
+  out.reserve(base.size() * static_cast<std::size_t>(copies));
+  for (int j = 0; j < copies; ++j) {
+    for (const serving::Request& q : base) {
+      serving::Request c = q;
+      c.id = static_cast<std::int64_t>(out.size());
+      c.arrival_s = (q.arrival_s + j * span_s) / copies;
+      out.push_back(c);
+    }
+  }
+  if (auto d = req.maybe_child("diurnal")) {
+    serving::DiurnalShape shape;
+    shape.amplitude = d->child("amplitude").as_nonnegative_double();
+    if (auto p = d->maybe_child("peak_hour")) shape.peak_hour = p->as_nonnegative_double();
+    out = serving::rescale_time(std::move(out), span_s, &shape);
+  }
+  return out;
+}
+
 // The service's request-level half: stream, deployment, SLO, model load and capacity.
 void parse_request_level(const ConfigNode& n, const std::string& site_type, const AcceleratorCatalogue& catalogue, std::int64_t origin_utc_us,
                          ServiceSpec& s, YAML::Node& r) {
@@ -65,8 +89,15 @@ void parse_request_level(const ConfigNode& n, const std::string& site_type, cons
   RequestServiceSpec rs;
   rs.name = s.name;
   const ConfigNode req = n.child("requests");
-  rs.requests = std::make_shared<const std::vector<serving::Request>>(serving::requests_from_yaml(req));
-  if (rs.requests->empty()) req.fail("the stream has no requests");
+  std::vector<serving::Request> stream = serving::requests_from_yaml(req);  // checks every key
+  if (stream.empty()) req.fail("the stream has no requests");
+  if (auto c = n.maybe_child("request_copies")) {
+    const int copies = static_cast<int>(std::min<std::int64_t>(c->as_positive_int(), 1'000'000));
+    if (copies > 1 && !req.has("trace")) c->fail("replays a trace; for a synthetic stream raise its rate_rps instead");
+    if (copies > 1) stream = replay_copies(req, copies);
+    r["request_copies"] = copies;
+  }
+  rs.requests = std::make_shared<const std::vector<serving::Request>>(std::move(stream));
   const ConfigNode dep = n.child("deployment");
   rs.deployment = serving::deployment_from_yaml(dep, catalogue);
   if (catalogue.get(site_type).name != rs.deployment.device.name) {
@@ -98,7 +129,6 @@ void parse_request_level(const ConfigNode& n, const std::string& site_type, cons
 }
 
 }  // namespace
-#endif
 
 InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices,
                                        const std::vector<NodeGroup>* cluster, const AcceleratorCatalogue* catalogue) {
@@ -111,11 +141,11 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
   for (std::size_t i = 0; i < list.size(); ++i) {
     const ConfigNode n = list.at(i);
     n.expect_map({"name", "datacenter", "utc_offset_h", "rate", "bursts", "drops", "gpus_per_replica", "capacity_rps", "slo_p99_s", "min_replicas",
-                  "max_replicas", "requests", "deployment", "slo", "model_load_s", "rate_step_s"});
+                  "max_replicas", "requests", "deployment", "slo", "model_load_s", "rate_step_s", "request_copies"});
     const bool request_level = n.has("requests");
     if (request_level && n.has("rate")) n.fail("give rate (a replica-level service) or requests (a request-level one), not both");
     if (!request_level) {
-      for (const char* key : {"deployment", "slo", "model_load_s", "rate_step_s"}) {
+      for (const char* key : {"deployment", "slo", "model_load_s", "rate_step_s", "request_copies"}) {
         if (auto k = n.maybe_child(key)) k->fail("only a request-level service (one with `requests`) has it");
       }
     }
@@ -156,9 +186,7 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
     }
     if (request_level) {
       if (!catalogue || site_type.empty()) n.child("requests").fail("request-level services need the scenario's cluster and accelerator catalogue");
-#ifdef COSCHED_HAVE_SERVING
       parse_request_level(n, site_type, *catalogue, origin_utc_us, s, r);
-#endif
     }
     YAML::Node bursts(YAML::NodeType::Sequence), drops(YAML::NodeType::Sequence);
     if (!request_level) {

@@ -58,14 +58,12 @@ namespace {
 class EngineServer : public RequestServer {
  public:
   EngineServer(const RequestServiceSpec& spec, double start_s, int replicas)
-      : spec_(spec), engine_(spec.deployment, std::max(replicas, 1)), replicas_(replicas) {
+      : spec_(spec), engine_(spec.deployment, replicas), replicas_(replicas) {
     const std::vector<serving::Request>& r = *spec_.requests;
     next_ = static_cast<std::size_t>(std::lower_bound(r.begin(), r.end(), start_s, [](const serving::Request& q, double t) { return q.arrival_s < t; }) -
                                      r.begin());
     first_ = next_;
     if (start_s > 0.0) engine_.advance_to(start_s, records_);
-    // The engine starts with one replica at least; none in service means none from the start.
-    if (replicas == 0) engine_.set_replicas(start_s, 0, 0.0);
   }
 
   void advance_to(double t_s) override {

@@ -538,3 +538,139 @@ TEST_CASE("world: snapshots of a run with a request-level service are refused be
                                       "be saved in a snapshot; run without --snapshot-every"));
   CHECK_FALSE(std::filesystem::exists(dir.path("snap/results.json")));
 }
+
+// ---- Request-level services from YAML: the serving engine inside the run. ----
+
+#include "experiments/request_service.hpp"
+
+namespace {
+
+// 4 H100s; a LLaMA-2-13B service (one device a replica) fed by a synthetic stream of 2
+// req/s for an hour, 1..2 replicas; one rigid 2-GPU training job on [0, 3000).
+std::string request_level_yaml(const std::string& service_extra, const std::string& type = "H100", const std::string& requests = "") {
+  return R"(
+seed: 1
+cluster: {nodes: [{count: 1, type: )" + type + R"(, devices_per_node: 4}]}
+physics: {}
+workload: {trace: {path: rigid.csv, format: schedsim}}
+inference:
+  services:
+    - name: chat
+      requests: )" + (requests.empty() ? "{synthetic: {rate_rps: 2, duration_s: 3600, prompt_tokens: {fixed: 200}, output_tokens: {fixed: 20}, seed: 3}}" : requests) + R"(
+      deployment: {model: LLaMA-2-13B, device: H100, tensor_parallel: 1}
+      slo: {ttft_s: 1, tpot_s: 0.1}
+      min_replicas: 1
+      max_replicas: 2
+)" + service_extra + "policy: fifo\n";
+}
+
+ScenarioConfig load_request_level(TempDir& dir, const std::string& yaml) {
+  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,0,2,3000\n");
+  const PolicyRegistry reg = builtin_policies();
+  return load_scenario(dir.write("rl.yaml", yaml), {}, std::nullopt, reg);
+}
+
+std::string load_error(TempDir& dir, const std::string& yaml) {
+  try {
+    load_request_level(dir, yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("world: a request-level service from YAML is served by the engine over the training's span", "[world][inference][request-level]") {
+  TempDir dir;
+  const ScenarioConfig s = load_request_level(dir, request_level_yaml("      capacity_rps: {H100: 4}\n"));
+  const ServiceSpec& spec = s.inference->services->at(0);
+  REQUIRE(spec.is_request_level());
+  CHECK(spec.gpus_per_replica == 1);
+  CHECK(spec.capacity_rps_by_type.at("H100") == 4.0);
+  // The default model load: 13B parameters x 2 bytes / (1 device x 1 GB/s).
+  const auto* model = dynamic_cast<const EngineRequestModel*>(spec.request_level.get());
+  REQUIRE(model);
+  CHECK(model->spec().model_load_s == Approx(model->spec().deployment.model.total_params() * 2.0 / 1e9).epsilon(1e-12));
+  CHECK(model->spec().model_load_s == Approx(26.03).epsilon(1e-3));
+  const PolicyRegistry reg = builtin_policies();
+  run_scenario(s, reg, RunOptions{dir.path("out")});
+  const auto r = nlohmann::json::parse(read_file(dir.path("out/results.json")));
+  const auto& svc = r["inference"][0];
+  CHECK(svc["slo_violation_minutes"].is_null());
+  const auto& q = svc["requests"];
+  // The span is the training job's [0, 3000]: the stream's requests that arrived in it.
+  std::int64_t in_span = 0;
+  for (const serving::Request& x : *model->spec().requests) in_span += x.arrival_s <= 3000.0 ? 1 : 0;
+  CHECK(q["arrived"] == in_span);
+  CHECK(int(q["finished"]) <= int(q["arrived"]));
+  CHECK(int(q["finished"]) >= int(q["arrived"]) - 5);  // 2 req/s on replicas far from full: a few in flight at the end
+  CHECK(double(q["slo_attainment"]) >= 0.0);
+  CHECK(double(q["slo_attainment"]) <= 1.0);
+  CHECK(double(q["ttft"]["p50_s"]) > 0.0);
+  CHECK(double(q["ttft"]["p50_s"]) <= double(q["ttft"]["p99_s"]));
+  CHECK(double(q["energy_kwh"]) > 0.0);
+  // Reactive at 2 req/s: ceil(2 / (4 x 0.6)) = 1 replica all along.
+  CHECK(svc["peak_replicas"] == 1);
+  CHECK(q["replica_changes"] == 0);
+  CHECK(r["config"]["inference"]["services"][0]["gpus_per_replica"] == 1);
+  CHECK_FALSE(r["config"]["inference"]["services"][0].contains("slo_p99_s"));
+  // Deterministic: the same bytes again.
+  run_scenario(s, reg, RunOptions{dir.path("again")});
+  CHECK(read_file(dir.path("again/results.json")) == read_file(dir.path("out/results.json")));
+}
+
+TEST_CASE("world: without capacity_rps a request-level service's capacity is one replica's measured saturation throughput",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  const ScenarioConfig s = load_request_level(dir, request_level_yaml(""));
+  const ServiceSpec& spec = s.inference->services->at(0);
+  const auto* model = dynamic_cast<const EngineRequestModel*>(spec.request_level.get());
+  REQUIRE(model);
+  const double measured = saturation_capacity_rps(model->spec().deployment, *model->spec().requests);
+  CHECK(measured > 0.0);
+  CHECK(spec.capacity_rps_by_type.at("H100") == measured);
+}
+
+TEST_CASE("inference config: request_copies replays the trace within its duration, each copy compressed", "[world][inference][request-level]") {
+  TempDir dir;
+  dir.write("conv.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0000000,10,2\n2023-11-16 18:00:01.0000000,20,3\n"
+                        "2023-11-16 18:00:02.0000000,30,4\n");
+  const ScenarioConfig s = load_request_level(
+      dir, request_level_yaml("      capacity_rps: {H100: 4}\n      request_copies: 2\n", "H100", "{trace: conv.csv, format: azure_llm, duration_s: 100}"));
+  const auto* model = dynamic_cast<const EngineRequestModel*>(s.inference->services->at(0).request_level.get());
+  REQUIRE(model);
+  std::vector<double> arrivals;
+  std::vector<std::int32_t> prompts;
+  for (const serving::Request& q : *model->spec().requests) {
+    arrivals.push_back(q.arrival_s);
+    prompts.push_back(q.prompt_tokens);
+  }
+  // The trace stretched to [0, 100] s is 0, 50, 100; two copies in 100 s: halves of it.
+  CHECK(arrivals == std::vector<double>{0, 25, 50, 50, 75, 100});
+  CHECK(prompts == std::vector<std::int32_t>{10, 20, 30, 10, 20, 30});
+}
+
+TEST_CASE("inference config: request-level services refuse the replica-level keys and a device their datacenter does not have",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {A100-80GB: 4}\n", "A100-80GB")),
+             Catch::EndsWith("inference.services[0].deployment.device: is H100-SXM, but the replicas of service 'chat' run on device type "
+                             "'A100-80GB' (the first device type of its datacenter)"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      slo_p99_s: 2\n")),
+             Catch::EndsWith("inference.services[0].slo_p99_s: not used by a request-level service (one with `requests`): its SLO is `slo: {ttft_s, tpot_s}`"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      gpus_per_replica: 2\n")),
+             Catch::EndsWith("inference.services[0].gpus_per_replica: not used by a request-level service (one with `requests`): its replicas have "
+                             "deployment.tensor_parallel devices"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      rate: {diurnal: {mean_rps: 1}}\n")),
+             Catch::EndsWith("inference.services[0]: give rate (a replica-level service) or requests (a request-level one), not both"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      request_copies: 3\n")),
+             Catch::EndsWith("inference.services[0].request_copies: replays a trace; for a synthetic stream raise its rate_rps instead"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {V100: 4}\n")),
+             Catch::EndsWith("inference.services[0].capacity_rps: lists no capacity for device type 'H100', where the replicas of service 'chat' run"));
+  // A replica-level service refuses the request-level keys.
+  const std::string replica_level = two_replica_scenario("fifo");
+  std::string with_deployment = replica_level;
+  with_deployment.replace(with_deployment.find("      slo_p99_s: 2\n"), 0, "      deployment: {model: LLaMA-2-13B, device: V100}\n");
+  CHECK_THAT(load_error(dir, with_deployment), Catch::EndsWith("inference.services[0].deployment: only a request-level service (one with `requests`) has it"));
+}
