@@ -64,6 +64,8 @@ class EngineServer : public RequestServer {
                                      r.begin());
     first_ = next_;
     if (start_s > 0.0) engine_.advance_to(start_s, records_);
+    // The engine's replicas are up from its t = 0: the span's totals start from here.
+    before_ = engine_.stats();
   }
 
   void advance_to(double t_s) override {
@@ -96,11 +98,12 @@ class EngineServer : public RequestServer {
     t.slo_attainment = t.arrived > 0 ? s.slo_attainment * static_cast<double>(t.finished) / static_cast<double>(t.arrived) : 0.0;
     t.goodput_rps = s.goodput_rps;
     t.output_tokens_per_s = s.output_tokens_per_s;
-    t.preemptions = engine_.stats().preemptions;
+    const serving::ServingStats& now = engine_.stats();
+    t.preemptions = now.preemptions - before_.preemptions;
     t.replica_changes = changes_;
-    t.busy_replica_s = engine_.stats().busy_replica_s;
-    t.active_replica_s = engine_.stats().active_replica_s;
-    t.energy_j = engine_.stats().energy_j;
+    t.busy_replica_s = now.busy_replica_s - before_.busy_replica_s;
+    t.active_replica_s = now.active_replica_s - before_.active_replica_s;
+    t.energy_j = now.energy_j - before_.energy_j;
     return t;
   }
 
@@ -117,6 +120,7 @@ class EngineServer : public RequestServer {
   const RequestServiceSpec& spec_;
   serving::ServingEngine engine_;
   std::vector<serving::RequestRecord> records_;
+  serving::ServingStats before_;  // at the span's start
   std::size_t next_ = 0, first_ = 0;
   int replicas_ = 0;
   std::int64_t changes_ = 0;

@@ -66,7 +66,7 @@ struct RequestLevelTotals {
   std::int64_t preemptions = 0;      // KV-cache evictions
   std::int64_t replica_changes = 0;  // set_replicas calls that changed the count
   double busy_replica_s = 0.0;       // replica-seconds in batch iterations
-  double active_replica_s = 0.0;     // replica-seconds up (warming replicas excluded)
+  double active_replica_s = 0.0;     // replica-seconds up (loading the model included)
   double energy_j = 0.0;             // devices of up replicas: busy at TDP-based power, idle at idle power
 };
 

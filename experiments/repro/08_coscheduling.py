@@ -34,6 +34,7 @@ NAME = "08_coscheduling"
 CONFIG = os.path.join(common.CONFIGS, "coscheduling.yaml")
 TRACE = os.path.join(common.DATA, "azure_llm", "AzureLLMInferenceTrace_conv.csv")
 GPUS_PER_REPLICA = 8  # deployment.tensor_parallel in the config
+H100_IDLE_W = 70.0    # sim/data/accelerators.yaml, H100-SXM idle_w
 
 # (nodes of 8 H100, training jobs, their GPU counts, request_copies, max_replicas, seeds)
 SIZES = {
@@ -76,6 +77,9 @@ def run_one(args, label, sets, seed):
             "replica_hours": svc["replica_hours"], "active_replica_hours": req["active_replica_hours"], "span_h": span_h,
             "borrowed_gpu_hours": svc["borrowed_gpu_hours"], "reclaims": svc["reclaims"], "preemptions": req["preemptions"],
             "cluster_kwh": energy.get("it_energy_kwh", energy.get("energy_kwh")), "serving_kwh": req["energy_kwh"],
+            # The cluster's meter counts replica devices at idle power; the engine meters them busy or idle.
+            "total_kwh": None if not energy else energy["it_energy_kwh"] + req["energy_kwh"] - svc["replica_hours"] * GPUS_PER_REPLICA * H100_IDLE_W / 1000,
+            "misses_pct": 100 * (1 - req["slo_attainment"]),
             "completed": s["jobs_completed"], "jobs": s["jobs_arrived"]}
 
 
@@ -119,13 +123,15 @@ def main():
     ]
     header = ["variant", "mean JCT (h)", "± 95% CI", "SLO attainment", "± 95% CI", "p99 TTFT (s)", "p99 TPOT (s)", "utilisation (training + serving)",
               "training utilisation", "peak replicas", "replica-hours / span-hours", "borrowed GPU-hours", "reclaims", "KV preemptions",
-              "cluster energy (MWh, replica devices at idle)", "serving energy (MWh, engine)", "requests finished / arrived", "jobs completed / arrived"]
+              "cluster energy (MWh, replica devices at idle)", "serving energy (MWh, engine)", "total energy (MWh)", "± 95% CI",
+              "requests finished / arrived", "jobs completed / arrived"]
     detail = []
     labels = [l for l, _ in runs]
     for label in labels:
         j, jh = common.mean_ci(values(label, "jct_s"))
         a, ah = common.mean_ci(values(label, "attainment"))
         ce, se = common.mean(values(label, "cluster_kwh")), common.mean(values(label, "serving_kwh"))
+        te, teh = common.mean_ci(values(label, "total_kwh"))
         detail.append([label, common.fmt(j / 3600, 3), common.fmt((jh or 0) / 3600, 2), common.fmt(a, 4), common.fmt(ah, 3),
                        common.fmt(common.mean(values(label, "ttft_p99_s")), 3), common.fmt(common.mean(values(label, "tpot_p99_s")), 3),
                        common.fmt(common.mean(values(label, "util")), 3), common.fmt(common.mean(values(label, "train_util")), 3),
@@ -134,24 +140,24 @@ def main():
                        common.fmt(common.mean(values(label, "borrowed_gpu_hours")), 4), common.fmt(common.mean(values(label, "reclaims")), 3),
                        common.fmt(common.mean(values(label, "preemptions")), 3),
                        common.fmt(None if ce is None else ce / 1000, 3), common.fmt(None if se is None else se / 1000, 3),
+                       common.fmt(None if te is None else te / 1000, 4), common.fmt(None if teh is None else teh / 1000, 2),
                        f"{sum(values(label, 'finished')):.0f} / {sum(values(label, 'arrived')):.0f}",
                        f"{sum(values(label, 'completed')):.0f} / {sum(values(label, 'jobs')):.0f}"])
 
-    # Three panels and a fourth axis for the legend, right of the data.
-    fig, axes = plt.subplots(1, 4, figsize=(15, 4.2), gridspec_kw={"width_ratios": [3, 3, 3, 2]})
+    # Four panels and a fifth axis for the legend, right of the data.
+    fig, axes = plt.subplots(1, 5, figsize=(16, 4.2), gridspec_kw={"width_ratios": [3, 3, 3, 3, 2]})
     hatches = ["", "//", "\\\\", "xx"]
-    panels = [("jct_s", 1 / 3600, "training mean JCT (h)"), ("attainment", 1.0, "TTFT+TPOT SLO attainment (share of requests)"),
-              ("util", 1.0, "utilisation (training + serving device-time / devices x makespan)")]
-    for ax, (key, scale, title) in zip(axes, panels):
+    panels = [("jct_s", 1 / 3600, "training", "mean JCT (h)"), ("misses_pct", 1.0, "chat service", "requests missing the TTFT/TPOT SLO (%)"),
+              ("util", 100.0, "cluster", "utilisation, training + serving (%)"), ("total_kwh", 1 / 1000, "cluster", "IT energy over the run (MWh)")]
+    for ax, (key, scale, title, ylabel) in zip(axes, panels):
         for i, label in enumerate(labels):
             m, h = common.mean_ci(values(label, key))
             ax.bar(i, (m or 0) * scale, yerr=(h or 0) * scale, capsize=4, hatch=hatches[i % 4], edgecolor="black", color=f"C{i}", label=label)
-        ax.set(xticks=[], title=title)
-    axes[1].set_ylim(0, 1.05)
-    axes[2].set_ylim(0, 1.05)
+        ax.set(xticks=[], title=title, ylabel=ylabel)
+    axes[2].set_ylim(0, 100)
     handles, names = axes[0].get_legend_handles_labels()
-    axes[3].axis("off")
-    axes[3].legend(handles, names, loc="center left", fontsize=9, frameon=False)
+    axes[4].axis("off")
+    axes[4].legend(handles, names, loc="center left", fontsize=9, frameon=False, title="mean ± 95% CI over seeds")
     common.save_figure(args, fig, "jct_slo_utilisation")
 
     notes = f"""
@@ -164,7 +170,9 @@ chat service: LLaMA-2-70B at tensor parallel 8, the Azure conversation trace rep
 target utilisation of 0.6 of the capacity the engine measured for one replica. The metered span is the training's
 (first arrival to last job end); SLO attainment counts the requests that arrived in it
 (unfinished ones as misses). Utilisation adds the service's replica-hours in service x 8 GPUs to
-the training's device-time. The training side uses GPT-2-1.5B-profile gangs, not
+the training's device-time. Total energy is the cluster meter's IT energy with the replica
+devices' idle energy (replica-hours x 8 x 70 W) replaced by the serving engine's (busy at
+TDP-based power, idle at idle power). The training side uses GPT-2-1.5B-profile gangs, not
 LLaMA-2-70B (whose training needs the `llmjobs` parallelism plans, not merged here).
 """
     common.write_tables(args, "Co-scheduling training and serving", claims, header, detail, notes)
