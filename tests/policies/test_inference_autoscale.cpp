@@ -502,6 +502,8 @@ TEST_CASE("world: a request-level service's server follows the kernel clock and 
   CHECK(svc["replica_hours"] == before["inference"][0]["replica_hours"]);
   CHECK(svc["lends"] == 1);
   CHECK(svc["reclaims"] == 1);
+  // Taking the lent device back pays the checkpoint: save + restore on each move, as above.
+  CHECK(read_file(dir.path("request-level/jobs.csv")).find(",50,0,2,") != std::string::npos);
   CHECK(svc["slo_violation_minutes"].is_null());  // per request instead
   // Requests over the span [0, makespan]: one each 100 s.
   const double end_s = r["summary"]["makespan_s"];
