@@ -94,6 +94,11 @@ void parse_request_level(const ConfigNode& n, const std::string& site_type, cons
   if (auto c = n.maybe_child("request_copies")) {
     const int copies = static_cast<int>(std::min<std::int64_t>(c->as_positive_int(), 1'000'000));
     if (copies > 1 && !req.has("trace")) c->fail("replays a trace; for a synthetic stream raise its rate_rps instead");
+    // A run holds every request of the stream (and a record of each finished one).
+    constexpr double kMaxRequests = 1e8;
+    if (static_cast<double>(stream.size()) * copies > kMaxRequests) {
+      c->fail(std::to_string(copies) + " copies of " + std::to_string(stream.size()) + " requests would be more than the 100,000,000 requests a run holds");
+    }
     if (copies > 1) stream = replay_copies(req, copies);
     r["request_copies"] = copies;
   }

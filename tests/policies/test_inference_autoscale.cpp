@@ -651,6 +651,10 @@ TEST_CASE("inference config: request_copies replays the trace within its duratio
   // The trace stretched to [0, 100] s is 0, 50, 100; two copies in 100 s: halves of it.
   CHECK(arrivals == std::vector<double>{0, 25, 50, 50, 75, 100});
   CHECK(prompts == std::vector<std::int32_t>{10, 20, 30, 10, 20, 30});
+  // More requests than a run holds is refused before any is made.
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {H100: 4}\n      request_copies: 40000000\n", "H100",
+                                                "{trace: conv.csv, format: azure_llm, duration_s: 100}")),
+             Catch::EndsWith("inference.services[0].request_copies: 40000000 copies of 3 requests would be more than the 100,000,000 requests a run holds"));
 }
 
 TEST_CASE("inference config: request-level services refuse the replica-level keys and a device their datacenter does not have",
