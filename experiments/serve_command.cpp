@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "experiments/runner.hpp"
 #include "sim/accelerator_catalogue.hpp"
@@ -117,7 +118,9 @@ ServeResult run_serve(const ServeConfig& config) {
   ServingEngine engine(config.deployment, config.replicas, config.disaggregation);
   for (const Request& r : config.requests) engine.submit(r);
   ServeResult out;
-  engine.advance_to(1e300, out.records);
+  // Infinity: until nothing is left; the counters (active replica-seconds, idle energy)
+  // then end at the last event, not at some far horizon.
+  engine.advance_to(std::numeric_limits<double>::infinity(), out.records);
   if (out.records.size() != config.requests.size())
     throw InvariantError("serve: " + std::to_string(config.requests.size()) + " requests submitted, " + std::to_string(out.records.size()) + " finished");
   std::sort(out.records.begin(), out.records.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.id < b.id; });
@@ -169,7 +172,7 @@ std::string serve_table(const ServeConfig& config, const ServeResult& result) {
   const DeploymentSpec& d = config.deployment;
   char buf[512];
   std::string out;
-  std::snprintf(buf, sizeof buf, "serve: %lld requests, %s on %d x %d %s%s; last request done at %.1f s\n", static_cast<long long>(s.requests),
+  std::snprintf(buf, sizeof buf, "serve: %lld requests, %s, %d replica(s) of %d x %s%s; last request done at %.1f s\n", static_cast<long long>(s.requests),
                 d.model.name.c_str(), config.replicas, d.tensor_parallel, d.device.name.c_str(),
                 config.disaggregation.enabled ? (" (" + std::to_string(config.disaggregation.prefill_replicas) + " prefill replicas)").c_str() : "",
                 s.duration_s);

@@ -379,7 +379,9 @@ struct ServingEngine::Impl {
       r.chunks.push_back({idx, c});
       budget -= c;
     }
-    while (!preempted && budget > 0 && !r.queue.empty() &&
+    // (Unless nothing would run at all: then the queue head goes in.)
+    const bool admit = !preempted || (r.decodes == 0 && r.prefilling.empty());
+    while (admit && budget > 0 && !r.queue.empty() &&
            r.decodes + static_cast<std::int64_t>(r.prefilling.size()) < deployment.max_batch_requests) {
       const std::int32_t idx = r.queue.front();
       Seq& s = seqs[idx];
@@ -417,6 +419,10 @@ struct ServingEngine::Impl {
     }
     r.start_s = t;
     if (r.chunks.empty() && r.decodes == 0) {
+      if (!r.queue.empty()) {
+        throw InvariantError("serving engine: replica " + std::to_string(index) + " would idle with " +
+                             std::to_string(r.queue.size()) + " queued requests");
+      }
       r.phase = Phase::Idle;
       peak_blocks = std::max(peak_blocks, r.used_blocks);
       return;
@@ -652,9 +658,10 @@ ServingEngine::ServingEngine(DeploymentSpec deployment, int replicas, Disaggrega
 }
 
 ServingEngine::~ServingEngine() = default;
-ServingEngine::ServingEngine(const ServingEngine& other) : impl_(std::make_unique<Impl>(*other.impl_)) {}
+ServingEngine::ServingEngine(const ServingEngine& other)
+    : impl_(other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr) {}
 ServingEngine& ServingEngine::operator=(const ServingEngine& other) {
-  if (this != &other) impl_ = std::make_unique<Impl>(*other.impl_);
+  if (this != &other) impl_ = other.impl_ ? std::make_unique<Impl>(*other.impl_) : nullptr;
   return *this;
 }
 ServingEngine::ServingEngine(ServingEngine&&) noexcept = default;
@@ -746,6 +753,18 @@ const ServingStats& ServingEngine::stats() const { return impl_->stats; }
 std::int64_t ServingEngine::kv_capacity_tokens() const { return impl_->capacity_blocks * impl_->block_tokens; }
 std::int64_t ServingEngine::kv_capacity_blocks() const { return impl_->capacity_blocks; }
 std::int64_t ServingEngine::peak_kv_blocks_used() const { return impl_->peak_blocks; }
+
+int ServingEngine::ready_replicas() const {
+  int n = 0;
+  for (const Replica& r : impl_->replicas) n += r.ready_s <= impl_->now_s ? 1 : 0;
+  return n;
+}
+
+std::int64_t ServingEngine::outstanding_tokens() const {
+  std::int64_t n = 0;
+  for (const Replica& r : impl_->replicas) n += impl_->outstanding_at(r, impl_->now_s);
+  return n;
+}
 
 double ServingEngine::iteration_time_s(const std::vector<std::pair<std::int64_t, std::int64_t>>& prefill_chunks,
                                        std::int64_t decodes, std::int64_t decode_context_tokens) const {

@@ -64,7 +64,8 @@ class ServingEngine {
   // each is routed on arrival (least outstanding tokens, lowest index on ties).
   void submit(const Request& request);
   // Runs every replica up to t_s (>= now_s()), appending requests that finish at or before
-  // t_s to `finished` in finish order (ties: lower id first).
+  // t_s to `finished` in finish order (ties: lower id first). t_s may be infinity: runs
+  // until nothing is left, and now_s() is then the time of the last event.
   void advance_to(double t_s, std::vector<RequestRecord>& finished);
   // From t_s (>= now_s()) on, `replicas` are wanted. Added replicas take requests from
   // t_s + warmup_s (model load); removed ones (highest index first) stop taking requests
@@ -84,6 +85,10 @@ class ServingEngine {
   // one replica has held at once so far (never above kv_capacity_blocks()).
   std::int64_t kv_capacity_blocks() const;
   std::int64_t peak_kv_blocks_used() const;
+  // Replicas up and past their warmup at now_s() (those that take requests), and the
+  // routing load: prefill and output tokens still to compute, over all replicas.
+  int ready_replicas() const;
+  std::int64_t outstanding_tokens() const;
   // Seconds of one iteration of a batch on one replica (the roofline of docs/serving.md):
   // prefill chunks given as (tokens already cached, chunk tokens) pairs, plus `decodes`
   // sequences decoding one token each over a total context of `decode_context_tokens`.

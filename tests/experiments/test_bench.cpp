@@ -208,3 +208,32 @@ TEST_CASE("bench las runs Tiresias' LAS presets and las, with demotion timers an
     CHECK(b[i].mean_jct_s == a[i].mean_jct_s);
   }
 }
+
+TEST_CASE("bench serving: the Azure conversation hour on 32 replicas, or a synthetic stream of its size without the data", "[bench][serving]") {
+  const PolicyRegistry registry = builtin_policies();
+  const char* old = std::getenv("SCHEDSIM_DATA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  const std::string data = schedsim::test::shared_data_dir();  // before SCHEDSIM_DATA changes
+  // Without the data folder: the same-size synthetic stream, labelled as such.
+  ::setenv("SCHEDSIM_DATA", "/", 1);
+  const auto s = run_bench("serving", {}, registry);
+  REQUIRE(s.size() == 1);
+  CHECK(s[0].name == "serving");
+  CHECK(s[0].policy == "synthetic(no-data)");
+  CHECK(s[0].jobs == 19482);  // the seeded stream at 19,366 requests per 3,501.72 s
+  CHECK(s[0].unit == "iterations");
+  CHECK(s[0].gpus == 32);
+  CHECK(s[0].count == s[0].events);
+  CHECK(s[0].count >= s[0].jobs);  // every request needs a prefill iteration
+  CHECK(run_bench("serving", {}, registry)[0].count == s[0].count);
+  if (!data.empty()) {
+    ::setenv("SCHEDSIM_DATA", data.c_str(), 1);
+    const auto r = run_bench("serving", {}, registry);
+    CHECK(r[0].policy == "azure-conv");
+    CHECK(r[0].jobs == 19366);
+    CHECK(r[0].count >= r[0].jobs);
+  } else {
+    WARN("skipped the trace half: ../shared/data is absent");
+  }
+  saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
+}
