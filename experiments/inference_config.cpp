@@ -92,13 +92,14 @@ void parse_request_level(const ConfigNode& n, const std::string& site_type, cons
   std::vector<serving::Request> stream = serving::requests_from_yaml(req);  // checks every key
   if (stream.empty()) req.fail("the stream has no requests");
   if (auto c = n.maybe_child("request_copies")) {
-    const int copies = static_cast<int>(std::min<std::int64_t>(c->as_positive_int(), 1'000'000));
-    if (copies > 1 && !req.has("trace")) c->fail("replays a trace; for a synthetic stream raise its rate_rps instead");
+    const std::int64_t asked = c->as_positive_int();
+    if (asked > 1 && !req.has("trace")) c->fail("replays a trace; for a synthetic stream raise its rate_rps instead");
     // A run holds every request of the stream (and a record of each finished one).
     constexpr double kMaxRequests = 1e8;
-    if (static_cast<double>(stream.size()) * copies > kMaxRequests) {
-      c->fail(std::to_string(copies) + " copies of " + std::to_string(stream.size()) + " requests would be more than the 100,000,000 requests a run holds");
+    if (static_cast<double>(stream.size()) * static_cast<double>(asked) > kMaxRequests) {
+      c->fail(std::to_string(asked) + " copies of " + std::to_string(stream.size()) + " requests would be more than the 100,000,000 requests a run holds");
     }
+    const int copies = static_cast<int>(asked);  // <= 1e8 by the check
     if (copies > 1) stream = replay_copies(req, copies);
     r["request_copies"] = copies;
   }
