@@ -548,7 +548,7 @@ TEST_CASE("world: snapshots of a run with a request-level service are refused be
 namespace {
 
 // 4 H100s; a LLaMA-2-13B service (one device a replica) fed by a synthetic stream of 2
-// req/s for an hour, 1..2 replicas; one rigid 2-GPU training job on [0, 3000).
+// req/s for an hour, 1..2 replicas; one rigid 2-GPU training job on [500, 3500).
 std::string request_level_yaml(const std::string& service_extra, const std::string& type = "H100", const std::string& requests = "") {
   return R"(
 seed: 1
@@ -567,7 +567,7 @@ inference:
 }
 
 ScenarioConfig load_request_level(TempDir& dir, const std::string& yaml) {
-  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,0,2,3000\n");
+  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,500,2,3000\n");
   const PolicyRegistry reg = builtin_policies();
   return load_scenario(dir.write("rl.yaml", yaml), {}, std::nullopt, reg);
 }
@@ -601,10 +601,13 @@ TEST_CASE("world: a request-level service from YAML is served by the engine over
   const auto& svc = r["inference"][0];
   CHECK(svc["slo_violation_minutes"].is_null());
   const auto& q = svc["requests"];
-  // The span is the training job's [0, 3000]: the stream's requests that arrived in it.
+  // The span is the training job's [500, 3500]: the stream's requests that arrived in it.
   std::int64_t in_span = 0;
-  for (const serving::Request& x : *model->spec().requests) in_span += x.arrival_s <= 3000.0 ? 1 : 0;
+  for (const serving::Request& x : *model->spec().requests) in_span += x.arrival_s >= 500.0 && x.arrival_s <= 3500.0 ? 1 : 0;
   CHECK(q["arrived"] == in_span);
+  // One replica up over the span, counted from its start (not from the engine's t = 0).
+  CHECK(double(q["active_replica_hours"]) == Approx(3000.0 / 3600).epsilon(1e-9));
+  CHECK(double(svc["replica_hours"]) == Approx(3000.0 / 3600).epsilon(1e-9));
   CHECK(int(q["finished"]) <= int(q["arrived"]));
   CHECK(int(q["finished"]) >= int(q["arrived"]) - 5);  // 2 req/s on replicas far from full: a few in flight at the end
   CHECK(double(q["slo_attainment"]) >= 0.0);
