@@ -116,6 +116,8 @@ void parse_request_level(const ConfigNode& n, const std::string& site_type, cons
   if (auto m = n.maybe_child("model_load_s")) rs.model_load_s = m->as_nonnegative_double();
   double step_s = 300.0;
   if (auto st = n.maybe_child("rate_step_s")) step_s = st->as_positive_double();
+  if (auto w = n.maybe_child("requests_csv")) rs.requests_csv = w->as_bool();
+  r["requests_csv"] = rs.requests_csv;
   s.gpus_per_replica = rs.deployment.tensor_parallel;
   s.rate = RequestRate::series(std::make_shared<const StepSeries>(arrival_rate_series(*rs.requests, step_s, origin_utc_us)), origin_utc_us);
   if (auto cap = n.maybe_child("capacity_rps")) {
@@ -147,11 +149,11 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
   for (std::size_t i = 0; i < list.size(); ++i) {
     const ConfigNode n = list.at(i);
     n.expect_map({"name", "datacenter", "utc_offset_h", "rate", "bursts", "drops", "gpus_per_replica", "capacity_rps", "slo_p99_s", "min_replicas",
-                  "max_replicas", "requests", "deployment", "slo", "model_load_s", "rate_step_s", "request_copies"});
+                  "max_replicas", "requests", "deployment", "slo", "model_load_s", "rate_step_s", "request_copies", "requests_csv"});
     const bool request_level = n.has("requests");
     if (request_level && n.has("rate")) n.fail("give rate (a replica-level service) or requests (a request-level one), not both");
     if (!request_level) {
-      for (const char* key : {"deployment", "slo", "model_load_s", "rate_step_s", "request_copies"}) {
+      for (const char* key : {"deployment", "slo", "model_load_s", "rate_step_s", "request_copies", "requests_csv"}) {
         if (auto k = n.maybe_child(key)) k->fail("only a request-level service (one with `requests`) has it");
       }
     }

@@ -42,6 +42,7 @@ struct RequestServiceSpec {
   serving::ServingSlo slo;
   double model_load_s = 0.0;  // warm-up of each added replica
   std::shared_ptr<const std::vector<serving::Request>> requests;
+  bool requests_csv = false;  // write OUT/requests_<index>.csv (one row per finished request)
 };
 
 // The service's engine for one run: a fresh ServingEngine per start().

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "experiments/ledger.hpp"
+#include "experiments/request_service.hpp"
 #include "experiments/sha256.hpp"
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
@@ -756,6 +757,20 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       if (!out.flush()) throw InputError(ledger_path, "write failed (disk full?)");
       out.close();
       fs::rename(temps.paths.back(), ledger_path, ec);
+    }
+    // Request-level services with requests_csv: one row per finished request (before
+    // results.json, which marks the run finished).
+    for (std::size_t k = 0; !ec && service_meter && k < scenario.inference->services->size(); ++k) {
+      const auto* model = dynamic_cast<const EngineRequestModel*>((*scenario.inference->services)[k].request_level.get());
+      const RequestServer* server = service_meter->request_server(k);
+      if (!model || !model->spec().requests_csv || !server) continue;
+      const std::string csv_path = (fs::path(options.out_dir) / ("requests_" + std::to_string(k) + ".csv")).string();
+      temps.paths.push_back(temp_name(csv_path));
+      std::ofstream out(temps.paths.back(), std::ios::binary | std::ios::trunc);
+      server->write_requests_csv(out);
+      if (!out.flush()) throw InputError(csv_path, "write failed (disk full?)");
+      out.close();
+      fs::rename(temps.paths.back(), csv_path, ec);
     }
     if (!ec) fs::rename(temps.paths[0], jobs_path, ec);
     if (!ec) fs::rename(temps.paths[1], results_path, ec);

@@ -623,6 +623,16 @@ TEST_CASE("world: a request-level service from YAML is served by the engine over
   // Deterministic: the same bytes again.
   run_scenario(s, reg, RunOptions{dir.path("again")});
   CHECK(read_file(dir.path("again/results.json")) == read_file(dir.path("out/results.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.path("out/requests_0.csv")));  // only when asked
+  // requests_csv: one row per finished request, the rest of the run unchanged.
+  const ScenarioConfig with_csv = load_request_level(dir, request_level_yaml("      capacity_rps: {H100: 4}\n      requests_csv: true\n"));
+  run_scenario(with_csv, reg, RunOptions{dir.path("csv")});
+  const std::string csv = read_file(dir.path("csv/requests_0.csv"));
+  CHECK(csv.rfind("id,arrival_s,first_token_s,finish_s,ttft_s,tpot_s,e2e_s,prompt_tokens,output_tokens,replica,preemptions\n", 0) == 0);
+  CHECK(static_cast<std::int64_t>(std::count(csv.begin(), csv.end(), '\n')) == 1 + std::int64_t(q["finished"]));
+  const auto r_csv = nlohmann::json::parse(read_file(dir.path("csv/results.json")));
+  CHECK(r_csv["inference"] == r["inference"]);
+  CHECK(r_csv["summary"] == r["summary"]);
 }
 
 TEST_CASE("world: without capacity_rps a request-level service's capacity is one replica's measured saturation throughput",
