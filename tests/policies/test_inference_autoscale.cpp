@@ -583,7 +583,8 @@ std::string load_error(TempDir& dir, const std::string& yaml) {
 
 }  // namespace
 
-TEST_CASE("world: a request-level service from YAML is served by the engine over the training's span", "[world][inference][request-level]") {
+TEST_CASE("world: a request-level service from YAML is served by the engine over the training's span, under fifo and gavel",
+          "[world][inference][request-level]") {
   TempDir dir;
   const ScenarioConfig s = load_request_level(dir, request_level_yaml("      capacity_rps: {H100: 4}\n"));
   const ServiceSpec& spec = s.inference->services->at(0);
@@ -633,6 +634,14 @@ TEST_CASE("world: a request-level service from YAML is served by the engine over
   const auto r_csv = nlohmann::json::parse(read_file(dir.path("csv/results.json")));
   CHECK(r_csv["inference"] == r["inference"]);
   CHECK(r_csv["summary"] == r["summary"]);
+  // gavel runs the same world: the engine serves the same requests over the same span.
+  const YAML::Node gavel = YAML::Load("gavel");
+  const RunResult g = run_scenario(s, reg, RunOptions{}, &gavel);
+  CHECK(g.policy_name == "gavel");
+  REQUIRE(g.inference.size() == 1);
+  REQUIRE(g.inference[0].requests);
+  CHECK(g.inference[0].requests->arrived == std::int64_t(q["arrived"]));
+  CHECK(g.inference[0].requests->finished == std::int64_t(q["finished"]));
 }
 
 TEST_CASE("world: without capacity_rps a request-level service's capacity is one replica's measured saturation throughput",
