@@ -377,7 +377,7 @@ int main(int argc, char** argv) {
   examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
   examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");
   examples(advise_cmd, "  schedsim advise experiments/configs/advise/advise_512gpu_2weeks.yaml --objective cost --top 10 --plot");
-  examples(serve_cmd, "  schedsim serve experiments/configs/serve_azure_conv.yaml --out results/serve");
+  examples(serve_cmd, "  schedsim serve experiments/configs/serve/serve_azure_conv.yaml --out results/serve");
   examples(plan_cmd, "  schedsim plan LLaMA-2-70B --device H100 --devices 64,128,256\n"
                      "  schedsim plan LLaMA-2-7B --device A100-80GB --devices 8 --batch 512");
   examples(completion, "  source <(schedsim completion bash)\n  schedsim completion zsh > ~/.zsh/completions/_schedsim");

@@ -147,10 +147,10 @@ TEST_CASE("serve: a failed run removes the previous run's results instead of lea
 TEST_CASE("serve: the shipped Azure conversation example runs", "[serve][data]") {
   const std::string data = test::shared_data_dir();
   if (data.empty()) {
-    WARN("skipped: ../shared/data (or $SCHEDSIM_DATA) is absent, so experiments/configs/serve_azure_conv.yaml has no trace");
+    WARN("skipped: ../shared/data (or $SCHEDSIM_DATA) is absent, so experiments/configs/serve/serve_azure_conv.yaml has no trace");
     return;
   }
-  const ServeConfig c = load_serve_config(std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/serve_azure_conv.yaml");
+  const ServeConfig c = load_serve_config(std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/serve/serve_azure_conv.yaml");
   CHECK(c.requests.size() == 19366);
   CHECK(c.replicas == 2);
   const ServeResult r = run_serve(c);

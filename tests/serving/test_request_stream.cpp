@@ -372,3 +372,34 @@ TEST_CASE("summarize() on hand-computed records", "[serving][metrics]") {
   CHECK(none.ttft.p99_s == 0.0);
   CHECK(none.goodput_rps == 0.0);
 }
+
+TEST_CASE("requests_from_yaml: a diurnal warp of a trace and a synthetic stream resampling one trace for both counts", "[serving][config]") {
+  test::TempDir dir;
+  std::string rows = kHeader;
+  for (int i = 0; i < 100; ++i) {
+    char line[80];
+    std::snprintf(line, sizeof line, "2023-11-16 18:%02d:%02d.0000000,%d,%d\n", i / 60, i % 60, 10 + i, 2 * (10 + i));
+    rows += line;
+  }
+  dir.write("t.csv", rows);
+  // diurnal without duration_s keeps the trace's own span (99 s); with it, the day.
+  const auto own = requests_from_yaml(ConfigNode::load_file(dir.write("a.yaml", "requests: {trace: t.csv, format: azure_llm, diurnal: {amplitude: 0.5}}\n")).child("requests"));
+  CHECK(own.back().arrival_s == 99.0);
+  const auto day = requests_from_yaml(
+      ConfigNode::load_file(dir.write("b.yaml", "requests: {trace: t.csv, format: azure_llm, duration_s: 86400, diurnal: {amplitude: 0.5, peak_hour: 12}}\n"))
+          .child("requests"));
+  const DiurnalShape shape{0.5, 12.0};
+  const auto direct = rescale_time(read_azure_llm_trace(dir.path("t.csv")), 86400, &shape);
+  REQUIRE(day.size() == 100);
+  for (std::size_t i = 0; i < day.size(); ++i) CHECK(day[i].arrival_s == direct[i].arrival_s);
+  // Both counts from one file: whole rows (output = 2 x prompt in this file).
+  const auto s = requests_from_yaml(ConfigNode::load_file(dir.write("c.yaml",
+                                                                     "requests:\n  synthetic:\n    rate_rps: 5\n    duration_s: 100\n"
+                                                                     "    prompt_tokens: {trace: t.csv, format: azure_llm}\n    output_tokens: {trace: t.csv}\n"))
+                                        .child("requests"),
+                                    9);
+  REQUIRE(s.size() > 300);
+  bool whole_rows = true;
+  for (const auto& r : s) whole_rows = whole_rows && r.output_tokens == 2 * r.prompt_tokens && r.prompt_tokens >= 10 && r.prompt_tokens < 110;
+  CHECK(whole_rows);
+}
