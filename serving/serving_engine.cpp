@@ -259,9 +259,8 @@ struct ServingEngine::Impl {
     ++committed.preemptions;
   }
 
-  void finish(Replica& r, std::int32_t idx, double t_s, int replica_index) {
+  void finish(std::int32_t idx, double t_s, int replica_index) {
     Seq& s = seqs[idx];
-    (void)r;
     s.state = SeqState::Finished;
     RequestRecord rec;
     rec.id = s.request.id;
@@ -292,7 +291,7 @@ struct ServingEngine::Impl {
     while (!r.finishing.empty() && std::get<0>(*r.finishing.begin()) <= r.iteration) {
       const std::int32_t idx = std::get<2>(*r.finishing.begin());
       leave_decode(r, idx);
-      finish(r, idx, t_s, index);
+      finish(idx, t_s, index);
     }
   }
 
@@ -319,7 +318,7 @@ struct ServingEngine::Impl {
       const double arrives_s = handoff ? t + kv_transfer_s(s.prefill_target) : t;
       if (s.first_token_s < 0) s.first_token_s = arrives_s;
       if (done) {
-        finish(r, idx, t, index);
+        finish(idx, t, index);
       } else if (handoff) {
         s.state = SeqState::Transferring;
         s.replica = -1;
