@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "experiments/request_service.hpp"
 #include "policies/inference_autoscale.hpp"
 #include "sim/error.hpp"
 #include "traces/signal_files.hpp"
@@ -36,7 +37,109 @@ std::vector<RateEvent> parse_events(const ConfigNode& list, bool bursts, YAML::N
 }
 }  // namespace
 
-InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices) {
+namespace {
+
+// Keys of a replica-level service that a request-level one does not use, and why.
+void refuse_replica_level_keys(const ConfigNode& n) {
+  const std::pair<const char*, const char*> unused[] = {
+      {"rate", "its load is its request stream (`requests`)"},
+      {"bursts", "its load is its request stream (`requests`)"},
+      {"drops", "its load is its request stream (`requests`)"},
+      {"utc_offset_h", "its request stream is in simulated time"},
+      {"gpus_per_replica", "its replicas have deployment.tensor_parallel devices"},
+      {"slo_p99_s", "its SLO is `slo: {ttft_s, tpot_s}`"},
+  };
+  for (const auto& [key, why] : unused) {
+    if (auto k = n.maybe_child(key)) k->fail(std::string("not used by a request-level service (one with `requests`): ") + why);
+  }
+}
+
+// `request_copies: N`: the trace, stretched to duration_s without its diurnal warp, played
+// N times back to back within that duration (N x the rate, each copy the trace's own
+// pattern), then warped by the diurnal shape: N x the load with the same daily curve.
+std::vector<serving::Request> replay_copies(const ConfigNode& req, int copies) {
+  YAML::Node plain = YAML::Clone(req.yaml());
+  plain["trace"] = req.child("trace").as_path();  // resolved against the YAML file's folder
+  plain.remove("diurnal");
+  const std::vector<serving::Request> base = serving::requests_from_yaml(ConfigNode(plain, req.source(), req.path()));
+  const double span_s = req.has("duration_s") ? req.child("duration_s").as_positive_double() : base.back().arrival_s;
+  std::vector<serving::Request> out;
+  out.reserve(base.size() * static_cast<std::size_t>(copies));
+  for (int j = 0; j < copies; ++j) {
+    for (const serving::Request& q : base) {
+      serving::Request c = q;
+      c.id = static_cast<std::int64_t>(out.size());
+      c.arrival_s = (q.arrival_s + j * span_s) / copies;
+      out.push_back(c);
+    }
+  }
+  if (auto d = req.maybe_child("diurnal")) {
+    serving::DiurnalShape shape;
+    shape.amplitude = d->child("amplitude").as_nonnegative_double();
+    if (auto p = d->maybe_child("peak_hour")) shape.peak_hour = p->as_nonnegative_double();
+    out = serving::rescale_time(std::move(out), span_s, &shape);
+  }
+  return out;
+}
+
+// The service's request-level half: stream, deployment, SLO, model load and capacity.
+void parse_request_level(const ConfigNode& n, const std::string& site_type, const AcceleratorCatalogue& catalogue, std::int64_t origin_utc_us,
+                         ServiceSpec& s, YAML::Node& r) {
+  refuse_replica_level_keys(n);
+  RequestServiceSpec rs;
+  rs.name = s.name;
+  const ConfigNode req = n.child("requests");
+  std::vector<serving::Request> stream = serving::requests_from_yaml(req);  // checks every key
+  if (stream.empty()) req.fail("the stream has no requests");
+  if (auto c = n.maybe_child("request_copies")) {
+    const std::int64_t asked = c->as_positive_int();
+    if (asked > 1 && !req.has("trace")) c->fail("replays a trace; for a synthetic stream raise its rate_rps instead");
+    // A run holds every request of the stream (and a record of each finished one).
+    constexpr double kMaxRequests = 1e8;
+    if (static_cast<double>(stream.size()) * static_cast<double>(asked) > kMaxRequests) {
+      c->fail(std::to_string(asked) + " copies of " + std::to_string(stream.size()) + " requests would be more than the 100,000,000 requests a run holds");
+    }
+    const int copies = static_cast<int>(asked);  // <= 1e8 by the check
+    if (copies > 1) stream = replay_copies(req, copies);
+    r["request_copies"] = copies;
+  }
+  rs.requests = std::make_shared<const std::vector<serving::Request>>(std::move(stream));
+  const ConfigNode dep = n.child("deployment");
+  rs.deployment = serving::deployment_from_yaml(dep, catalogue);
+  if (catalogue.get(site_type).name != rs.deployment.device.name) {
+    (dep.has("device") ? dep.child("device") : dep)
+        .fail("is " + rs.deployment.device.name + ", but the replicas of service '" + s.name + "' run on device type '" + site_type +
+              "' (the first device type of its datacenter)");
+  }
+  rs.slo = serving::slo_from_yaml(n.child("slo"));
+  rs.model_load_s = default_model_load_s(rs.deployment);
+  if (auto m = n.maybe_child("model_load_s")) rs.model_load_s = m->as_nonnegative_double();
+  double step_s = 300.0;
+  if (auto st = n.maybe_child("rate_step_s")) step_s = st->as_positive_double();
+  if (auto w = n.maybe_child("requests_csv")) rs.requests_csv = w->as_bool();
+  r["requests_csv"] = rs.requests_csv;
+  s.gpus_per_replica = rs.deployment.tensor_parallel;
+  s.rate = RequestRate::series(std::make_shared<const StepSeries>(arrival_rate_series(*rs.requests, step_s, origin_utc_us)), origin_utc_us);
+  if (auto cap = n.maybe_child("capacity_rps")) {
+    if (!cap->is_map() || cap->keys().empty()) cap->fail("expected a map from device type to requests/s one replica serves, e.g. {" + site_type + ": 8}");
+    for (const std::string& type : cap->keys()) s.capacity_rps_by_type[type] = cap->child(type).as_positive_double();
+    if (s.capacity_rps_by_type.count(site_type) == 0) cap->fail("lists no capacity for device type '" + site_type + "', where the replicas of service '" + s.name + "' run");
+  } else {
+    s.capacity_rps_by_type[site_type] = saturation_capacity_rps(rs.deployment, *rs.requests);
+  }
+  r["requests"] = YAML::Clone(req.yaml());
+  r["deployment"] = YAML::Clone(dep.yaml());
+  r["slo"]["ttft_s"] = rs.slo.ttft_s;
+  r["slo"]["tpot_s"] = rs.slo.tpot_s;
+  r["model_load_s"] = rs.model_load_s;
+  r["rate_step_s"] = step_s;
+  s.request_level = std::make_shared<const EngineRequestModel>(std::move(rs));
+}
+
+}  // namespace
+
+InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices,
+                                       const std::vector<NodeGroup>* cluster, const AcceleratorCatalogue* catalogue) {
   InferenceConfig c;
   node.expect_map({"services", "autoscaler"});
   const ConfigNode list = node.child("services");
@@ -46,7 +149,14 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
   for (std::size_t i = 0; i < list.size(); ++i) {
     const ConfigNode n = list.at(i);
     n.expect_map({"name", "datacenter", "utc_offset_h", "rate", "bursts", "drops", "gpus_per_replica", "capacity_rps", "slo_p99_s", "min_replicas",
-                  "max_replicas"});
+                  "max_replicas", "requests", "deployment", "slo", "model_load_s", "rate_step_s", "request_copies", "requests_csv"});
+    const bool request_level = n.has("requests");
+    if (request_level && n.has("rate")) n.fail("give rate (a replica-level service) or requests (a request-level one), not both");
+    if (!request_level) {
+      for (const char* key : {"deployment", "slo", "model_load_s", "rate_step_s", "request_copies", "requests_csv"}) {
+        if (auto k = n.maybe_child(key)) k->fail("only a request-level service (one with `requests`) has it");
+      }
+    }
     ServiceSpec s;
     YAML::Node r(YAML::NodeType::Map);
     s.name = n.child("name").as_string();
@@ -74,6 +184,20 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
       site_devices = 0;
       for (const auto& g : datacenters->sites.front().nodes) site_devices += g.count * g.devices_per_node;
     }
+    // The device type the service's replicas run on: its datacenter's (or the cluster's) first.
+    std::string site_type;
+    if (cluster && !cluster->empty()) site_type = cluster->front().type;
+    if (datacenters) {
+      for (const auto& dc : datacenters->sites) {
+        if (dc.name == s.datacenter && !dc.nodes.empty()) site_type = dc.nodes.front().type;
+      }
+    }
+    if (request_level) {
+      if (!catalogue || site_type.empty()) n.child("requests").fail("request-level services need the scenario's cluster and accelerator catalogue");
+      parse_request_level(n, site_type, *catalogue, origin_utc_us, s, r);
+    }
+    YAML::Node bursts(YAML::NodeType::Sequence), drops(YAML::NodeType::Sequence);
+    if (!request_level) {
     if (auto o = n.maybe_child("utc_offset_h")) {
       offset_h = o->as_double();
       if (!(offset_h >= -12.0 && offset_h <= 14.0)) o->fail("must be an offset from UTC in hours in [-12, 14]");
@@ -110,7 +234,6 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
       r["rate"]["time_column"] = cols.time;
       r["rate"]["value_column"] = cols.value;
     }
-    YAML::Node bursts(YAML::NodeType::Sequence), drops(YAML::NodeType::Sequence);
     if (auto b = n.maybe_child("bursts")) {
       for (const RateEvent& e : parse_events(*b, true, bursts)) s.rate.add_event(e);
     }
@@ -122,6 +245,7 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
     if (!cap.is_map() || cap.keys().empty()) cap.fail("expected a map from device type to requests/s one replica serves, e.g. {A100-80GB: 20}");
     for (const std::string& type : cap.keys()) s.capacity_rps_by_type[type] = cap.child(type).as_positive_double();
     s.slo_p99_s = n.child("slo_p99_s").as_positive_double();
+    }  // replica-level
     if (auto m = n.maybe_child("min_replicas")) s.min_replicas = static_cast<int>(std::min<std::int64_t>(m->as_int(), 1'000'000));
     if (s.min_replicas < 0) n.child("min_replicas").fail("must be >= 0");
     const ConfigNode mx = n.child("max_replicas");
@@ -133,12 +257,14 @@ InferenceConfig InferenceConfig::parse(const ConfigNode& node, std::int64_t orig
     }
     r["name"] = s.name;
     if (!s.datacenter.empty()) r["datacenter"] = s.datacenter;
-    r["utc_offset_h"] = offset_h;
-    r["bursts"] = bursts;
-    r["drops"] = drops;
+    if (!request_level) {
+      r["utc_offset_h"] = offset_h;
+      r["bursts"] = bursts;
+      r["drops"] = drops;
+    }
     r["gpus_per_replica"] = s.gpus_per_replica;
     for (const auto& [type, v] : s.capacity_rps_by_type) r["capacity_rps"][type] = v;
-    r["slo_p99_s"] = s.slo_p99_s;
+    if (!request_level) r["slo_p99_s"] = s.slo_p99_s;
     r["min_replicas"] = s.min_replicas;
     r["max_replicas"] = s.max_replicas;
     resolved_list.push_back(r);

@@ -11,6 +11,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "experiments/datacenters_config.hpp"
+#include "sim/accelerator_catalogue.hpp"
+#include "sim/cluster_spec.hpp"
 #include "sim/config_node.hpp"
 #include "sim/inference_service.hpp"
 
@@ -23,7 +25,11 @@ struct InferenceConfig {
   // `origin_utc_us` maps simulated time to UTC (the signals' origin); `datacenters` (may
   // be null) gives the names services may live in and their UTC offsets; `devices` the
   // cluster's device count (a service's pool must fit its datacenter).
-  static InferenceConfig parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices);
+  // With `cluster` (node groups) and `catalogue` a service may be request-level
+  // (`requests` + `deployment` + `slo`, experiments/request_service.hpp): its deployment's
+  // device must be the type its replicas run on; without them such a service is refused.
+  static InferenceConfig parse(const ConfigNode& node, std::int64_t origin_utc_us, const DatacentersConfig* datacenters, int devices,
+                               const std::vector<NodeGroup>* cluster = nullptr, const AcceleratorCatalogue* catalogue = nullptr);
 };
 
 }  // namespace schedsim

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "experiments/ledger.hpp"
+#include "experiments/request_service.hpp"
 #include "experiments/sha256.hpp"
 #include "experiments/simulation_setup.hpp"
 #include "sim/error.hpp"
@@ -468,6 +469,37 @@ nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<The
   return j;
 }
 
+namespace {
+nlohmann::ordered_json latency_json(const RequestLatency& l) {
+  nlohmann::ordered_json j;
+  j["mean_s"] = l.mean_s;
+  j["p50_s"] = l.p50_s;
+  j["p90_s"] = l.p90_s;
+  j["p99_s"] = l.p99_s;
+  j["max_s"] = l.max_s;
+  return j;
+}
+
+// results.json -> inference[i].requests (docs/energy.md#inference-services).
+nlohmann::ordered_json request_totals_json(const RequestLevelTotals& t) {
+  nlohmann::ordered_json j;
+  j["arrived"] = t.arrived;
+  j["finished"] = t.finished;
+  j["ttft"] = latency_json(t.ttft);
+  j["tpot"] = latency_json(t.tpot);
+  j["e2e"] = latency_json(t.e2e);
+  j["slo_attainment"] = t.slo_attainment;
+  j["goodput_rps"] = t.goodput_rps;
+  j["output_tokens_per_s"] = t.output_tokens_per_s;
+  j["preemptions"] = t.preemptions;
+  j["replica_changes"] = t.replica_changes;
+  j["busy_replica_hours"] = t.busy_replica_s / 3600.0;
+  j["active_replica_hours"] = t.active_replica_s / 3600.0;
+  j["energy_kwh"] = t.energy_j / 3.6e6;
+  return j;
+}
+}  // namespace
+
 nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   nlohmann::ordered_json j;
   j["schedsim_version"] = kVersion;
@@ -483,12 +515,14 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
     for (const ServiceMetrics& m : r.inference) {
       nlohmann::ordered_json sj;
       sj["name"] = m.name;
-      sj["slo_violation_minutes"] = m.slo_violation_s / 60.0;
+      // A request-level service's SLO is per request (its `requests` totals).
+      sj["slo_violation_minutes"] = m.requests ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.slo_violation_s / 60.0);
       sj["replica_hours"] = m.replica_s / 3600.0;
       sj["borrowed_gpu_hours"] = m.borrowed_device_s / 3600.0;
       sj["lends"] = m.lends;
       sj["reclaims"] = m.reclaims;
       sj["peak_replicas"] = m.peak_replicas;
+      if (m.requests) sj["requests"] = request_totals_json(*m.requests);
       services.push_back(sj);
     }
     j["inference"] = services;
@@ -734,6 +768,20 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
       if (!out.flush()) throw InputError(ledger_path, "write failed (disk full?)");
       out.close();
       fs::rename(temps.paths.back(), ledger_path, ec);
+    }
+    // Request-level services with requests_csv: one row per finished request (before
+    // results.json, which marks the run finished).
+    for (std::size_t k = 0; !ec && service_meter && k < scenario.inference->services->size(); ++k) {
+      const auto* model = dynamic_cast<const EngineRequestModel*>((*scenario.inference->services)[k].request_level.get());
+      const RequestServer* server = service_meter->request_server(k);
+      if (!model || !model->spec().requests_csv || !server) continue;
+      const std::string csv_path = (fs::path(options.out_dir) / ("requests_" + std::to_string(k) + ".csv")).string();
+      temps.paths.push_back(temp_name(csv_path));
+      std::ofstream out(temps.paths.back(), std::ios::binary | std::ios::trunc);
+      server->write_requests_csv(out);
+      if (!out.flush()) throw InputError(csv_path, "write failed (disk full?)");
+      out.close();
+      fs::rename(temps.paths.back(), csv_path, ec);
     }
     if (!ec) fs::rename(temps.paths[0], jobs_path, ec);
     if (!ec) fs::rename(temps.paths[1], results_path, ec);

@@ -126,7 +126,7 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   }
   const std::int64_t origin_us = s.origin_utc_us();
   if (auto inf = root.maybe_child("inference")) {
-    s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total));
+    s.inference = InferenceConfig::parse(*inf, origin_us, s.datacenters ? &*s.datacenters : nullptr, static_cast<int>(total), &s.cluster, &s.accelerators);
   }
   if (auto m = root.maybe_child("metrics")) s.metrics_window = MeasurementWindowConfig::parse(*m);
   if (auto m = root.maybe_child("market")) s.market = MarketConfig::parse(*m, s.cluster, s.datacenters ? &*s.datacenters : nullptr, s.accelerators, origin_us);

@@ -198,9 +198,12 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       if (sim_ && sim_->service_devices(static_cast<int>(k)).size() != s.held.size()) s.held = sim_->service_devices(static_cast<int>(k));
       s.rate = spec.rate.at(now);
       if (tick) {
-        const int want = options_.predictive
-                             ? replicas_for_slo_memo(s, spec.rate.max_base(now, now + Tick::from_seconds(options_.interval_s + options_.lead_s)))
-                             : replicas_for_utilization(s.rate, s.mu, options_.target_utilization);
+        // A request-level service has no M/M/c SLO: predictive applies the reactive rule to
+        // the forecast peak (docs/energy.md#inference-services).
+        const auto forecast_peak = [&] { return spec.rate.max_base(now, now + Tick::from_seconds(options_.interval_s + options_.lead_s)); };
+        const int want = !options_.predictive      ? replicas_for_utilization(s.rate, s.mu, options_.target_utilization)
+                         : spec.is_request_level() ? replicas_for_utilization(forecast_peak(), s.mu, options_.target_utilization)
+                                                   : replicas_for_slo_memo(s, forecast_peak());
         s.replicas = std::clamp(want, spec.min_replicas, spec.max_replicas);
       }
       // Loans whose job ended, stopped or dropped the device: the device is back (free) or gone.

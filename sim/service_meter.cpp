@@ -21,6 +21,10 @@ ServiceSite service_site(const ServiceSpec& spec, std::size_t index, const Clust
     site.num = cluster.num_devices();
   }
   const std::string& type = cluster.device_type_of(site.first);
+  if (spec.request_level && spec.capacity_rps_by_type.count(type) == 0) {
+    throw InputError(where + ".deployment.device", "service '" + spec.name + "' deploys on " + spec.request_level->device_type() +
+                                                       " but its replicas run on device type '" + type + "' (the first device type of its datacenter)");
+  }
   const auto it = spec.capacity_rps_by_type.find(type);
   if (it == spec.capacity_rps_by_type.end()) {
     std::string listed;
@@ -56,6 +60,7 @@ int ServiceMeter::in_service(const Simulator& sim, int k, const ServiceSpec& spe
 void ServiceMeter::add(Service& s, Tick from, Tick to) {
   const double dt = (to - from).seconds();
   s.totals.replica_s += s.in_service * dt;
+  if (s.spec->request_level) return;  // its SLO is per request (the server's totals)
   const auto [it, inserted] = s.slo_met.try_emplace({s.rate, s.in_service}, false);
   if (inserted) it->second = meets_slo(s.rate, s.mu, s.in_service, s.spec->slo_p99_s);
   if (!it->second) s.totals.slo_violation_s += dt;
@@ -68,8 +73,14 @@ void ServiceMeter::after_event(const Simulator& sim) {
   const bool decided = sim.stats().decision_points != decisions_seen_;
   decisions_seen_ = sim.stats().decision_points;
   if (!arrived_) return;
+  if (!started_) span_start_s_ = now.seconds();
+  // While the system is empty the span may have ended (idle_since_): a server is not run
+  // past it unless a job arrives (then it catches up, with the replicas it had).
+  const bool past_span = idle_ && now > idle_since_;
   for (std::size_t k = 0; k < services_.size(); ++k) {
     Service& s = services_[k];
+    if (s.server && !past_span) s.server->advance_to(now.seconds());
+    if (!past_span) served_to_s_ = now.seconds();
     if (!started_) {
       s.last = now;
       s.rate = s.spec->rate.at(now);
@@ -86,6 +97,15 @@ void ServiceMeter::after_event(const Simulator& sim) {
     }
     s.in_service = in_service(sim, static_cast<int>(k), *s.spec);
     s.totals.peak_replicas = std::max(s.totals.peak_replicas, s.in_service);
+    if (s.spec->request_level) {
+      // Replicas in service at the span's first instant were loaded before it: a server
+      // started again then serves them from the start, without a model load.
+      if (!s.server || (now.seconds() == span_start_s_ && s.server->replicas() != s.in_service)) {
+        s.server = s.spec->request_level->start(now.seconds(), s.in_service);
+      } else if (!past_span && s.server->replicas() != s.in_service) {
+        s.server->set_replicas(now.seconds(), s.in_service);
+      }
+    }
   }
   started_ = true;
   if (sim.num_pending() + sim.num_running() == 0) {
@@ -111,12 +131,21 @@ std::vector<ServiceMetrics> ServiceMeter::metrics() const {
     m.slo_violation_s = t.slo_violation_s;
     m.replica_s = t.replica_s;
     m.peak_replicas = t.peak_replicas;
+    if (const RequestServer* server = services_[k].server.get()) {
+      m.requests = server->totals(std::max(0.0, served_to_s_ - span_start_s_));
+    } else if (services_[k].spec->request_level) {
+      m.requests = RequestLevelTotals{};  // the span never began
+    }
     out.push_back(std::move(m));
   }
   return out;
 }
 
 void ServiceMeter::snapshot(SnapshotArchive& ar) {
+  for (const Service& s : services_) {
+    // Its engine's queues, batches and KV caches are not saved (docs/energy.md#inference-services).
+    if (s.spec->request_level) throw SnapshotUnsupported("request-level inference service '" + s.spec->name + "' (its serving engine's state)");
+  }
   ar.section("service meter");
   std::uint64_t n = services_.size();
   ar(n);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,9 @@ struct ServiceMetrics {
   std::uint64_t lends = 0;         // jobs grown onto lent devices
   std::uint64_t reclaims = 0;      // jobs shrunk to give devices back
   int peak_replicas = 0;
+  // A request-level service's request totals (its slo_violation_s is not metered: the
+  // SLO is per request, in requests->slo_attainment).
+  std::optional<RequestLevelTotals> requests;
 };
 
 // Where a service's replicas run: its datacenter's devices [first, first + num) and one
@@ -68,6 +72,8 @@ class ServiceMeter : public Observer {
   void after_event(const Simulator& sim) override;
   // By service, in the order of `inference.services`.
   std::vector<ServiceMetrics> metrics() const;
+  // A request-level service's server (null for replica-level ones, or before the span began).
+  const RequestServer* request_server(std::size_t k) const { return k < services_.size() ? services_[k].server.get() : nullptr; }
   void snapshot(SnapshotArchive& ar) override;
 
  private:
@@ -83,6 +89,7 @@ class ServiceMeter : public Observer {
     int in_service = 0;   // since the last event
     Totals totals;
     std::map<std::pair<double, int>, bool> slo_met;  // meets_slo() by (rate, replicas): few distinct pairs
+    std::unique_ptr<RequestServer> server;  // request-level services, from the span's start
   };
   void add(Service& s, Tick from, Tick to);
   int in_service(const Simulator& sim, int k, const ServiceSpec& spec) const;
@@ -98,6 +105,8 @@ class ServiceMeter : public Observer {
   bool idle_ = false;
   Tick idle_since_;
   std::vector<Totals> idle_totals_;
+  double span_start_s_ = 0.0;  // request-level services: the span served, [start, served_to]
+  double served_to_s_ = 0.0;
 };
 
 }  // namespace schedsim

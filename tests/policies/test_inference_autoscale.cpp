@@ -393,3 +393,312 @@ TEST_CASE("world: every policy of `compare all` runs in the same world and the w
     check_same_run(by_name("spatial"), runs.back());
   }
 }
+
+// ---- Request-level services (issue 26): the meter drives a server with the kernel's clock. ----
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "experiments/snapshot_run.hpp"
+#include "sim/snapshot_archive.hpp"
+
+namespace {
+
+// A request-level model whose server counts arrivals and records what the meter asks of
+// it: starts, replica changes, and that its clock never goes back.
+struct ServerLog {
+  std::vector<std::string> calls;
+  bool clock_went_back = false;
+};
+
+class RecordingServer : public RequestServer {
+ public:
+  RecordingServer(std::shared_ptr<ServerLog> log, std::vector<double> arrivals, double start_s, int replicas)
+      : log_(std::move(log)), arrivals_(std::move(arrivals)), now_s_(start_s), replicas_(replicas) {
+    while (next_ < arrivals_.size() && arrivals_[next_] < start_s) ++next_;
+    first_ = next_;
+  }
+  void advance_to(double t_s) override {
+    if (t_s < now_s_) log_->clock_went_back = true;
+    now_s_ = t_s;
+    while (next_ < arrivals_.size() && arrivals_[next_] <= t_s) ++next_;
+  }
+  void set_replicas(double t_s, int replicas) override {
+    std::ostringstream s;
+    s << "set " << t_s << ' ' << replicas;
+    log_->calls.push_back(s.str());
+    replicas_ = replicas;
+  }
+  int replicas() const override { return replicas_; }
+  RequestLevelTotals totals(double span_s) const override {
+    RequestLevelTotals t;
+    t.arrived = t.finished = static_cast<std::int64_t>(next_ - first_);
+    t.slo_attainment = 1.0;
+    t.goodput_rps = span_s > 0 ? static_cast<double>(t.arrived) / span_s : 0.0;
+    return t;
+  }
+  void write_requests_csv(std::ostream& out) const override { out << "id\n"; }
+
+ private:
+  std::shared_ptr<ServerLog> log_;
+  std::vector<double> arrivals_;
+  std::size_t next_ = 0, first_ = 0;
+  double now_s_;
+  int replicas_;
+};
+
+class RecordingModel : public RequestLevelModel {
+ public:
+  RecordingModel(std::shared_ptr<ServerLog> log, std::vector<double> arrivals) : log_(std::move(log)), arrivals_(std::move(arrivals)) {}
+  std::unique_ptr<RequestServer> start(double start_s, int replicas) const override {
+    std::ostringstream s;
+    s << "start " << start_s << ' ' << replicas;
+    log_->calls.push_back(s.str());
+    return std::make_unique<RecordingServer>(log_, arrivals_, start_s, replicas);
+  }
+  const std::string& device_type() const override { return type_; }
+
+ private:
+  std::shared_ptr<ServerLog> log_;
+  std::vector<double> arrivals_;
+  std::string type_ = "V100";
+};
+
+// The lending scenario above (`scenario()`) with its service made request-level: the same
+// rate curve and capacity, so the autoscaler and the kernel see what they saw before.
+ScenarioConfig request_level_scenario(TempDir& dir, const std::string& policy, std::shared_ptr<ServerLog> log) {
+  dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s,min_gpus,max_gpus\ntrain,0,2,20000,1,4\n");
+  const PolicyRegistry reg = builtin_policies();
+  ScenarioConfig s = load_scenario(dir.write("s.yaml", scenario(policy)), {}, std::nullopt, reg);
+  auto services = std::make_shared<std::vector<ServiceSpec>>(*s.inference->services);
+  std::vector<double> arrivals;
+  for (int k = 0; k <= 400; ++k) arrivals.push_back(100.0 * k);  // one request every 100 s over [0, 40000]
+  (*services)[0].request_level = std::make_shared<RecordingModel>(log, arrivals);
+  s.inference->services = services;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("world: a request-level service's server follows the kernel clock and the autoscaler's replicas, and the kernel runs as before",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  const std::string policy = "{name: inference, autoscaler: reactive, interval_s: 300}";
+  const auto before = run(dir, policy, "replica-level");
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, policy, log);
+  run_scenario(s, reg, RunOptions{dir.path("request-level")});
+  const auto r = nlohmann::json::parse(read_file(dir.path("request-level/results.json")));
+  // One replica from the span's first instant (loaded before it), two from the 3600 s
+  // tick when the drop ends; the burst wants more than the pool of 2.
+  CHECK(log->calls == std::vector<std::string>{"start 0 1", "set 3600 2"});
+  CHECK_FALSE(log->clock_went_back);
+  // The kernel's run is the replica-level one's: same jobs, lending and reclaim.
+  CHECK(r["summary"] == before["summary"]);
+  CHECK(read_file(dir.path("request-level/jobs.csv")) == read_file(dir.path("replica-level/jobs.csv")));
+  const auto& svc = r["inference"][0];
+  CHECK(svc["replica_hours"] == before["inference"][0]["replica_hours"]);
+  CHECK(svc["lends"] == 1);
+  CHECK(svc["reclaims"] == 1);
+  // Taking the lent device back pays the checkpoint: save + restore on each move, as above.
+  CHECK(read_file(dir.path("request-level/jobs.csv")).find(",50,0,2,") != std::string::npos);
+  CHECK(svc["slo_violation_minutes"].is_null());  // per request instead
+  // Requests over the span [0, makespan]: one each 100 s.
+  const double end_s = r["summary"]["makespan_s"];
+  CHECK(svc["requests"]["arrived"] == static_cast<std::int64_t>(std::floor(end_s / 100.0)) + 1);
+  CHECK(double(svc["requests"]["goodput_rps"]) == Approx((std::floor(end_s / 100.0) + 1) / end_s).epsilon(1e-12));
+  CHECK(svc["requests"]["ttft"].contains("p99_s"));
+}
+
+TEST_CASE("world: gavel runs with a request-level service behind the default autoscaler", "[world][inference][request-level]") {
+  TempDir dir;
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, "gavel", log);
+  const RunResult r = run_scenario(s, reg, RunOptions{});
+  CHECK(r.policy_name == "gavel");
+  REQUIRE(r.inference.size() == 1);
+  REQUIRE(r.inference[0].requests);
+  CHECK(r.inference[0].requests->arrived > 0);
+  CHECK(log->calls.front() == "start 0 1");
+  CHECK(std::find(log->calls.begin(), log->calls.end(), "set 3600 2") != log->calls.end());
+  CHECK_FALSE(log->clock_went_back);
+}
+
+TEST_CASE("world: snapshots of a run with a request-level service are refused before it starts, naming the service",
+          "[world][inference][request-level][snapshot]") {
+  TempDir dir;
+  auto log = std::make_shared<ServerLog>();
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = request_level_scenario(dir, "fifo", log);
+  RunOptions o{dir.path("snap")};
+  o.snapshot.every = Tick::from_seconds(3600);
+  CHECK_THROWS_MATCHES(run_scenario(s, reg, o), InputError,
+                       Catch::Message("--snapshot-every: request-level inference service 'chat' (its serving engine's state) cannot "
+                                      "be saved in a snapshot; run without --snapshot-every"));
+  CHECK_FALSE(std::filesystem::exists(dir.path("snap/results.json")));
+}
+
+// ---- Request-level services from YAML: the serving engine inside the run. ----
+
+#include "experiments/request_service.hpp"
+
+namespace {
+
+// 4 H100s; a LLaMA-2-13B service (one device a replica) fed by a synthetic stream of 2
+// req/s for an hour, 1..2 replicas; one rigid 2-GPU training job on [500, 3500).
+std::string request_level_yaml(const std::string& service_extra, const std::string& type = "H100", const std::string& requests = "") {
+  return R"(
+seed: 1
+cluster: {nodes: [{count: 1, type: )" + type + R"(, devices_per_node: 4}]}
+physics: {}
+workload: {trace: {path: rigid.csv, format: schedsim}}
+inference:
+  services:
+    - name: chat
+      requests: )" + (requests.empty() ? "{synthetic: {rate_rps: 2, duration_s: 3600, prompt_tokens: {fixed: 200}, output_tokens: {fixed: 20}, seed: 3}}" : requests) + R"(
+      deployment: {model: LLaMA-2-13B, device: H100, tensor_parallel: 1}
+      slo: {ttft_s: 1, tpot_s: 0.1}
+      min_replicas: 1
+      max_replicas: 2
+)" + service_extra + "policy: fifo\n";
+}
+
+ScenarioConfig load_request_level(TempDir& dir, const std::string& yaml) {
+  dir.write("rigid.csv", "job_id,submit_time_s,num_gpus,duration_s\ntrain,500,2,3000\n");
+  const PolicyRegistry reg = builtin_policies();
+  return load_scenario(dir.write("rl.yaml", yaml), {}, std::nullopt, reg);
+}
+
+std::string load_error(TempDir& dir, const std::string& yaml) {
+  try {
+    load_request_level(dir, yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("world: a request-level service from YAML is served by the engine over the training's span, under fifo and gavel",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  const ScenarioConfig s = load_request_level(dir, request_level_yaml("      capacity_rps: {H100: 4}\n"));
+  const ServiceSpec& spec = s.inference->services->at(0);
+  REQUIRE(spec.is_request_level());
+  CHECK(spec.gpus_per_replica == 1);
+  CHECK(spec.capacity_rps_by_type.at("H100") == 4.0);
+  // The default model load: 13B parameters x 2 bytes / (1 device x 1 GB/s).
+  const auto* model = dynamic_cast<const EngineRequestModel*>(spec.request_level.get());
+  REQUIRE(model);
+  CHECK(model->spec().model_load_s == Approx(model->spec().deployment.model.total_params() * 2.0 / 1e9).epsilon(1e-12));
+  CHECK(model->spec().model_load_s == Approx(26.03).epsilon(1e-3));
+  const PolicyRegistry reg = builtin_policies();
+  run_scenario(s, reg, RunOptions{dir.path("out")});
+  const auto r = nlohmann::json::parse(read_file(dir.path("out/results.json")));
+  const auto& svc = r["inference"][0];
+  CHECK(svc["slo_violation_minutes"].is_null());
+  const auto& q = svc["requests"];
+  // The span is the training job's [500, 3500]: the stream's requests that arrived in it.
+  std::int64_t in_span = 0;
+  for (const serving::Request& x : *model->spec().requests) in_span += x.arrival_s >= 500.0 && x.arrival_s <= 3500.0 ? 1 : 0;
+  CHECK(q["arrived"] == in_span);
+  // One replica up over the span, counted from its start (not from the engine's t = 0).
+  CHECK(double(q["active_replica_hours"]) == Approx(3000.0 / 3600).epsilon(1e-9));
+  CHECK(double(svc["replica_hours"]) == Approx(3000.0 / 3600).epsilon(1e-9));
+  CHECK(int(q["finished"]) <= int(q["arrived"]));
+  CHECK(int(q["finished"]) >= int(q["arrived"]) - 5);  // 2 req/s on replicas far from full: a few in flight at the end
+  CHECK(double(q["slo_attainment"]) >= 0.0);
+  CHECK(double(q["slo_attainment"]) <= 1.0);
+  CHECK(double(q["ttft"]["p50_s"]) > 0.0);
+  CHECK(double(q["ttft"]["p50_s"]) <= double(q["ttft"]["p99_s"]));
+  CHECK(double(q["energy_kwh"]) > 0.0);
+  // Reactive at 2 req/s: ceil(2 / (4 x 0.6)) = 1 replica all along.
+  CHECK(svc["peak_replicas"] == 1);
+  CHECK(q["replica_changes"] == 0);
+  CHECK(r["config"]["inference"]["services"][0]["gpus_per_replica"] == 1);
+  CHECK_FALSE(r["config"]["inference"]["services"][0].contains("slo_p99_s"));
+  // Deterministic: the same bytes again.
+  run_scenario(s, reg, RunOptions{dir.path("again")});
+  CHECK(read_file(dir.path("again/results.json")) == read_file(dir.path("out/results.json")));
+  CHECK_FALSE(std::filesystem::exists(dir.path("out/requests_0.csv")));  // only when asked
+  // requests_csv: one row per finished request, the rest of the run unchanged.
+  const ScenarioConfig with_csv = load_request_level(dir, request_level_yaml("      capacity_rps: {H100: 4}\n      requests_csv: true\n"));
+  run_scenario(with_csv, reg, RunOptions{dir.path("csv")});
+  const std::string csv = read_file(dir.path("csv/requests_0.csv"));
+  CHECK(csv.rfind("id,arrival_s,first_token_s,finish_s,ttft_s,tpot_s,e2e_s,prompt_tokens,output_tokens,replica,preemptions\n", 0) == 0);
+  CHECK(static_cast<std::int64_t>(std::count(csv.begin(), csv.end(), '\n')) == 1 + std::int64_t(q["finished"]));
+  const auto r_csv = nlohmann::json::parse(read_file(dir.path("csv/results.json")));
+  CHECK(r_csv["inference"] == r["inference"]);
+  CHECK(r_csv["summary"] == r["summary"]);
+  // gavel runs the same world: the engine serves the same requests over the same span.
+  const YAML::Node gavel = YAML::Load("gavel");
+  const RunResult g = run_scenario(s, reg, RunOptions{}, &gavel);
+  CHECK(g.policy_name == "gavel");
+  REQUIRE(g.inference.size() == 1);
+  REQUIRE(g.inference[0].requests);
+  CHECK(g.inference[0].requests->arrived == std::int64_t(q["arrived"]));
+  CHECK(g.inference[0].requests->finished == std::int64_t(q["finished"]));
+}
+
+TEST_CASE("world: without capacity_rps a request-level service's capacity is one replica's measured saturation throughput",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  const ScenarioConfig s = load_request_level(dir, request_level_yaml(""));
+  const ServiceSpec& spec = s.inference->services->at(0);
+  const auto* model = dynamic_cast<const EngineRequestModel*>(spec.request_level.get());
+  REQUIRE(model);
+  const double measured = saturation_capacity_rps(model->spec().deployment, *model->spec().requests);
+  CHECK(measured > 0.0);
+  CHECK(spec.capacity_rps_by_type.at("H100") == measured);
+}
+
+TEST_CASE("inference config: request_copies replays the trace within its duration, each copy compressed", "[world][inference][request-level]") {
+  TempDir dir;
+  dir.write("conv.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00.0000000,10,2\n2023-11-16 18:00:01.0000000,20,3\n"
+                        "2023-11-16 18:00:02.0000000,30,4\n");
+  const ScenarioConfig s = load_request_level(
+      dir, request_level_yaml("      capacity_rps: {H100: 4}\n      request_copies: 2\n", "H100", "{trace: conv.csv, format: azure_llm, duration_s: 100}"));
+  const auto* model = dynamic_cast<const EngineRequestModel*>(s.inference->services->at(0).request_level.get());
+  REQUIRE(model);
+  std::vector<double> arrivals;
+  std::vector<std::int32_t> prompts;
+  for (const serving::Request& q : *model->spec().requests) {
+    arrivals.push_back(q.arrival_s);
+    prompts.push_back(q.prompt_tokens);
+  }
+  // The trace stretched to [0, 100] s is 0, 50, 100; two copies in 100 s: halves of it.
+  CHECK(arrivals == std::vector<double>{0, 25, 50, 50, 75, 100});
+  CHECK(prompts == std::vector<std::int32_t>{10, 20, 30, 10, 20, 30});
+  // More requests than a run holds is refused before any is made.
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {H100: 4}\n      request_copies: 40000000\n", "H100",
+                                                "{trace: conv.csv, format: azure_llm, duration_s: 100}")),
+             Catch::EndsWith("inference.services[0].request_copies: 40000000 copies of 3 requests would be more than the 100,000,000 requests a run holds"));
+}
+
+TEST_CASE("inference config: request-level services refuse the replica-level keys and a device their datacenter does not have",
+          "[world][inference][request-level]") {
+  TempDir dir;
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {A100-80GB: 4}\n", "A100-80GB")),
+             Catch::EndsWith("inference.services[0].deployment.device: is H100-SXM, but the replicas of service 'chat' run on device type "
+                             "'A100-80GB' (the first device type of its datacenter)"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      slo_p99_s: 2\n")),
+             Catch::EndsWith("inference.services[0].slo_p99_s: not used by a request-level service (one with `requests`): its SLO is `slo: {ttft_s, tpot_s}`"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      gpus_per_replica: 2\n")),
+             Catch::EndsWith("inference.services[0].gpus_per_replica: not used by a request-level service (one with `requests`): its replicas have "
+                             "deployment.tensor_parallel devices"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      rate: {diurnal: {mean_rps: 1}}\n")),
+             Catch::EndsWith("inference.services[0]: give rate (a replica-level service) or requests (a request-level one), not both"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      request_copies: 3\n")),
+             Catch::EndsWith("inference.services[0].request_copies: replays a trace; for a synthetic stream raise its rate_rps instead"));
+  CHECK_THAT(load_error(dir, request_level_yaml("      capacity_rps: {V100: 4}\n")),
+             Catch::EndsWith("inference.services[0].capacity_rps: lists no capacity for device type 'H100', where the replicas of service 'chat' run"));
+  // A replica-level service refuses the request-level keys.
+  const std::string replica_level = two_replica_scenario("fifo");
+  std::string with_deployment = replica_level;
+  with_deployment.replace(with_deployment.find("      slo_p99_s: 2\n"), 0, "      deployment: {model: LLaMA-2-13B, device: V100}\n");
+  CHECK_THAT(load_error(dir, with_deployment), Catch::EndsWith("inference.services[0].deployment: only a request-level service (one with `requests`) has it"));
+}
