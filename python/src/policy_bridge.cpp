@@ -189,7 +189,7 @@ void bind_policy_bridge(py::module_& m) {
       .def_readonly("preemptions", &JobInfo::preemptions)
       .def_readonly("devices", &JobInfo::devices, "devices held (running or stopping jobs)")
       .def("__repr__", [](const JobInfo& j) {
-        return "Job(id=" + j.id() + ", slot=" + std::to_string(j.slot) + ", num_gpus=" + std::to_string(j.num_gpus()) + ", status=" + j.status() + ")";
+        return "Job(id=" + j.id + ", slot=" + std::to_string(j.slot) + ", num_gpus=" + std::to_string(j.num_gpus) + ", status=" + j.status + ")";
       });
 
   py::class_<StartAction>(m, "Start", "Start a pending job on exactly these free devices (gang: all or nothing).")
