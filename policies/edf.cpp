@@ -16,8 +16,8 @@ class EdfOrder : public QueueOrder {
   bool running_keys_only_improve() const override { return true; }
 
  private:
-  static double deadline_s(const JobState& job) {
-    return std::isnan(job.spec.deadline_s) ? std::numeric_limits<double>::infinity() : job.spec.deadline_s;
+  static double deadline_s(const JobView& job) {
+    return std::isnan(job.deadline_s()) ? std::numeric_limits<double>::infinity() : job.deadline_s();
   }
 };
 

@@ -20,8 +20,8 @@ class ElasticGoodputPolicy : public Policy {
   }
   std::string name() const override { return "elastic-goodput"; }
 
-  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq, job); }
-  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.erase({view.job(job).arrival_seq, job}); }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq(), job); }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.erase({view.job(job).arrival_seq(), job}); }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
     free_.reset(view.cluster_state());
@@ -29,8 +29,8 @@ class ElasticGoodputPolicy : public Policy {
     resized_.clear();
     while (!queue_.empty()) {
       const auto head = *queue_.begin();
-      const JobSpec& spec = view.job(head.second).spec;
-      const int need = spec.is_elastic() ? fewest_runnable(view, spec) : spec.num_gpus;
+      const JobView& spec = view.job(head.second);
+      const int need = spec.is_elastic() ? fewest_runnable(view, spec) : spec.num_gpus();
       if (!take(view, spec, need) && !(shrink_for(view, spec, need, out) && take(view, spec, need))) break;
       out.start(head.second, devices_);
       queue_.erase(head);
@@ -49,43 +49,43 @@ class ElasticGoodputPolicy : public Policy {
   // The fewest devices an elastic job can run on: min_gpus, or, when the physics model
   // admits no device type there (an LLM job whose plans need more devices: estimated_rate
   // 0), the smallest count up to max_gpus that some type admits (min_gpus when none).
-  static int fewest_runnable(const SchedulerView& view, const JobSpec& spec) {
+  static int fewest_runnable(const SchedulerView& view, const JobView& spec) {
     const PhysicsModel* physics = view.physics();
-    if (!physics) return spec.min_gpus;
+    if (!physics) return spec.min_gpus();
     const int types = static_cast<int>(view.cluster().device_types().size());
     auto runs = [&](int n) {
       for (int t = 0; t < types; ++t)
         if (physics->estimated_rate(spec, t, n) > 0) return true;
       return false;
     };
-    if (runs(spec.min_gpus)) return spec.min_gpus;
-    for (int n = spec.min_gpus + 1; n <= spec.max_gpus; ++n)
+    if (runs(spec.min_gpus())) return spec.min_gpus();
+    for (int n = spec.min_gpus() + 1; n <= spec.max_gpus(); ++n)
       if (runs(n)) return n;
-    return spec.min_gpus;
+    return spec.min_gpus();
   }
 
   // The job's goodput on n devices of its current type relative to now: physics_rate x
   // estimated_rate(n) / estimated_rate(held). 0 when the physics model says it cannot run.
-  static double rate_on(const SchedulerView& view, const JobState& j, int n) {
+  static double rate_on(const SchedulerView& view, const JobView& j, int n) {
     const ClusterSpec& c = view.cluster();
-    const int type = c.node(c.node_of(j.devices.front())).type_index;
-    const double now_est = view.physics()->estimated_rate(j.spec, type, static_cast<int>(j.devices.size()));
+    const int type = c.node(c.node_of(j.devices().front())).type_index;
+    const double now_est = view.physics()->estimated_rate(j, type, static_cast<int>(j.devices().size()));
     if (!(now_est > 0)) return 0.0;
-    return j.physics_rate * view.physics()->estimated_rate(j.spec, type, n) / now_est;
+    return j.physics_rate() * view.physics()->estimated_rate(j, type, n) / now_est;
   }
 
   // Work left at `now`: exact at last_update, progress at physics_rate since then (or
   // since the end of a stall).
   bool resizable(const SchedulerView& view, JobSlot s) const {
-    const JobState& j = view.job(s);
-    return j.spec.is_elastic() && j.status == JobStatus::kRunning && !j.devices.empty() &&
+    const JobView& j = view.job(s);
+    return j.is_elastic() && j.status() == JobStatus::kRunning && !j.devices().empty() &&
            std::find(resized_.begin(), resized_.end(), s) == resized_.end();
   }
 
   // `need` devices from the free ones, then from those released in this decision, into
   // devices_; within one type under physics.mixed_types: forbid (the first that holds it),
   // inside one datacenter (home first).
-  bool take(const SchedulerView& view, const JobSpec& spec, int need) {
+  bool take(const SchedulerView& view, const JobView& spec, int need) {
     devices_.clear();
     for (int site : placement_sites(view, spec)) {
       for (int t : placement_types(view, spec, need)) {
@@ -98,7 +98,7 @@ class ElasticGoodputPolicy : public Policy {
   // Shrinks running elastic jobs toward min_gpus, smallest goodput loss per device first,
   // until the head's `need` devices are free. All or nothing, within max_resizes. Under
   // physics.mixed_types: forbid within one type: the first where shrinking frees enough.
-  bool shrink_for(const SchedulerView& view, const JobSpec& spec, int need, ActionBatch& out) {
+  bool shrink_for(const SchedulerView& view, const JobView& spec, int need, ActionBatch& out) {
     if (static_cast<int>(resized_.size()) >= max_resizes_) return false;
     for (int t : placement_types(view, spec, need)) {
       const int verdict = shrink_for(view, need, t, out);
@@ -117,13 +117,13 @@ class ElasticGoodputPolicy : public Policy {
     shrink_.clear();
     int spare = 0;
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      if (!resizable(view, s) || !of_type(view.job(s).devices.front())) continue;
-      const JobState& j = view.job(s);
-      const int floor = fewest_runnable(view, j.spec);
-      const int extra = static_cast<int>(j.devices.size()) - floor;
+      if (!resizable(view, s) || !of_type(view.job(s).devices().front())) continue;
+      const JobView& j = view.job(s);
+      const int floor = fewest_runnable(view, j);
+      const int extra = static_cast<int>(j.devices().size()) - floor;
       if (extra <= 0) continue;
       double loss = 0;  // goodput lost per device given back
-      if (view.physics()) loss = (j.physics_rate - rate_on(view, j, floor)) / extra;
+      if (view.physics()) loss = (j.physics_rate() - rate_on(view, j, floor)) / extra;
       shrink_.emplace_back(loss, s);
       spare += extra;
     }
@@ -132,23 +132,23 @@ class ElasticGoodputPolicy : public Policy {
     int planned = 0;
     std::size_t k = 0;
     while (planned < missing) {
-      const JobState& j = view.job(shrink_[k++].second);
-      planned += static_cast<int>(j.devices.size()) - fewest_runnable(view, j.spec);
+      const JobView& j = view.job(shrink_[k++].second);
+      planned += static_cast<int>(j.devices().size()) - fewest_runnable(view, j);
     }
     if (static_cast<int>(resized_.size() + k) > max_resizes_) return -1;
     int left = missing;
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot s = shrink_[i].second;
-      const JobState& j = view.job(s);
+      const JobView& j = view.job(s);
       // A job whose fewest runnable count is above min_gpus (an LLM plan) shrinks to that
       // count, where it is known to run, not to any count in between.
-      const int floor = fewest_runnable(view, j.spec);
-      const int extra = static_cast<int>(j.devices.size()) - floor;
-      const int give = floor != j.spec.min_gpus ? extra : std::min(left, extra);
+      const int floor = fewest_runnable(view, j);
+      const int extra = static_cast<int>(j.devices().size()) - floor;
+      const int give = floor != j.min_gpus() ? extra : std::min(left, extra);
       left -= give;
-      const int keep = static_cast<int>(j.devices.size()) - give;
-      kept_.assign(j.devices.begin(), j.devices.begin() + keep);
-      for (int d = static_cast<int>(j.devices.size()) - 1; d >= keep; --d) released_.push_back(j.devices[static_cast<std::size_t>(d)]);
+      const int keep = static_cast<int>(j.devices().size()) - give;
+      kept_.assign(j.devices().begin(), j.devices().begin() + keep);
+      for (int d = static_cast<int>(j.devices().size()) - 1; d >= keep; --d) released_.push_back(j.devices()[static_cast<std::size_t>(d)]);
       out.move(s, kept_);
       resized_.push_back(s);
     }
@@ -166,19 +166,19 @@ class ElasticGoodputPolicy : public Policy {
       double best_gain = 0;
       for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
         if (!resizable(view, s)) continue;
-        const JobState& j = view.job(s);
-        const int held = static_cast<int>(j.devices.size());
-        if (held >= j.spec.max_gpus || j.stalled(view.now()) || !(j.physics_rate > 0)) continue;
+        const JobView& j = view.job(s);
+        const int held = static_cast<int>(j.devices().size());
+        if (held >= j.max_gpus() || j.stalled(view.now()) || !(j.physics_rate() > 0)) continue;
         const ClusterSpec& c = view.cluster();
-        const int type = c.node(c.node_of(j.devices.front())).type_index;
-        const int add = std::min(j.spec.max_gpus - held, free_.count());
+        const int type = c.node(c.node_of(j.devices().front())).type_index;
+        const int add = std::min(j.max_gpus() - held, free_.count());
         const double r_new = rate_on(view, j, held + add);
-        if (!(r_new > j.physics_rate)) continue;
+        if (!(r_new > j.physics_rate())) continue;
         const double work_s = info_.remaining_work_s(view, j);
-        const double saved_s = work_s / j.physics_rate - work_s / r_new;
-        const double cost_s = view.physics()->checkpoint_save_s(j.spec, held + add) + view.physics()->checkpoint_restore_s(j.spec, held + add);
+        const double saved_s = work_s / j.physics_rate() - work_s / r_new;
+        const double cost_s = view.physics()->checkpoint_save_s(j, held + add) + view.physics()->checkpoint_restore_s(j, held + add);
         if (!(saved_s > cost_s)) continue;
-        const double gain = (r_new - j.physics_rate) / add;
+        const double gain = (r_new - j.physics_rate()) / add;
         if (gain > best_gain) {
           best = s;
           best_add = add;
@@ -187,12 +187,12 @@ class ElasticGoodputPolicy : public Policy {
         }
       }
       if (best == kNoJob) return;
-      const JobState& j = view.job(best);
-      devices_.assign(j.devices.begin(), j.devices.end());
+      const JobView& j = view.job(best);
+      devices_.assign(j.devices().begin(), j.devices().end());
       // Several datacenters: it grows inside its own (first fit there).
       const Geography* geo = view.geography();
       const bool grown = geo && geo->num_sites() > 1
-                             ? free_.first_fit_among(best_add, devices_in(view, best_type_, geo->site_of_device(j.devices.front())), devices_)
+                             ? free_.first_fit_among(best_add, devices_in(view, best_type_, geo->site_of_device(j.devices().front())), devices_)
                              : free_.packed(best_add, nullptr, devices_, best_type_);
       if (!grown) {
         resized_.push_back(best);  // not enough free devices of its type: leave it as it is

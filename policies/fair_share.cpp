@@ -26,12 +26,12 @@ class FairShareOrder : public QueueOrder {
   explicit FairShareOrder(FairShareOptions options) : options_(std::move(options)) {}
 
   double queued_key(const SchedulerView& view, JobSlot job) override { return group_key(group_of(view, job)); }
-  double running_key(const SchedulerView& view, JobSlot job) const override { return group_key(owner_id(view.job(job).spec)); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return group_key(owner_id(view.job(job))); }
   bool keys_change_while_queued() const override { return true; }
   bool grouped() const override { return true; }
   int group_of(const SchedulerView& view, JobSlot job) override {
     num_devices_ = view.cluster().num_devices();
-    const std::string& o = owner(view.job(job).spec);
+    const std::string& o = owner(view.job(job));
     auto it = ids_.find(o);
     if (it != ids_.end()) return it->second;
     const int id = static_cast<int>(held_.size());
@@ -49,7 +49,7 @@ class FairShareOrder : public QueueOrder {
     const auto s = static_cast<std::size_t>(job);
     if (counted_.size() <= s) counted_.resize(s + 1, {-1, 0.0});
     const int g = group_of(view, job);
-    const double gpus = view.job(job).spec.num_gpus;
+    const double gpus = view.job(job).num_gpus();
     held_[static_cast<std::size_t>(g)] += gpus;
     counted_[s] = {g, gpus};
   }
@@ -68,9 +68,9 @@ class FairShareOrder : public QueueOrder {
 
   void snapshot(SnapshotArchive& ar) override { ar(num_devices_, ids_, held_, weight_, counted_); }
  private:
-  const std::string& owner(const JobSpec& spec) const { return options_.by_group ? spec.group : spec.user; }
+  const std::string& owner(const JobView& spec) const { return options_.by_group ? spec.group() : spec.user(); }
   // A running job's owner was seen when it was queued.
-  int owner_id(const JobSpec& spec) const { return ids_.at(owner(spec)); }
+  int owner_id(const JobView& spec) const { return ids_.at(owner(spec)); }
 
   FairShareOptions options_;
   double num_devices_ = 1;

@@ -35,7 +35,7 @@ class GandivaPolicy : public Policy {
     while (!queue_.empty()) {
       const auto head = *queue_.begin();
       const JobSlot slot = head.second;
-      const JobSpec& spec = view.job(slot).spec;
+      const JobView& spec = view.job(slot);
       if (!take(view, spec)) {
         if (!preempt_for(view, spec, out)) break;  // nothing to slice: the head blocks the queue
         if (!take(view, spec)) break;               // checkpoints cost time: start when the saves end
@@ -69,11 +69,11 @@ class GandivaPolicy : public Policy {
   // The job's devices from the free ones, then from those preempted in this decision at
   // no checkpoint cost, into devices_; within one type under physics.mixed_types: forbid
   // (the first, by index, that holds it), and inside one datacenter (home first).
-  bool take(const SchedulerView& view, const JobSpec& spec) {
+  bool take(const SchedulerView& view, const JobView& spec) {
     devices_.clear();
     for (int site : placement_sites(view, spec)) {
-      for (int t : placement_types(view, spec, spec.num_gpus)) {
-        if (first_fit_then_in(free_, view, t, site, spec.num_gpus, released_, devices_)) return true;
+      for (int t : placement_types(view, spec, spec.num_gpus())) {
+        if (first_fit_then_in(free_, view, t, site, spec.num_gpus(), released_, devices_)) return true;
       }
     }
     return false;
@@ -84,9 +84,9 @@ class GandivaPolicy : public Policy {
   // free checkpoint save (no physics, or a zero save time) are usable in this same batch,
   // the others when their saves end. Under physics.mixed_types: forbid the devices are
   // counted, and victims chosen, within one type, the first where enough would be free.
-  bool preempt_for(const SchedulerView& view, const JobSpec& spec, ActionBatch& out) {
-    for (int t : placement_types(view, spec, spec.num_gpus)) {
-      const int verdict = preempt_for(view, spec.num_gpus, t, out);
+  bool preempt_for(const SchedulerView& view, const JobView& spec, ActionBatch& out) {
+    for (int t : placement_types(view, spec, spec.num_gpus())) {
+      const int verdict = preempt_for(view, spec.num_gpus(), t, out);
       if (verdict >= 0) return verdict == 1;
     }
     return false;
@@ -101,10 +101,10 @@ class GandivaPolicy : public Policy {
     candidates_.clear();
     const std::int64_t now_us = view.now().us();
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& j = view.job(s);
-      if (j.devices.empty() || !of_type(j.devices.front())) continue;  // one type each under the rule
-      if (j.status == JobStatus::kStopping) {
-        soon += static_cast<int>(j.devices.size());
+      const JobView& j = view.job(s);
+      if (j.devices().empty() || !of_type(j.devices().front())) continue;  // one type each under the rule
+      if (j.status() == JobStatus::kStopping) {
+        soon += static_cast<int>(j.devices().size());
       } else if (now_us - slice_start_us_[static_cast<std::size_t>(s)] >= quantum_us_ &&
                  std::find(chosen_.begin(), chosen_.end(), s) == chosen_.end()) {
         candidates_.emplace_back(slice_start_us_[static_cast<std::size_t>(s)], s);
@@ -114,14 +114,14 @@ class GandivaPolicy : public Policy {
     std::stable_sort(candidates_.begin(), candidates_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::size_t k = 0;
     int freed = soon;
-    while (k < candidates_.size() && freed < need) freed += static_cast<int>(view.job(candidates_[k++].second).devices.size());
+    while (k < candidates_.size() && freed < need) freed += static_cast<int>(view.job(candidates_[k++].second).devices().size());
     if (freed < need) return -1;
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot v = candidates_[i].second;
       out.preempt(v);
       chosen_.push_back(v);
-      const auto& d = view.job(v).devices;
-      if (!view.physics() || view.physics()->checkpoint_save_s(view.job(v).spec, static_cast<int>(d.size())) <= 0) {
+      const auto& d = view.job(v).devices();
+      if (!view.physics() || view.physics()->checkpoint_save_s(view.job(v), static_cast<int>(d.size())) <= 0) {
         released_.insert(released_.end(), d.rbegin(), d.rend());
       }
     }

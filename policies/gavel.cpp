@@ -587,8 +587,8 @@ class GavelPolicy : public Policy {
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
     Job& j = grow(job);
-    if (view.job(job).preemptions == 0) j = Job{};  // a new arrival (slots are reused)
-    if (view.job(job).preemptions == 0) changed_ = true;
+    if (view.job(job).preemptions() == 0) j = Job{};  // a new arrival (slots are reused)
+    if (view.job(job).preemptions() == 0) changed_ = true;
     j.queued_seq = next_seq_++;
     queue_.emplace(j.queued_seq, job);
   }
@@ -683,14 +683,14 @@ class GavelPolicy : public Policy {
 
   // Rates normalized by the job's best type (1 on every type without physics); 0 on
   // types with fewer devices than the job needs.
-  void normalized(const SchedulerView& view, const JobSpec& spec, std::vector<double>& out) const {
+  void normalized(const SchedulerView& view, const JobView& spec, std::vector<double>& out) const {
     out.assign(static_cast<std::size_t>(types_), 1.0);
     const PhysicsModel* physics = view.physics();
     double best = 0.0;
     for (int t = 0; t < types_; ++t) {
       double& r = out[static_cast<std::size_t>(t)];
-      if (physics) r = physics->estimated_rate(spec, t, spec.num_gpus);
-      if (spec.num_gpus > capacity_[static_cast<std::size_t>(t)]) r = 0.0;
+      if (physics) r = physics->estimated_rate(spec, t, spec.num_gpus());
+      if (spec.num_gpus() > capacity_[static_cast<std::size_t>(t)]) r = 0.0;
       best = std::max(best, r);
     }
     if (variant_.equal_share) {  // Gavel's LP: over the rate on an equal share of every type, times the GPUs
@@ -699,7 +699,7 @@ class GavelPolicy : public Policy {
         share += out[static_cast<std::size_t>(t)] * capacity_[static_cast<std::size_t>(t)];
         total += capacity_[static_cast<std::size_t>(t)];
       }
-      for (double& r : out) r = share > 0 ? r * spec.num_gpus * total / share : 0.0;
+      for (double& r : out) r = share > 0 ? r * spec.num_gpus() * total / share : 0.0;
       return;
     }
     for (double& r : out) r = best > 0 ? r / best : 0.0;
@@ -710,20 +710,20 @@ class GavelPolicy : public Policy {
   // uncontended, PhysicsModel), so a job's class is fixed for its life; classes are
   // interned for the run. Without reuse (GavelOptions::reuse) every call recomputes.
   int class_of(const SchedulerView& view, JobSlot slot) {
-    const JobState& js = view.job(slot);
+    const JobView& js = view.job(slot);
     Job& j = jobs_[static_cast<std::size_t>(slot)];
-    if (reuse_ && j.cls >= 0 && j.class_arrival_seq == js.arrival_seq) return j.cls;
-    normalized(view, js.spec, a_);
+    if (reuse_ && j.cls >= 0 && j.class_arrival_seq == js.arrival_seq()) return j.cls;
+    normalized(view, js, a_);
     if (counters_) ++counters_->rate_vectors;
-    const auto [it, added] = class_ids_.emplace(std::make_pair(js.spec.num_gpus, a_), static_cast<int>(class_norm_.size()));
+    const auto [it, added] = class_ids_.emplace(std::make_pair(js.num_gpus(), a_), static_cast<int>(class_norm_.size()));
     if (added) {
       class_norm_.push_back(a_);
-      class_gpus_.push_back(js.spec.num_gpus);
-      class_key_.push_back(class_key(js.spec.num_gpus, a_));
+      class_gpus_.push_back(js.num_gpus());
+      class_key_.push_back(class_key(js.num_gpus(), a_));
       local_class_.push_back(-1);
     }
     j.cls = it->second;
-    j.class_arrival_seq = js.arrival_seq;
+    j.class_arrival_seq = js.arrival_seq();
     return j.cls;
   }
 
@@ -792,7 +792,7 @@ class GavelPolicy : public Policy {
     // Jobs in the system (pending and running; stopping ones are on their way back).
     live_.clear();
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      if (view.job(s).status == JobStatus::kRunning) live_.push_back(s);
+      if (view.job(s).status() == JobStatus::kRunning) live_.push_back(s);
     }
     for (const auto& [seq, s] : queue_) live_.push_back(s);
     // Classes of equal (GPUs, normalized throughputs), in first-seen order.
@@ -837,10 +837,10 @@ class GavelPolicy : public Policy {
       for (int t = 0; t < types_; ++t) {
         const double x = j.x[static_cast<std::size_t>(t)];
         if (x <= 1e-9) continue;
-        const double in_system_s = (view.now() - view.job(live_[i]).spec.submit).seconds();
+        const double in_system_s = (view.now() - view.job(live_[i]).submit()).seconds();
         const double got = in_system_s > 0 ? j.received_s[static_cast<std::size_t>(t)] / in_system_s : 0.0;
         const double priority = got > 0 ? x / got : std::numeric_limits<double>::infinity();
-        cand.emplace_back(-priority, -x, view.job(live_[i]).arrival_seq, live_[i], t);
+        cand.emplace_back(-priority, -x, view.job(live_[i]).arrival_seq(), live_[i], t);
       }
     }
     std::sort(cand.begin(), cand.end());
@@ -848,7 +848,7 @@ class GavelPolicy : public Policy {
     left = capacity_;
     for (const auto& [np, nx, seq, s, t] : cand) {
       Job& j = jobs_[static_cast<std::size_t>(s)];
-      const int n = view.job(s).spec.num_gpus;
+      const int n = view.job(s).num_gpus();
       if (j.granted >= 0 || left[static_cast<std::size_t>(t)] < n) continue;
       j.granted = t;
       left[static_cast<std::size_t>(t)] -= n;
@@ -857,27 +857,27 @@ class GavelPolicy : public Policy {
     // this same batch.
     const PhysicsModel* physics = view.physics();
     for (JobSlot s : live_) {
-      const JobState& r = view.job(s);
-      if (r.status != JobStatus::kRunning || jobs_[static_cast<std::size_t>(s)].granted >= 0) continue;
+      const JobView& r = view.job(s);
+      if (r.status() != JobStatus::kRunning || jobs_[static_cast<std::size_t>(s)].granted >= 0) continue;
       out.preempt(s);
       account(jobs_[static_cast<std::size_t>(s)], now_us);
       jobs_[static_cast<std::size_t>(s)].on_type = -1;
-      if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() == 0) {
-        release(spec, r.devices);
+      if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() == 0) {
+        release(spec, r.devices());
       }
     }
     // Granted running jobs on another type move (their old devices free at once), granted
     // pending jobs start; in priority order.
     for (const auto& [np, nx, seq, s, t] : cand) {
-      const JobState& r = view.job(s);
-      if (jobs_[static_cast<std::size_t>(s)].granted != t || r.status != JobStatus::kRunning) continue;
-      if (type_of(spec, r.devices.front()) == t) continue;  // stays where it is
+      const JobView& r = view.job(s);
+      if (jobs_[static_cast<std::size_t>(s)].granted != t || r.status() != JobStatus::kRunning) continue;
+      if (type_of(spec, r.devices().front()) == t) continue;  // stays where it is
       devices_.clear();
-      if (!take(spec, r.spec, t)) continue;
+      if (!take(spec, r, t)) continue;
       out.move(s, devices_);
       account(jobs_[static_cast<std::size_t>(s)], now_us);
       jobs_[static_cast<std::size_t>(s)].on_type = t;
-      release(spec, r.devices);
+      release(spec, r.devices());
     }
     fill(view, out);
   }
@@ -891,7 +891,7 @@ class GavelPolicy : public Policy {
       for (const auto& [seq, s] : queue_) {
         if (avail_total_ == 0) break;
         if (std::find(started_.begin(), started_.end(), s) != started_.end()) continue;
-        const JobSpec& js = view.job(s).spec;
+        const JobView& js = view.job(s);
         const int granted = jobs_[static_cast<std::size_t>(s)].granted;
         devices_.clear();
         bool placed = false;
@@ -941,10 +941,10 @@ class GavelPolicy : public Policy {
   }
 
   // Several datacenters: the job's devices lie in one it may run in, its home first.
-  bool take(const ClusterSpec& spec, const JobSpec& job, int t) {
-    if (!geo_) return take(spec, job.num_gpus, t, -1);
+  bool take(const ClusterSpec& spec, const JobView& job, int t) {
+    if (!geo_) return take(spec, job.num_gpus(), t, -1);
     for (int site : geo_->placement_order(job)) {
-      if (take(spec, job.num_gpus, t, site)) return true;
+      if (take(spec, job.num_gpus(), t, site)) return true;
     }
     return false;
   }

@@ -9,7 +9,6 @@
 
 #include "sim/datacenters.hpp"
 #include "sim/error.hpp"
-#include "sim/simulator.hpp"
 
 namespace schedsim {
 namespace {
@@ -25,24 +24,24 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       : owned_(std::move(owned)), base_(&base), options_(options), specs_(std::move(services)), named_after_base_(named_after_base) {}
 
   std::string name() const override { return named_after_base_ ? base_->name() : "inference"; }
-  void attach(const Simulator& sim) override {
-    sim_ = &sim;
-    base_->attach(sim);
+  void on_run_start(const SchedulerView& view) override {
+    view_ = &view;
+    base_->on_run_start(view);
   }
   bool decide_again_after_actions() const override { return true; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
-    const JobState& j = view.job(job);
+    const JobView& j = view.job(job);
     const auto slot = static_cast<std::size_t>(job);
-    if (j.spec.is_elastic()) {
+    if (j.is_elastic()) {
       if (elastic_seq_.size() <= slot) elastic_seq_.resize(slot + 1, UINT64_MAX);
-      if (elastic_seq_[slot] != j.arrival_seq) ++elastic_jobs_;
-      elastic_seq_[slot] = j.arrival_seq;
+      if (elastic_seq_[slot] != j.arrival_seq()) ++elastic_jobs_;
+      elastic_seq_[slot] = j.arrival_seq();
     }
     base_->on_job_queued(view, job);
   }
   void on_job_finished(const SchedulerView& view, JobSlot job) override {
     const auto slot = static_cast<std::size_t>(job);
-    if (slot < elastic_seq_.size() && elastic_seq_[slot] == view.job(job).arrival_seq) {
+    if (slot < elastic_seq_.size() && elastic_seq_[slot] == view.job(job).arrival_seq()) {
       elastic_seq_[slot] = UINT64_MAX;
       --elastic_jobs_;
     }
@@ -68,7 +67,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
     // the services wake between jobs only at those events and at the next arrival
     // (decision points all): otherwise the two would keep each other going forever.
     const bool world_goes_on = view.market() || view.thermal();
-    if (view.num_pending() + view.num_running() > 0 || (sim_ && sim_->has_future_events() && !world_goes_on)) {
+    if (view.num_pending() + view.num_running() > 0 || (view.has_future_events() && !world_goes_on)) {
       Tick next = next_tick_;
       for (const Service& s : services_) next = std::min(next, s.spec->rate.next_change(view.now()));
       if (next != Tick::max()) out.wake_at(next);
@@ -93,8 +92,8 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
     std::uint64_t started = services_.size();
     ar(started);
     if (ar.loading() && started > 0 && services_.empty()) {
-      if (!sim_) throw InvariantError("policy 'inference': snapshot loaded before attach()");
-      start(sim_->view());
+      if (!view_) throw InvariantError("policy 'inference': snapshot loaded before the run started");
+      start(*view_);
     }
     ar.check(started == services_.size(), "the inference services differ from this configuration's");
     for (Service& s : services_) {
@@ -170,12 +169,12 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
     last_ = view.now();
   }
 
-  static bool holds(const JobState& j, DeviceId d) { return std::find(j.devices.begin(), j.devices.end(), d) != j.devices.end(); }
+  static bool holds(const JobView& j, DeviceId d) { return std::find(j.devices().begin(), j.devices().end(), d) != j.devices().end(); }
 
   void serve(const SchedulerView& view, ActionBatch& out) {
     const Tick now = view.now();
     // A last wake-up after the training ended: the metrics cover the run up to its last job.
-    const bool over = view.num_pending() + view.num_running() == 0 && sim_ && !sim_->has_future_events();
+    const bool over = view.num_pending() + view.num_running() == 0 && !view.has_future_events();
     const double dt = over ? 0.0 : (now - last_).seconds();
     for (Service& s : services_) {  // lending over [last, now): the loans were constant
       std::size_t lent = 0;
@@ -195,7 +194,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       const ServiceSpec& spec = *s.spec;
       // The kernel takes a device that fails or that its spot provider takes back from the
       // service at once: the pool is what it still holds.
-      if (sim_ && sim_->service_devices(static_cast<int>(k)).size() != s.held.size()) s.held = sim_->service_devices(static_cast<int>(k));
+      if (view.service_devices(static_cast<int>(k)).size() != s.held.size()) s.held = view.service_devices(static_cast<int>(k));
       s.rate = spec.rate.at(now);
       if (tick) {
         // A request-level service has no M/M/c SLO: predictive applies the reactive rule to
@@ -208,8 +207,8 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       }
       // Loans whose job ended, stopped or dropped the device: the device is back (free) or gone.
       for (auto it = s.loans.begin(); it != s.loans.end();) {
-        const JobState& j = view.job(it->job);
-        const bool alive = j.arrival_seq == it->seq && (j.status == JobStatus::kRunning || j.status == JobStatus::kStopping);
+        const JobView& j = view.job(it->job);
+        const bool alive = j.arrival_seq() == it->seq && (j.status() == JobStatus::kRunning || j.status() == JobStatus::kStopping);
         it->devices.erase(std::remove_if(it->devices.begin(), it->devices.end(), [&](DeviceId d) { return !alive || !holds(j, d); }),
                           it->devices.end());
         it = it->devices.empty() ? s.loans.erase(it) : it + 1;
@@ -234,15 +233,15 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       while (static_cast<int>(held.size()) < need && !s.loans.empty()) {
         Loan loan = std::move(s.loans.back());
         s.loans.pop_back();
-        const JobState& j = view.job(loan.job);
+        const JobView& j = view.job(loan.job);
         std::vector<DeviceId> keep;
-        for (DeviceId d : j.devices) {
+        for (DeviceId d : j.devices()) {
           if (std::find(loan.devices.begin(), loan.devices.end(), d) == loan.devices.end()) keep.push_back(d);
         }
-        if (j.status == JobStatus::kRunning && static_cast<int>(keep.size()) >= j.spec.min_gpus) {
+        if (j.status() == JobStatus::kRunning && static_cast<int>(keep.size()) >= j.min_gpus()) {
           out.move(loan.job, keep);  // the devices it leaves are free at once
           held.insert(held.end(), loan.devices.begin(), loan.devices.end());
-        } else if (j.status == JobStatus::kRunning) {
+        } else if (j.status() == JobStatus::kRunning) {
           out.preempt(loan.job);  // cannot shrink below its minimum: stop it; the devices return when its save ends
         }
         ++s.metrics.reclaims;
@@ -255,19 +254,19 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
       if (options_.lend && !short_of_devices && elastic_jobs_ > 0) {
         if (!std::is_sorted(held.begin(), held.end())) std::sort(held.begin(), held.end());
         for (JobSlot slot = view.first_running(); slot != kNoJob && static_cast<int>(held.size()) > need; slot = view.next_running(slot)) {
-          const JobState& j = view.job(slot);
-          if (!j.spec.is_elastic() || j.status != JobStatus::kRunning || j.stalled(now) || j.devices.empty()) continue;
-          if (j.devices[0] < s.first || j.devices[0] >= s.first + s.num) continue;
-          const int room = std::min(j.spec.max_gpus - static_cast<int>(j.devices.size()), static_cast<int>(held.size()) - need);
+          const JobView& j = view.job(slot);
+          if (!j.is_elastic() || j.status() != JobStatus::kRunning || j.stalled(now) || j.devices().empty()) continue;
+          if (j.devices()[0] < s.first || j.devices()[0] >= s.first + s.num) continue;
+          const int room = std::min(j.max_gpus() - static_cast<int>(j.devices().size()), static_cast<int>(held.size()) - need);
           if (room <= 0) continue;
           const std::vector<DeviceId> lent_now(held.end() - room, held.end());
           held.resize(held.size() - static_cast<std::size_t>(room));
-          std::vector<DeviceId> devices = j.devices;
+          std::vector<DeviceId> devices = j.devices();
           devices.insert(devices.end(), lent_now.begin(), lent_now.end());
           grow.emplace_back(slot, devices);
           // One loan per job: a reclaim then gives back everything the job borrowed.
-          auto loan = std::find_if(s.loans.begin(), s.loans.end(), [&](const Loan& l) { return l.job == slot && l.seq == j.arrival_seq; });
-          if (loan == s.loans.end()) s.loans.push_back(Loan{slot, j.arrival_seq, lent_now});
+          auto loan = std::find_if(s.loans.begin(), s.loans.end(), [&](const Loan& l) { return l.job == slot && l.seq == j.arrival_seq(); });
+          if (loan == s.loans.end()) s.loans.push_back(Loan{slot, j.arrival_seq(), lent_now});
           else loan->devices.insert(loan->devices.end(), lent_now.begin(), lent_now.end());
           ++s.metrics.lends;
         }
@@ -287,7 +286,7 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
   AutoscaleOptions options_;
   std::shared_ptr<const std::vector<ServiceSpec>> specs_;
   bool named_after_base_ = false;
-  const Simulator* sim_ = nullptr;
+  const SchedulerView* view_ = nullptr;  // the run's (on_run_start): a snapshot is loaded without one
   std::vector<Service> services_;
   Tick last_;
   Tick instant_;

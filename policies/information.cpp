@@ -119,19 +119,20 @@ double InformationModel::estimated_total_s(const JobSpec& job) const {
   throw InputError("job '" + job.id + "'", "a policy asked for its size, but the scenario declares information: none");
 }
 
-double InformationModel::estimated_remaining_s(const SchedulerView& view, const JobState& job) const {
-  const double total_s = estimated_total_s(job.spec);
+double InformationModel::estimated_remaining_s(const SchedulerView& view, const JobView& job) const {
+  const JobSpec& spec = job.request();
+  const double total_s = estimated_total_s(spec);
   if (level_ == InformationLevel::kOracle) {
-    const double fraction = job.spec.duration_s > 0 ? kernel_remaining_work_s(view, job) / job.spec.duration_s : 0.0;
+    const double fraction = spec.duration_s > 0 ? kernel_remaining_work_s(job, view.now()) / spec.duration_s : 0.0;
     return total_s * fraction;
   }
-  return std::max(total_s - attained_work_s(view, job), floor_ * total_s);
+  return std::max(total_s - job.attained_work_s(view.now()), floor_ * total_s);
 }
 
 double InformationModel::total_work_s(const JobSpec& job) const { return is_oracle() ? job.duration_s : estimated_total_s(job); }
 
-double InformationModel::remaining_work_s(const SchedulerView& view, const JobState& job) const {
-  return is_oracle() ? kernel_remaining_work_s(view, job) : estimated_remaining_s(view, job);
+double InformationModel::remaining_work_s(const SchedulerView& view, const JobView& job) const {
+  return is_oracle() ? kernel_remaining_work_s(job, view.now()) : estimated_remaining_s(view, job);
 }
 
 }  // namespace schedsim

@@ -38,20 +38,6 @@ class InformationRefused : public InputError {
 enum class InformationLevel : std::uint8_t { kOracle, kEstimates, kNone };
 enum class EstimateSource : std::uint8_t { kTrace, kNoisy };
 
-// Remaining work of a job now, in work-seconds, as the kernel knows it: exact at
-// last_update, then advancing at rate(now). Never negative. This is the truth: decisions
-// take it through InformationModel, which passes it on only under `oracle`.
-inline double kernel_remaining_work_s(const SchedulerView& view, const JobState& job) {
-  const double elapsed_s = (view.now() - job.last_update).seconds();
-  const double r = job.remaining_work_s - job.rate(view.now()) * (elapsed_s > 0 ? elapsed_s : 0.0);
-  return r > 0 ? r : 0.0;
-}
-
-// Work executed so far (work-seconds at rate 1): what any scheduler observes (elapsed run
-// time times the observed rate), whatever the information level. Reads duration_s only
-// as the kernel's bookkeeping identity work done = duration - remaining.
-inline double attained_work_s(const SchedulerView& view, const JobState& job) { return job.spec.duration_s - kernel_remaining_work_s(view, job); }
-
 class InformationModel {
  public:
   // Oracle: what a PolicyContext holds unless the scenario says otherwise (tests and
@@ -94,15 +80,27 @@ class InformationModel {
   // The job's size as the scheduler knows it, work-seconds at rate 1. oracle: its
   // estimate when it has one, else its duration; estimates: the estimate (the trace's,
   // an InputError naming the job when it has none; or the noisy draw). Not under none.
+  // A policy asks with the job's view (SchedulerView::job), which shows neither.
   double estimated_total_s(const JobSpec& job) const;
+  double estimated_total_s(const JobView& job) const { return estimated_total_s(job.request()); }
   // The job's estimated work left, work-seconds at rate 1. oracle: estimated_total_s
   // scaled by the true fraction left; estimates: max(size - attained, floor x size).
-  double estimated_remaining_s(const SchedulerView& view, const JobState& job) const;
+  double estimated_remaining_s(const SchedulerView& view, const JobView& job) const;
   // The same pair where a policy wants the truth under oracle (srtf's remaining work,
   // themis's run time alone): oracle gives the true duration and remaining work; the
   // other levels the estimates above.
   double total_work_s(const JobSpec& job) const;
-  double remaining_work_s(const SchedulerView& view, const JobState& job) const;
+  double total_work_s(const JobView& job) const { return total_work_s(job.request()); }
+  double remaining_work_s(const SchedulerView& view, const JobView& job) const;
+  // Remaining work of a job at `now`, in work-seconds, as the kernel knows it: exact at
+  // last_update, then advancing at rate(now). Never negative. This is the truth: decisions
+  // take it through the methods above, which pass it on only under `oracle`; the free
+  // kernel_remaining_work_s() below is for bookkeeping that must mirror the kernel (LAS's
+  // wake-up times, a re-allocation's hypothetical queue, Python's oracle view).
+  static double kernel_remaining_work_s(const JobView& job, Tick now) { return job.remaining_work_s(now); }
+  // Attained work given one reading of kernel_remaining_work_s (JobView::attained_work_s
+  // without computing the remaining work again).
+  static double attained_work_from_s(const JobView& job, double kernel_remaining_s) { return job.request().duration_s - kernel_remaining_s; }
   // The noisy estimate of `job` (kNoisy): duration x bias x exp(sigma z), z standard
   // normal drawn from the seed, the job's id and its submit time: the same job gets the
   // same estimate at every call, in every policy, in every run with this seed.
@@ -120,5 +118,12 @@ class InformationModel {
   double floor_ = kDefaultFloor;
   std::uint64_t seed_ = 0;
 };
+
+// The kernel's remaining work of `job` now (InformationModel::kernel_remaining_work_s).
+inline double kernel_remaining_work_s(const SchedulerView& view, const JobView& job) { return InformationModel::kernel_remaining_work_s(job, view.now()); }
+
+// Work executed so far (work-seconds at rate 1): what any scheduler observes (elapsed run
+// time times the observed rate), whatever the information level (JobView::attained_work_s).
+inline double attained_work_s(const SchedulerView& view, const JobView& job) { return job.attained_work_s(view.now()); }
 
 }  // namespace schedsim

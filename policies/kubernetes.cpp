@@ -134,29 +134,29 @@ class KubernetesPolicy : public Policy {
 
  private:
   // GPUs of each pod of `spec`: ceil(n / g) pods of g, the last one the rest.
-  int pod_gpus(const SchedulerView& view, const JobSpec& spec) const {
+  int pod_gpus(const SchedulerView& view, const JobView& spec) const {
     if (o_.gpus_per_pod > 0) return o_.gpus_per_pod;
     // One pod per node: the node size of the job's device type (largest node when untyped).
     int size = 0;
     const ClusterSpec& c = view.cluster();
     for (const NodeGroup& g : c.groups()) {
-      if (spec.gpu_type.empty() || g.type == spec.gpu_type) size = std::max(size, g.devices_per_node);
+      if (spec.gpu_type().empty() || g.type == spec.gpu_type()) size = std::max(size, g.devices_per_node);
     }
     return std::max(size, 1);
   }
 
   void create_pods(const SchedulerView& view, JobSlot slot) {
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     JobPods j;
-    j.neg_priority = -spec.priority;
+    j.neg_priority = -spec.priority();
     j.created_us = view.now().us();
     j.seq = seq_++;
     j.whole = spec.is_elastic() || spec.is_fractional();
     const int g = pod_gpus(view, spec);
     if (j.whole) {
-      j.pods.push_back(Pod{spec.num_gpus, PodState::kActive, 0, 0, {}});
+      j.pods.push_back(Pod{spec.num_gpus(), PodState::kActive, 0, 0, {}});
     } else {
-      for (int left = spec.num_gpus; left > 0; left -= g) j.pods.push_back(Pod{std::min(g, left), PodState::kActive, 0, 0, {}});
+      for (int left = spec.num_gpus(); left > 0; left -= g) j.pods.push_back(Pod{std::min(g, left), PodState::kActive, 0, 0, {}});
     }
     JobPods& stored = jobs_[slot] = std::move(j);
     for (int p = 0; p < static_cast<int>(stored.pods.size()); ++p) active_.insert(stored.key(p, slot));
@@ -267,7 +267,7 @@ class KubernetesPolicy : public Policy {
 
   // Filter + score + bind for one pod; false when no node fits (unschedulable).
   bool schedule_pod(const SchedulerView& view, JobSlot slot, JobPods& j, Pod& pod, ActionBatch& out) {
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     if (spec.is_fractional()) return start_fractional(view, slot, j, pod, out);
     placed_.clear();
     for (const Pod& p : j.pods) placed_.insert(placed_.end(), p.devices.begin(), p.devices.end());
@@ -275,7 +275,7 @@ class KubernetesPolicy : public Policy {
     // An elastic job's entry is its pods together: each placed in turn, all or none.
     const int g = j.whole ? pod_gpus(view, spec) : pod.gpus;
     for (int left = pod.gpus; left > 0; left -= g) {
-      if (!place_chunk(view, spec, std::min(g, left), left <= g && (j.whole || j.bound_gpus + pod.gpus == spec.num_gpus))) {
+      if (!place_chunk(view, spec, std::min(g, left), left <= g && (j.whole || j.bound_gpus + pod.gpus == spec.num_gpus()))) {
         for (std::size_t i = before; i < placed_.size(); ++i) unclaim(view, placed_[i]);
         return false;
       }
@@ -294,7 +294,7 @@ class KubernetesPolicy : public Policy {
       j.first_bind_us = view.now().us();
       track(slot, j);
     }
-    if (j.bound_gpus == spec.num_gpus) {  // the last pod: the kernel starts the job
+    if (j.bound_gpus == spec.num_gpus()) {  // the last pod: the kernel starts the job
       j.started = true;
       partial_.erase(slot);
       deadlines_.erase({j.first_bind_us + timeout_us(), j.seq, slot});
@@ -306,13 +306,13 @@ class KubernetesPolicy : public Policy {
   // LeastAllocated score (free fraction left after the pod; ties: lowest node id); the
   // pod takes the node's lowest free devices, appended to placed_ and claimed. `last`:
   // the job's set is then complete, so the hardware model must accept it too.
-  bool place_chunk(const SchedulerView& view, const JobSpec& spec, int gpus, bool last) {
+  bool place_chunk(const SchedulerView& view, const JobView& spec, int gpus, bool last) {
     const ClusterSpec& c = view.cluster();
     order_.clear();
     for (int n = 0; n < c.num_nodes(); ++n) {
       const NodeSpec& node = c.node(n);
       if (avail_[static_cast<std::size_t>(n)] < gpus) continue;
-      if (!spec.gpu_type.empty() && c.device_types()[static_cast<std::size_t>(node.type_index)] != spec.gpu_type) continue;
+      if (!spec.gpu_type().empty() && c.device_types()[static_cast<std::size_t>(node.type_index)] != spec.gpu_type()) continue;
       const double score = static_cast<double>(avail_[static_cast<std::size_t>(n)] - gpus) / node.num_devices;
       order_.push_back({-score, n});
     }
@@ -338,15 +338,15 @@ class KubernetesPolicy : public Policy {
   // A fractional pod (GPU sharing, which needs a device plugin on Kubernetes): the lowest
   // device of the job's type with enough free share.
   bool start_fractional(const SchedulerView& view, JobSlot slot, JobPods& j, Pod& /*pod*/, ActionBatch& out) {
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     const ClusterSpec& c = view.cluster();
     const ClusterState& s = view.cluster_state();
     for (DeviceId d = 0; d < c.num_devices(); ++d) {
-      if (!spec.gpu_type.empty() && c.device_type_of(d) != spec.gpu_type) continue;
+      if (!spec.gpu_type().empty() && c.device_type_of(d) != spec.gpu_type()) continue;
       if (claimed_[static_cast<std::size_t>(d)] || released_[static_cast<std::size_t>(d)] || s.is_failed(d)) continue;
       const auto used = claimed_milli_.find(d);
       const int free_milli = s.free_milli(d) - (used == claimed_milli_.end() ? 0 : used->second);
-      if (free_milli < spec.gpu_milli) continue;
+      if (free_milli < spec.gpu_milli()) continue;
       const DeviceId one[] = {d};
       if (view.geography() && !view.geography()->placement_problem(spec, Span<DeviceId>(one, 1)).empty()) continue;
       if (view.physics() && !view.physics()->placement_problem(spec, Span<DeviceId>(one, 1)).empty()) continue;
@@ -354,7 +354,7 @@ class KubernetesPolicy : public Policy {
         --avail_[static_cast<std::size_t>(c.node_of(d))];
         --free_delta_;
       }
-      claimed_milli_[d] += spec.gpu_milli;
+      claimed_milli_[d] += spec.gpu_milli();
       out.start(slot, Span<DeviceId>(one, 1));
       j.started = true;
       return true;

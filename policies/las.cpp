@@ -16,12 +16,12 @@ class LasOrder : public QueueOrder {
   double queued_key(const SchedulerView& view, JobSlot job) override {
     const auto index = static_cast<std::size_t>(job);
     if (offsets_gpu_s_.size() <= index) offsets_gpu_s_.resize(index + 1, 0.0);
-    if (view.job(job).preemptions == 0) offsets_gpu_s_[index] = 0.0;  // a new job in a reused slot
+    if (view.job(job).preemptions() == 0) offsets_gpu_s_[index] = 0.0;  // a new job in a reused slot
     return key(service_gpu_s(view, job));
   }
   double running_key(const SchedulerView& view, JobSlot job) const override { return key(service_gpu_s(view, job)); }
   double promote_at_s(const SchedulerView& view, JobSlot job) const override {
-    const double executed_s = options_.service == LasService::kTime ? service_gpu_s(view, job) : service_gpu_s(view, job) / view.job(job).spec.num_gpus;
+    const double executed_s = options_.service == LasService::kTime ? service_gpu_s(view, job) : service_gpu_s(view, job) / view.job(job).num_gpus();
     if (options_.starvation_multiple <= 0 || executed_s <= 0) return std::numeric_limits<double>::infinity();
     return view.now().seconds() + options_.starvation_multiple * executed_s;
   }
@@ -36,13 +36,13 @@ class LasOrder : public QueueOrder {
     const auto& t = options_.thresholds;
     const auto next = std::upper_bound(t.begin(), t.end(), service);
     if (next == t.end()) return std::numeric_limits<double>::infinity();  // the last queue
-    const JobState& j = view.job(job);
-    const bool running = j.status == JobStatus::kRunning;
-    const double rate = running ? j.physics_rate : j.physics_rate > 0 ? j.physics_rate : 1.0;
+    const JobView& j = view.job(job);
+    const bool running = j.status() == JobStatus::kRunning;
+    const double rate = running ? j.physics_rate() : j.physics_rate() > 0 ? j.physics_rate() : 1.0;
     if (rate <= 0) return std::numeric_limits<double>::infinity();
     // A checkpoint restore under way: service grows again from its end.
-    const double from_s = running && j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
-    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
+    const double from_s = running && j.stalled(view.now()) ? j.stall_end().seconds() : view.now().seconds();
+    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.num_gpus()));
     // No timer for a crossing the job will not live to see (it would only add a
     // decision point). The kernel's remaining work: this only saves an idle wake-up, it
     // does not rank jobs, so it reveals nothing about durations.
@@ -51,7 +51,7 @@ class LasOrder : public QueueOrder {
   }
   // Both from one reading of the job's remaining work (what the two calls each compute).
   double running_key_and_next_change(const SchedulerView& view, JobSlot job, double& next_change_s) const override {
-    const JobState& j = view.job(job);
+    const JobView& j = view.job(job);
     const double remaining_s = kernel_remaining_work_s(view, j);
     const double service = service_from(job, j, remaining_s);
     if (!options_.discretized) return QueueOrder::running_key_and_next_change(view, job, next_change_s);
@@ -60,10 +60,10 @@ class LasOrder : public QueueOrder {
     const auto next = std::upper_bound(t.begin(), t.end(), service);
     const double key = static_cast<double>(next - t.begin());
     if (next == t.end()) return key;
-    const double rate = j.physics_rate;  // running
+    const double rate = j.physics_rate();  // running
     if (rate <= 0) return key;
-    const double from_s = j.stalled(view.now()) ? j.stall_end.seconds() : view.now().seconds();
-    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.spec.num_gpus));
+    const double from_s = j.stalled(view.now()) ? j.stall_end().seconds() : view.now().seconds();
+    const double cross_s = (*next - service) / (rate * (options_.service == LasService::kTime ? 1.0 : j.num_gpus()));
     if (cross_s >= remaining_s / rate) return key;
     next_change_s = from_s + cross_s;
     return key;
@@ -80,7 +80,7 @@ class LasOrder : public QueueOrder {
   void snapshot(SnapshotArchive& ar) override { ar(offsets_gpu_s_); }
  private:
   // Attained service in the configured unit (GPU-seconds or seconds).
-  double attained(const SchedulerView& view, const JobState& job) const {
+  double attained(const SchedulerView& view, const JobView& job) const {
     return options_.service == LasService::kTime ? attained_work_s(view, job) : attained_service_gpu_s(view, job);
   }
   // Attained service since the job's last promotion (named for the default unit).
@@ -90,11 +90,11 @@ class LasOrder : public QueueOrder {
     return std::max(0.0, attained(view, view.job(job)) - offset);
   }
   // service_gpu_s() given the job's kernel_remaining_work_s() (attained() computes it again).
-  double service_from(JobSlot job, const JobState& j, double remaining_s) const {
+  double service_from(JobSlot job, const JobView& j, double remaining_s) const {
     const auto slot = static_cast<std::size_t>(job);
     const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
-    const double work_s = j.spec.duration_s - remaining_s;  // attained_work_s()
-    const double attained_s = options_.service == LasService::kTime ? work_s : j.spec.num_gpus * work_s;  // attained_service_gpu_s()
+    const double work_s = InformationModel::attained_work_from_s(j, remaining_s);  // attained_work_s()
+    const double attained_s = options_.service == LasService::kTime ? work_s : j.num_gpus() * work_s;  // attained_service_gpu_s()
     return std::max(0.0, attained_s - offset);
   }
   double key(double service_gpu_s) const {

@@ -18,7 +18,7 @@ inline int device_type_of(const ClusterSpec& spec, DeviceId d) { return spec.nod
 
 // The types a job of `n` devices may be placed on, in index order: {-1} (any devices)
 // when the run allows mixed types; else each type where its estimated rate is above 0.
-inline std::vector<int> placement_types(const SchedulerView& view, const JobSpec& job, int n) {
+inline std::vector<int> placement_types(const SchedulerView& view, const JobView& job, int n) {
   const PhysicsModel* physics = view.physics();
   const int types = static_cast<int>(view.cluster().device_types().size());
   if (!physics || physics->allows_mixed_types() || types == 1) return {-1};
@@ -56,7 +56,7 @@ inline bool first_fit_then_of_type(FreeDevices& free, const ClusterSpec& spec, i
 
 // Several datacenters: the kernel runs a job inside one it may run in. The datacenters a
 // job may use, its home first, then the others in order; {-1} (anywhere) with one.
-inline std::vector<int> placement_sites(const SchedulerView& view, const JobSpec& job) {
+inline std::vector<int> placement_sites(const SchedulerView& view, const JobView& job) {
   const Geography* geo = view.geography();
   if (!geo || geo->num_sites() <= 1) return {-1};
   return geo->placement_order(job);

@@ -8,8 +8,8 @@ namespace {
 // Larger priority first: the key is the negated priority.
 class PriorityOrder : public QueueOrder {
  public:
-  double queued_key(const SchedulerView& view, JobSlot job) override { return -view.job(job).spec.priority; }
-  double running_key(const SchedulerView& view, JobSlot job) const override { return -view.job(job).spec.priority; }
+  double queued_key(const SchedulerView& view, JobSlot job) override { return -view.job(job).priority(); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return -view.job(job).priority(); }
   bool running_keys_only_improve() const override { return true; }
 };
 

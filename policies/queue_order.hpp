@@ -112,10 +112,10 @@ struct OrderKind {
 
 // The kernel's remaining work of a job now (policies/information.hpp): for the engine's
 // bookkeeping (timers, Python's view); decisions take sizes through InformationModel.
-inline double remaining_work_now_s(const SchedulerView& view, const JobState& job) { return kernel_remaining_work_s(view, job); }
+inline double remaining_work_now_s(const SchedulerView& view, const JobView& job) { return kernel_remaining_work_s(view, job); }
 
 // Attained service in GPU-seconds: devices requested times work executed so far
 // (observable at every information level).
-inline double attained_service_gpu_s(const SchedulerView& view, const JobState& job) { return job.spec.num_gpus * attained_work_s(view, job); }
+inline double attained_service_gpu_s(const SchedulerView& view, const JobView& job) { return job.num_gpus() * attained_work_s(view, job); }
 
 }  // namespace schedsim

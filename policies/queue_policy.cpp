@@ -29,8 +29,8 @@ const char* to_string(SpotPreference p) {
 // Estimated seconds until `job` ends: the information model's remaining work (under
 // oracle its estimate, or duration, scaled by the true fraction left), at its current
 // rate when it has one.
-double estimated_remaining_s(const InformationModel& info, const SchedulerView& view, const JobState& job) {
-  const double rate = job.physics_rate > 0 ? job.physics_rate : 1.0;
+double estimated_remaining_s(const InformationModel& info, const SchedulerView& view, const JobView& job) {
+  const double rate = job.physics_rate() > 0 ? job.physics_rate() : 1.0;
   return info.estimated_remaining_s(view, job) / rate;
 }
 
@@ -107,30 +107,30 @@ QueuePolicy::QueuePolicy(std::string name, std::unique_ptr<QueueOrder> order, co
   if (options_.spot == SpotPreference::kShort) info.require_durations(name_, "spot: short (which jobs are short)");
 }
 
-bool QueuePolicy::place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type) {
+bool QueuePolicy::place_share(const JobView& job, std::vector<DeviceId>& out, int only_type) {
   switch (options_.placement) {
-    case Placement::kFirstFit: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kFirst, out, only_type);
-    case Placement::kRandom: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kRandom, out, only_type, &rng_);
-    case Placement::kSpread: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kWorst, out, only_type);
-    case Placement::kFgd: return free_.fgd(1, job.gpu_milli, mix_, out, only_type);
+    case Placement::kFirstFit: return free_.share(job.gpu_milli(), FreeDevices::ShareRule::kFirst, out, only_type);
+    case Placement::kRandom: return free_.share(job.gpu_milli(), FreeDevices::ShareRule::kRandom, out, only_type, &rng_);
+    case Placement::kSpread: return free_.share(job.gpu_milli(), FreeDevices::ShareRule::kWorst, out, only_type);
+    case Placement::kFgd: return free_.fgd(1, job.gpu_milli(), mix_, out, only_type);
     case Placement::kPacked:
     case Placement::kBestFit:
     case Placement::kYarn:
     case Placement::kTopologyTree:
-    case Placement::kFastestType: return free_.share(job.gpu_milli, FreeDevices::ShareRule::kBest, out, only_type);
+    case Placement::kFastestType: return free_.share(job.gpu_milli(), FreeDevices::ShareRule::kBest, out, only_type);
   }
   return false;
 }
 
 // spot: short. The estimate column (a job without one is not short), or the noisy
 // estimate when the scenario declares one.
-bool QueuePolicy::is_short(const JobSpec& job) const {
+bool QueuePolicy::is_short(const JobView& job) const {
   const InformationModel& info = options_.information;
   if (info.level() == InformationLevel::kEstimates && info.source() == EstimateSource::kNoisy) return info.estimated_total_s(job) <= options_.spot_short_s;
-  return job.has_estimate() && job.estimate_s <= options_.spot_short_s;
+  return job.has_estimate() && job.estimate_s() <= options_.spot_short_s;
 }
 
-bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out) {
   const Market& market = *view.market();
   const auto sites = market.sites().size();
   const auto types = view.cluster().device_types().size();
@@ -155,15 +155,15 @@ bool QueuePolicy::place_by_spot(const SchedulerView& view, const JobSpec& job, s
   for (std::size_t s = 0; s < sites; ++s) {
     if (geo && !geo->allowed(job, static_cast<int>(s))) continue;
     for (std::size_t t = 0; t < types; ++t) {
-      if (physics && physics->estimated_rate(job, static_cast<int>(t), job.num_gpus) <= 0) continue;
-      if (free_.first_fit_among(job.num_gpus, list(s, spot, t), out)) return true;
+      if (physics && physics->estimated_rate(job, static_cast<int>(t), job.num_gpus()) <= 0) continue;
+      if (free_.first_fit_among(job.num_gpus(), list(s, spot, t), out)) return true;
     }
   }
   return false;
 }
 
-bool QueuePolicy::place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
-  const int n = job.num_gpus;
+bool QueuePolicy::place(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out) {
+  const int n = job.num_gpus();
   if (options_.placement == Placement::kTopologyTree && !switch_tree_built_) build_switch_tree(view);
   // Whole-device jobs try their preferred class first (fractional ones take any device).
   if (options_.spot != SpotPreference::kAny && view.market() && !job.is_fractional() && place_by_spot(view, job, out)) return true;
@@ -233,7 +233,7 @@ void QueuePolicy::build_switch_tree(const SchedulerView& view) {
   switch_tree_built_ = true;
 }
 
-bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+bool QueuePolicy::place_across_types(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out) {
   const ClusterSpec& spec = view.cluster();
   const PhysicsModel& physics = *view.physics();
   const int types = static_cast<int>(spec.device_types().size());
@@ -244,14 +244,14 @@ bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& j
   std::vector<char> usable(static_cast<std::size_t>(types), 0);
   int usable_types = 0;
   for (int t = 0; t < types; ++t) {
-    const int k = std::min(job.num_gpus, devices_of_type[static_cast<std::size_t>(t)]);
+    const int k = std::min(job.num_gpus(), devices_of_type[static_cast<std::size_t>(t)]);
     if (k > 0 && physics.estimated_rate(job, t, k) > 0) {
       usable[static_cast<std::size_t>(t)] = 1;
       ++usable_types;
     }
   }
   if (usable_types == 0) return false;
-  if (usable_types == types) return place_whole(job.num_gpus, out, -1);
+  if (usable_types == types) return place_whole(job.num_gpus(), out, -1);
   across_candidates_.clear();
   for (int n = 0; n < spec.num_nodes(); ++n) {
     const NodeSpec& node = spec.node(n);
@@ -259,15 +259,15 @@ bool QueuePolicy::place_across_types(const SchedulerView& view, const JobSpec& j
     for (int k = 0; k < node.num_devices; ++k) across_candidates_.push_back(node.first_device + k);
   }
   std::sort(across_candidates_.begin(), across_candidates_.end());
-  return free_.first_fit_among(job.num_gpus, across_candidates_, out);
+  return free_.first_fit_among(job.num_gpus(), across_candidates_, out);
 }
 
-bool QueuePolicy::place_in_one_datacenter(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+bool QueuePolicy::place_in_one_datacenter(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out) {
   const Geography& geo = *view.geography();
   const ClusterSpec& spec = view.cluster();
   const PhysicsModel* physics = view.physics();
   const int types = static_cast<int>(spec.device_types().size());
-  const int n = job.num_gpus;
+  const int n = job.num_gpus();
   // Types in the physics model's order for this job (fastest first under fastest_type),
   // those whose memory cannot hold it left out; every type without physics.
   std::vector<std::pair<double, int>> order;
@@ -326,7 +326,7 @@ void QueuePolicy::stopped_running(JobSlot slot) {
 }
 
 void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
-  free_.touch(view.job(job).devices);
+  free_.touch(view.job(job).devices());
   if (static_cast<std::size_t>(job) < repack_key_.size()) repack_key_[static_cast<std::size_t>(job)] = std::numeric_limits<double>::quiet_NaN();
   stopped_running(job);
   order_->on_stopped(view, job);
@@ -358,9 +358,9 @@ void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& en
 }
 
 void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
-  const JobState& j = view.job(job);
+  const JobView& j = view.job(job);
   // FGD's workload mix: every arrival once (not the returns after preemption).
-  if (options_.placement == Placement::kFgd && j.preemptions == 0) mix_.add(j.spec.num_gpus, j.spec.gpu_milli);
+  if (options_.placement == Placement::kFgd && j.preemptions() == 0) mix_.add(j.num_gpus(), j.gpu_milli());
   const auto index = static_cast<std::size_t>(job);
   if (index < stopping_devices_.size() && !stopping_devices_[index].empty()) {  // its preemption completed
     free_.touch(stopping_devices_[index]);
@@ -375,7 +375,7 @@ void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
     if (std::isfinite(q.promote_at_s)) throw InvariantError("queue policy '" + name_ + "': a grouped order may not promote jobs");
     q.group = order_->group_of(view, job);
     if (static_cast<std::size_t>(q.group) >= groups_.size()) groups_.resize(static_cast<std::size_t>(q.group) + 1);
-    groups_[static_cast<std::size_t>(q.group)].jobs.emplace(j.arrival_seq, job);
+    groups_[static_cast<std::size_t>(q.group)].jobs.emplace(j.arrival_seq(), job);
     relist(q.group);
     return;
   }
@@ -386,8 +386,8 @@ void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
     else stamp_of(job) = next_stamp_++;
   }
   q.key = order_->queued_key(view, job);
-  queue_.emplace(q.key, j.arrival_seq, job);
-  if (std::isfinite(q.promote_at_s)) promotions_.emplace(q.promote_at_s, j.arrival_seq, job);
+  queue_.emplace(q.key, j.arrival_seq(), job);
+  if (std::isfinite(q.promote_at_s)) promotions_.emplace(q.promote_at_s, j.arrival_seq(), job);
 }
 
 void QueuePolicy::remove(JobSlot slot, const Entry& entry) {
@@ -445,7 +445,7 @@ void QueuePolicy::decide_grouped(const SchedulerView& view, ActionBatch& out) {
     const JobSlot slot = groups_[static_cast<std::size_t>(g)].jobs.begin()->second;
     const Entry head{key, seq, slot};
     devices_.clear();
-    if (place(view, view.job(slot).spec, devices_)) {
+    if (place(view, view.job(slot), devices_)) {
       start(view, slot, head, out);
       continue;
     }
@@ -483,7 +483,7 @@ void QueuePolicy::decide(const SchedulerView& view, ActionBatch& out) {
       }
     }
     devices_.clear();
-    if (place(view, view.job(slot).spec, devices_)) {
+    if (place(view, view.job(slot), devices_)) {
       start(view, slot, head, out);
       continue;
     }
@@ -505,10 +505,10 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
     const Entry entry = *it;
     const JobSlot slot = std::get<2>(entry);
     ++it;
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     // Cheap refusal: too few devices free and no preemption (a fractional job may still
     // find a shared device).
-    if (!options_.preemption && !spec.is_fractional() && spec.num_gpus > free_.count()) continue;
+    if (!options_.preemption && !spec.is_fractional() && spec.num_gpus() > free_.count()) continue;
     if (dynamic) {
       const double key = order_->queued_key(view, slot);
       if (key > std::get<0>(entry)) {
@@ -524,10 +524,10 @@ void QueuePolicy::skip_pass(const SchedulerView& view, ActionBatch& out, bool dy
     // With preemption: a job that found no victims proves that every later job as large
     // fails too (later keys are no better, so its candidates are a subset, and no more
     // devices are free): O(R) per distinct failing size, not per queued job.
-    if (!options_.preemption || spec.is_fractional() || spec.num_gpus >= min_failed_need) continue;
+    if (!options_.preemption || spec.is_fractional() || spec.num_gpus() >= min_failed_need) continue;
     bool waiting = false;
     const std::size_t victims = preempted_.size();
-    if (!preempt_for(view, entry, out, waiting) && !waiting && preempted_.size() == victims) min_failed_need = spec.num_gpus;
+    if (!preempt_for(view, entry, out, waiting) && !waiting && preempted_.size() == victims) min_failed_need = spec.num_gpus();
   }
 }
 
@@ -551,13 +551,13 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   pass_next_change_s_ = std::numeric_limits<double>::infinity();
   rekeyed_.clear();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-    const JobState& r = view.job(s);
-    if (r.status != JobStatus::kRunning) continue;
-    if (r.spec.is_fractional()) {
+    const JobView& r = view.job(s);
+    if (r.status() != JobStatus::kRunning) continue;
+    if (r.is_fractional()) {
       if (wake_from_pass) pass_next_change_s_ = std::min(pass_next_change_s_, order_->next_key_change_s(view, s));
       continue;
     }
-    remaining += static_cast<int>(r.devices.size());
+    remaining += static_cast<int>(r.devices().size());
     // Filled in place: a temporary pushed back was stored field by field and copied with
     // wider loads, a store-forwarding stall per running job (a quarter of this function).
     RepackEntry& e = pass_.emplace_back();
@@ -573,7 +573,7 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     e.stamp = stamp_of(s);
     const auto i = static_cast<std::size_t>(s);
     if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
-    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) rekeyed_.emplace_back(r.arrival_seq, pass_.size() - 1);
+    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) rekeyed_.emplace_back(r.arrival_seq(), pass_.size() - 1);
     repack_key_[i] = e.key;
   }
   // Running jobs whose key changed since the last decision enter their new queue now,
@@ -592,8 +592,8 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     e.stamp = stamp_of(slot);
     e.slot = slot;
     e.running = false;
-    const JobSpec& spec = view.job(slot).spec;
-    if (!spec.is_fractional()) queued_need += spec.num_gpus;
+    const JobView& spec = view.job(slot);
+    if (!spec.is_fractional()) queued_need += spec.num_gpus();
   }
   admitted_.clear();
   std::vector<JobSlot>& victims = preempted_;
@@ -608,12 +608,12 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   } else {
     sort_pass();
     for (const RepackEntry& e : pass_) {
-      const JobState& j = view.job(e.slot);
-      if (j.spec.is_fractional()) {  // no count to take: started when a share fits
+      const JobView& j = view.job(e.slot);
+      if (j.is_fractional()) {  // no count to take: started when a share fits
         if (!e.running) admitted_.push_back(e.slot);
         continue;
       }
-      const int need = e.running ? static_cast<int>(j.devices.size()) : j.spec.num_gpus;
+      const int need = e.running ? static_cast<int>(j.devices().size()) : j.num_gpus();
       if (need <= remaining) {
         remaining -= need;
         if (!e.running) admitted_.push_back(e.slot);
@@ -628,32 +628,32 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   bool free_stop = true;
   const PhysicsModel* physics = view.physics();
   for (JobSlot v : victims) {
-    const JobState& r = view.job(v);
+    const JobView& r = view.job(v);
     out.preempt(v);
     const auto i = static_cast<std::size_t>(v);
     if (stopping_devices_.size() <= i) stopping_devices_.resize(i + 1);
-    stopping_devices_[i] = r.devices;
+    stopping_devices_[i] = r.devices();
     if (keeps_stamp_.size() <= i) keeps_stamp_.resize(i + 1, 0);
     keeps_stamp_[i] = 1;
     repack_key_[i] = std::numeric_limits<double>::quiet_NaN();
-    if (physics && Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() > 0) free_stop = false;
-    else released_.insert(released_.end(), r.devices.begin(), r.devices.end());
+    if (physics && Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() > 0) free_stop = false;
+    else released_.insert(released_.end(), r.devices().begin(), r.devices().end());
   }
   if (!free_stop) released_.clear();
   std::sort(released_.begin(), released_.end(), std::greater<DeviceId>());  // first_fit_then takes from the back: lowest ids first
   for (JobSlot slot : admitted_) {
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     devices_.clear();
     bool placed = place(view, spec, devices_);
     // Too few free devices: take the ones the preemptions release (first fit). When enough
     // are free and the placement still refuses, its rule stands and the job waits.
-    if (!placed && !spec.is_fractional() && !released_.empty() && free_.count() < spec.num_gpus) {
+    if (!placed && !spec.is_fractional() && !released_.empty() && free_.count() < spec.num_gpus()) {
       devices_.clear();
-      placed = free_.first_fit_then(spec.num_gpus, released_, devices_) && (!physics || physics->placement_problem(spec, devices_).empty());
+      placed = free_.first_fit_then(spec.num_gpus(), released_, devices_) && (!physics || physics->placement_problem(spec, devices_).empty());
     }
     if (!placed) continue;  // waits for the devices still on their way
     const Queued& q = queued_[static_cast<std::size_t>(slot)];
-    start(view, slot, Entry{q.key, view.job(slot).arrival_seq, slot}, out);
+    start(view, slot, Entry{q.key, view.job(slot).arrival_seq(), slot}, out);
     const auto i = static_cast<std::size_t>(slot);
     if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
     repack_key_[i] = order_->running_key(view, slot);
@@ -670,7 +670,7 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   } else {
     scratch_.clear();
     for (const auto& [key, seq, slot] : queue_) scratch_.emplace_back(static_cast<double>(stamp_of(slot)), seq, slot);
-    for (JobSlot v : victims) scratch_.emplace_back(static_cast<double>(stamp_of(v)), view.job(v).arrival_seq, v);
+    for (JobSlot v : victims) scratch_.emplace_back(static_cast<double>(stamp_of(v)), view.job(v).arrival_seq(), v);
     std::sort(scratch_.begin(), scratch_.end());
     for (const auto& [stamp, seq, slot] : scratch_) stamp_of(slot) = next_stamp_++;
   }
@@ -733,7 +733,7 @@ void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out, bool
     next_s = pass_next_change_s_;
   } else {
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      if (view.job(s).status != JobStatus::kRunning) continue;  // stopping
+      if (view.job(s).status() != JobStatus::kRunning) continue;  // stopping
       if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
       next_s = std::min(next_s, order_->next_key_change_s(view, s));
     }
@@ -755,8 +755,8 @@ void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out, bool
 
 bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, ActionBatch& out, bool& waiting) {
   const auto [head_key, head_seq, head_slot] = head;
-  const JobSpec& spec = view.job(head_slot).spec;
-  const int need = spec.num_gpus;
+  const JobView& spec = view.job(head_slot);
+  const int need = spec.num_gpus();
   // Preemption works in whole devices: a fractional head never preempts, and fractional
   // jobs are never victims (their device frees only when every share has left).
   if (spec.is_fractional()) return false;
@@ -765,15 +765,15 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   int coming = free_.count();  // free now, plus what stopping jobs will release
   scratch_.clear();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-    const JobState& r = view.job(s);
+    const JobView& r = view.job(s);
     if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
-    if (r.spec.is_fractional()) continue;
-    if (r.status == JobStatus::kStopping) {
-      coming += static_cast<int>(r.devices.size());
+    if (r.is_fractional()) continue;
+    if (r.status() == JobStatus::kStopping) {
+      coming += static_cast<int>(r.devices().size());
       continue;
     }
     const double key = order_->running_key(view, s);
-    if (key > head_key) scratch_.emplace_back(key, r.arrival_seq, s);
+    if (key > head_key) scratch_.emplace_back(key, r.arrival_seq(), s);
   }
   if (coming >= need) {  // devices are on their way: wait for them, preempt nothing more
     waiting = coming > free_.count();
@@ -784,7 +784,7 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   std::sort(scratch_.begin(), scratch_.end(), [](const auto& a, const auto& b) { return a > b; });
   std::size_t victims = 0;
   while (victims < scratch_.size() && coming < need) {
-    coming += static_cast<int>(view.job(std::get<2>(scratch_[victims])).devices.size());
+    coming += static_cast<int>(view.job(std::get<2>(scratch_[victims])).devices().size());
     ++victims;
   }
   if (coming < need) return false;
@@ -795,9 +795,9 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
   int victim_devices = 0;
   const PhysicsModel* physics = view.physics();
   for (std::size_t i = 0; i < victims; ++i) {
-    const JobState& v = view.job(std::get<2>(scratch_[i]));
-    victim_devices += static_cast<int>(v.devices.size());
-    if (physics && Tick::from_seconds(physics->checkpoint_save_s(v.spec, static_cast<int>(v.devices.size()))).us() > 0) free_stop = false;
+    const JobView& v = view.job(std::get<2>(scratch_[i]));
+    victim_devices += static_cast<int>(v.devices().size());
+    if (physics && Tick::from_seconds(physics->checkpoint_save_s(v, static_cast<int>(v.devices().size()))).us() > 0) free_stop = false;
   }
   // Stopping jobs counted above make the head wait in any case.
   if (coming - victim_devices > free_.count()) free_stop = false;
@@ -806,12 +806,12 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
     out.preempt(v);
     preempted_.push_back(v);
     if (stopping_devices_.size() <= static_cast<std::size_t>(v)) stopping_devices_.resize(static_cast<std::size_t>(v) + 1);
-    stopping_devices_[static_cast<std::size_t>(v)] = view.job(v).devices;
+    stopping_devices_[static_cast<std::size_t>(v)] = view.job(v).devices();
   }
   if (free_stop) {
     devices_.clear();
     for (std::size_t i = 0; i < victims && static_cast<int>(devices_.size()) < need; ++i) {
-      for (DeviceId d : view.job(std::get<2>(scratch_[i])).devices) {
+      for (DeviceId d : view.job(std::get<2>(scratch_[i])).devices()) {
         if (static_cast<int>(devices_.size()) < need) devices_.push_back(d);
       }
     }
@@ -827,20 +827,20 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
 
 void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
   const auto [head_key, head_seq, head_slot] = *queue_.begin();
-  const int need = view.job(head_slot).spec.num_gpus;
+  const int need = view.job(head_slot).num_gpus();
   // The head's reservation: walk running jobs by estimated end until enough devices
   // would be free (count-based, as in Slurm's EASY backfill).
   scratch_.clear();
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
     if (std::find(preempted_.begin(), preempted_.end(), s) != preempted_.end()) continue;
-    const JobState& r = view.job(s);
-    scratch_.emplace_back(view.now().seconds() + estimated_remaining_s(options_.information, view, r), r.arrival_seq, s);
+    const JobView& r = view.job(s);
+    scratch_.emplace_back(view.now().seconds() + estimated_remaining_s(options_.information, view, r), r.arrival_seq(), s);
   }
   std::sort(scratch_.begin(), scratch_.end());
   int available = free_.count();
   double shadow_s = std::numeric_limits<double>::infinity();
   for (const auto& [end_s, seq, s] : scratch_) {
-    available += static_cast<int>(view.job(s).devices.size());
+    available += static_cast<int>(view.job(s).devices().size());
     if (available >= need) {
       shadow_s = end_s;
       break;
@@ -853,17 +853,17 @@ void QueuePolicy::backfill(const SchedulerView& view, ActionBatch& out) {
   std::int64_t examined = 0;
   for (auto it = std::next(queue_.begin()); it != queue_.end() && examined < options_.backfill_depth && free_.count() > 0; ++examined) {
     const JobSlot slot = std::get<2>(*it);
-    const JobState& j = view.job(slot);
-    const int n = j.spec.num_gpus;
+    const JobView& j = view.job(slot);
+    const int n = j.num_gpus();
     const bool ends_in_time = now_s + estimated_remaining_s(options_.information, view, j) <= shadow_s;
     // A fractional job may fit a shared device when no device is free; against the
     // reservation it counts as one device (conservative).
-    if ((n > free_.count() && !j.spec.is_fractional()) || (!ends_in_time && n > extra)) {
+    if ((n > free_.count() && !j.is_fractional()) || (!ends_in_time && n > extra)) {
       ++it;
       continue;
     }
     devices_.clear();
-    if (!place(view, j.spec, devices_)) {
+    if (!place(view, j, devices_)) {
       ++it;
       continue;
     }

@@ -107,19 +107,19 @@ class QueuePolicy : public Policy {
     std::uint64_t head_seq = 0;
   };
 
-  bool place(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  bool place(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out);
   // The spot preference: `job` on free devices of the class it prefers (spot or not), in
   // one datacenter it may use, lowest ids first; false when none has room.
-  bool place_by_spot(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
-  bool is_short(const JobSpec& job) const;
+  bool place_by_spot(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out);
+  bool is_short(const JobView& job) const;
   // A fractional job's device under the configured placement (only_type as in packed()).
-  bool place_share(const JobSpec& job, std::vector<DeviceId>& out, int only_type);
+  bool place_share(const JobView& job, std::vector<DeviceId>& out, int only_type);
   // A whole-device job of `n` by the configured placement, within type `only_type` when >= 0.
   bool place_whole(int n, std::vector<DeviceId>& out, int only_type);
   // A whole-device job that no single device type can host (more devices than any type
   // has, or memory), under physics.mixed_types other than forbid: across the types whose
   // memory holds it, by the agnostic placement when every type does, else first fit.
-  bool place_across_types(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  bool place_across_types(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out);
   std::vector<DeviceId> across_candidates_;  // scratch of place_across_types
   // topology_tree: the switches over the nodes, from the view at the first placement.
   void build_switch_tree(const SchedulerView& view);
@@ -129,7 +129,7 @@ class QueuePolicy : public Policy {
   // one, and only where it may run. First fit inside one datacenter: its home first, then the others in
   // order; within one device type in the physics model's order under
   // physics.mixed_types: forbid, else over the types whose memory holds the job.
-  bool place_in_one_datacenter(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  bool place_in_one_datacenter(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out);
   void promote_due(const SchedulerView& view);
   // For orders whose keys change while queued: recompute every queued key (O(n log n)).
   void refresh_keys(const SchedulerView& view);

@@ -79,8 +79,8 @@ QueueTree QueueTree::parse(const std::optional<ConfigNode>& queues) {
   return t;
 }
 
-int QueueTree::leaf_for(const JobSpec& job) const {
-  for (const std::string* key : {&job.group, &job.user}) {
+int QueueTree::leaf_for(const JobView& job) const {
+  for (const std::string* key : {&job.group(), &job.user()}) {
     if (key->empty()) continue;
     const int q = find(*key);
     if (q >= 0 && queue(q).is_leaf()) return q;

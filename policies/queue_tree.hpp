@@ -19,6 +19,7 @@
 
 #include "sim/config_node.hpp"
 #include "sim/job.hpp"
+#include "sim/job_view.hpp"
 
 namespace schedsim {
 
@@ -48,7 +49,7 @@ class QueueTree {
   // Index of a queue by name, or -1.
   int find(const std::string& name) const;
   // The leaf a job belongs to: its group's, else its user's, else `default`.
-  int leaf_for(const JobSpec& job) const;
+  int leaf_for(const JobView& job) const;
   int default_leaf() const { return default_leaf_; }
   // The declared queues as the policy's resolved options write them (root left out, and
   // max_gpus when unlimited), so that the resolved config parses to the same tree.

@@ -25,12 +25,12 @@ const char* to_string(GangMode g) { return g == GangMode::kPlaceholders ? "place
 const char* to_string(TopologyPick p) { return p == TopologyPick::kFirstFit ? "first_fit" : p == TopologyPick::kNvlink ? "nvlink" : "binpack"; }
 
 // The smallest count a job's gang needs: all its GPUs, or an elastic job's min_gpus.
-int gang_min(const JobSpec& j) { return j.is_elastic() ? std::max(1, j.min_gpus) : j.num_gpus; }
+int gang_min(const JobView& j) { return j.is_elastic() ? std::max(1, j.min_gpus()) : j.num_gpus(); }
 // What a job asks for: its GPUs (an elastic job's request, within its range).
-int gang_target(const JobSpec& j) { return j.is_elastic() ? std::clamp(j.num_gpus, std::max(1, j.min_gpus), j.max_gpus) : j.num_gpus; }
+int gang_target(const JobView& j) { return j.is_elastic() ? std::clamp(j.num_gpus(), std::max(1, j.min_gpus()), j.max_gpus()) : j.num_gpus(); }
 // Whole GPUs within `room` (which may be unlimited).
 int whole_room(double room) { return room >= 1e9 ? 1000000000 : static_cast<int>(std::floor(room + kEps)); }
-double request_gpus(const JobSpec& j) { return j.is_fractional() ? j.gpu_milli / 1000.0 : gang_target(j); }
+double request_gpus(const JobView& j) { return j.is_fractional() ? j.gpu_milli() / 1000.0 : gang_target(j); }
 
 }  // namespace
 
@@ -92,15 +92,15 @@ QueueTreePolicy::Memo& QueueTreePolicy::memo(JobSlot slot) {
 }
 
 void QueueTreePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
-  const JobSpec& spec = view.job(job).spec;
+  const JobView& spec = view.job(job);
   const int leaf = options_.tree.leaf_for(spec);
   // A job larger than a max on its queue's path could never start: say so instead of
   // leaving it pending for ever.
-  const double need = spec.is_fractional() ? spec.gpu_milli / 1000.0 : gang_min(spec);
+  const double need = spec.is_fractional() ? spec.gpu_milli() / 1000.0 : gang_min(spec);
   for (int q = leaf; q >= 0; q = options_.tree.queue(q).parent) {
     const QueueSpec& s = options_.tree.queue(q);
     if (need > s.max_gpus + kEps) {
-      throw InputError("policy '" + name_ + "': queues", "job '" + spec.id + "' needs " + detail::format_number(need) + " GPUs, more than max_gpus " + detail::format_number(s.max_gpus) + " of its queue '" + s.name +
+      throw InputError("policy '" + name_ + "': queues", "job '" + spec.id() + "' needs " + detail::format_number(need) + " GPUs, more than max_gpus " + detail::format_number(s.max_gpus) + " of its queue '" + s.name +
                                                             "'; raise that max_gpus or send the job to another queue (by its group or user)");
     }
   }
@@ -133,9 +133,9 @@ void QueueTreePolicy::setup(const SchedulerView& view) {
   for (int k = 0; k < spec.num_nodes(); ++k) type_capacity_[static_cast<std::size_t>(spec.node(k).type_index)] += spec.node(k).num_devices;
 }
 
-double QueueTreePolicy::job_gpus(const JobState& job) const {
-  if (job.spec.is_fractional()) return job.spec.gpu_milli / 1000.0;
-  return static_cast<double>(job.devices.size());
+double QueueTreePolicy::job_gpus(const JobView& job) const {
+  if (job.is_fractional()) return job.gpu_milli() / 1000.0;
+  return static_cast<double>(job.devices().size());
 }
 
 void QueueTreePolicy::add_held(int leaf, double gpus, const std::vector<DeviceId>& devices) {
@@ -197,10 +197,10 @@ int QueueTreePolicy::bound_count(const SchedulerView& view, JobSlot slot) const 
   return static_cast<int>(view.bound_devices(slot).size()) + (i < bound_now_.size() ? bound_now_[i] : 0);
 }
 
-bool QueueTreePolicy::uses_placeholders(const JobSpec& job) const {
+bool QueueTreePolicy::uses_placeholders(const JobView& job) const {
   // Placeholders bind devices one decision at a time, so the partial set must be able
   // to hold the whole job: one device type and one datacenter (else all-or-nothing).
-  return options_.gang == GangMode::kPlaceholders && !job.is_fractional() && !job.is_elastic() && job.num_gpus > 1 && type_capacity_.size() == 1 && one_site_;
+  return options_.gang == GangMode::kPlaceholders && !job.is_fractional() && !job.is_elastic() && job.num_gpus() > 1 && type_capacity_.size() == 1 && one_site_;
 }
 
 void QueueTreePolicy::claim(const std::vector<DeviceId>& devices) {
@@ -212,7 +212,7 @@ void QueueTreePolicy::claim(const std::vector<DeviceId>& devices) {
   }
 }
 
-bool QueueTreePolicy::place(const SchedulerView& view, const JobSpec& job, int n, std::vector<DeviceId>& out) {
+bool QueueTreePolicy::place(const SchedulerView& view, const JobView& job, int n, std::vector<DeviceId>& out) {
   const ClusterSpec& spec = view.cluster();
   const int nodes = spec.num_nodes();
   const PhysicsModel* physics = view.physics();
@@ -257,7 +257,7 @@ bool QueueTreePolicy::place(const SchedulerView& view, const JobSpec& job, int n
   return false;
 }
 
-bool QueueTreePolicy::place_share(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out) {
+bool QueueTreePolicy::place_share(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out) {
   // Best fit: the device with the least free capacity that still holds the share.
   const ClusterState& st = view.cluster_state();
   const PhysicsModel* physics = view.physics();
@@ -269,7 +269,7 @@ bool QueueTreePolicy::place_share(const SchedulerView& view, const JobSpec& job,
     if (whole_free && !avail_[i]) continue;  // claimed whole in this decision
     if (!whole_free && !st.is_shared(d)) continue;
     const int f = st.free_milli(d) - claimed_milli_[i];
-    if (f < job.gpu_milli) continue;
+    if (f < job.gpu_milli()) continue;
     if (physics && !physics->placement_problem(job, Span<DeviceId>(&d, 1)).empty()) continue;
     if (best < 0 || f < best_free) {
       best = d;
@@ -282,19 +282,19 @@ bool QueueTreePolicy::place_share(const SchedulerView& view, const JobSpec& job,
 }
 
 bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int leaf, ActionBatch& out) {
-  const JobState& j = view.job(slot);
-  const JobSpec& spec = j.spec;
+  const JobView& j = view.job(slot);
+  const JobView& spec = j;
   const double r = room(leaf);
   devices_.clear();
   if (spec.is_fractional()) {
-    const double g = spec.gpu_milli / 1000.0;
+    const double g = spec.gpu_milli() / 1000.0;
     if (g > r + kEps || !place_share(view, spec, devices_)) return false;
     const auto d = static_cast<std::size_t>(devices_[0]);
     if (avail_[d]) {  // a whole-free device now holds a share: no longer free for gangs
       avail_[d] = 0;
       --free_total_;
     }
-    claimed_milli_[d] += spec.gpu_milli;
+    claimed_milli_[d] += spec.gpu_milli();
     out.start(slot, devices_);
     add_held(leaf, g, devices_);
     return true;
@@ -303,7 +303,7 @@ bool QueueTreePolicy::try_start(const SchedulerView& view, JobSlot slot, int lea
   if (uses_placeholders(spec) && !m.timed_out) {
     // YuniKorn's placeholders: bind what is free now (within the queue's max) to the job
     // (the kernel holds bound devices for it); the bind that completes its set starts it.
-    const int need = spec.num_gpus - bound_count(view, slot);
+    const int need = spec.num_gpus() - bound_count(view, slot);
     const int k = std::min({need, free_total_, whole_room(r)});
     if (k <= 0 || !place(view, spec, k, devices_)) return false;
     claim(devices_);
@@ -363,23 +363,23 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
   // Running jobs count for their queues; stopping ones are on their way out (a reclaim
   // waiting for them counts them as coming back instead).
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-    const JobState& r = view.job(s);
-    if (r.status != JobStatus::kRunning) continue;
-    const int leaf = tree.leaf_for(r.spec);
+    const JobView& r = view.job(s);
+    if (r.status() != JobStatus::kRunning) continue;
+    const int leaf = tree.leaf_for(r);
     const double g = job_gpus(r);
-    add_held(leaf, g, r.devices);
-    if (options_.sort == AppSort::kFair) user_held[{leaf, r.spec.user}] += g;
+    add_held(leaf, g, r.devices());
+    if (options_.sort == AppSort::kFair) user_held[{leaf, r.user()}] += g;
   }
   pending_.assign(static_cast<std::size_t>(nq), {});
   cursor_.assign(static_cast<std::size_t>(nq), 0);
   double next_wake_s = std::numeric_limits<double>::infinity();
   int fractional_pending = 0;
   for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-    const JobState& j = view.job(s);
-    const int leaf = tree.leaf_for(j.spec);
+    const JobView& j = view.job(s);
+    const int leaf = tree.leaf_for(j);
     pending_[static_cast<std::size_t>(leaf)].push_back(s);
-    if (j.spec.is_fractional()) ++fractional_pending;
-    demand_[static_cast<std::size_t>(leaf)] += request_gpus(j.spec);
+    if (j.is_fractional()) ++fractional_pending;
+    demand_[static_cast<std::size_t>(leaf)] += request_gpus(j);
     Memo& m = memo(s);
     const Span<DeviceId> bound = view.bound_devices(s);
     if (bound.empty() && m.deadline_s < 0) continue;
@@ -413,14 +413,14 @@ void QueueTreePolicy::decide(const SchedulerView& view, ActionBatch& out) {
     if (list.size() < 2) continue;
     keyed.clear();
     for (JobSlot s : list) {
-      const JobState& j = view.job(s);
+      const JobView& j = view.job(s);
       double key = 0;
-      if (options_.sort == AppSort::kPriority) key = -j.spec.priority;
+      if (options_.sort == AppSort::kPriority) key = -j.priority();
       if (options_.sort == AppSort::kFair) {
-        const auto u = user_held.find({q, j.spec.user});
+        const auto u = user_held.find({q, j.user()});
         key = u == user_held.end() ? 0.0 : u->second;
       }
-      keyed.emplace_back(key, j.arrival_seq, s);
+      keyed.emplace_back(key, j.arrival_seq(), s);
     }
     if (!std::is_sorted(keyed.begin(), keyed.end())) std::sort(keyed.begin(), keyed.end());
     for (std::size_t i = 0; i < list.size(); ++i) list[i] = std::get<2>(keyed[i]);
@@ -463,8 +463,8 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
   // Devices of jobs this policy preempted that are still saving: they come back soon.
   int coming = 0;
   for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-    const JobState& r = view.job(s);
-    if (r.status == JobStatus::kStopping && memo(s).reclaimed) coming += static_cast<int>(r.devices.size());
+    const JobView& r = view.job(s);
+    if (r.status() == JobStatus::kStopping && memo(s).reclaimed) coming += static_cast<int>(r.devices().size());
   }
   std::vector<std::pair<double, int>> leaves;
   for (int q = 0; q < nq; ++q)
@@ -480,10 +480,10 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
       break;
     }
     if (head == kNoJob) continue;
-    const JobState& h = view.job(head);
-    if (h.spec.is_fractional()) continue;  // shares are never reclaimed for
+    const JobView& h = view.job(head);
+    if (h.is_fractional()) continue;  // shares are never reclaimed for
     const Memo& hm = memo(head);
-    const double need = gang_min(h.spec) - static_cast<double>(bound_count(view, head));
+    const double need = gang_min(h) - static_cast<double>(bound_count(view, head));
     const auto li = static_cast<std::size_t>(leaf);
     // Only within the reclaimer's own share (YuniKorn: the preemptor's queue stays within
     // its guaranteed; Volcano: a queue not overused), and past the reclaim delay.
@@ -497,11 +497,11 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
     // youngest first (latest start, then latest arrival).
     std::vector<std::tuple<std::int64_t, std::uint64_t, JobSlot>> candidates;
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
-      if (r.status != JobStatus::kRunning || r.spec.is_fractional()) continue;
-      const int v = tree.leaf_for(r.spec);
+      const JobView& r = view.job(s);
+      if (r.status() != JobStatus::kRunning || r.is_fractional()) continue;
+      const int v = tree.leaf_for(r);
       if (v == leaf || !tree.queue(v).reclaimable) continue;
-      candidates.emplace_back(r.start.us(), r.arrival_seq, s);
+      candidates.emplace_back(r.start().us(), r.arrival_seq(), s);
     }
     std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) { return a > b; });
     std::vector<double> held = held_;
@@ -509,9 +509,9 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
     double gained = free_total_ + coming;
     for (const auto& [start_us, seq, s] : candidates) {
       if (gained >= need) break;
-      const JobState& r = view.job(s);
-      const int v = tree.leaf_for(r.spec);
-      const double g = static_cast<double>(r.devices.size());
+      const JobView& r = view.job(s);
+      const int v = tree.leaf_for(r);
+      const double g = static_cast<double>(r.devices().size());
       // Never below the victim queue's own share, at any level of its path that the
       // reclaimer does not share.
       bool ok = true;
@@ -528,17 +528,17 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
     if (gained < need || victims.empty()) continue;
     bool free_stop = true;
     for (JobSlot v : victims) {
-      const JobState& r = view.job(v);
+      const JobView& r = view.job(v);
       out.preempt(v);
       memo(v).reclaimed = true;
-      if (physics && Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() > 0) free_stop = false;
+      if (physics && Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() > 0) free_stop = false;
     }
     held_ = held;
     if (free_stop && coming == 0) {
       // Free checkpoints: the victims' devices are released as the batch is applied, so
       // the reclaimer starts on them now (nothing else might happen before it could).
       for (JobSlot v : victims) {
-        for (DeviceId d : view.job(v).devices) {
+        for (DeviceId d : view.job(v).devices()) {
           avail_[static_cast<std::size_t>(d)] = 1;
           ++free_total_;
         }
@@ -552,7 +552,7 @@ void QueueTreePolicy::reclaim_pass(const SchedulerView& view, ActionBatch& out) 
         wake_s = std::min(wake_s, view.now().seconds());
       }
     } else {
-      for (JobSlot v : victims) coming += static_cast<int>(view.job(v).devices.size());
+      for (JobSlot v : victims) coming += static_cast<int>(view.job(v).devices().size());
     }
   }
   if (std::isfinite(wake_s)) {

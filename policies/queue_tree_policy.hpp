@@ -77,7 +77,7 @@ class QueueTreePolicy : public Policy {
   };
   Memo& memo(JobSlot slot);
   void setup(const SchedulerView& view);
-  double job_gpus(const JobState& job) const;  // GPUs a running job holds (shares in thousandths)
+  double job_gpus(const JobView& job) const;  // GPUs a running job holds (shares in thousandths)
   // Adds `gpus` held on `devices` to the leaf and its ancestors (and, for drf, by type).
   void add_held(int leaf, double gpus, const std::vector<DeviceId>& devices);
   double share_of(int q) const;  // deserved (proportion, drf) or guaranteed
@@ -86,15 +86,15 @@ class QueueTreePolicy : public Policy {
   int pick_leaf(int q);
   // The GPUs a leaf's path can still take (the tightest max_gpus - held on the way up).
   double room(int leaf) const;
-  bool uses_placeholders(const JobSpec& job) const;
+  bool uses_placeholders(const JobView& job) const;
   // Devices bound to a pending job: the kernel's, plus the binds of this decision (a job
   // may be tried again by the reclaim pass after the allocation bound part of its set).
   int bound_count(const SchedulerView& view, JobSlot slot) const;
   // Tries the job: starts it (true; with placeholders, the bind that completes its set) or,
   // with placeholders, binds what it can (false).
   bool try_start(const SchedulerView& view, JobSlot slot, int leaf, ActionBatch& out);
-  bool place(const SchedulerView& view, const JobSpec& job, int n, std::vector<DeviceId>& out);
-  bool place_share(const SchedulerView& view, const JobSpec& job, std::vector<DeviceId>& out);
+  bool place(const SchedulerView& view, const JobView& job, int n, std::vector<DeviceId>& out);
+  bool place_share(const SchedulerView& view, const JobView& job, std::vector<DeviceId>& out);
   void claim(const std::vector<DeviceId>& devices);
   void reclaim_pass(const SchedulerView& view, ActionBatch& out);
 

@@ -66,8 +66,8 @@ class ReservationPolicy : public Policy {
     info_.require_durations(name(), "its reservations (when running jobs free their devices) and backfilling (whether a job ends before a reservation)");
   }
   std::string name() const override { return "pai-reservation"; }
-  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq, job); }
-  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.erase({view.job(job).arrival_seq, job}); }
+  void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.emplace(view.job(job).arrival_seq(), job); }
+  void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.erase({view.job(job).arrival_seq(), job}); }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
     const ClusterState& state = view.cluster_state();
@@ -82,28 +82,28 @@ class ReservationPolicy : public Policy {
       if (!state.is_free(d) && (state.is_failed(d) || state.is_shared(d))) available_at_s_[static_cast<std::size_t>(d)] = kNever;
     }
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
-      if (r.spec.is_fractional()) continue;
-      const double end_s = r.status == JobStatus::kStopping ? now_s : now_s + remaining_s(view, r);
-      for (DeviceId d : r.devices) available_at_s_[static_cast<std::size_t>(d)] = end_s;
+      const JobView& r = view.job(s);
+      if (r.is_fractional()) continue;
+      const double end_s = r.status() == JobStatus::kStopping ? now_s : now_s + remaining_s(view, r);
+      for (DeviceId d : r.devices()) available_at_s_[static_cast<std::size_t>(d)] = end_s;
     }
     reservations_.clear();
     int examined = 0;
     for (auto it = queue_.begin(); it != queue_.end() && examined < options_.depth; ++examined) {
       const JobSlot slot = it->second;
-      const JobState& j = view.job(slot);
+      const JobView& j = view.job(slot);
       devices_.clear();
       bool started = false;
-      if (j.spec.is_fractional()) {
-        started = free_.share(j.spec.gpu_milli, FreeDevices::ShareRule::kBest, devices_);
+      if (j.is_fractional()) {
+        started = free_.share(j.gpu_milli(), FreeDevices::ShareRule::kBest, devices_);
       } else {
         const double end_s = now_s + remaining_s(view, j);
-        started = try_start(view, j.spec, end_s);
+        started = try_start(view, j, end_s);
         if (started) {
           for (DeviceId d : devices_) available_at_s_[static_cast<std::size_t>(d)] = end_s;
         } else if (static_cast<int>(reservations_.size()) < options_.max_reservations &&
-                   (j.spec.num_gpus >= options_.reserve_min_gpus || now_s - j.spec.submit.seconds() >= options_.reserve_after_s)) {
-          reserve(view, j.spec);
+                   (j.num_gpus() >= options_.reserve_min_gpus || now_s - j.submit().seconds() >= options_.reserve_after_s)) {
+          reserve(view, j);
         }
       }
       if (!started) {
@@ -125,16 +125,16 @@ class ReservationPolicy : public Policy {
  private:
   static constexpr double kNever = std::numeric_limits<double>::infinity();
 
-  double remaining_s(const SchedulerView& view, const JobState& j) const {
-    const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
+  double remaining_s(const SchedulerView& view, const JobView& j) const {
+    const double rate = j.physics_rate() > 0 ? j.physics_rate() : 1.0;
     return info_.estimated_remaining_s(view, j) / rate;
   }
 
   // The device classes a job may use: (device type or -1, datacenter or -1).
-  std::vector<std::pair<int, int>> classes(const SchedulerView& view, const JobSpec& spec) const {
+  std::vector<std::pair<int, int>> classes(const SchedulerView& view, const JobView& spec) const {
     std::vector<std::pair<int, int>> out;
     for (int site : placement_sites(view, spec)) {
-      for (int t : placement_types(view, spec, spec.num_gpus)) out.emplace_back(t, site);
+      for (int t : placement_types(view, spec, spec.num_gpus())) out.emplace_back(t, site);
     }
     return out;
   }
@@ -145,7 +145,7 @@ class ReservationPolicy : public Policy {
 
   // Starts on free devices no reservation holds, or held only by reservations that begin
   // at or after the job's estimated end (backfilling); compact placement. Into devices_.
-  bool try_start(const SchedulerView& view, const JobSpec& spec, double end_s) {
+  bool try_start(const SchedulerView& view, const JobView& spec, double end_s) {
     const ClusterState& state = view.cluster_state();
     for (const auto& [type, site] : classes(view, spec)) {
       candidates_.clear();
@@ -156,10 +156,10 @@ class ReservationPolicy : public Policy {
         candidates_.push_back(d);
       }
       picked_.clear();
-      if (!compact_pick(view.cluster(), view.node_group(), candidates_, spec.num_gpus, picked_)) continue;
+      if (!compact_pick(view.cluster(), view.node_group(), candidates_, spec.num_gpus(), picked_)) continue;
       const PhysicsModel* physics = view.physics();
       if (physics && !physics->placement_problem(spec, picked_).empty()) continue;
-      if (free_.first_fit_among(spec.num_gpus, picked_, devices_)) return true;
+      if (free_.first_fit_among(spec.num_gpus(), picked_, devices_)) return true;
     }
     return false;
   }
@@ -167,8 +167,8 @@ class ReservationPolicy : public Policy {
   // Reserves for `spec` the devices that free up earliest, inside one rack when one can
   // hold it (the rack whose n-th device frees first, then the lower rack), else across
   // racks; ties between devices by their node, then id.
-  void reserve(const SchedulerView& view, const JobSpec& spec) {
-    const int n = spec.num_gpus;
+  void reserve(const SchedulerView& view, const JobView& spec) {
+    const int n = spec.num_gpus();
     const std::vector<int>* racks = view.node_group();
     double best_s = kNever;
     std::vector<DeviceId> best;

@@ -55,21 +55,21 @@ class GavelFifoAllocation : public Policy {
     for (DeviceId d = state.next_free(0); d >= 0; d = state.next_free(d + 1)) free[static_cast<std::size_t>(spec.node(spec.node_of(d)).type_index)].push_back(d);
     std::vector<std::size_t> used(static_cast<std::size_t>(types), 0);
     std::vector<std::pair<std::uint64_t, JobSlot>> jobs;
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) jobs.emplace_back(view.job(s).arrival_seq, s);
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) jobs.emplace_back(view.job(s).arrival_seq(), s);
     std::sort(jobs.begin(), jobs.end());
     const PhysicsModel* physics = view.physics();
     std::vector<DeviceId> devices;
     for (const auto& [seq, s] : jobs) {
-      const JobSpec& js = view.job(s).spec;
+      const JobView& js = view.job(s);
       // Allocations are per type: a job larger than every type's devices never gets one.
-      if (std::none_of(capacity.begin(), capacity.end(), [&](int c) { return c >= js.num_gpus; })) continue;
+      if (std::none_of(capacity.begin(), capacity.end(), [&](int c) { return c >= js.num_gpus(); })) continue;
       int best = -1, room = 0;
       double best_rate = -1.0;
       for (int t : by_name) {
         const auto ti = static_cast<std::size_t>(t);
-        if (free[ti].size() - used[ti] < static_cast<std::size_t>(js.num_gpus)) continue;
+        if (free[ti].size() - used[ti] < static_cast<std::size_t>(js.num_gpus())) continue;
         ++room;
-        const double r = physics ? physics->estimated_rate(js, t, js.num_gpus) : 1.0;
+        const double r = physics ? physics->estimated_rate(js, t, js.num_gpus()) : 1.0;
         if (r > best_rate) {
           best_rate = r;
           best = t;
@@ -78,8 +78,8 @@ class GavelFifoAllocation : public Policy {
       if (room == 0) break;            // FIFO: the pass ends at the first job that does not fit
       if (!(best_rate > 0)) continue;  // runs on none of the types with room
       const auto bi = static_cast<std::size_t>(best);
-      devices.assign(free[bi].begin() + static_cast<std::ptrdiff_t>(used[bi]), free[bi].begin() + static_cast<std::ptrdiff_t>(used[bi]) + js.num_gpus);
-      used[bi] += static_cast<std::size_t>(js.num_gpus);
+      devices.assign(free[bi].begin() + static_cast<std::ptrdiff_t>(used[bi]), free[bi].begin() + static_cast<std::ptrdiff_t>(used[bi]) + js.num_gpus());
+      used[bi] += static_cast<std::size_t>(js.num_gpus());
       out.start(s, devices);
     }
   }
@@ -172,7 +172,7 @@ class RoundsPolicy : public Policy {
   std::string name() const override { return name_; }
 
   void on_job_queued(const SchedulerView& view, JobSlot job) override {
-    if (view.job(job).preemptions == 0) {  // a new arrival (slots are reused)
+    if (view.job(job).preemptions() == 0) {  // a new arrival (slots are reused)
       forget(job);
       dirty_ = true;
     }
@@ -262,20 +262,20 @@ class RoundsPolicy : public Policy {
     if (state_->is_free(d)) return added > 0 ? ClusterState::kWholeMilli - added : 0;  // taken in this batch
     return state_->free_milli(d) - added;
   }
-  static bool free_checkpoint(const SchedulerView& view, const JobState& r) {
+  static bool free_checkpoint(const SchedulerView& view, const JobView& r) {
     const PhysicsModel* physics = view.physics();
-    return !physics || Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() == 0;
+    return !physics || Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() == 0;
   }
 
-  bool kept(const JobState& r, const std::vector<DeviceId>& target) const {
-    if (r.spec.is_fractional()) return true;  // never re-queued (see reallocate)
+  bool kept(const JobView& r, const std::vector<DeviceId>& target) const {
+    if (r.is_fractional()) return true;  // never re-queued (see reallocate)
     if (keep_ == Keep::kDevices) {
-      std::vector<DeviceId> a = r.devices, b = target;
+      std::vector<DeviceId> a = r.devices(), b = target;
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
       return a == b;
     }
-    return class_counts(r.devices) == class_counts(target);
+    return class_counts(r.devices()) == class_counts(target);
   }
   std::vector<int> class_counts(const std::vector<DeviceId>& devices) const {
     std::vector<int> n(free_.size(), 0);
@@ -287,14 +287,14 @@ class RoundsPolicy : public Policy {
   // its allocated `target`: the target itself when every device is free (or its own);
   // otherwise (keep: type) as many devices of each type, its own first, then the lowest
   // free ids. False when there is no room yet. Takes the devices from this batch's pool.
-  bool take(const JobState& j, const std::vector<DeviceId>& target, const std::vector<DeviceId>* own, std::vector<DeviceId>& out) {
+  bool take(const JobView& j, const std::vector<DeviceId>& target, const std::vector<DeviceId>* own, std::vector<DeviceId>& out) {
     out.clear();
     auto owned = [&](DeviceId d) { return own && std::find(own->begin(), own->end(), d) != own->end(); };
-    if (j.spec.is_fractional()) {
-      if (target.size() != 1 || milli_left(target.front()) < j.spec.gpu_milli) return false;
+    if (j.is_fractional()) {
+      if (target.size() != 1 || milli_left(target.front()) < j.gpu_milli()) return false;
       const DeviceId d = target.front();
       free_[static_cast<std::size_t>(class_of(d))].erase(d);
-      batch_milli_[d] += j.spec.gpu_milli;
+      batch_milli_[d] += j.gpu_milli();
       out.push_back(d);
       return true;
     }
@@ -345,13 +345,13 @@ class RoundsPolicy : public Policy {
     jobs_.clear();
     stay_.clear();
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
+      const JobView& r = view.job(s);
       // A stopping job is on its way back to the queue, and a fractional job's share is
       // left where it is: both keep their devices in the base's view.
-      if (r.status == JobStatus::kRunning && !r.spec.is_fractional()) jobs_.emplace_back(r.arrival_seq, s);
+      if (r.status() == JobStatus::kRunning && !r.is_fractional()) jobs_.emplace_back(r.arrival_seq(), s);
       else stay_.push_back(s);
     }
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) jobs_.emplace_back(view.job(s).arrival_seq, s);
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) jobs_.emplace_back(view.job(s).arrival_seq(), s);
     std::sort(jobs_.begin(), jobs_.end());
     for (std::size_t i = 0; i < rank_.size(); ++i) {
       rank_[i] = -1;
@@ -369,9 +369,9 @@ class RoundsPolicy : public Policy {
       const Action& a = plan_[i];
       if (a.kind != ActionKind::kStart) {
         const bool known = a.kind != ActionKind::kSetCooling && a.kind != ActionKind::kHold && a.job >= 0 && static_cast<std::size_t>(a.job) < world_.slots();
-        base_refused(view, std::string("asked to ") + to_string(a.kind) + (known ? " job '" + world.job(a.job).spec.id + "'" : " (target " + std::to_string(a.job) + ")"));
+        base_refused(view, std::string("asked to ") + to_string(a.kind) + (known ? " job '" + world.job(a.job).id() + "'" : " (target " + std::to_string(a.job) + ")"));
       }
-      if (a.job < 0 || static_cast<std::size_t>(a.job) >= world_.slots() || world.job(a.job).status != JobStatus::kPending || rank_of(a.job) >= 0) {
+      if (a.job < 0 || static_cast<std::size_t>(a.job) >= world_.slots() || world.job(a.job).status() != JobStatus::kPending || rank_of(a.job) >= 0) {
         base_refused(view, "started job slot " + std::to_string(a.job) + ", which is not queued in its view (or twice)");
       }
       rank_of(a.job) = next_rank_++;
@@ -381,25 +381,25 @@ class RoundsPolicy : public Policy {
     // Running jobs left out stop, in arrival order; a free checkpoint frees their devices
     // for this batch.
     for (JobSlot s : queue_) {
-      const JobState& r = view.job(s);
-      if (r.status != JobStatus::kRunning || rank_of(s) >= 0) continue;
+      const JobView& r = view.job(s);
+      if (r.status() != JobStatus::kRunning || rank_of(s) >= 0) continue;
       out.preempt(s);
-      if (free_checkpoint(view, r)) release(r.devices);
+      if (free_checkpoint(view, r)) release(r.devices());
     }
     // Running jobs given other devices move, in the base's order, repeatedly while one can
     // (a move frees the devices another waits for).
     moves_.clear();
     for (JobSlot s : queue_) {
-      const JobState& r = view.job(s);
-      if (r.status == JobStatus::kRunning && rank_of(s) >= 0 && !kept(r, target_[static_cast<std::size_t>(s)])) moves_.emplace_back(rank_of(s), s);
+      const JobView& r = view.job(s);
+      if (r.status() == JobStatus::kRunning && rank_of(s) >= 0 && !kept(r, target_[static_cast<std::size_t>(s)])) moves_.emplace_back(rank_of(s), s);
     }
     std::sort(moves_.begin(), moves_.end());
     for (bool progress = true; progress && !moves_.empty();) {
       progress = false;
       for (std::size_t i = 0; i < moves_.size();) {
         const JobSlot s = moves_[i].second;
-        const JobState& r = view.job(s);
-        if (!take(r, target_[static_cast<std::size_t>(s)], &r.devices, devices_)) {
+        const JobView& r = view.job(s);
+        if (!take(r, target_[static_cast<std::size_t>(s)], &r.devices(), devices_)) {
           ++i;
           continue;
         }
@@ -412,10 +412,10 @@ class RoundsPolicy : public Policy {
     // there is room (start_owed, at this or a later decision).
     restart_.clear();
     for (const auto& [rank, s] : moves_) {
-      const JobState& r = view.job(s);
+      const JobView& r = view.job(s);
       out.preempt(s);
       if (free_checkpoint(view, r)) {
-        release(r.devices);
+        release(r.devices());
         restart_.push_back(s);  // back in the queue at once: may start in this batch
       }
     }
@@ -431,8 +431,8 @@ class RoundsPolicy : public Policy {
     restart_.clear();
     std::sort(owed_.begin(), owed_.end());
     for (const auto& [rank, s] : owed_) {
-      const JobState& j = view.job(s);
-      if (j.status != JobStatus::kPending && j.status != JobStatus::kRunning) continue;
+      const JobView& j = view.job(s);
+      if (j.status() != JobStatus::kPending && j.status() != JobStatus::kRunning) continue;
       if (take(j, target_[static_cast<std::size_t>(s)], nullptr, devices_)) out.start(s, devices_);
     }
   }

@@ -37,7 +37,7 @@ class SingularityPolicy : public Policy {
     int examined = 0;
     for (auto it = queue_.begin(); it != queue_.end() && examined < options_.depth; ++examined) {
       const JobSlot slot = std::get<2>(*it);
-      const JobSpec& spec = view.job(slot).spec;
+      const JobView& spec = view.job(slot);
       const int cap = holding ? free_.count() + hold_extra : std::numeric_limits<int>::max();
       bool placed = admit(view, spec, /*use_released=*/!blocked, cap);
       if (!placed && !blocked) {
@@ -70,9 +70,9 @@ class SingularityPolicy : public Policy {
 
  private:
   using Entry = std::tuple<double, std::uint64_t, JobSlot>;  // (-priority, arrival, slot)
-  static Entry entry(const SchedulerView& view, JobSlot s) { return {-view.job(s).spec.priority, view.job(s).arrival_seq, s}; }
+  static Entry entry(const SchedulerView& view, JobSlot s) { return {-view.job(s).priority(), view.job(s).arrival_seq(), s}; }
 
-  std::vector<std::pair<int, int>> classes(const SchedulerView& view, const JobSpec& spec, int n) const {
+  std::vector<std::pair<int, int>> classes(const SchedulerView& view, const JobView& spec, int n) const {
     std::vector<std::pair<int, int>> out;
     for (int site : placement_sites(view, spec)) {
       for (int t : placement_types(view, spec, n)) out.emplace_back(t, site);
@@ -112,11 +112,11 @@ class SingularityPolicy : public Policy {
   // A placement of `spec` into devices_: num_gpus, or for an elastic job the most that fit
   // down to min_gpus; compact.
   // At most `cap` devices are taken from the free ones (released ones do not count).
-  bool admit(const SchedulerView& view, const JobSpec& spec, bool use_released, int cap) {
+  bool admit(const SchedulerView& view, const JobView& spec, bool use_released, int cap) {
     devices_.clear();
-    if (spec.is_fractional()) return cap >= 1 && free_.share(spec.gpu_milli, FreeDevices::ShareRule::kBest, devices_);
+    if (spec.is_fractional()) return cap >= 1 && free_.share(spec.gpu_milli(), FreeDevices::ShareRule::kBest, devices_);
     const int low = need_of(spec);
-    for (int n = std::min(spec.num_gpus, use_released ? std::numeric_limits<int>::max() : cap); n >= low; --n) {
+    for (int n = std::min(spec.num_gpus(), use_released ? std::numeric_limits<int>::max() : cap); n >= low; --n) {
       for (const auto& [type, site] : classes(view, spec, n)) {
         collect(view, type, site, use_released, candidates_);
         picked_.clear();
@@ -134,7 +134,7 @@ class SingularityPolicy : public Policy {
   // priority ones. True when devices were released in this batch (so it may start now).
   // Sets `coming` to the devices that will be free for it once checkpoints are saved.
   bool make_room(const SchedulerView& view, JobSlot slot, ActionBatch& out, int& coming) {
-    const JobSpec& spec = view.job(slot).spec;
+    const JobView& spec = view.job(slot);
     if (spec.is_fractional()) return false;
     const int need = need_of(spec);
     int missing = need - free_.count() - static_cast<int>(released_.size());
@@ -143,10 +143,10 @@ class SingularityPolicy : public Policy {
     victims_.clear();
     int stopping = 0;
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
-      if (r.status == JobStatus::kStopping) stopping += static_cast<int>(r.devices.size());
-      if (r.status != JobStatus::kRunning || r.spec.is_fractional() || r.devices.empty()) continue;
-      victims_.emplace_back(r.spec.priority, -static_cast<std::int64_t>(r.arrival_seq), s);
+      const JobView& r = view.job(s);
+      if (r.status() == JobStatus::kStopping) stopping += static_cast<int>(r.devices().size());
+      if (r.status() != JobStatus::kRunning || r.is_fractional() || r.devices().empty()) continue;
+      victims_.emplace_back(r.priority(), -static_cast<std::int64_t>(r.arrival_seq()), s);
     }
     if (stopping >= missing) {  // devices are on their way: wait for them
       coming = stopping;
@@ -157,13 +157,13 @@ class SingularityPolicy : public Policy {
     if (options_.elastic) {
       for (const auto& [priority, neg_arrival, s] : victims_) {
         if (missing <= 0 || static_cast<int>(moved_.size()) >= options_.max_moves) break;
-        const JobState& r = view.job(s);
-        const int spare = static_cast<int>(r.devices.size()) - std::max(1, r.spec.min_gpus);
-        if (!r.spec.is_elastic() || spare <= 0 || r.spec.priority > spec.priority) continue;  // never for a less important job
+        const JobView& r = view.job(s);
+        const int spare = static_cast<int>(r.devices().size()) - std::max(1, r.min_gpus());
+        if (!r.is_elastic() || spare <= 0 || r.priority() > spec.priority()) continue;  // never for a less important job
         const int give = std::min(spare, missing);
-        const int keep = static_cast<int>(r.devices.size()) - give;
-        kept_.assign(r.devices.begin(), r.devices.begin() + keep);
-        released_.insert(released_.end(), r.devices.begin() + keep, r.devices.end());
+        const int keep = static_cast<int>(r.devices().size()) - give;
+        kept_.assign(r.devices().begin(), r.devices().begin() + keep);
+        released_.insert(released_.end(), r.devices().begin() + keep, r.devices().end());
         out.move(s, kept_);
         moved_.push_back(s);
         missing -= give;
@@ -174,9 +174,9 @@ class SingularityPolicy : public Policy {
     // Preemption: strictly lower priority only, all or nothing.
     int frees = 0;
     std::size_t k = 0;
-    while (k < victims_.size() && frees < missing && std::get<0>(victims_[k]) < spec.priority) {
+    while (k < victims_.size() && frees < missing && std::get<0>(victims_[k]) < spec.priority()) {
       const JobSlot s = std::get<2>(victims_[k]);
-      if (std::find(moved_.begin(), moved_.end(), s) == moved_.end()) frees += static_cast<int>(view.job(s).devices.size());
+      if (std::find(moved_.begin(), moved_.end(), s) == moved_.end()) frees += static_cast<int>(view.job(s).devices().size());
       ++k;
     }
     if (frees < missing) return released;
@@ -184,14 +184,14 @@ class SingularityPolicy : public Policy {
     for (std::size_t i = 0; i < k; ++i) {
       const JobSlot s = std::get<2>(victims_[i]);
       if (std::find(moved_.begin(), moved_.end(), s) != moved_.end()) continue;
-      const JobState& r = view.job(s);
+      const JobView& r = view.job(s);
       out.preempt(s);
       // A checkpoint that rounds to no time releases the devices as the batch is applied.
-      if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r.spec, static_cast<int>(r.devices.size()))).us() == 0) {
-        released_.insert(released_.end(), r.devices.begin(), r.devices.end());
+      if (!physics || Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() == 0) {
+        released_.insert(released_.end(), r.devices().begin(), r.devices().end());
         released = true;
       } else {
-        coming += static_cast<int>(r.devices.size());
+        coming += static_cast<int>(r.devices().size());
       }
     }
     if (coming > 0) coming += stopping;
@@ -199,11 +199,11 @@ class SingularityPolicy : public Policy {
   }
 
   // The fewest devices the job starts on.
-  int need_of(const JobSpec& spec) const { return spec.is_elastic() && options_.elastic ? std::max(1, spec.min_gpus) : spec.num_gpus; }
+  int need_of(const JobView& spec) const { return spec.is_elastic() && options_.elastic ? std::max(1, spec.min_gpus()) : spec.num_gpus(); }
 
   bool movable(const SchedulerView& view, JobSlot s) const {
-    const JobState& j = view.job(s);
-    return j.status == JobStatus::kRunning && !j.spec.is_fractional() && !j.devices.empty() && !j.stalled(view.now()) && j.physics_rate > 0 &&
+    const JobView& j = view.job(s);
+    return j.status() == JobStatus::kRunning && !j.is_fractional() && !j.devices().empty() && !j.stalled(view.now()) && j.physics_rate() > 0 &&
            std::find(moved_.begin(), moved_.end(), s) == moved_.end();
   }
   static int nodes_of(const ClusterSpec& c, const std::vector<DeviceId>& ds) {
@@ -212,11 +212,11 @@ class SingularityPolicy : public Policy {
     return static_cast<int>(nodes.size());
   }
   // Whether moving `j` to `n` devices at rate `rate` saves more time than save + restore.
-  bool pays(const SchedulerView& view, const JobState& j, int n, double rate) const {
-    if (!(rate > j.physics_rate)) return false;
+  bool pays(const SchedulerView& view, const JobView& j, int n, double rate) const {
+    if (!(rate > j.physics_rate())) return false;
     const double work_s = info_.remaining_work_s(view, j);
-    const double saved_s = work_s / j.physics_rate - work_s / rate;
-    const double cost_s = view.physics()->checkpoint_save_s(j.spec, n) + view.physics()->checkpoint_restore_s(j.spec, n);
+    const double saved_s = work_s / j.physics_rate() - work_s / rate;
+    const double cost_s = view.physics()->checkpoint_save_s(j, n) + view.physics()->checkpoint_restore_s(j, n);
     return saved_s > cost_s;
   }
 
@@ -226,20 +226,20 @@ class SingularityPolicy : public Policy {
     const ClusterSpec& c = view.cluster();
     for (JobSlot s = view.first_running(); s != kNoJob && static_cast<int>(moved_.size()) < options_.max_moves; s = view.next_running(s)) {
       if (!movable(view, s)) continue;
-      const JobState& j = view.job(s);
-      const int n = static_cast<int>(j.devices.size());
-      const int type = device_type_of(c, j.devices.front());
-      const int site = view.geography() && view.geography()->num_sites() > 1 ? view.geography()->site_of_device(j.devices.front()) : -1;
+      const JobView& j = view.job(s);
+      const int n = static_cast<int>(j.devices().size());
+      const int type = device_type_of(c, j.devices().front());
+      const int site = view.geography() && view.geography()->num_sites() > 1 ? view.geography()->site_of_device(j.devices().front()) : -1;
       collect(view, type, site, false, candidates_);
       if (candidates_.empty()) continue;
-      candidates_.insert(candidates_.end(), j.devices.begin(), j.devices.end());
+      candidates_.insert(candidates_.end(), j.devices().begin(), j.devices().end());
       picked_.clear();
       compact_pick(c, view.node_group(), candidates_, n, picked_);
-      if (nodes_of(c, picked_) >= nodes_of(c, j.devices)) continue;
-      if (!pays(view, j, n, view.physics()->estimated_rate(j.spec, type, n))) continue;
-      if (!view.physics()->placement_problem(j.spec, picked_).empty()) continue;
+      if (nodes_of(c, picked_) >= nodes_of(c, j.devices())) continue;
+      if (!pays(view, j, n, view.physics()->estimated_rate(j, type, n))) continue;
+      if (!view.physics()->placement_problem(j, picked_).empty()) continue;
       for (DeviceId d : picked_) {
-        if (std::find(j.devices.begin(), j.devices.end(), d) == j.devices.end()) claim({d});
+        if (std::find(j.devices().begin(), j.devices().end(), d) == j.devices().end()) claim({d});
       }
       out.move(s, picked_);
       moved_.push_back(s);
@@ -255,20 +255,20 @@ class SingularityPolicy : public Policy {
       double best_gain = 0;
       std::vector<DeviceId> best_add;
       for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-        if (!movable(view, s) || !view.job(s).spec.is_elastic()) continue;
-        const JobState& j = view.job(s);
-        const int held = static_cast<int>(j.devices.size());
-        if (held >= j.spec.max_gpus) continue;
-        const int type = device_type_of(c, j.devices.front());
-        const int site = view.geography() && view.geography()->num_sites() > 1 ? view.geography()->site_of_device(j.devices.front()) : -1;
+        if (!movable(view, s) || !view.job(s).is_elastic()) continue;
+        const JobView& j = view.job(s);
+        const int held = static_cast<int>(j.devices().size());
+        if (held >= j.max_gpus()) continue;
+        const int type = device_type_of(c, j.devices().front());
+        const int site = view.geography() && view.geography()->num_sites() > 1 ? view.geography()->site_of_device(j.devices().front()) : -1;
         collect(view, type, site, false, candidates_);
-        const int add = std::min(j.spec.max_gpus - held, static_cast<int>(candidates_.size()));
+        const int add = std::min(j.max_gpus() - held, static_cast<int>(candidates_.size()));
         if (add <= 0) continue;
-        const double now_est = view.physics()->estimated_rate(j.spec, type, held);
+        const double now_est = view.physics()->estimated_rate(j, type, held);
         if (!(now_est > 0)) continue;
-        const double rate = j.physics_rate * view.physics()->estimated_rate(j.spec, type, held + add) / now_est;
+        const double rate = j.physics_rate() * view.physics()->estimated_rate(j, type, held + add) / now_est;
         if (!pays(view, j, held + add, rate)) continue;
-        const double gain = (rate - j.physics_rate) / add;
+        const double gain = (rate - j.physics_rate()) / add;
         if (gain > best_gain) {
           best = s;
           best_gain = gain;
@@ -278,10 +278,10 @@ class SingularityPolicy : public Policy {
         }
       }
       if (best == kNoJob) return;
-      const JobState& j = view.job(best);
-      std::vector<DeviceId> all(j.devices.begin(), j.devices.end());
+      const JobView& j = view.job(best);
+      std::vector<DeviceId> all(j.devices().begin(), j.devices().end());
       all.insert(all.end(), best_add.begin(), best_add.end());
-      if (!view.physics()->placement_problem(j.spec, all).empty()) {
+      if (!view.physics()->placement_problem(j, all).empty()) {
         moved_.push_back(best);  // leave it as it is
         continue;
       }

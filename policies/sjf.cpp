@@ -23,18 +23,18 @@ class SjfOrder : public QueueOrder {
   // Sizes from the information model: by: duration is the true duration (oracle only);
   // by: auto the model's size; by: estimate the estimate column under oracle (as before
   // the model existed) and the model's estimate otherwise.
-  double size_s(const JobState& job) const {
+  double size_s(const JobView& job) const {
     switch (by_) {
-      case SjfKey::kDuration: return info_.total_work_s(job.spec);
-      case SjfKey::kAuto: return info_.estimated_total_s(job.spec);
+      case SjfKey::kDuration: return info_.total_work_s(job);
+      case SjfKey::kAuto: return info_.estimated_total_s(job);
       case SjfKey::kEstimate:
-        if (!info_.is_oracle()) return info_.estimated_total_s(job.spec);
-        if (!job.spec.has_estimate()) {
-          throw InputError("job '" + job.spec.id + "'", "has no runtime estimate, which sjf with by: estimate needs (add an estimate_s column, or use by: auto)");
+        if (!info_.is_oracle()) return info_.estimated_total_s(job);
+        if (!job.has_estimate()) {
+          throw InputError("job '" + job.id() + "'", "has no runtime estimate, which sjf with by: estimate needs (add an estimate_s column, or use by: auto)");
         }
-        return job.spec.estimate_s;
+        return job.estimate_s();
     }
-    return info_.total_work_s(job.spec);
+    return info_.total_work_s(job);
   }
 
   SjfKey by_;

@@ -95,7 +95,7 @@ SlurmPriorityFactors SlurmPriorityOrder::compute(const JobTerms& t, double now_s
 
 SlurmPriorityFactors SlurmPriorityOrder::factors(const SchedulerView& view, JobSlot job) const {
   const JobTerms& t = terms_.at(static_cast<std::size_t>(job));
-  if (t.arrival_seq != view.job(job).arrival_seq) throw InvariantError("slurm order: factors asked for job '" + view.job(job).spec.id + "', which was never queued");
+  if (t.arrival_seq != view.job(job).arrival_seq()) throw InvariantError("slurm order: factors asked for job '" + view.job(job).id() + "', which was never queued");
   return compute(t, view.now().seconds());
 }
 
@@ -103,29 +103,29 @@ const SlurmPriorityOrder::JobTerms& SlurmPriorityOrder::terms_of(const Scheduler
   const auto slot = static_cast<std::size_t>(job);
   if (terms_.size() <= slot) terms_.resize(slot + 1);
   JobTerms& t = terms_[slot];
-  const JobState& j = view.job(job);
-  if (t.arrival_seq == j.arrival_seq) return t;  // queued again after a preemption, or re-keyed
-  const JobSpec& spec = j.spec;
+  const JobView& j = view.job(job);
+  if (t.arrival_seq == j.arrival_seq()) return t;  // queued again after a preemption, or re-keyed
+  const JobView& spec = j;
   if (options_.weight_qos > 0) {
     // The QoS factor is a share of the top priority: a negative one, or one above an
     // explicit top, has no place on that scale.
-    if (spec.priority < 0) {
-      throw InputError("job '" + spec.id + "'", "priority " + detail::format_number(spec.priority) + " is negative; the slurm order's QoS factor (weight_qos > 0) needs priorities >= 0 (or set weight_qos: 0)");
+    if (spec.priority() < 0) {
+      throw InputError("job '" + spec.id() + "'", "priority " + detail::format_number(spec.priority()) + " is negative; the slurm order's QoS factor (weight_qos > 0) needs priorities >= 0 (or set weight_qos: 0)");
     }
-    if (options_.qos_max_priority > 0 && spec.priority > options_.qos_max_priority) {
-      throw InputError("job '" + spec.id + "'", "priority " + detail::format_number(spec.priority) + " exceeds qos_max_priority " + detail::format_number(options_.qos_max_priority) +
+    if (options_.qos_max_priority > 0 && spec.priority() > options_.qos_max_priority) {
+      throw InputError("job '" + spec.id() + "'", "priority " + detail::format_number(spec.priority()) + " exceeds qos_max_priority " + detail::format_number(options_.qos_max_priority) +
                                                     " of the slurm order; raise qos_max_priority, or set it to 0 (the largest priority seen)");
     }
-    max_priority_seen_ = std::max(max_priority_seen_, spec.priority);
+    max_priority_seen_ = std::max(max_priority_seen_, spec.priority());
   }
-  t.arrival_seq = j.arrival_seq;
-  t.submit_s = spec.submit.seconds();
+  t.arrival_seq = j.arrival_seq();
+  t.submit_s = spec.submit().seconds();
   // Relative to the cluster's devices: a job asking for all of them gets 1 (favouring
   // large), a one-device job gets 1 (favouring small).
   const double devices = view.cluster().num_devices();
-  const double n = std::min<double>(spec.num_gpus, devices);
+  const double n = std::min<double>(spec.num_gpus(), devices);
   t.jobsize = options_.favor_small ? (devices - n + 1.0) / devices : n / devices;
-  t.priority = spec.priority;
+  t.priority = spec.priority();
   t.account = account_id(account(spec));
   return t;
 }
@@ -134,9 +134,9 @@ double SlurmPriorityOrder::queued_key(const SchedulerView& view, JobSlot job) { 
 
 void SlurmPriorityOrder::on_started(const SchedulerView& view, JobSlot job) {
   advance(view.now().seconds());
-  const JobSpec& spec = view.job(job).spec;
+  const JobView& spec = view.job(job);
   const int a = terms_[static_cast<std::size_t>(job)].account;
-  const double devices = spec.num_gpus * (spec.gpu_milli / 1000.0);
+  const double devices = spec.num_gpus() * (spec.gpu_milli() / 1000.0);
   held_[static_cast<std::size_t>(a)] += devices;
   const auto s = static_cast<std::size_t>(job);
   if (counted_.size() <= s) counted_.resize(s + 1, {-1, 0.0});

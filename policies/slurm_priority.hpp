@@ -61,7 +61,7 @@ class SlurmPriorityOrder : public QueueOrder {
   double usage_gpu_s(const std::string& account, double now_s) const;
 
  private:
-  const std::string& account(const JobSpec& spec) const { return options_.by_group ? spec.group : spec.user; }
+  const std::string& account(const JobView& spec) const { return options_.by_group ? spec.group() : spec.user(); }
   int account_id(const std::string& name);
   double usage_at(std::size_t account, double now_s) const;
   // The fair-share factor of every account at `now_s`.

@@ -49,7 +49,7 @@ void SpatialRouter::on_job_queued(const SchedulerView& view, JobSlot slot) {
     started_[i] = 0;
     order_->on_stopped(view, slot);
   }
-  entry_[i] = Entry{order_->queued_key(view, slot), view.job(slot).arrival_seq, slot};
+  entry_[i] = Entry{order_->queued_key(view, slot), view.job(slot).arrival_seq(), slot};
   queued_[i] = 1;
   queue_.insert(entry_[i]);
 }
@@ -78,44 +78,44 @@ void SpatialRouter::prefer(JobSlot slot, int site) {
   preferred_[i] = site;
 }
 
-bool SpatialRouter::allowed(const SchedulerView& view, const JobSpec& job, int site) const {
+bool SpatialRouter::allowed(const SchedulerView& view, const JobView& job, int site) const {
   const Geography* geo = view.geography();
   if (!geo) return true;
   if (route_ == Route::kHome) return geo->home_site(job) == site;
   return geo->allowed(job, site);
 }
 
-double SpatialRouter::score(const SchedulerView& view, const JobSpec& job, int site) const {
+double SpatialRouter::score(const SchedulerView& view, const JobView& job, int site) const {
   const GridSignals* g = sites_[static_cast<std::size_t>(site)].signals;
   if (!g || !g->has(kind_)) return std::numeric_limits<double>::infinity();
   const double est = info_.estimated_total_s(job);
   return best_window(*g, kind_, view.now(), view.now(), est, est).now_mean;
 }
 
-bool SpatialRouter::place(const SchedulerView& view, const JobSpec& job, int site, std::vector<DeviceId>& out) {
+bool SpatialRouter::place(const SchedulerView& view, const JobView& job, int site, std::vector<DeviceId>& out) {
   const ClusterState& state = view.cluster_state();
   const Site& s = sites_[static_cast<std::size_t>(site)];
   const DeviceId end = s.first + s.num;
   out.clear();
   if (job.is_fractional()) {
     for (DeviceId d = s.first; d < end; ++d) {
-      if (!state.is_failed(d) && state.free_milli(d) - claimed_milli_[static_cast<std::size_t>(d)] >= job.gpu_milli) {
+      if (!state.is_failed(d) && state.free_milli(d) - claimed_milli_[static_cast<std::size_t>(d)] >= job.gpu_milli()) {
         out.push_back(d);
         break;
       }
     }
   } else {
-    if (free_[static_cast<std::size_t>(site)] < job.num_gpus) return false;
-    for (DeviceId d = state.next_free(s.first); d >= 0 && d < end && static_cast<int>(out.size()) < job.num_gpus; d = state.next_free(d + 1)) {
+    if (free_[static_cast<std::size_t>(site)] < job.num_gpus()) return false;
+    for (DeviceId d = state.next_free(s.first); d >= 0 && d < end && static_cast<int>(out.size()) < job.num_gpus(); d = state.next_free(d + 1)) {
       if (claimed_milli_[static_cast<std::size_t>(d)] == 0) out.push_back(d);
     }
-    if (static_cast<int>(out.size()) < job.num_gpus) return false;
+    if (static_cast<int>(out.size()) < job.num_gpus()) return false;
   }
   if (out.empty()) return false;
   if (view.physics() && !view.physics()->placement_problem(job, out).empty()) return false;
   for (DeviceId d : out) {
     if (claimed_milli_[static_cast<std::size_t>(d)] == 0) touched_.push_back(d);
-    const int milli = job.is_fractional() ? job.gpu_milli : 1000;
+    const int milli = job.is_fractional() ? job.gpu_milli() : 1000;
     // A whole device claimed, or the first share of a free device, takes it out of the free count.
     if (state.is_free(d) && claimed_milli_[static_cast<std::size_t>(d)] == 0) --free_[static_cast<std::size_t>(site)];
     claimed_milli_[static_cast<std::size_t>(d)] += milli;
@@ -147,7 +147,7 @@ void SpatialRouter::decide(const SchedulerView& view, ActionBatch& out) {
   std::size_t num_blocked = 0;
   for (auto it = queue_.begin(); it != queue_.end() && num_blocked < sites_.size();) {
     const JobSlot slot = std::get<2>(*it);
-    const JobSpec& job = view.job(slot).spec;
+    const JobView& job = view.job(slot);
     const int preferred = preferred_[static_cast<std::size_t>(slot)];
     int chosen = -1;
     if (preferred >= 0 && !blocked[static_cast<std::size_t>(preferred)] && allowed(view, job, preferred) && place(view, job, preferred, devices_)) {
@@ -174,7 +174,7 @@ void SpatialRouter::decide(const SchedulerView& view, ActionBatch& out) {
         if (candidates.empty() && view.geography()) {
           bool any = false;
           for (int s = 0; s < static_cast<int>(sites_.size()); ++s) any = any || allowed(view, job, s);
-          if (!any) throw PolicyError("policy '" + name_ + "': job '" + job.id + "' is not allowed in any datacenter");
+          if (!any) throw PolicyError("policy '" + name_ + "': job '" + job.id() + "' is not allowed in any datacenter");
         }
         ++it;
         continue;
@@ -268,23 +268,23 @@ class SpatioTemporal : public Policy {
   std::string name() const override { return "spatio-temporal"; }
 
   void on_job_queued(const SchedulerView& view, JobSlot slot) override {
-    const JobState& j = view.job(slot);
+    const JobView& j = view.job(slot);
     const auto i = static_cast<std::size_t>(slot);
     if (i >= seen_.size()) {
       seen_.resize(i + 1, UINT64_MAX);
       reserved_.resize(i + 1);
     }
-    if (seen_[i] == j.arrival_seq) {  // back after a preemption
+    if (seen_[i] == j.arrival_seq()) {  // back after a preemption
       router_->on_job_queued(view, slot);
       return;
     }
-    seen_[i] = j.arrival_seq;
+    seen_[i] = j.arrival_seq();
     const Plan p = plan(view, j, reserved_[i]);
     if (p.start <= view.now()) {
       router_->prefer(slot, p.site);
       router_->on_job_queued(view, slot);
     } else {
-      held_.emplace(p.start, j.arrival_seq, slot, p.site);
+      held_.emplace(p.start, j.arrival_seq(), slot, p.site);
     }
   }
   void on_job_finished(const SchedulerView& view, JobSlot slot) override {
@@ -319,11 +319,11 @@ class SpatioTemporal : public Policy {
 
   // The (datacenter, start) with the lowest forecast mean over the job's run among those
   // where the calendar has room for it; reserves it.
-  Plan plan(const SchedulerView& view, const JobState& j, Reservation& reservation) {
-    const JobSpec& s = j.spec;
+  Plan plan(const SchedulerView& view, const JobView& j, Reservation& reservation) {
+    const JobView& s = j;
     const double est = info_.estimated_total_s(s);
-    const double latest_s = limits_.use_deadlines && !std::isnan(s.deadline_s) ? s.deadline_s - est
-                                                                               : s.submit.seconds() + limits_.slack_s + limits_.slack_factor * est;
+    const double latest_s = limits_.use_deadlines && !std::isnan(s.deadline_s()) ? s.deadline_s() - est
+                                                                               : s.submit().seconds() + limits_.slack_s + limits_.slack_factor * est;
     const Tick latest = std::max(view.now(), Tick::from_seconds(std::min(latest_s, view.now().seconds() + limits_.horizon_s)));
     const Tick run = Tick::from_seconds(std::max(est, 1e-6));
     const Geography* geo = view.geography();
@@ -341,7 +341,7 @@ class SpatioTemporal : public Policy {
       const int capacity = geo ? geo->site(site).num_devices : view.cluster().num_devices();
       const Calendar& cal = calendars_[static_cast<std::size_t>(site)];
       const ShiftWindow w = best_window(*g, kind_, view.now(), latest, est, limits_.horizon_s,
-                                        [&](Tick t) { return cal.fits(t, t + run, s.num_gpus, capacity); });
+                                        [&](Tick t) { return cal.fits(t, t + run, s.num_gpus(), capacity); });
       best_now = std::min(best_now, w.now_mean);
       if (w.found && (w.mean < best_mean || (w.mean == best_mean && w.start < best.start))) {
         best_mean = w.mean;
@@ -353,7 +353,7 @@ class SpatioTemporal : public Policy {
     if (best.site < 0 || (best.start > view.now() && !(best_mean < best_now - limits_.min_saving * std::fabs(best_now)))) {
       return Plan{view.now(), -1};
     }
-    reservation = Reservation{best.site, best.start, best.start + run, s.num_gpus};
+    reservation = Reservation{best.site, best.start, best.start + run, s.num_gpus()};
     calendars_[static_cast<std::size_t>(best.site)].add(reservation.from, reservation.to, reservation.n);
     return best;
   }

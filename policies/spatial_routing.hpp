@@ -48,7 +48,7 @@ class SpatialRouter : public Policy {
   void prefer(JobSlot job, int site);
   // The routing score of datacenter `site` for `job` now: the forecast mean of the
   // signal over [now, now + estimate]; +infinity when the site has no such signal.
-  double score(const SchedulerView& view, const JobSpec& job, int site) const;
+  double score(const SchedulerView& view, const JobView& job, int site) const;
 
   void snapshot(SnapshotArchive& ar) override;
  private:
@@ -59,9 +59,9 @@ class SpatialRouter : public Policy {
     const GridSignals* signals = nullptr;
   };
   void load_sites(const SchedulerView& view);
-  bool allowed(const SchedulerView& view, const JobSpec& job, int site) const;
+  bool allowed(const SchedulerView& view, const JobView& job, int site) const;
   // Devices for `job` in `site` after this decision's claims (claims them), or false.
-  bool place(const SchedulerView& view, const JobSpec& job, int site, std::vector<DeviceId>& out);
+  bool place(const SchedulerView& view, const JobView& job, int site, std::vector<DeviceId>& out);
 
   std::string name_;
   std::unique_ptr<QueueOrder> order_;

@@ -43,18 +43,18 @@ class TemporalShift : public Policy {
   std::string name() const override { return name_; }
 
   void on_job_queued(const SchedulerView& view, JobSlot slot) override {
-    const JobState& j = view.job(slot);
+    const JobView& j = view.job(slot);
     if (static_cast<std::size_t>(slot) >= seen_.size()) seen_.resize(static_cast<std::size_t>(slot) + 1, UINT64_MAX);
-    if (seen_[static_cast<std::size_t>(slot)] == j.arrival_seq) {  // back after a preemption
+    if (seen_[static_cast<std::size_t>(slot)] == j.arrival_seq()) {  // back after a preemption
       base_->on_job_queued(view, slot);
       return;
     }
-    seen_[static_cast<std::size_t>(slot)] = j.arrival_seq;
+    seen_[static_cast<std::size_t>(slot)] = j.arrival_seq();
     const Tick release = plan(view, j);
     if (release <= view.now()) {
       base_->on_job_queued(view, slot);
     } else {
-      held_.emplace(release, j.arrival_seq, slot);
+      held_.emplace(release, j.arrival_seq(), slot);
     }
   }
 
@@ -76,20 +76,20 @@ class TemporalShift : public Policy {
     base_->snapshot(ar);
   }
  private:
-  Tick plan(const SchedulerView& view, const JobState& j) {
-    const GridSignals* signals = job_signals(view, j.spec);
+  Tick plan(const SchedulerView& view, const JobView& j) {
+    const GridSignals* signals = job_signals(view, j);
     if (!signals || !signals->has(kind_)) {
       throw PolicyError("policy '" + name_ + "' needs a " + to_string(kind_) + " signal: add signals." + to_string(kind_) +
                         " to the scenario (docs/energy.md)");
     }
-    const JobSpec& s = j.spec;
+    const JobView& s = j;
     const double est = info_.estimated_total_s(s);
     double latest_s;
-    if (options_.use_deadlines && !std::isnan(s.deadline_s)) {
-      latest_s = s.deadline_s - est;
+    if (options_.use_deadlines && !std::isnan(s.deadline_s())) {
+      latest_s = s.deadline_s() - est;
     } else {
-      if (!options_.groups.empty() && std::find(options_.groups.begin(), options_.groups.end(), s.group) == options_.groups.end()) return view.now();
-      latest_s = s.submit.seconds() + options_.slack_s + options_.slack_factor * est;
+      if (!options_.groups.empty() && std::find(options_.groups.begin(), options_.groups.end(), s.group()) == options_.groups.end()) return view.now();
+      latest_s = s.submit().seconds() + options_.slack_s + options_.slack_factor * est;
     }
     const Tick latest = Tick::from_seconds(std::min(latest_s, view.now().seconds() + options_.horizon_s));
     if (latest <= view.now()) return view.now();
@@ -186,7 +186,7 @@ Tick best_start(const GridSignals& signals, SignalKind kind, Tick now, Tick late
   return w.start;
 }
 
-const GridSignals* job_signals(const SchedulerView& view, const JobSpec& job) {
+const GridSignals* job_signals(const SchedulerView& view, const JobView& job) {
   if (const Geography* geo = view.geography()) return geo->site(geo->home_site(job)).signals;
   return view.signals();
 }

@@ -39,7 +39,7 @@ ShiftWindow best_window(const GridSignals& signals, SignalKind kind, Tick now, T
 
 // The signals that apply to `job`: its home datacenter's with several datacenters, else
 // the run's (may be null).
-const GridSignals* job_signals(const SchedulerView& view, const JobSpec& job);
+const GridSignals* job_signals(const SchedulerView& view, const JobView& job);
 
 // For tests: the start instant (simulated time) the policy would pick for a job queued
 // at `now` with run-time estimate `estimate_s` and latest start `latest`, given

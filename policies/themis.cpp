@@ -19,10 +19,10 @@ class ThemisOrder : public QueueOrder {
 
  private:
   // Run time alone and remaining work from the information model (true under oracle).
-  double rho(const SchedulerView& view, const JobState& job) const {
-    const double total_s = info_.total_work_s(job.spec);
+  double rho(const SchedulerView& view, const JobView& job) const {
+    const double total_s = info_.total_work_s(job);
     const double independent_s = total_s > 0 ? total_s : 1e-9;
-    const double shared_s = (view.now() - job.spec.submit).seconds() + info_.remaining_work_s(view, job);
+    const double shared_s = (view.now() - job.submit()).seconds() + info_.remaining_work_s(view, job);
     return shared_s / independent_s;
   }
 };

@@ -36,7 +36,7 @@ class ThermalAware : public Policy {
       l = std::max(l, thermal->load_fraction(d));
     };
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      for (DeviceId d : view.job(s).devices) busy(d);
+      for (DeviceId d : view.job(s).devices()) busy(d);
     }
     for (std::size_t i = first_new; i < out.size(); ++i) {
       const Action& a = out[i];

@@ -15,7 +15,6 @@
 #include "rl/train_command.hpp"
 #include "sim/cluster_physics.hpp"
 #include "sim/error.hpp"
-#include "sim/simulator.hpp"
 
 namespace schedsim::rl {
 namespace {
@@ -26,13 +25,9 @@ class RlPolicy final : public Policy {
       : agent_(std::move(agent)), config_(std::move(config)), accelerators_(std::move(accelerators)), queue_(config_.order, config_.information), mdp_(config_) {}
 
   std::string name() const override { return "rl"; }
-  // Only for Simulator::has_future_events() (the wait-legal rule), which the
-  // SchedulerView does not offer; everything else comes through the view. A new run:
-  // the candidate builder is made again, for its cluster, at its first decision point.
-  void attach(const Simulator& simulator) override {
-    sim_ = &simulator;
-    mdp_.reset(nullptr);
-  }
+  // A new run: the candidate builder is made again, for its cluster, at its first
+  // decision point.
+  void on_run_start(const SchedulerView& /*view*/) override { mdp_.reset(nullptr); }
   bool decide_again_after_actions() const override { return true; }
   // The agent is fixed and picks greedily; the candidate builder's rate cache and free
   // index are rebuilt: the pending queue is all the policy remembers.
@@ -41,13 +36,12 @@ class RlPolicy final : public Policy {
   void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.on_job_finished(view, job); }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
-    if (!sim_) throw PolicyError("policy 'rl': not attached to a simulator");
     if (!mdp_.has_builder()) {
       const auto* physics = dynamic_cast<const ClusterPhysics*>(view.physics());
       mdp_.reset(std::make_unique<CandidateBuilder>(config_, view.cluster(), physics, view.node_group(), accelerators_));
     }
     const int k = config_.max_candidates;
-    if (!mdp_.build(view, queue_, sim_->has_future_events())) return;  // the environment lets the simulator run on here, asking nothing
+    if (!mdp_.build(view, queue_, view.has_future_events())) return;  // the environment lets the simulator run on here, asking nothing
     cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(candidate_feature_count(config_)));
     glob_.resize(static_cast<std::size_t>(global_feature_count(config_)));
     mask_.resize(static_cast<std::size_t>(k) + 1);
@@ -63,7 +57,6 @@ class RlPolicy final : public Policy {
   EnvConfig config_;
   AcceleratorCatalogue accelerators_;
   PendingQueue queue_;
-  const Simulator* sim_ = nullptr;
   MdpStep mdp_;  // its candidate builder is made at a run's first decision point, from the view
   FeatureLogCache feature_logs_;  // saves work only: the rows are the same without it
   std::vector<float> cand_, glob_;

@@ -19,6 +19,7 @@
 
 #include "sim/cluster_spec.hpp"
 #include "sim/job.hpp"
+#include "sim/job_view.hpp"
 #include "sim/signals.hpp"
 #include "sim/span.hpp"
 
@@ -76,6 +77,11 @@ class Geography {
   // Why `job` may not run on `devices` (spans datacenters, or a region it is not allowed
   // in), or "".
   std::string placement_problem(const JobSpec& job, Span<DeviceId> devices) const;
+  // The same for policies, which see a job only through its JobView.
+  int home_site(const JobView& job) const { return home_site(job.request()); }
+  bool allowed(const JobView& job, int s) const { return allowed(job.request(), s); }
+  std::vector<int> placement_order(const JobView& job) const { return placement_order(job.request()); }
+  std::string placement_problem(const JobView& job, Span<DeviceId> devices) const { return placement_problem(job.request(), devices); }
 
  private:
   int site_by_name(const JobSpec& job, const std::string& name) const;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/job.hpp"
+#include "sim/job_view.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "sim/span.hpp"
 
@@ -54,6 +55,13 @@ class PhysicsModel {
   // Saves or restores the model's state between instants (link loads, flows, per-job
   // caches) for schedsim run --snapshot-every / --resume. The default refuses.
   virtual void snapshot(SnapshotArchive& /*ar*/) { throw SnapshotUnsupported("the physics model"); }
+
+  // The per-job queries for policies, which see a job only through its JobView: the same
+  // answers, the request handed over by the model's side (the view gives no JobSpec).
+  std::string placement_problem(const JobView& job, Span<DeviceId> devices) const { return placement_problem(job.request(), devices); }
+  double estimated_rate(const JobView& job, int type_index, int num_devices) const { return estimated_rate(job.request(), type_index, num_devices); }
+  double checkpoint_save_s(const JobView& job, int num_devices) const { return checkpoint_save_s(job.request(), num_devices); }
+  double checkpoint_restore_s(const JobView& job, int num_devices) const { return checkpoint_restore_s(job.request(), num_devices); }
 };
 
 }  // namespace schedsim

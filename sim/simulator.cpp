@@ -60,13 +60,15 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.running_head_ = &running_.head;
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
+  view_.events_ = &queue_;
+  view_.service_devices_ = &service_devices_;
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
   view_.geography_ = options_.geography;
   view_.market_ = options_.market;
   view_.thermal_ = options_.thermal;
-  policy_.attach(*this);
+  policy_.on_run_start(view_);
 }
 
 std::string Simulator::where(const JobSpec& spec) const {

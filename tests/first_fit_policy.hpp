@@ -20,7 +20,7 @@ class FirstFit : public Policy {
     free_.reset(view.cluster_state());
     for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
       devices_.clear();
-      if (!free_.first_fit(view.job(s).spec.num_gpus, devices_)) break;
+      if (!free_.first_fit(view.job(s).num_gpus(), devices_)) break;
       out.start(s, devices_);
     }
   }

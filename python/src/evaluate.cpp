@@ -59,22 +59,18 @@ class AgentPolicy final : public Policy {
       : act_(std::move(act)), name_(std::move(name)), config_(std::move(config)), accelerators_(std::move(accelerators)),
         raise_invalid_(raise_invalid), queue_(config_.order, config_.information), mdp_(config_) {}
   std::string name() const override { return name_; }
-  void attach(const Simulator& simulator) override {
-    sim_ = &simulator;
-    mdp_.reset(nullptr);
-  }
+  void on_run_start(const SchedulerView& /*view*/) override { mdp_.reset(nullptr); }
   bool decide_again_after_actions() const override { return true; }
   void on_job_queued(const SchedulerView& view, JobSlot job) override { queue_.on_job_queued(view, job); }
   void on_job_finished(const SchedulerView& view, JobSlot job) override { queue_.on_job_finished(view, job); }
 
   void decide(const SchedulerView& view, ActionBatch& out) override {
-    if (!sim_) throw PolicyError("policy '" + name_ + "': not attached to a simulator");
     if (!mdp_.has_builder()) {
       const auto* physics = dynamic_cast<const ClusterPhysics*>(view.physics());
       mdp_.reset(std::make_unique<rl::CandidateBuilder>(config_, view.cluster(), physics, view.node_group(), accelerators_));
     }
     const int k = config_.max_candidates;
-    if (!mdp_.build(view, queue_, sim_->has_future_events())) return;  // as the environment: the agent is not asked
+    if (!mdp_.build(view, queue_, view.has_future_events())) return;  // as the environment: the agent is not asked
     const int f = rl::candidate_feature_count(config_), g = rl::global_feature_count(config_);
     cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(f));
     glob_.resize(static_cast<std::size_t>(g));
@@ -138,7 +134,6 @@ class AgentPolicy final : public Policy {
   AcceleratorCatalogue accelerators_;
   bool raise_invalid_;
   rl::PendingQueue queue_;
-  const Simulator* sim_ = nullptr;
   rl::MdpStep mdp_;
   rl::FeatureLogCache feature_logs_;
   std::vector<float> cand_, glob_;

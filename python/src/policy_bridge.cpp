@@ -48,40 +48,40 @@ const SchedulerView& PolicyView::get() const {
 }
 
 JobInfo job_info(const SchedulerView& view, JobSlot slot, const InformationModel& information) {
-  const JobState& j = view.job(slot);
+  const JobView& j = view.job(slot);
   JobInfo info;
   info.slot = slot;
-  info.id = j.spec.id;
-  info.submit_s = j.spec.submit.seconds();
+  info.id = j.id();
+  info.submit_s = j.submit().seconds();
   info.attained_work_s = attained_work_s(view, j);
   if (information.is_oracle()) {  // the clairvoyant view of old
-    info.duration_s = j.spec.duration_s;
-    info.estimate_s = j.spec.estimate_s;
-    info.remaining_work_s = remaining_work_now_s(view, j);
+    info.duration_s = information.total_work_s(j);  // oracle: the true duration
+    info.estimate_s = j.estimate_s();
+    info.remaining_work_s = information.remaining_work_s(view, j);  // oracle: the kernel's remaining work
   } else {
     // Only what the level provides: an estimate (the column, or the noisy draw) and the
     // remaining time derived from it, never the true duration.
     const double nan = std::nan("");
     const bool known = information.level() == InformationLevel::kEstimates &&
-                       (information.source() == EstimateSource::kNoisy || j.spec.has_estimate());
+                       (information.source() == EstimateSource::kNoisy || j.has_estimate());
     info.duration_s = nan;
-    info.estimate_s = known ? information.estimated_total_s(j.spec) : nan;
+    info.estimate_s = known ? information.estimated_total_s(j) : nan;
     info.remaining_work_s = known ? information.estimated_remaining_s(view, j) : nan;
   }
-  info.deadline_s = j.spec.deadline_s;
-  info.priority = j.spec.priority;
-  info.start_s = j.status == JobStatus::kPending && j.preemptions == 0 ? std::nan("") : j.start.seconds();
-  info.num_gpus = j.spec.num_gpus;
-  info.min_gpus = j.spec.min_gpus;
-  info.max_gpus = j.spec.max_gpus;
-  info.user = j.spec.user;
-  info.group = j.spec.group;
-  info.model = j.spec.model;
-  info.gpu_type = j.spec.gpu_type;
-  info.status = to_string(j.status);
-  info.arrival_seq = j.arrival_seq;
-  info.preemptions = j.preemptions;
-  info.devices = j.devices;
+  info.deadline_s = j.deadline_s();
+  info.priority = j.priority();
+  info.start_s = j.status() == JobStatus::kPending && j.preemptions() == 0 ? std::nan("") : j.start().seconds();
+  info.num_gpus = j.num_gpus();
+  info.min_gpus = j.min_gpus();
+  info.max_gpus = j.max_gpus();
+  info.user = j.user();
+  info.group = j.group();
+  info.model = j.model();
+  info.gpu_type = j.gpu_type();
+  info.status = to_string(j.status());
+  info.arrival_seq = j.arrival_seq();
+  info.preemptions = j.preemptions();
+  info.devices = j.devices();
   return info;
 }
 

@@ -12,22 +12,22 @@
 namespace schedsim::rl {
 
 void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
-  const JobState& j = view.job(job);
+  const JobView& j = view.job(job);
   const auto index = static_cast<std::size_t>(job);
   if (by_slot_.size() <= index) by_slot_.resize(index + 1);
   Queued& q = by_slot_[index];
   if (q.in_queue) remove(job);
   switch (order_) {
     case CandidateOrder::kArrival: q.key = 0.0; break;
-    case CandidateOrder::kShortestEstimate: q.key = observed_total_s(info_, j.spec); break;
-    case CandidateOrder::kFewestGpus: q.key = j.spec.num_gpus; break;
+    case CandidateOrder::kShortestEstimate: q.key = observed_total_s(info_, j); break;
+    case CandidateOrder::kFewestGpus: q.key = j.num_gpus(); break;
   }
-  q.seq = j.arrival_seq;
+  q.seq = j.arrival_seq();
   q.in_queue = true;
-  q.gpus = j.spec.num_gpus;
-  q.gpu_s = j.spec.num_gpus * observed_total_s(info_, j.spec);
+  q.gpus = j.num_gpus();
+  q.gpu_s = j.num_gpus() * observed_total_s(info_, j);
   queue_.emplace(q.key, q.seq, job);
-  queued_gpus_ += j.spec.num_gpus;
+  queued_gpus_ += j.num_gpus();
   queued_gpu_s_ += q.gpu_s;
 }
 
@@ -75,17 +75,17 @@ CandidateBuilder::CandidateBuilder(const EnvConfig& config, const ClusterSpec& c
   free_.set_claiming(false);
 }
 
-CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobState& job) {
+CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobView& job) {
   const auto index = static_cast<std::size_t>(slot);
   if (rates_.size() <= index) rates_.resize(index + 1);
   Rates& r = rates_[index];
-  if (r.arrival_seq != job.arrival_seq) {  // a new job in this slot
-    r.arrival_seq = job.arrival_seq;
+  if (r.arrival_seq != job.arrival_seq()) {  // a new job in this slot
+    r.arrival_seq = job.arrival_seq();
     const int types = static_cast<int>(cluster_.device_types().size());
     r.by_type.assign(static_cast<std::size_t>(types), 1.0);
     r.best = physics_ ? 0.0 : 1.0;
     for (int t = 0; physics_ && t < types; ++t) {
-      r.by_type[static_cast<std::size_t>(t)] = physics_->estimated_rate(job.spec, t, job.spec.num_gpus);
+      r.by_type[static_cast<std::size_t>(t)] = physics_->PhysicsModel::estimated_rate(job, t, job.num_gpus());
       r.best = std::max(r.best, r.by_type[static_cast<std::size_t>(t)]);
     }
     r.by_type.push_back(r.best);  // last entry: the best
@@ -93,7 +93,7 @@ CandidateBuilder::Rates& CandidateBuilder::rates_of(JobSlot slot, const JobState
       type_order(r.by_type, types, true, r.fastest_first);
       type_order(r.by_type, types, false, r.slowest_first);
     }
-    const WorkloadProfile* profile = physics_ ? physics_->profile_of(job.spec) : nullptr;
+    const WorkloadProfile* profile = physics_ ? SchedulerView::profile_of(*physics_, job) : nullptr;
     r.memory_per_device_bytes = profile ? profile->memory_per_device_bytes : 0.0;
     for (RowEstimate& e : r.rows) e.valid = false;
   }
@@ -133,8 +133,8 @@ int CandidateBuilder::query(bool packed, int n, int only_type) {
   return q.fits ? index : -1;
 }
 
-int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState& job) {
-  const int n = job.spec.num_gpus;
+int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobView& job) {
+  const int n = job.num_gpus();
   switch (option) {
     case PlacementOption::kPacked: return query(true, n, -1);
     case PlacementOption::kFirstFit: return query(false, n, -1);
@@ -152,8 +152,8 @@ int CandidateBuilder::place(PlacementOption option, JobSlot slot, const JobState
   return -1;
 }
 
-void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const JobState& state_of_job, Candidate& c) {
-  const JobSpec& job = state_of_job.spec;
+void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const JobView& state_of_job, Candidate& c) {
+  const JobView& job = state_of_job;
   const ClusterState& state = view.cluster_state();
   c.nodes = 0;
   c.racks = 0;
@@ -195,13 +195,13 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
   }
   // A running job's rate is the one it gets now (contention included); 1 without physics.
   if (c.preempt) {
-    c.rate = state_of_job.physics_rate > 0 ? state_of_job.physics_rate : 1.0;
+    c.rate = state_of_job.physics_rate() > 0 ? state_of_job.physics_rate() : 1.0;
   } else if (!physics_) {
     c.rate = 1.0;
   } else {  // a start row: build_starts left the option's physics answers for these devices
     RowEstimate& e = estimates.rows[static_cast<int>(c.option)];
     if (!e.rate_known) {
-      e.rate = physics_->uncontended_rate(job, c.devices);
+      e.rate = SchedulerView::uncontended_rate(*physics_, job, c.devices);
       e.rate_known = true;
     }
     c.rate = e.rate;
@@ -213,18 +213,18 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
 int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows) {
   victims_.clear();
   for (JobSlot r = view.first_running(); r != kNoJob; r = view.next_running(r)) {
-    const JobState& j = view.job(r);
-    if (j.status != JobStatus::kRunning) continue;  // already stopping
-    if ((view.now() - j.placed_since).seconds() < config_.preempt_min_run_s) continue;
-    const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
-    victims_.emplace_back(-observed_remaining_s(config_.information, view, j) / rate, j.arrival_seq, r);
+    const JobView& j = view.job(r);
+    if (j.status() != JobStatus::kRunning) continue;  // already stopping
+    if ((view.now() - j.placed_since()).seconds() < config_.preempt_min_run_s) continue;
+    const double rate = j.physics_rate() > 0 ? j.physics_rate() : 1.0;
+    victims_.emplace_back(-observed_remaining_s(config_.information, view, j) / rate, j.arrival_seq(), r);
   }
   const int k = config_.max_candidates;
   const int take = std::min<int>(std::min(config_.preempt_rows, k - rows), static_cast<int>(victims_.size()));
   std::partial_sort(victims_.begin(), victims_.begin() + take, victims_.end());
   for (int i = 0; i < take; ++i) {
     const JobSlot slot = std::get<2>(victims_[static_cast<std::size_t>(i)]);
-    const JobState& js = view.job(slot);
+    const JobView& js = view.job(slot);
     Candidate& c = out[static_cast<std::size_t>(rows++)];
     c.legal = true;
     c.preempt = true;
@@ -232,7 +232,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
     c.job = slot;
     c.rank = i;
     c.option = PlacementOption::kPacked;
-    c.devices.assign(js.devices.begin(), js.devices.end());
+    c.devices.assign(js.devices().begin(), js.devices().end());
     std::sort(c.devices.begin(), c.devices.end());
     describe(view, slot, js, c);
   }
@@ -269,13 +269,13 @@ int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Ca
   return rows;
 }
 
-bool CandidateBuilder::first_fit_in_one_datacenter(const Geography& geo, const JobSpec& job, std::vector<DeviceId>& out) {
+bool CandidateBuilder::first_fit_in_one_datacenter(const Geography& geo, const JobView& job, std::vector<DeviceId>& out) {
   for (int s : geo.placement_order(job)) {
     const Datacenter& site = geo.site(s);
     site_scratch_.clear();
     for (DeviceId d = site.first_device; d < site.first_device + site.num_devices; ++d) site_scratch_.push_back(d);
     out.clear();
-    if (free_.first_fit_among(job.num_gpus, site_scratch_, out)) return true;
+    if (free_.first_fit_among(job.num_gpus(), site_scratch_, out)) return true;
   }
   return false;
 }
@@ -290,12 +290,12 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
   for (const auto& [key, seq, slot] : queue.jobs()) {
     if (rows == k || scanned == config_.max_scan) break;
     const int rank = scanned++;
-    const JobState& js = view.job(slot);
-    const JobSpec& job = js.spec;
+    const JobView& js = view.job(slot);
+    const JobView& job = js;
     bool any = false;
     seen_.clear();
     site_row_seen_ = false;
-    if (job.num_gpus <= free_count) {
+    if (job.num_gpus() <= free_count) {
       for (PlacementOption option : config_.placements) {
         if (rows == k) break;
         const int q = place(option, slot, js);
@@ -323,7 +323,7 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
             ++stats_.physics_evaluations;
             e.valid = true;
             e.devices.assign(devices.begin(), devices.end());
-            e.problem = !physics_->placement_problem(job, devices).empty();
+            e.problem = !physics_->PhysicsModel::placement_problem(job, devices).empty();
             e.rate_known = false;
           }
           if (e.problem) continue;

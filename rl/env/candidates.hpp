@@ -69,8 +69,8 @@ class PendingQueue : public Policy {
 // the estimate, or the duration without one, scaled by the true fraction left), and 0
 // under `none`, where the observation carries no duration information.
 // Inline: they run per row and per running job in every observation.
-inline double observed_total_s(const InformationModel& info, const JobSpec& s) { return info.knows_durations() ? info.estimated_total_s(s) : 0.0; }
-inline double observed_remaining_s(const InformationModel& info, const SchedulerView& view, const JobState& j) {
+inline double observed_total_s(const InformationModel& info, const JobView& s) { return info.knows_durations() ? info.estimated_total_s(s) : 0.0; }
+inline double observed_remaining_s(const InformationModel& info, const SchedulerView& view, const JobView& j) {
   return info.knows_durations() ? info.estimated_remaining_s(view, j) : 0.0;
 }
 
@@ -135,12 +135,12 @@ class CandidateBuilder {
   int add_cooling_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   // The devices (sorted) of `option` for the job, or -1 when it does not fit: an index
   // into queries_.
-  int place(PlacementOption option, JobSlot slot, const JobState& job);
+  int place(PlacementOption option, JobSlot slot, const JobView& job);
   // A placement query of this build: packed (only_type >= 0: of that device type) or
   // first fit, for n devices. The answer depends only on these and the cluster state, which
   // does not change during a build, so jobs of the same size share it.
   int query(bool packed, int n, int only_type);
-  void describe(const SchedulerView& view, JobSlot slot, const JobState& job, Candidate& c);
+  void describe(const SchedulerView& view, JobSlot slot, const JobView& job, Candidate& c);
   // The types of `rates` (the first `types` entries) with a positive rate, in `out`:
   // fastest or slowest first, ties by type index.
   void type_order(const std::vector<double>& rates, int types, bool fastest, std::vector<int>& out);
@@ -166,7 +166,7 @@ class CandidateBuilder {
   std::vector<int> seen_;
   // Several datacenters: an option's set that spans two (or lies where the job may not
   // run) is replaced by first fit inside one datacenter the job may use, its home first.
-  bool first_fit_in_one_datacenter(const Geography& geo, const JobSpec& job, std::vector<DeviceId>& out);
+  bool first_fit_in_one_datacenter(const Geography& geo, const JobView& job, std::vector<DeviceId>& out);
   std::vector<DeviceId> site_devices_, site_scratch_;
   bool site_row_seen_ = false;
   std::vector<std::pair<double, int>> type_order_;
@@ -192,7 +192,7 @@ class CandidateBuilder {
     RowEstimate rows[kNumPlacementOptions];
   };
   std::vector<Rates> rates_;  // by job slot
-  Rates& rates_of(JobSlot slot, const JobState& job);
+  Rates& rates_of(JobSlot slot, const JobView& job);
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> victims_;  // (-remaining run time, arrival seq, slot)
   Tick cooling_at_ = Tick::max();  // the instant a set-point row was last applied
   CandidateStats stats_;

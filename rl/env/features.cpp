@@ -57,18 +57,18 @@ struct JobTerms {
 double log_rank(int rank, int max_candidates) { return std::log1p(static_cast<double>(rank)) / std::log1p(static_cast<double>(max_candidates)); }
 
 void job_terms(const SchedulerView& view, const InformationModel& info, const Candidate& c, int max_candidates, JobTerms& t, FeatureLogCache* cache) {
-  const JobState& j = view.job(c.job);
-  const JobSpec& s = j.spec;
+  const JobView& j = view.job(c.job);
+  const JobView& s = j;
   const double now_s = view.now().seconds();
   const double total_devices = view.cluster_state().spec().num_devices();
   t.job = c.job;
   t.rank = c.rank;
   t.work_s = observed_remaining_s(info, view, j);
-  t.gpus_frac = s.num_gpus / total_devices;
-  const double work_h = t.work_s / kHour_s, gpu_work_h = s.num_gpus * t.work_s / kHour_s;
-  const double age_h = std::max(0.0, now_s - s.submit.seconds()) / kHour_s;
+  t.gpus_frac = s.num_gpus() / total_devices;
+  const double work_h = t.work_s / kHour_s, gpu_work_h = s.num_gpus() * t.work_s / kHour_s;
+  const double age_h = std::max(0.0, now_s - s.submit().seconds()) / kHour_s;
   // log1p(+-0) is +-0: most jobs have priority 0.
-  t.log_priority = s.priority == 0.0 ? s.priority : log1p_signed(s.priority);
+  t.log_priority = s.priority() == 0.0 ? s.priority() : log1p_signed(s.priority());
   if (!cache) {
     t.log_work = std::log1p(work_h);
     t.log_gpu_work = std::log1p(gpu_work_h);
@@ -90,14 +90,14 @@ void job_terms(const SchedulerView& view, const InformationModel& info, const Ca
 
 void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, const JobTerms& t, float* row, int features,
                                 FeatureLogCache* cache) {
-  const JobSpec& s = view.job(c.job).spec;
+  const JobView& s = view.job(c.job);
   const double now_s = view.now().seconds();
   // Run time on this placement (on the best one for a blocked row; the rest of the run at
   // its current rate for a preemption row).
   const double rate = c.legal ? c.rate : c.best_rate;
   const bool start = c.legal && !c.preempt;
   const double runtime_s = rate > 0 ? t.work_s / rate : t.work_s;
-  const bool has_deadline = !std::isnan(s.deadline_s);
+  const bool has_deadline = !std::isnan(s.deadline_s());
   const double values[kCandidateFeatures] = {
       t.gpus_frac,
       t.log_work,
@@ -109,7 +109,7 @@ void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, c
       c.memory_use,
       t.log_priority,
       has_deadline ? 1.0 : 0.0,
-      has_deadline ? log1p_signed((s.deadline_s - now_s - runtime_s) / kHour_s) : 0.0,
+      has_deadline ? log1p_signed((s.deadline_s() - now_s - runtime_s) / kHour_s) : 0.0,
       c.legal ? std::log2(static_cast<double>(c.nodes)) : 0.0,
       c.legal && c.racks > 1 ? 1.0 : 0.0,
       c.legal && c.shares_node ? 1.0 : 0.0,
@@ -190,9 +190,9 @@ void write_global_features(const SchedulerView& view, const InformationModel& in
   }
   double remaining_h = 0.0;
   std::size_t running = 0;
-  for (JobSlot r = view.first_running(); r != kNoJob; r = view.job(r).next_in_list) {
-    const JobState& j = view.job(r);
-    const double rate = j.physics_rate > 0 ? j.physics_rate : 1.0;
+  for (JobSlot r = view.first_running(); r != kNoJob; r = view.next_running(r)) {
+    const JobView& j = view.job(r);
+    const double rate = j.physics_rate() > 0 ? j.physics_rate() : 1.0;
     remaining_h += observed_remaining_s(info, view, j) / rate / kHour_s;
     ++running;
   }

@@ -426,12 +426,12 @@ class ForgetfulPolicy : public Policy {
   void decide(const SchedulerView& view, ActionBatch& out) override {
     std::vector<DeviceId> devices;
     while (!queue_.empty()) {
-      const JobState& j = view.job(queue_.front());
+      const JobView j = view.job(queue_.front());
       devices.clear();
-      for (DeviceId d = view.cluster_state().next_free(0); d >= 0 && static_cast<int>(devices.size()) < j.spec.num_gpus; d = view.cluster_state().next_free(d + 1)) {
+      for (DeviceId d = view.cluster_state().next_free(0); d >= 0 && static_cast<int>(devices.size()) < j.num_gpus(); d = view.cluster_state().next_free(d + 1)) {
         devices.push_back(d);
       }
-      if (static_cast<int>(devices.size()) < j.spec.num_gpus) return;
+      if (static_cast<int>(devices.size()) < j.num_gpus()) return;
       out.start(queue_.front(), devices);
       queue_.erase(queue_.begin());
     }

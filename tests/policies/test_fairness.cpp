@@ -230,21 +230,21 @@ namespace {
 class RecountingFairShare : public QueueOrder {
  public:
   RecountingFairShare(bool by_group, std::map<std::string, double> weights) : by_group_(by_group), weights_(std::move(weights)) {}
-  double queued_key(const SchedulerView& view, JobSlot job) override { return share(view, view.job(job).spec); }
-  double running_key(const SchedulerView& view, JobSlot job) const override { return share(view, view.job(job).spec); }
+  double queued_key(const SchedulerView& view, JobSlot job) override { return share(view, view.job(job)); }
+  double running_key(const SchedulerView& view, JobSlot job) const override { return share(view, view.job(job)); }
   bool keys_change_while_queued() const override { return true; }
   void on_decision(const SchedulerView& view) override {
     held_.clear();
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      const JobState& r = view.job(s);
-      held_[owner(r.spec)] += static_cast<double>(r.devices.size());
+      const JobView r = view.job(s);
+      held_[owner(r)] += static_cast<double>(r.devices().size());
     }
   }
-  void on_started(const SchedulerView& view, JobSlot job) override { held_[owner(view.job(job).spec)] += view.job(job).spec.num_gpus; }
+  void on_started(const SchedulerView& view, JobSlot job) override { held_[owner(view.job(job))] += view.job(job).num_gpus(); }
 
  private:
-  const std::string& owner(const JobSpec& spec) const { return by_group_ ? spec.group : spec.user; }
-  double share(const SchedulerView& view, const JobSpec& spec) const {
+  const std::string& owner(const JobView& job) const { return by_group_ ? job.group() : job.user(); }
+  double share(const SchedulerView& view, const JobView& spec) const {
     const auto h = held_.find(owner(spec));
     const auto w = weights_.find(owner(spec));
     return (h == held_.end() ? 0.0 : h->second) / view.cluster().num_devices() / (w == weights_.end() ? 1.0 : w->second);

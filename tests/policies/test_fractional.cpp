@@ -35,7 +35,7 @@ class ScriptedPolicy : public Policy {
   void on_job_queued(const SchedulerView& /*view*/, JobSlot job) override { queued_.push_back(job); }
   void decide(const SchedulerView& view, ActionBatch& out) override {
     for (JobSlot s : queued_) {
-      const std::size_t i = static_cast<std::size_t>(std::stoi(view.job(s).spec.id));
+      const std::size_t i = static_cast<std::size_t>(std::stoi(view.job(s).id()));
       out.start(s, devices_[i]);
     }
     queued_.clear();

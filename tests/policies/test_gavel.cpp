@@ -795,8 +795,8 @@ class ProbeBase : public Policy {
   void decide(const SchedulerView& view, ActionBatch& out) override {
     Seen seen{view.now().seconds(), view.num_running(), view.num_pending(), view.cluster_state().free_devices(), {}, {}};
     for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      seen.queue.push_back(view.job(s).spec.id);
-      seen.work_s[view.job(s).spec.id] = remaining_work_now_s(view, view.job(s));
+      seen.queue.push_back(view.job(s).id());
+      seen.work_s[view.job(s).id()] = remaining_work_now_s(view, view.job(s));
     }
     log_->push_back(seen);
     if (misbehave_) {
@@ -806,7 +806,7 @@ class ProbeBase : public Policy {
     if (lifo_) std::reverse(queued_.begin(), queued_.end());
     DeviceId next = view.cluster_state().next_free(0);
     for (JobSlot s : queued_) {
-      const int n = view.job(s).spec.num_gpus;
+      const int n = view.job(s).num_gpus();
       std::vector<DeviceId> devices;
       for (DeviceId d = next; d >= 0 && static_cast<int>(devices.size()) < n; d = view.cluster_state().next_free(d + 1)) devices.push_back(d);
       if (static_cast<int>(devices.size()) < n) break;

@@ -3,10 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "experiments/compare.hpp"
 #include "experiments/runner.hpp"
@@ -35,10 +39,10 @@ class Probe : public Policy {
   void decide(const SchedulerView& view, ActionBatch& out) override {
     std::map<std::string, std::pair<double, double>> seen;
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-      seen[view.job(s).spec.id] = {attained_work_s(view, view.job(s)), info_.estimated_remaining_s(view, view.job(s))};
+      seen[view.job(s).id()] = {attained_work_s(view, view.job(s)), info_.estimated_remaining_s(view, view.job(s))};
     }
     for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      seen[view.job(s).spec.id] = {attained_work_s(view, view.job(s)), info_.estimated_remaining_s(view, view.job(s))};
+      seen[view.job(s).id()] = {attained_work_s(view, view.job(s)), info_.estimated_remaining_s(view, view.job(s))};
     }
     decisions.emplace_back(view.now().seconds(), seen);
     inner_->decide(view, out);
@@ -246,4 +250,133 @@ TEST_CASE("information: the setting is parsed strictly, resolved into the config
   }
   CHECK(information_serves(none, registry, "las"));
   CHECK_FALSE(information_serves(none, registry, "sjf"));
+}
+
+namespace {
+
+// What a policy can name on a job's view (sim/job_view.hpp), checked at compile time: an
+// accessor (or field) of that name the policy may use, or none.
+#define SCHEDSIM_VIEW_HAS(name)                                                                                                   \
+  template <class T, class = void>                                                                                                \
+  struct offers_##name : std::false_type {};                                                                                      \
+  template <class T>                                                                                                              \
+  struct offers_##name<T, std::void_t<decltype(std::declval<const T&>().name)>> : std::true_type {};                              \
+  template <class T, class = void>                                                                                                \
+  struct offers_##name##_call : std::false_type {};                                                                               \
+  template <class T>                                                                                                              \
+  struct offers_##name##_call<T, std::void_t<decltype(std::declval<const T&>().name())>> : std::true_type {};                     \
+  template <class T, class = void>                                                                                                \
+  struct offers_##name##_at : std::false_type {};                                                                                 \
+  template <class T>                                                                                                              \
+  struct offers_##name##_at<T, std::void_t<decltype(std::declval<const T&>().name(Tick()))>> : std::true_type {};                 \
+  template <class T>                                                                                                              \
+  constexpr bool offers_any_##name = offers_##name<T>::value || offers_##name##_call<T>::value || offers_##name##_at<T>::value;
+
+SCHEDSIM_VIEW_HAS(duration_s)
+SCHEDSIM_VIEW_HAS(remaining_work_s)
+SCHEDSIM_VIEW_HAS(work_done_s)
+SCHEDSIM_VIEW_HAS(spec)
+SCHEDSIM_VIEW_HAS(request)
+SCHEDSIM_VIEW_HAS(iterations)
+SCHEDSIM_VIEW_HAS(last_update)
+SCHEDSIM_VIEW_HAS(completion_event)
+SCHEDSIM_VIEW_HAS(num_gpus)
+SCHEDSIM_VIEW_HAS(attained_work_s)
+#undef SCHEDSIM_VIEW_HAS
+
+// The detectors see what they should: the kernel's record has the truth, the view does not.
+static_assert(offers_any_duration_s<JobSpec> && offers_any_remaining_work_s<JobState> && offers_any_spec<JobState>);
+static_assert(offers_any_num_gpus<JobView> && offers_any_attained_work_s<JobView>);
+static_assert(!offers_any_duration_s<JobView>, "a policy must not see a job's true duration");
+static_assert(!offers_any_remaining_work_s<JobView>, "a policy must not see the kernel's remaining work");
+static_assert(!offers_any_work_done_s<JobView> && !offers_any_iterations<JobView>, "nor the work done or the steps the job needs");
+static_assert(!offers_any_spec<JobView> && !offers_any_request<JobView>, "nor the JobSpec that holds the duration");
+static_assert(!offers_any_last_update<JobView> && !offers_any_completion_event<JobView>, "nor the kernel's bookkeeping");
+static_assert(std::is_same_v<decltype(std::declval<const SchedulerView&>().job(0)), JobView>, "SchedulerView::job gives the view");
+static_assert(!std::is_convertible_v<JobView, const JobState&> && !std::is_convertible_v<JobView, const JobSpec&>);
+static_assert(!std::is_constructible_v<JobView, const JobState*>, "only the kernel's view makes job views");
+// Zero-cost: one pointer, copied as such.
+static_assert(sizeof(JobView) == sizeof(void*) && std::is_trivially_copyable_v<JobView>);
+
+// Records at every decision what the policy learns of each job through its view and the
+// information model: (size, remaining, attained, the scenario's estimate), by job id.
+class SizeProbe : public Policy {
+ public:
+  explicit SizeProbe(InformationModel info) : info_(std::move(info)) {}
+  std::string name() const override { return "size probe"; }
+  void on_job_queued(const SchedulerView& /*view*/, JobSlot job) override { queue_.push_back(job); }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) record(view, s);
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) record(view, s);
+    std::vector<DeviceId> free;  // fifo on the free devices (the batch's starts are applied after)
+    for (DeviceId d = view.cluster_state().next_free(0); d >= 0; d = view.cluster_state().next_free(d + 1)) free.push_back(d);
+    std::size_t used = 0;
+    while (!queue_.empty() && free.size() - used >= static_cast<std::size_t>(view.job(queue_.front()).num_gpus())) {
+      const auto n = static_cast<std::size_t>(view.job(queue_.front()).num_gpus());
+      out.start(queue_.front(), std::vector<DeviceId>(free.begin() + static_cast<std::ptrdiff_t>(used), free.begin() + static_cast<std::ptrdiff_t>(used + n)));
+      used += n;
+      queue_.erase(queue_.begin());
+    }
+  }
+  struct Seen {
+    double total_s, remaining_s, attained_s, estimate_s;
+  };
+  std::map<double, std::map<std::string, Seen>> at;
+
+ private:
+  void record(const SchedulerView& view, JobSlot s) {
+    const JobView job = view.job(s);
+    at[view.now().seconds()][job.id()] = Seen{info_.estimated_total_s(job), info_.estimated_remaining_s(view, job), job.attained_work_s(view.now()), job.estimate_s()};
+  }
+  InformationModel info_;
+  std::vector<JobSlot> queue_;
+};
+
+std::map<double, std::map<std::string, SizeProbe::Seen>> sizes_seen(const InformationModel& info, std::vector<JobSpec> jobs) {
+  SizeProbe probe(info);
+  VectorSource source(std::move(jobs));
+  const ClusterSpec cluster({NodeGroup{1, "test", 2}});
+  Simulator sim(cluster, source, probe);
+  sim.run();
+  return probe.at;
+}
+
+}  // namespace
+
+TEST_CASE("information: a policy sees the information model's estimates through the job view, never the true duration", "[policies][information][job_view]") {
+  // Two devices. A: 100 s of work, estimated at 40 s by its trace; B: 60 s, no estimate;
+  // both start at t=0. P's arrival at t=10 is a decision point: A and B have attained 10 s.
+  const auto jobs = [] { return std::vector<JobSpec>{make_job("A", 0, 1, 100, 40), make_job("B", 0, 1, 60), make_job("P", 10, 1, 1)}; };
+  SECTION("oracle: the size is the estimate when there is one, else the duration; the remaining time scales it by the true fraction left") {
+    const auto at = sizes_seen(InformationModel::oracle(), jobs());
+    REQUIRE(at.count(10.0));
+    const auto& a = at.at(10.0).at("A");
+    const auto& b = at.at(10.0).at("B");
+    CHECK(a.total_s == 40.0);
+    CHECK(a.remaining_s == 36.0);  // 40 x 90 / 100
+    CHECK(a.attained_s == 10.0);
+    CHECK(a.estimate_s == 40.0);
+    CHECK(b.total_s == 60.0);
+    CHECK(b.remaining_s == 50.0);  // 60 x 50 / 60
+    CHECK(b.attained_s == 10.0);
+    CHECK(std::isnan(b.estimate_s));
+  }
+  SECTION("estimates (noisy): the draw (here sigma 0, bias 2: twice the duration) minus the attained work") {
+    const auto at = sizes_seen(InformationModel::estimates(EstimateSource::kNoisy, 0.0, 2.0, 0.1, 7), jobs());
+    REQUIRE(at.count(10.0));
+    CHECK(at.at(10.0).at("A").total_s == 200.0);
+    CHECK(at.at(10.0).at("A").remaining_s == 190.0);
+    CHECK(at.at(10.0).at("B").total_s == 120.0);
+    CHECK(at.at(10.0).at("B").remaining_s == 110.0);
+    CHECK(at.at(10.0).at("B").attained_s == 10.0);
+  }
+  SECTION("estimates (trace): the trace's estimate minus the attained work, the floor once outlived") {
+    const auto at = sizes_seen(InformationModel::estimates(EstimateSource::kTrace), {make_job("A", 0, 1, 100, 40), make_job("P", 10, 1, 1, 1), make_job("Q", 50, 1, 1, 1)});
+    REQUIRE(at.count(10.0));
+    CHECK(at.at(10.0).at("A").total_s == 40.0);
+    CHECK(at.at(10.0).at("A").remaining_s == 30.0);
+    REQUIRE(at.count(50.0));
+    CHECK(at.at(50.0).at("A").remaining_s == 4.0);  // 0.1 x 40: outlived its estimate
+    CHECK(at.at(50.0).at("A").attained_s == 50.0);
+  }
 }

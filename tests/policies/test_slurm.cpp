@@ -64,7 +64,7 @@ class FactorProbe : public Policy {
   void on_job_finished(const SchedulerView& view, JobSlot job) override { inner_->on_job_finished(view, job); }
   void decide(const SchedulerView& view, ActionBatch& out) override {
     if (view.now().seconds() == at_s_) {
-      for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) seen[view.job(s).spec.id] = order_->factors(view, s);
+      for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) seen[view.job(s).id()] = order_->factors(view, s);
       alice_usage_gpu_s = order_->usage_gpu_s("alice", at_s_);
       bob_usage_gpu_s = order_->usage_gpu_s("bob", at_s_);
     }

@@ -48,7 +48,7 @@ class PinnedPolicy : public Policy {
   std::string name() const override { return "pinned"; }
   void on_job_queued(const SchedulerView&, JobSlot) override {}
   void decide(const SchedulerView& view, ActionBatch& out) override {
-    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) out.start(s, where.at(view.job(s).spec.id));
+    for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) out.start(s, where.at(view.job(s).id()));
   }
 };
 

@@ -571,3 +571,53 @@ TEST_CASE("a bound device that fails is unbound from its waiting job alone", "[s
   CHECK(seen_failed_unbound > 0);  // ... failed, and no longer its
   CHECK(sim.job(0).status == JobStatus::kPending);
 }
+
+namespace {
+
+// At every decision, compares what the view says of the run's future with the kernel's own
+// answer (the RL policies' wait-legal rule reads it through the view).
+class FutureProbe : public Policy {
+ public:
+  std::string name() const override { return "future probe"; }
+  void on_run_start(const SchedulerView& view) override {
+    ++run_starts;
+    started_with = &view;
+  }
+  void on_job_queued(const SchedulerView& /*view*/, JobSlot job) override { queue.push_back(job); }
+  void decide(const SchedulerView& view, ActionBatch& out) override {
+    answers.emplace_back(view.has_future_events(), sim->has_future_events());
+    if (view.service_devices(0).size() != 0 || view.service_devices(-1).size() != 0) ++services_seen;
+    if (&view != started_with) ++other_views;
+    std::vector<DeviceId> devices;
+    while (!queue.empty() && view.cluster_state().free_devices() >= 1) {
+      out.start(queue.front(), std::vector<DeviceId>{view.cluster_state().next_free(0)});
+      queue.erase(queue.begin());
+    }
+  }
+  const Simulator* sim = nullptr;
+  const SchedulerView* started_with = nullptr;
+  int run_starts = 0, services_seen = 0, other_views = 0;
+  std::vector<JobSlot> queue;
+  std::vector<std::pair<bool, bool>> answers;
+};
+
+}  // namespace
+
+TEST_CASE("the scheduler view tells a policy whether anything is still to happen, as the kernel knows it", "[sim][kernel][job_view]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 1}});
+  VectorSource source({make_job("a", 0, 1, 10), make_job("b", 5, 1, 10)});
+  FutureProbe probe;
+  Simulator sim(cluster, source, probe);
+  probe.sim = &sim;
+  CHECK(probe.run_starts == 1);
+  CHECK(probe.started_with == &sim.view());
+  sim.run();
+  // Decisions at 0 (b's arrival ahead), 5 (a's completion ahead), 10 (b's completion
+  // ahead) and 20 (nothing left).
+  REQUIRE(probe.answers.size() == 4);
+  for (const auto& [view_says, kernel_says] : probe.answers) CHECK(view_says == kernel_says);
+  CHECK(probe.answers.front().first);
+  CHECK_FALSE(probe.answers.back().first);
+  CHECK(probe.services_seen == 0);
+  CHECK(probe.other_views == 0);
+}

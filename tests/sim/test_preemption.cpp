@@ -56,10 +56,10 @@ class ScriptPolicy : public test::FirstFit {
 
 JobSlot find(const SchedulerView& v, const std::string& id) {
   for (JobSlot s = v.first_running(); s != kNoJob; s = v.next_running(s)) {
-    if (v.job(s).spec.id == id) return s;
+    if (v.job(s).id() == id) return s;
   }
   for (JobSlot s = v.first_pending(); s != kNoJob; s = v.next_pending(s)) {
-    if (v.job(s).spec.id == id) return s;
+    if (v.job(s).id() == id) return s;
   }
   throw std::runtime_error("no job " + id);
 }

@@ -57,7 +57,7 @@ class ScriptPolicy : public Policy {
       if (view.cluster_state().is_free(d)) free.push_back(d);
     }
     for (JobSlot s = view.first_pending(); s != kNoJob; s = view.next_pending(s)) {
-      const int n = view.job(s).spec.num_gpus;
+      const int n = view.job(s).num_gpus();
       if (static_cast<int>(free.size()) < n) break;
       std::vector<DeviceId> use(free.begin(), free.begin() + n);
       free.erase(free.begin(), free.begin() + n);
