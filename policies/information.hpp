@@ -41,11 +41,14 @@ enum class EstimateSource : std::uint8_t { kTrace, kNoisy };
 // Remaining work of a job now, in work-seconds, as the kernel knows it: exact at
 // last_update, then advancing at rate(now). Never negative. This is the truth: decisions
 // take it through InformationModel, which passes it on only under `oracle`.
-inline double kernel_remaining_work_s(const SchedulerView& view, const JobState& job) {
-  const double elapsed_s = (view.now() - job.last_update).seconds();
-  const double r = job.remaining_work_s - job.rate(view.now()) * (elapsed_s > 0 ? elapsed_s : 0.0);
+// kernel_remaining_work_at_s: the same at instant `at` instead of now (one formula, so that
+// an order that predicts its keys computes exactly what a later call computes).
+inline double kernel_remaining_work_at_s(const JobState& job, Tick at) {
+  const double elapsed_s = (at - job.last_update).seconds();
+  const double r = job.remaining_work_s - job.rate(at) * (elapsed_s > 0 ? elapsed_s : 0.0);
   return r > 0 ? r : 0.0;
 }
+inline double kernel_remaining_work_s(const SchedulerView& view, const JobState& job) { return kernel_remaining_work_at_s(job, view.now()); }
 
 // Work executed so far (work-seconds at rate 1): what any scheduler observes (elapsed run
 // time times the observed rate), whatever the information level. Reads duration_s only
