@@ -383,7 +383,8 @@ void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& en
   remove(slot, entry);
   if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
   if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
-  if (!options_.preemption) return;  // running keys only serve preemption decisions
+  // Running keys only serve preempt_for(), which the repack discipline does not use.
+  if (!options_.preemption || options_.discipline == Discipline::kRepack) return;
   const auto index = static_cast<std::size_t>(slot);
   if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
   started_key_[index] = order_->running_key(view, slot);
