@@ -608,7 +608,6 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   // job is unchanged: most decisions ask the order about none or a few running jobs.
   const bool wake_from_pass = timers_ && !dynamic;
   pass_next_change_s_ = std::numeric_limits<double>::infinity();
-  double min_latest_s = std::numeric_limits<double>::infinity();  // min over runs_ of latest_s
   const Tick now = view.now();
   rekeyed_.clear();
   runs_.clear();
@@ -626,7 +625,6 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
       if (wake_from_pass) {
         const double next_s = order_->next_key_change_s(view, s);
         add_run(next_s, next_s, s, false);
-        min_latest_s = std::min(min_latest_s, next_s);
       }
       continue;
     }
@@ -652,7 +650,6 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
         h.devices = static_cast<int>(r.devices.size());
         add_run(info.next_change_s, info.next_change_s, s, false);
       }
-      min_latest_s = std::min(min_latest_s, runs_.back().latest_s);
       key = h.key;
     } else {
       key = order_->running_key(view, s);
@@ -770,14 +767,24 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     std::sort(scratch_.begin(), scratch_.end());
     for (const auto& [stamp, seq, slot] : scratch_) stamp_of(slot) = next_stamp_++;
   }
-  if (wake_from_pass) pass_next_change_s_ = earliest_key_change(view, victims, min_latest_s);
+  if (wake_from_pass) pass_next_change_s_ = earliest_key_change(view, victims);
   if (timers_) request_wake(view, out, wake_from_pass);
 }
 
-double QueuePolicy::earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims, double min_latest_s) {
+double QueuePolicy::earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims) {
   const auto victim = [&](JobSlot s) { return std::find(victims.begin(), victims.end(), s) != victims.end(); };
-  if (!victims.empty()) {  // the preempted jobs stop: their key changes do not count
-    min_latest_s = std::numeric_limits<double>::infinity();
+  // A loop of its own (not a running minimum in the pass's loop, which kept it in memory).
+  double min_latest_s = std::numeric_limits<double>::infinity();
+  if (victims.empty()) {  // four minima, so that each step does not wait for the last
+    double m[4] = {min_latest_s, min_latest_s, min_latest_s, min_latest_s};
+    const std::size_t n = runs_.size();
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      for (std::size_t k = 0; k < 4; ++k) m[k] = std::min(m[k], runs_[i + k].latest_s);
+    }
+    for (; i < n; ++i) m[0] = std::min(m[0], runs_[i].latest_s);
+    min_latest_s = std::min(std::min(m[0], m[1]), std::min(m[2], m[3]));
+  } else {  // the preempted jobs stop: their key changes do not count
     for (const RunChange& r : runs_) {
       if (!victim(r.slot)) min_latest_s = std::min(min_latest_s, r.latest_s);
     }

@@ -283,9 +283,8 @@ class QueuePolicy : public Policy {
     r.slot = slot;
     r.reused = reused;
   }
-  // The earliest next key change of runs_ but `victims`, exactly as asking each would give;
-  // min_latest_s: the smallest latest_s of runs_.
-  double earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims, double min_latest_s);
+  // The earliest next key change of runs_ but `victims`, exactly as asking each would give.
+  double earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims);
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;
 };
