@@ -98,6 +98,9 @@ class InformationModel {
   // kernel_remaining_work_s() below is for bookkeeping that must mirror the kernel (LAS's
   // wake-up times, a re-allocation's hypothetical queue, Python's oracle view).
   static double kernel_remaining_work_s(const JobView& job, Tick now) { return job.remaining_work_s(now); }
+  // The same at instant `at` (one formula, so that an order that predicts its keys
+  // computes exactly what a later call computes).
+  static double kernel_remaining_work_at_s(const JobView& job, Tick at) { return job.remaining_work_s(at); }
   // Attained work given one reading of kernel_remaining_work_s (JobView::attained_work_s
   // without computing the remaining work again).
   static double attained_work_from_s(const JobView& job, double kernel_remaining_s) { return job.request().duration_s - kernel_remaining_s; }
@@ -121,6 +124,7 @@ class InformationModel {
 
 // The kernel's remaining work of `job` now (InformationModel::kernel_remaining_work_s).
 inline double kernel_remaining_work_s(const SchedulerView& view, const JobView& job) { return InformationModel::kernel_remaining_work_s(job, view.now()); }
+inline double kernel_remaining_work_at_s(const JobView& job, Tick at) { return InformationModel::kernel_remaining_work_at_s(job, at); }
 
 // Work executed so far (work-seconds at rate 1): what any scheduler observes (elapsed run
 // time times the observed rate), whatever the information level (JobView::attained_work_s).

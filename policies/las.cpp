@@ -1,6 +1,7 @@
 #include "policies/las.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -68,6 +69,58 @@ class LasOrder : public QueueOrder {
     next_change_s = from_s + cross_s;
     return key;
   }
+  // The discretized key holds until service reaches the next threshold. Computed service
+  // is monotone in the instant (every step of kernel_remaining_work_at_s and service_from
+  // is a monotone floating-point operation), so a key checked equal at an instant T holds
+  // at every instant between now and T: T is the predicted crossing less a rounding margin,
+  // then checked with the same arithmetic a later call uses.
+  RunningKeyInfo running_key_info(const SchedulerView& view, JobSlot job) const override {
+    if (!options_.discretized) return QueueOrder::running_key_info(view, job);
+    RunningKeyInfo info;
+    info.key = running_key_and_next_change(view, job, info.next_change_s);
+    const Tick now = view.now();
+    info.stable_until = now;
+    const JobView& j = view.job(job);
+    const auto& t = options_.thresholds;
+    const auto queue = static_cast<std::size_t>(info.key);
+    // A restore under way: the record changes when it ends (the kernel advances the job).
+    const Tick limit = j.stalled(now) ? Tick::from_us(j.stall_end().us() - 1) : Tick::max();
+    if (queue == t.size()) {  // the last queue: service only grows
+      info.stable_until = limit;
+      return info;
+    }
+    const double rate = j.physics_rate();
+    if (rate <= 0) {  // no progress while the record holds
+      info.stable_until = limit;
+      return info;
+    }
+    const double gpus = options_.service == LasService::kTime ? 1.0 : j.num_gpus();
+    const double per_s = rate * gpus;
+    const double remaining_s = kernel_remaining_work_s(view, j);
+    const double service = service_from(job, j, remaining_s);
+    const double cross_s = (t[queue] - service) / per_s;
+    const double end_s = remaining_s / rate;
+    const double from_s = j.stalled(now) ? j.stall_end().seconds() : now.seconds();
+    // Bound on what rounding moves between two readings of the same record: a few ulps of
+    // every magnitude involved, taken a million times over.
+    const double largest = std::max({t[queue], gpus * InformationModel::attained_work_from_s(j, 0.0), offset_of(job)});
+    const double err_s = 1e-9 * (largest / per_s + std::fabs(cross_s) + end_s + std::fabs(from_s) + std::fabs(from_s + cross_s)) + 1e-9;
+    if (std::fabs(cross_s - end_s) <= err_s) return info;  // whether it lives to cross could go either way
+    info.next_change_err_s = err_s;
+    Tick until = Tick::max();
+    double service_then = service_from(job, j, 0.0);  // its last instant
+    if (cross_s < end_s) {
+      const double until_s = std::min(from_s + cross_s - err_s, 1e12);
+      if (until_s <= now.seconds()) return info;
+      until = Tick::from_seconds(until_s);
+      if (until.seconds() > until_s) until = Tick::from_us(until.us() - 1);
+      if (until <= now) return info;
+      service_then = service_from(job, j, kernel_remaining_work_at_s(j, until));
+    }
+    if (key(service_then) != info.key) return info;  // the margin was not enough: this instant only
+    info.stable_until = std::min(until, limit);
+    return info;
+  }
   void write(YAML::Node& resolved) const override {
     resolved["discretized"] = options_.discretized;
     YAML::Node t(YAML::NodeType::Sequence);
@@ -89,10 +142,13 @@ class LasOrder : public QueueOrder {
     const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
     return std::max(0.0, attained(view, view.job(job)) - offset);
   }
+  double offset_of(JobSlot job) const {
+    const auto slot = static_cast<std::size_t>(job);
+    return slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
+  }
   // service_gpu_s() given the job's kernel_remaining_work_s() (attained() computes it again).
   double service_from(JobSlot job, const JobView& j, double remaining_s) const {
-    const auto slot = static_cast<std::size_t>(job);
-    const double offset = slot < offsets_gpu_s_.size() ? offsets_gpu_s_[slot] : 0.0;
+    const double offset = offset_of(job);
     const double work_s = InformationModel::attained_work_from_s(j, remaining_s);  // attained_work_s()
     const double attained_s = options_.service == LasService::kTime ? work_s : j.num_gpus() * work_s;  // attained_service_gpu_s()
     return std::max(0.0, attained_s - offset);

@@ -60,6 +60,25 @@ class QueueOrder {
     next_change_s = next_key_change_s(view, job);
     return running_key(view, job);
   }
+  // running_key_and_next_change() of running `job`, and how long the answer holds, so
+  // that the repack pass may reuse it at later decisions instead of asking every running
+  // job again. While the kernel's progress record of the job (JobState::remaining_work_s,
+  // last_update, physics_rate, stall_end) stays the same, running_key() returns `key` at
+  // every instant up to `stable_until` (inclusive), and next_key_change_s() returns a value
+  // within `next_change_err_s` of `next_change_s` (the same instant computed from another
+  // reading; +infinity stays +infinity). The default holds for this instant only.
+  struct RunningKeyInfo {
+    double key = 0.0;
+    double next_change_s = std::numeric_limits<double>::infinity();
+    double next_change_err_s = 0.0;
+    Tick stable_until;
+  };
+  virtual RunningKeyInfo running_key_info(const SchedulerView& view, JobSlot job) const {
+    RunningKeyInfo info;
+    info.key = running_key_and_next_change(view, job, info.next_change_s);
+    info.stable_until = view.now();
+    return info;
+  }
   virtual void on_decision(const SchedulerView& /*view*/) {}
   virtual void on_started(const SchedulerView& /*view*/, JobSlot /*job*/) {}
   // A job stopped holding devices: it finished, or came back to the queue after a

@@ -328,6 +328,8 @@ void QueuePolicy::stopped_running(JobSlot slot) {
 void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
   free_.touch(view.job(job).devices());
   if (static_cast<std::size_t>(job) < repack_key_.size()) repack_key_[static_cast<std::size_t>(job)] = std::numeric_limits<double>::quiet_NaN();
+  forget_key(job);
+  unhold(job);
   stopped_running(job);
   order_->on_stopped(view, job);
   if (grouped_) relist(order_->group_of(view, job));  // its owner's key changed
@@ -344,13 +346,45 @@ void QueuePolicy::relist(int g) {
   group_heads_.emplace(group.key, group.head_seq, g);
 }
 
+void QueuePolicy::hold(JobSlot slot, bool fractional) {
+  const auto i = static_cast<std::size_t>(slot);
+  if (held_pos_.size() <= i) held_pos_.resize(i + 1, 0);
+  if (held_pos_[i] != 0) return;
+  Held& h = held_.emplace_back();
+  h.slot = slot;
+  h.fractional = fractional;
+  h.stable_until = kNoAnswer;
+  h.devices = 0;
+  held_pos_[i] = static_cast<std::uint32_t>(held_.size());
+}
+
+void QueuePolicy::unhold(JobSlot slot) {
+  const auto i = static_cast<std::size_t>(slot);
+  if (i >= held_pos_.size() || held_pos_[i] == 0) return;
+  const std::size_t at = held_pos_[i] - 1;
+  held_pos_[i] = 0;
+  if (at + 1 != held_.size()) {  // the last one fills the hole (the pass does not depend on their order)
+    held_[at] = held_.back();
+    held_pos_[static_cast<std::size_t>(held_[at].slot)] = static_cast<std::uint32_t>(at + 1);
+  }
+  held_.pop_back();
+}
+
+void QueuePolicy::sync_held(const SchedulerView& view) {
+  for (const Held& h : held_) held_pos_[static_cast<std::size_t>(h.slot)] = 0;
+  held_.clear();
+  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) hold(s, view.job(s).is_fractional());
+}
+
 void QueuePolicy::start(const SchedulerView& view, JobSlot slot, const Entry& entry, ActionBatch& out) {
   out.start(slot, devices_);
+  if (options_.discipline == Discipline::kRepack) hold(slot, view.job(slot).is_fractional());
   if (timers_) started_now_.push_back(slot);
   remove(slot, entry);
   if (order_->keys_change_while_queued() || grouped_) order_->on_started(view, slot);
   if (grouped_) relist(queued_[static_cast<std::size_t>(slot)].group);
-  if (!options_.preemption) return;  // running keys only serve preemption decisions
+  // Running keys only serve preempt_for(), which the repack discipline does not use.
+  if (!options_.preemption || options_.discipline == Discipline::kRepack) return;
   const auto index = static_cast<std::size_t>(slot);
   if (started_key_.size() <= index) started_key_.resize(index + 1, std::numeric_limits<double>::quiet_NaN());
   started_key_[index] = order_->running_key(view, slot);
@@ -381,6 +415,8 @@ void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
   }
   if (options_.discipline == Discipline::kRepack) {
     if (index < repack_key_.size()) repack_key_[index] = std::numeric_limits<double>::quiet_NaN();
+    forget_key(job);
+    unhold(job);
     // A job this policy preempted keeps the place the last decision gave it.
     if (index < keeps_stamp_.size() && keeps_stamp_[index]) keeps_stamp_[index] = 0;
     else stamp_of(job) = next_stamp_++;
@@ -540,87 +576,142 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   node_group_ = view.node_group();
   preempted_.clear();
   pass_.clear();
-  // Devices counted for the pass: free now, plus those of the running jobs it ranks
-  // (a stopping job's devices are not back yet; fractional jobs are left alone).
-  int remaining = free_.count();
-  // With timers, each running job's next key change is taken in the same call as its key,
-  // and request_wake() uses their minimum when the pass preempts nobody: the order's state
-  // cannot change before request_wake() unless keys change while queued (then
-  // on_started() runs in between).
-  const bool wake_from_pass = timers_ && !dynamic;
-  pass_next_change_s_ = std::numeric_limits<double>::infinity();
-  rekeyed_.clear();
-  for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
-    const JobView& r = view.job(s);
-    if (r.status() != JobStatus::kRunning) continue;
-    if (r.is_fractional()) {
-      if (wake_from_pass) pass_next_change_s_ = std::min(pass_next_change_s_, order_->next_key_change_s(view, s));
-      continue;
-    }
-    remaining += static_cast<int>(r.devices().size());
-    // Filled in place: a temporary pushed back was stored field by field and copied with
-    // wider loads, a store-forwarding stall per running job (a quarter of this function).
-    RepackEntry& e = pass_.emplace_back();
-    if (wake_from_pass) {
-      double next_change_s = 0.0;
-      e.key = order_->running_key_and_next_change(view, s, next_change_s);
-      pass_next_change_s_ = std::min(pass_next_change_s_, next_change_s);
-    } else {
-      e.key = order_->running_key(view, s);
-    }
-    e.slot = s;
-    e.running = true;
-    e.stamp = stamp_of(s);
-    const auto i = static_cast<std::size_t>(s);
-    if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
-    if (!std::isnan(repack_key_[i]) && repack_key_[i] != e.key) rekeyed_.emplace_back(r.arrival_seq(), pass_.size() - 1);
-    repack_key_[i] = e.key;
-  }
-  // Running jobs whose key changed since the last decision enter their new queue now,
-  // behind everything already there (several at once in arrival order; arrivals are
-  // unique). Only those few are sorted; the others keep their stamps.
-  if (rekeyed_.size() > 1) std::sort(rekeyed_.begin(), rekeyed_.end());
-  for (const auto& [seq, index] : rekeyed_) {
-    RepackEntry& e = pass_[index];
-    e.stamp = stamp_of(e.slot) = next_stamp_++;
-  }
-  const std::size_t running_entries = pass_.size();
+  // The queued entries first: whether they all fit in the free devices decides whether
+  // the running jobs need entries at all.
   std::int64_t queued_need = 0;
   for (const auto& [key, seq, slot] : queue_) {
     RepackEntry& e = pass_.emplace_back();
     e.key = key;
     e.stamp = stamp_of(slot);
     e.slot = slot;
-    e.running = false;
     const JobView& spec = view.job(slot);
-    if (!spec.is_fractional()) queued_need += spec.num_gpus();
+    e.need = spec.num_gpus();
+    e.running = false;
+    e.fractional = spec.is_fractional();
+    if (!e.fractional) queued_need += spec.num_gpus();
+  }
+  const std::size_t queued_entries = pass_.size();
+  // Every queued job fits in the free devices (an empty queue included): the walk would
+  // admit them all in (key, stamp) order and preempt nobody, wherever the running jobs
+  // rank (at every step what is left is at least free - queued_need >= 0). Then the
+  // running jobs need no entries, only their keys (for the stamps of those whose key
+  // changed) and next key changes (about three decisions in four on Tiresias' trace).
+  const bool queued_only = queued_need <= free_.count();
+  // Devices counted for the pass: free now, plus those of the running jobs it ranks
+  // (a stopping job's devices are not back yet; fractional jobs are left alone).
+  int remaining = free_.count();
+  // With timers, each running job's next key change is taken in the same call as its key,
+  // and the wake-up comes from them (request_wake): the order's state cannot change before
+  // request_wake() unless keys change while queued (then on_started() runs in between).
+  // Then a running job's key is also reused from an earlier decision while the order
+  // vouches for it (QueueOrder::running_key_info) and the kernel's progress record of the
+  // job is unchanged: most decisions ask the order about none or a few running jobs.
+  const bool wake_from_pass = timers_ && !dynamic;
+  pass_next_change_s_ = std::numeric_limits<double>::infinity();
+  const Tick now = view.now();
+  rekeyed_.clear();
+  runs_.clear();
+  if (held_.size() != view.num_running()) sync_held(view);
+  // The running jobs in held_'s order, the last full pass's (nearly sorted: see sort_pass).
+  for (Held& h : held_) {
+    const JobSlot s = h.slot;
+    const JobView r = view.job(s);
+    // A reused answer needs no look at the status: a job stopping since it was computed
+    // has a later last_update (the preemption's stall advanced it).
+    const bool reuse = wake_from_pass && now <= h.stable_until && h.last_update == r.progress_as_of() && h.stall_end == r.stall_end();
+    if (!reuse && r.status() != JobStatus::kRunning) continue;
+    if (h.fractional) {
+      if (wake_from_pass) {
+        const double next_s = order_->next_key_change_s(view, s);
+        add_run(next_s, next_s, s, false);
+      }
+      continue;
+    }
+    const auto i = static_cast<std::size_t>(s);
+    double key = 0.0;
+    bool asked = true;
+    if (wake_from_pass) {
+      if (reuse) {
+        // The key of the last decision (repack_key_ holds it: every place that clears one
+        // clears the other), so not rekeyed.
+        asked = false;
+        ++work_.keys_reused;
+        add_run(h.next_change_s - h.next_change_err_s, h.next_change_s + h.next_change_err_s, s, true);
+      } else {
+        ++work_.keys_asked;
+        const QueueOrder::RunningKeyInfo info = order_->running_key_info(view, s);
+        h.key = info.key;
+        h.next_change_s = info.next_change_s;
+        h.next_change_err_s = info.next_change_err_s;
+        h.stable_until = r.progress_as_of() < now ? info.stable_until : kNoAnswer;
+        h.last_update = r.progress_as_of();
+        h.stall_end = r.stall_end();
+        h.devices = static_cast<int>(r.devices().size());
+        add_run(info.next_change_s, info.next_change_s, s, false);
+      }
+      key = h.key;
+    } else {
+      key = order_->running_key(view, s);
+    }
+    bool rekeyed = false;
+    if (asked) {
+      if (repack_key_.size() <= i) repack_key_.resize(i + 1, std::numeric_limits<double>::quiet_NaN());
+      rekeyed = !std::isnan(repack_key_[i]) && repack_key_[i] != key;
+      repack_key_[i] = key;
+    }
+    std::size_t index = kNotInPass;
+    if (!queued_only) {
+      // A reused answer's devices are those it was computed with (a move stalls the job).
+      if (asked || !wake_from_pass) h.devices = static_cast<int>(r.devices().size());
+      const int need = h.devices;
+      remaining += need;
+      // Filled in place: a temporary pushed back was stored field by field and copied with
+      // wider loads, a store-forwarding stall per running job.
+      RepackEntry& e = pass_.emplace_back();
+      e.key = key;
+      e.stamp = stamp_of(s);
+      e.slot = s;
+      e.need = need;
+      e.running = true;
+      e.fractional = false;
+      index = pass_.size() - 1;
+    }
+    if (rekeyed) rekeyed_.push_back(Rekeyed{r.arrival_seq(), s, index});
+  }
+  // Running jobs whose key changed since the last decision enter their new queue now,
+  // behind everything already there (several at once in arrival order; arrivals are
+  // unique). Only those few are sorted; the others keep their stamps.
+  if (rekeyed_.size() > 1) std::sort(rekeyed_.begin(), rekeyed_.end(), [](const Rekeyed& a, const Rekeyed& b) { return a.arrival_seq < b.arrival_seq; });
+  for (const Rekeyed& k : rekeyed_) {
+    stamp_of(k.slot) = next_stamp_;
+    if (k.index != kNotInPass) pass_[k.index].stamp = next_stamp_;
+    ++next_stamp_;
   }
   admitted_.clear();
   std::vector<JobSlot>& victims = preempted_;
-  if (queued_need <= free_.count()) {
-    // Every queued job fits in the free devices (an empty queue included): the walk below
-    // would admit them all in (key, stamp) order and preempt nobody, wherever the running
-    // jobs rank (at every step what is left is at least free - queued_need >= 0). Only the
-    // queued entries need ordering then (about three decisions in four on Tiresias' trace).
+  if (queued_only) {
     ++work_.queued_only;
-    std::sort(pass_.begin() + static_cast<std::ptrdiff_t>(running_entries), pass_.end());
-    for (std::size_t i = running_entries; i < pass_.size(); ++i) admitted_.push_back(pass_[i].slot);
+    std::sort(pass_.begin(), pass_.begin() + static_cast<std::ptrdiff_t>(queued_entries));
+    for (std::size_t i = 0; i < queued_entries; ++i) admitted_.push_back(pass_[i].slot);
   } else {
-    sort_pass();
-    for (const RepackEntry& e : pass_) {
-      const JobView& j = view.job(e.slot);
-      if (j.is_fractional()) {  // no count to take: started when a share fits
+    const bool reordered = sort_pass(queued_entries);
+    // The walk over the two sorted parts merged: queued [0, queued_entries), running after.
+    const std::size_t n = pass_.size();
+    for (std::size_t qi = 0, ri = queued_entries; qi < queued_entries || ri < n;) {
+      const bool queued_next = ri == n || (qi < queued_entries && pass_[qi] < pass_[ri]);
+      const RepackEntry& e = pass_[queued_next ? qi++ : ri++];
+      if (e.fractional) {  // no count to take: started when a share fits
         if (!e.running) admitted_.push_back(e.slot);
         continue;
       }
-      const int need = e.running ? static_cast<int>(j.devices().size()) : j.num_gpus();
-      if (need <= remaining) {
-        remaining -= need;
+      if (e.need <= remaining) {
+        remaining -= e.need;
         if (!e.running) admitted_.push_back(e.slot);
       } else if (e.running) {
         victims.push_back(e.slot);
       }
     }
+    if (reordered) reorder_held(queued_entries);
   }
   // Preemptions first: with free checkpoints their devices are released as the batch is
   // applied, so the jobs let in can start on them in the same batch.
@@ -636,6 +727,7 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     if (keeps_stamp_.size() <= i) keeps_stamp_.resize(i + 1, 0);
     keeps_stamp_[i] = 1;
     repack_key_[i] = std::numeric_limits<double>::quiet_NaN();
+    forget_key(v);
     if (physics && Tick::from_seconds(physics->checkpoint_save_s(r, static_cast<int>(r.devices().size()))).us() > 0) free_stop = false;
     else released_.insert(released_.end(), r.devices().begin(), r.devices().end());
   }
@@ -674,62 +766,94 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     std::sort(scratch_.begin(), scratch_.end());
     for (const auto& [stamp, seq, slot] : scratch_) stamp_of(slot) = next_stamp_++;
   }
+  if (wake_from_pass) pass_next_change_s_ = earliest_key_change(view, victims);
   if (timers_) request_wake(view, out, wake_from_pass);
 }
 
-void QueuePolicy::sort_pass() {
+double QueuePolicy::earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims) {
+  const auto victim = [&](JobSlot s) { return std::find(victims.begin(), victims.end(), s) != victims.end(); };
+  // A loop of its own (not a running minimum in the pass's loop, which kept it in memory).
+  double min_latest_s = std::numeric_limits<double>::infinity();
+  if (victims.empty()) {  // four minima, so that each step does not wait for the last
+    double m[4] = {min_latest_s, min_latest_s, min_latest_s, min_latest_s};
+    const std::size_t n = runs_.size();
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      for (std::size_t k = 0; k < 4; ++k) m[k] = std::min(m[k], runs_[i + k].latest_s);
+    }
+    for (; i < n; ++i) m[0] = std::min(m[0], runs_[i].latest_s);
+    min_latest_s = std::min(std::min(m[0], m[1]), std::min(m[2], m[3]));
+  } else {  // the preempted jobs stop: their key changes do not count
+    for (const RunChange& r : runs_) {
+      if (!victim(r.slot)) min_latest_s = std::min(min_latest_s, r.latest_s);
+    }
+  }
+  if (!(min_latest_s < std::numeric_limits<double>::infinity())) return std::numeric_limits<double>::infinity();
+  // The earliest is one of the jobs whose range starts by the smallest range end; a
+  // reused entry among them is asked again, for the exact value a fresh reading gives.
+  double next_s = std::numeric_limits<double>::infinity();
+  for (const RunChange& r : runs_) {
+    if (r.earliest_s > min_latest_s || (!victims.empty() && victim(r.slot))) continue;
+    if (r.reused) ++work_.wake_asked;
+    next_s = std::min(next_s, r.reused ? order_->next_key_change_s(view, r.slot) : r.earliest_s);
+  }
+  return next_s;
+}
+
+bool QueuePolicy::sort_pass(std::size_t queued) {
   // (key, stamp) pairs are unique (every stamp comes from next_stamp_++), so every sort
-  // gives the same order. Most of the pass is running jobs whose key and stamp did not
-  // change since the last decision: laid out in the last decision's order first (the
-  // others after them), the pass is nearly sorted, and an insertion sort finishes it in
-  // about one comparison an entry. Past a budget of moves std::sort takes over.
+  // gives the same order. pass_ holds the queued entries (few), then the running ones in
+  // held_'s order, which is the last full pass's order with the jobs started since
+  // appended: most keep their key and stamp, so that part is nearly sorted, and an
+  // insertion sort finishes it in about one comparison an entry (past a budget of moves
+  // std::sort takes over). The walk merges the two sorted parts.
   const std::size_t n = pass_.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto slot = static_cast<std::size_t>(pass_[i].slot);
-    if (pass_index_.size() <= slot) pass_index_.resize(slot + 1, 0);
-    pass_index_[slot] = static_cast<std::uint32_t>(i + 1);
-  }
-  hinted_.clear();
-  for (JobSlot slot : last_order_) {
-    const auto s = static_cast<std::size_t>(slot);
-    if (s >= pass_index_.size() || pass_index_[s] == 0) continue;
-    hinted_.push_back(pass_[pass_index_[s] - 1]);
-    pass_index_[s] = 0;
-  }
-  for (const RepackEntry& e : pass_) {
-    auto& index = pass_index_[static_cast<std::size_t>(e.slot)];
-    if (index == 0) continue;  // laid out above
-    hinted_.push_back(e);
-    index = 0;
-  }
-  std::size_t budget = 4 * n + 64;
+  const auto running = pass_.begin() + static_cast<std::ptrdiff_t>(queued);
+  std::sort(pass_.begin(), running);
+  const std::size_t budget_start = 4 * (n - queued) + 64;
+  std::size_t budget = budget_start;
   bool sorted = true;
-  for (std::size_t i = 1; i < n && sorted; ++i) {
-    if (!(hinted_[i] < hinted_[i - 1])) continue;
-    const RepackEntry e = hinted_[i];
+  for (std::size_t i = queued + 1; i < n && sorted; ++i) {
+    if (!(pass_[i] < pass_[i - 1])) continue;
+    const RepackEntry e = pass_[i];
     std::size_t j = i;
-    for (; j > 0 && e < hinted_[j - 1]; --j) {
-      hinted_[j] = hinted_[j - 1];
+    for (; j > queued && e < pass_[j - 1]; --j) {
+      pass_[j] = pass_[j - 1];
       if (--budget == 0) break;
     }
-    hinted_[j] = e;
+    pass_[j] = e;
     sorted = budget > 0;
   }
   ++work_.passes;
   work_.entries += n;
-  work_.moves += 4 * n + 64 - budget;
+  work_.moves += budget_start - budget;
   if (!sorted) {
     ++work_.full_sorts;
-    std::sort(hinted_.begin(), hinted_.end());
+    std::sort(running, pass_.end());
   }
-  pass_.swap(hinted_);
-  last_order_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) last_order_[i] = pass_[i].slot;
+  return budget != budget_start || !sorted;
+}
+
+void QueuePolicy::reorder_held(std::size_t queued) {
+  // held_ in the order of this pass's running entries, the jobs it left out (stopping,
+  // fractional) after them: the next pass starts from this order.
+  held_scratch_.clear();
+  for (std::size_t i = queued; i < pass_.size(); ++i) {
+    const RepackEntry& e = pass_[i];
+    auto& pos = held_pos_[static_cast<std::size_t>(e.slot)];
+    held_scratch_.push_back(held_[pos - 1]);
+    pos = 0;  // listed
+  }
+  for (const Held& h : held_) {
+    if (held_pos_[static_cast<std::size_t>(h.slot)] != 0) held_scratch_.push_back(h);
+  }
+  held_.swap(held_scratch_);
+  for (std::size_t i = 0; i < held_.size(); ++i) held_pos_[static_cast<std::size_t>(held_[i].slot)] = static_cast<std::uint32_t>(i + 1);
 }
 
 void QueuePolicy::request_wake(const SchedulerView& view, ActionBatch& out, bool from_pass) {
   double next_s = std::numeric_limits<double>::infinity();
-  if (from_pass && preempted_.empty()) {  // decide_repack() took every running job's
+  if (from_pass) {  // decide_repack() took every running job's that it did not preempt
     next_s = pass_next_change_s_;
   } else {
     for (JobSlot s = view.first_running(); s != kNoJob; s = view.next_running(s)) {
@@ -907,6 +1031,10 @@ void QueuePolicy::snapshot(SnapshotArchive& ar) {
   ar.io_each(groups_, [&](Group& g) { ar(g.jobs, g.listed, g.key, g.head_seq); });
   ar.io_each(queued_, [&](Queued& q) { ar(q.key, q.promote_at_s, q.group); });
   order_->snapshot(ar);
+  if (ar.loading()) {  // the running set and the order's answers it keeps: rebuilt after a restore
+    for (const Held& h : held_) held_pos_[static_cast<std::size_t>(h.slot)] = 0;
+    held_.clear();
+  }
   if (ar.loading()) check_restored(ar);
 }
 

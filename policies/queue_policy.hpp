@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <set>
 #include <string>
@@ -89,6 +90,12 @@ class QueuePolicy : public Policy {
     std::uint64_t entries = 0;     // running and queued jobs ranked, over all passes
     std::uint64_t moves = 0;       // insertion-sort shifts
     std::uint64_t full_sorts = 0;  // passes handed to std::sort (move budget spent)
+    // Orders with timers: running jobs' keys asked of the order (QueueOrder::running_key_info)
+    // and reused from an earlier decision, and reused next key changes asked again for
+    // the wake-up (the candidates for the earliest).
+    std::uint64_t keys_asked = 0;
+    std::uint64_t keys_reused = 0;
+    std::uint64_t wake_asked = 0;
   };
   const RepackWork& repack_work() const { return work_; }
 
@@ -201,22 +208,83 @@ class QueuePolicy : public Policy {
     double key;
     std::uint64_t stamp;
     JobSlot slot;
+    int need;  // devices counted: held (running) or asked for (queued)
     bool running;
+    bool fractional;  // a queued fractional job: no count to take
     bool operator<(const RepackEntry& o) const { return key != o.key ? key < o.key : stamp < o.stamp; }
   };
   std::vector<JobSlot> started_now_;  // orders with timers: the jobs this decision starts
   std::vector<RepackEntry> pass_;
-  // sort_pass(): the slots of the last decision's sorted pass, the pass laid out in that
-  // order, and by slot 1 + an entry's index in pass_ (0 = none; all 0 between calls).
   RepackWork work_;
-  std::vector<JobSlot> last_order_;
-  std::vector<RepackEntry> hinted_;
-  std::vector<std::uint32_t> pass_index_;
   std::vector<std::pair<std::uint64_t, JobSlot>> restamp_;  // (stamp, slot) of the jobs stamped again after a decision
-  // Sorts pass_ by (key, stamp).
-  void sort_pass();
+  // Sorts pass_'s first `queued` entries (the queued jobs) and the running ones after them,
+  // each part by (key, stamp); true when the running part was not already in order.
+  bool sort_pass(std::size_t queued);
+  // After a full pass that reordered the running jobs: held_ in that order.
+  void reorder_held(std::size_t queued);
   double pass_next_change_s_ = 0.0;  // the earliest next key change of the running jobs, taken by the pass
-  std::vector<std::pair<std::uint64_t, std::size_t>> rekeyed_;  // (arrival, index in pass_) of running jobs whose key changed
+  // Running jobs whose key changed since the last decision: arrival, slot, index in pass_.
+  static constexpr std::size_t kNotInPass = static_cast<std::size_t>(-1);
+  struct Rekeyed {
+    std::uint64_t arrival_seq;
+    JobSlot slot;
+    std::size_t index;
+  };
+  std::vector<Rekeyed> rekeyed_;
+  // kRepack: the kernel's running (and stopping) jobs as this policy follows them (the
+  // starts it emits, the ends and returns to the queue it is told of), packed, so that a
+  // decision reads them without walking the kernel's list from job to job; rebuilt from
+  // the view when the counts differ (after a restore). Kept in the last full pass's order.
+  // Orders with timers: each also keeps the job's QueueOrder::running_key_info(), reused
+  // while the instant is at most stable_until and the job's JobState::last_update and
+  // stall_end are those it was computed from. The kernel brings a job's progress up to
+  // date (Simulator::advance: last_update = now) at every change of its rate, stall,
+  // remaining work or status, as kernel_remaining_work_s() needs, so an unchanged
+  // last_update means an unchanged record; an answer computed when last_update was the
+  // instant itself is not reused (a change later in that instant would keep it).
+  struct Held {
+    JobSlot slot;
+    bool fractional;
+    int devices;  // held, as of the answer
+    Tick stable_until;  // kNoAnswer: nothing to reuse
+    Tick last_update;
+    Tick stall_end;
+    double key;
+    double next_change_s;
+    double next_change_err_s;
+  };
+  static constexpr Tick kNoAnswer = Tick::from_us(std::numeric_limits<std::int64_t>::min());
+  std::vector<Held> held_;
+  std::vector<std::uint32_t> held_pos_;  // by slot: 1 + index in held_, 0 = none
+  std::vector<Held> held_scratch_;
+  void hold(JobSlot slot, bool fractional);
+  void unhold(JobSlot slot);
+  void sync_held(const SchedulerView& view);
+  void forget_key(JobSlot slot) {
+    const auto i = static_cast<std::size_t>(slot);
+    if (i < held_pos_.size() && held_pos_[i] != 0) held_[held_pos_[i] - 1].stable_until = kNoAnswer;
+  }
+  // A running job's next key change in this decision: [earliest_s, latest_s] (one value
+  // when just asked; a reused entry's rounding range).
+  struct RunChange {
+    RunChange() {}  // left uninitialised: add_run() fills every field
+    double earliest_s;
+    double latest_s;
+    JobSlot slot;
+    bool reused;
+  };
+  std::vector<RunChange> runs_;
+  // Filled in place: a temporary pushed back is stored field by field and copied with
+  // wider loads, a store-forwarding stall per running job.
+  void add_run(double earliest_s, double latest_s, JobSlot slot, bool reused) {
+    RunChange& r = runs_.emplace_back();
+    r.earliest_s = earliest_s;
+    r.latest_s = latest_s;
+    r.slot = slot;
+    r.reused = reused;
+  }
+  // The earliest next key change of runs_ but `victims`, exactly as asking each would give.
+  double earliest_key_change(const SchedulerView& view, const std::vector<JobSlot>& victims);
   std::vector<JobSlot> admitted_;
   std::vector<DeviceId> released_;
 };

@@ -64,6 +64,10 @@ class JobView {
   // rate now: 0 while a checkpoint save / restore stalls the job until stall_end().
   double physics_rate() const { return s_->physics_rate; }
   Tick stall_end() const { return s_->stall_end; }
+  // The instant the kernel last brought the job's progress record up to date (it does so at
+  // every change of the job's rate, stall, remaining work or status): an answer a policy
+  // computed from the record stays valid while this and stall_end() are unchanged.
+  Tick progress_as_of() const { return s_->last_update; }
   bool stalled(Tick now) const { return s_->stalled(now); }
   double rate(Tick now) const { return s_->rate(now); }
   // Attained service: work executed so far, work-seconds at rate 1 (elapsed run time
