@@ -14,8 +14,8 @@ jobs (LLaMA-2-70B / LLaMA-3-70B, some LLaMA-2-7B/13B, each under the planner's f
 parallelism plan for its devices, `plan: auto`; elastic half of them) and a LLaMA-2-70B
 (TP 8) chat service replaying the Azure LLM
 inference trace 2023 (conversation) time-scaled to a day with a diurnal shape (the trace
-replayed `request_copies` / 2 times a day; two such days, so that the stream outlasts the
-training), served request by request by the serving
+replayed `request_copies` / 2 times a day; two such days: the full size's training outlasts
+them, and the service then has no requests), served request by request by the serving
 engine (TTFT <= 2.5 s, TPOT <= 0.15 s). Variants: static partitioning (max_replicas replicas
 all day, nothing lent), reactive and predictive autoscaling (1..max_replicas replicas,
 idle ones lent to elastic training, taken back with a checkpoint save and restore), and an
