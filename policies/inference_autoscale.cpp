@@ -257,7 +257,15 @@ class InferencePolicy : public Policy, public InferenceMetricsSource, public Ser
           const JobView& j = view.job(slot);
           if (!j.is_elastic() || j.status() != JobStatus::kRunning || j.stalled(now) || j.devices().empty()) continue;
           if (j.devices()[0] < s.first || j.devices()[0] >= s.first + s.num) continue;
-          const int room = std::min(j.max_gpus() - static_cast<int>(j.devices().size()), static_cast<int>(held.size()) - need);
+          int room = std::min(j.max_gpus() - static_cast<int>(j.devices().size()), static_cast<int>(held.size()) - need);
+          // A job under a parallelism plan runs only on device counts that some plan splits
+          // (estimated_rate 0 otherwise, e.g. 80 devices for a global batch of 1024): lend
+          // the most devices that leave it runnable.
+          if (const PhysicsModel* physics = view.physics(); physics && room > 0) {
+            const ClusterSpec& c = view.cluster();
+            const int type = c.node(c.node_of(j.devices().front())).type_index;
+            while (room > 0 && !(physics->estimated_rate(j, type, static_cast<int>(j.devices().size()) + room) > 0)) --room;
+          }
           if (room <= 0) continue;
           const std::vector<DeviceId> lent_now(held.end() - room, held.end());
           held.resize(held.size() - static_cast<std::size_t>(room));

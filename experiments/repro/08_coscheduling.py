@@ -10,18 +10,21 @@ peak, without losing the service's latency SLO; forecasting the load (predictive
 autoscaling) avoids the SLO misses of reacting after the ramp.
 
 schedsim runs experiments/configs/coscheduling.yaml: H100 nodes of 8 shared by LLM training
-gangs (elastic half of them) and a LLaMA-2-70B (TP 8) chat service replaying the Azure LLM
+jobs (LLaMA-2-70B / LLaMA-3-70B, some LLaMA-2-7B/13B, each under the planner's fastest
+parallelism plan for its devices, `plan: auto`; elastic half of them) and a LLaMA-2-70B
+(TP 8) chat service replaying the Azure LLM
 inference trace 2023 (conversation) time-scaled to a day with a diurnal shape (the trace
-replayed `request_copies` / 2 times a day; two such days, so that the stream outlasts the
-training), served request by request by the serving
+replayed `request_copies` / 2 times a day; two such days: the full size's training outlasts
+them, and the service then has no requests), served request by request by the serving
 engine (TTFT <= 2.5 s, TPOT <= 0.15 s). Variants: static partitioning (max_replicas replicas
 all day, nothing lent), reactive and predictive autoscaling (1..max_replicas replicas,
 idle ones lent to elastic training, taken back with a checkpoint save and restore), and an
 RL policy when schedsim has LibTorch (skipped, with the reason, otherwise).
 
-Sizes: the default is a reduced world (64 GPUs, an eighth of the full load, 3 seeds) that
-runs in about two minutes on 2 cores; --full is the 512-GPU cluster of issue 26 (64 nodes,
-4x the load); --quick is the ctest test (64 GPUs, half the stream, 1 seed). Skipped (exit 77) when
+Sizes: the default is a reduced world (128 GPUs, jobs of 16-64 GPUs since no 70B plan fits
+fewer than 16 H100, half the full stream, 3 seeds) that runs in about two minutes on 2
+cores; --full is the 512-GPU cluster of issue 26 (64 nodes, jobs of 64-256 GPUs); --quick
+is the ctest test (96 GPUs, an eighth of the stream, 1 seed). Skipped (exit 77) when
 ../shared/data/azure_llm is absent. Verdicts by common.VERDICT_RULE from the mean and 95%
 CI over seeds.
 """
@@ -40,8 +43,9 @@ H100_IDLE_W = 70.0    # sim/data/accelerators.yaml, H100-SXM idle_w
 # (nodes of 8 H100, training jobs, their GPU counts, request_copies, max_replicas, seeds)
 SIZES = {
     "full": dict(nodes=64, jobs=48, gpus="{64: 0.5, 128: 0.35, 256: 0.15}", copies=480, max_replicas=9, seeds=[1, 2, 3]),
-    "reduced": dict(nodes=8, jobs=12, gpus="{8: 0.5, 16: 0.35, 32: 0.15}", copies=120, max_replicas=3, seeds=[1, 2, 3]),
-    "quick": dict(nodes=8, jobs=8, gpus="{8: 0.5, 16: 0.35, 32: 0.15}", copies=60, max_replicas=2, seeds=[1]),
+    # 70B plans need >= 16 H100: the reduced sizes' smallest jobs have 16 GPUs.
+    "reduced": dict(nodes=16, jobs=16, gpus="{16: 0.5, 32: 0.35, 64: 0.15}", copies=240, max_replicas=5, seeds=[1, 2, 3]),
+    "quick": dict(nodes=12, jobs=8, gpus="{16: 0.5, 32: 0.35, 64: 0.15}", copies=60, max_replicas=2, seeds=[1]),
 }
 STATIC, REACTIVE, PREDICTIVE, RL = "static partitioning (peak replicas all day)", "reactive autoscaling", "predictive autoscaling", "rl policy"
 
@@ -166,7 +170,9 @@ def main():
 
     notes = f"""
 Scenario: `experiments/configs/coscheduling.yaml` at the {mode} size ({size['nodes'] * 8} H100 in nodes of 8,
-{size['jobs']} training gangs of GPT-2-1.5B profile, half of them elastic, physics on; the
+{size['jobs']} training jobs of {size['gpus'].strip('{}').replace(': ', ' GPUs: ')} (share), LLaMA-2-70B and LLaMA-3-70B (0.35 each), LLaMA-2-13B and
+LLaMA-2-7B (0.15 each), each under the planner's fastest plan for the devices it holds
+(`plan: auto`), half of them elastic, physics on, checkpoints at 100 GB/s; the
 chat service: LLaMA-2-70B at tensor parallel 8, the Azure conversation trace replayed
 {size['copies'] // 2} times a day for two days with a diurnal amplitude of 0.6 peaking at 14:00, SLO TTFT
 <= 2.5 s and TPOT <= 0.15 s, 1..{size['max_replicas']} replicas). Static partitioning keeps
@@ -177,8 +183,8 @@ target utilisation of 0.6 of the capacity the engine measured for one replica. T
 iterations, the engine's `busy_replica_hours`) x 8 GPUs to the training's device-time; "held"
 adds its replica-hours in service instead (idle replicas included). Total energy is the cluster meter's IT energy with the replica
 devices' idle energy (replica-hours x 8 x 70 W) replaced by the serving engine's (busy at
-TDP-based power, idle at idle power). The training side uses GPT-2-1.5B-profile gangs, not
-LLaMA-2-70B (whose training needs the `llmjobs` parallelism plans, not merged here).
+TDP-based power, idle at idle power). Lending grows an elastic job only to a device count
+that some plan of its model splits.
 """
     common.write_tables(args, "Co-scheduling training and serving", claims, header, detail, notes)
 

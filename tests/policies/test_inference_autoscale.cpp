@@ -702,3 +702,46 @@ TEST_CASE("inference config: request-level services refuse the replica-level key
   with_deployment.replace(with_deployment.find("      slo_p99_s: 2\n"), 0, "      deployment: {model: LLaMA-2-13B, device: V100}\n");
   CHECK_THAT(load_error(dir, with_deployment), Catch::EndsWith("inference.services[0].deployment: only a request-level service (one with `requests`) has it"));
 }
+
+// Issue 26's co-scheduling with planned training: an elastic LLaMA-2-70B job (16 H100, up
+// to 32) beside a service whose pool has one idle 8-device replica. 24 devices admit no
+// plan of its model (no DP x PP x TP split of 24 divides its 80 layers and a global batch
+// of 1024), so the autoscaler lends it only what leaves a plan: before the fix it lent
+// all 8 and the run stopped with the planner's error on the move.
+TEST_CASE("inference: lending grows a job under a parallelism plan only to a device count some plan splits", "[policies][inference][llm]") {
+  TempDir dir;
+  const std::string path = dir.write("s.yaml", R"(
+seed: 1
+cluster: {nodes: [{count: 4, type: H100-SXM, devices_per_node: 8}]}
+physics: {checkpoint: {storage_bandwidth_gbps: 100}}
+workload:
+  synthetic:
+    num_jobs: 1
+    arrival: {process: fixed, interarrival_s: 10}
+    duration_s: {dist: constant, value: 20000}
+    gpus: {16: 1}
+    models: {LLaMA-2-70B: {share: 1, plan: auto}}
+    elastic: {fraction: 1.0, min_scale: 1.0, max_scale: 2.0}
+inference:
+  services:
+    - name: chat
+      rate: {diurnal: {mean_rps: 1, amplitude_rps: 0}}
+      capacity_rps: {H100-SXM: 10}
+      gpus_per_replica: 8
+      slo_p99_s: 2
+      min_replicas: 1
+      max_replicas: 2
+policy: {name: inference, autoscaler: reactive, interval_s: 300}
+)");
+  const PolicyRegistry reg = builtin_policies();
+  const ScenarioConfig s = load_scenario(path, {}, std::nullopt, reg);
+  REQUIRE_NOTHROW(run_scenario(s, reg, RunOptions{dir.path("out")}));
+  const auto r = nlohmann::json::parse(read_file(dir.path("out/results.json")));
+  const auto& svc = r["inference"][0];
+  CHECK(r["summary"]["jobs_completed"] == 1);
+  CHECK(svc["lends"] == 1);
+  CHECK(r["summary"]["moves"] == 1);
+  const std::string jobs = read_file(dir.path("out/jobs.csv"));
+  INFO(jobs);
+  CHECK(jobs.find(",1,0,0,0,0,0,,,,tp=1 pp=5 dp=4 ep=1 cp=1 sp=off zero3 recompute=full mb=1 gb=1024\n") != std::string::npos);  // 20 devices: moves 1
+}
