@@ -103,7 +103,9 @@ def main():
              f"inference.services.0.request_copies={size['copies']}"]
     runs = [(label, sets) for label, sets in variants(size)]
     if common.has_torch(args.cli, CONFIG, args.out):
-        runs.append((RL, variants(size)[1][1] + ["policy=rl"]))
+        # The shipped agent (experiments/agents/default.pt), behind the reactive autoscaler.
+        agent = os.path.join(common.ROOT, "experiments", "agents", "default.pt")
+        runs.append((RL, variants(size)[1][1] + [f"policy=rl:{agent}"]))
     else:
         print(f"{NAME}: the RL row is skipped: this schedsim has no LibTorch (built with SCHEDSIM_WITH_TORCH=OFF)")
     seeds = size["seeds"]
