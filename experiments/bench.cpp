@@ -35,6 +35,8 @@ constexpr std::uint64_t kPoliciesJobs = 100'000;
 constexpr std::uint64_t kGavelJobs = 20'000;
 // las: 20k jobs (every decision of the repack discipline ranks all running jobs).
 constexpr std::uint64_t kLasJobs = 20'000;
+// bench llm: 20,000 LLM training jobs (a few planner calls per distinct device count).
+constexpr std::uint64_t kLlmJobs = 20'000;
 
 // The job types of Gavel's matrix measured on K80, P100 and V100 at 1, 2, 4 and 8 GPUs
 // with a throughput above 0 (17 of its 26 types), equally likely.
@@ -308,7 +310,7 @@ BenchResult run_serving_case() {
 
 }  // namespace
 
-std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel", "gavel-trace", "las", "serving"}; }
+std::vector<std::string> bench_names() { return {"kernel", "full", "policies", "trace", "physics", "gavel", "gavel-trace", "las", "serving", "llm"}; }
 std::vector<std::string> bench_suite() { return {"kernel", "full", "policies", "trace", "env", "ppo", "startup"}; }
 
 // las: the path of Tiresias' LAS orders (policies/las.cpp, the queue policy's repack
@@ -327,8 +329,28 @@ std::string las_bench_yaml(std::uint64_t jobs, int gpus) {
   return buf;
 }
 
+// LLM training jobs under parallelism plans (docs/parallelism.md, "In a run"): the
+// LLaMA mix of experiments/configs/llm_training.yaml on H100 nodes with a 2:1
+// oversubscribed rack topology, 80% offered load; 70B jobs' plans come from the planner
+// for every device count a policy offers, DP traffic shares the links max-min.
+std::string llm_bench_yaml(std::uint64_t jobs, int gpus) {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "name: bench-llm\nseed: 1\ninformation: oracle\n"
+                "cluster:\n  nodes:\n    - {count: %d, type: H100-SXM, devices_per_node: 8}\n"
+                "  topology: {nodes_per_rack: 8, nic_bandwidth_gbps: 400, oversubscription: 2.0}\n"
+                "workload:\n  synthetic:\n    num_jobs: %llu\n    arrival: {process: poisson}\n    load: 0.8\n"
+                "    duration_s: {dist: lognormal, median: 21600, sigma: 1.0}\n    gpus: {16: 0.35, 32: 0.3, 64: 0.25, 128: 0.1}\n"
+                "    models:\n      LLaMA-2-7B: 0.25\n      LLaMA-3-8B: 0.25\n      LLaMA-2-13B: 0.2\n"
+                "      LLaMA-2-70B: {share: 0.15, plan: auto}\n      LLaMA-3-70B: {share: 0.15, plan: auto}\n"
+                "physics:\n  reference_device: H100-SXM\n  checkpoint: {storage_bandwidth_gbps: 100}\n",
+                gpus / 8, static_cast<unsigned long long>(jobs));
+  return buf;
+}
+
 std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int gpus, const std::string& throughputs) {
   if (name == "las") return las_bench_yaml(jobs, gpus);
+  if (name == "llm") return llm_bench_yaml(jobs, gpus);
   const SyntheticConfig w = kernel_workload(jobs, gpus);
   // Clairvoyant, as the benchmarks were measured: its jobs carry no estimates, and every
   // registered policy must run (docs/config.md#information).
@@ -405,7 +427,7 @@ std::string bench_scenario_yaml(const std::string& name, std::uint64_t jobs, int
 std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& options, const PolicyRegistry& registry) {
   const auto names = bench_names();
   if (std::find(names.begin(), names.end(), name) == names.end())
-    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las, serving");
+    throw InputError("bench " + name, "unknown benchmark; known: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las, serving, llm");
   if (options.gpus < 8 || options.gpus % 8 != 0) throw InputError("--gpus", "must be a positive multiple of 8 (8-GPU nodes)");
   if (name == "gavel" && options.gpus < 24)
     throw InputError("--gpus", "gavel needs at least 24 (one 8-GPU node each of V100, P100 and K80), got " + std::to_string(options.gpus));
@@ -413,7 +435,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
     throw InputError("--throughputs", "cannot open Gavel's throughput matrix '" + options.throughputs +
                                           "' (bench gavel reads ../shared/data/gavel/simulation_throughputs.json from the working directory unless --throughputs gives its path)");
   const std::uint64_t jobs =
-      options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : name == "las" ? kLasJobs : kDefaultJobs);
+      options.jobs.value_or(name == "policies" ? kPoliciesJobs : name == "gavel" ? kGavelJobs : name == "las" ? kLasJobs : name == "llm" ? kLlmJobs : kDefaultJobs);
   if (jobs < 1) throw InputError("--jobs", "must be at least 1");
   std::vector<BenchResult> results;
   if (name == "trace") {
@@ -442,7 +464,7 @@ std::vector<BenchResult> run_bench(const std::string& name, const BenchOptions& 
   for (const auto& policy : policies) {
     results.push_back(from_json(run_in_child([&] {
       if (gavel_trace) return bench_json(run_gavel_trace_case(*gavel_trace, policy, registry));
-      const bool scenario_based = name == "full" || name == "policies" || name == "gavel" || name == "las";
+      const bool scenario_based = name == "full" || name == "policies" || name == "gavel" || name == "las" || name == "llm";
       return bench_json(scenario_based ? run_scenario_case(name, jobs, options.gpus, policy, registry, options.throughputs)
                                        : run_kernel_case(name, jobs, options.gpus, policy, registry));
     })));

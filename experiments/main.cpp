@@ -227,7 +227,7 @@ int main(int argc, char** argv) {
   BenchOptions bench_options;
   std::string bench_json_path;
   auto* bench = app.add_subcommand("bench", "measure simulation speed on fixed workloads (events/s, wall time, peak RSS)");
-  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las, serving (default: all but physics, gavel, gavel-trace, las and serving)");
+  bench->add_option("name", bench_cases, "benchmarks to run: kernel, full, policies, trace, env, ppo, startup, physics, gavel, gavel-trace, las, serving, llm (default: all but physics, gavel, gavel-trace, las, serving and llm)");
   bench->add_option("--jobs", bench_options.jobs, "jobs per run (default: 1,000,000; policies: 100,000)")->check(whole_number(0, UINT64_MAX));
   bench->add_option("--gpus", bench_options.gpus, "GPUs in the cluster (multiple of 8)")->capture_default_str();
   bench->add_option("--policies", bench_options.policies, "policies to run")->delimiter(',');

@@ -209,6 +209,33 @@ TEST_CASE("bench las runs Tiresias' LAS presets and las, with demotion timers an
   }
 }
 
+TEST_CASE("bench llm runs LLM training jobs under parallelism plans (planner, plan memory, DP contention) under fifo and sjf", "[bench][llm]") {
+  const PolicyRegistry registry = builtin_policies();
+  const ScenarioConfig s = ScenarioConfig::parse(ConfigNode::load_string(bench_scenario_yaml("llm", 200, 256), "llm"), registry);
+  CHECK(s.num_devices() == 256);
+  BenchOptions options;
+  options.jobs = 200;
+  options.gpus = 256;
+  const auto a = run_bench("llm", options, registry);
+  const auto b = run_bench("llm", options, registry);
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].policy == "fifo");
+  CHECK(a[1].policy == "sjf");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].jobs == 200);
+    CHECK(a[i].unit == "events");
+    // One arrival and one completion per job at least (checkpoint stalls and rate
+    // changes add more); every job finishes, so the mean JCT is positive.
+    CHECK(a[i].events >= 2 * 200);
+    CHECK(a[i].mean_jct_s > 0);
+    CHECK(b[i].events == a[i].events);
+    CHECK(b[i].decision_points == a[i].decision_points);
+    CHECK(b[i].mean_jct_s == a[i].mean_jct_s);
+  }
+  // sjf ranks by the (oracle) size: a different schedule than fifo's on the same jobs.
+  CHECK(a[1].mean_jct_s != a[0].mean_jct_s);
+}
+
 TEST_CASE("bench serving: the Azure conversation hour on 32 replicas, or a synthetic stream of its size without the data", "[bench][serving]") {
   const PolicyRegistry registry = builtin_policies();
   const char* old = std::getenv("SCHEDSIM_DATA");
