@@ -1,5 +1,6 @@
 #include "experiments/runner.hpp"
 
+#include "experiments/created_folders.hpp"
 #include "experiments/progress.hpp"
 
 #include <unistd.h>
@@ -222,29 +223,6 @@ struct TempFiles {
 
 std::string temp_name(const std::string& path) { return path + ".partial-" + std::to_string(::getpid()); }
 
-// The output folders a run creates (the deepest first): a run that then fails removes
-// those still empty, so that a failure leaves no folder behind that the user did not
-// have before. A folder that existed, or holds any file, stays.
-struct CreatedFolders {
-  std::vector<fs::path> paths;
-  bool keep = false;
-  explicit CreatedFolders(const std::string& dir) {
-    std::error_code ec;
-    for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p, ec) && !ec; p = p.parent_path()) {
-      paths.push_back(p);
-      if (p == p.parent_path()) break;
-    }
-  }
-  ~CreatedFolders() {
-    if (keep) return;
-    for (const fs::path& p : paths) {
-      std::error_code ec;
-      if (!fs::is_directory(fs::symlink_status(p, ec)) || !fs::is_empty(p, ec) || ec) break;
-      fs::remove(p, ec);  // rmdir: fails, harmlessly, if a file appeared meanwhile
-      if (ec) break;
-    }
-  }
-};
 
 }  // namespace
 

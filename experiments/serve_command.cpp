@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "experiments/created_folders.hpp"
 #include "experiments/runner.hpp"
 #include "sim/accelerator_catalogue.hpp"
 #include "sim/error.hpp"
@@ -40,28 +41,6 @@ nlohmann::ordered_json deployment_json(const DeploymentSpec& d) {
           {"bytes_per_param", d.bytes_per_param}};
 }
 
-// The output folders a serve creates (deepest first), removed again when still empty
-// after a failed write, so that a failure leaves no folder the user did not have.
-struct CreatedFolders {
-  std::vector<fs::path> paths;
-  bool keep = false;
-  explicit CreatedFolders(const std::string& dir) {
-    std::error_code ec;
-    for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p, ec) && !ec; p = p.parent_path()) {
-      paths.push_back(p);
-      if (p == p.parent_path()) break;
-    }
-  }
-  ~CreatedFolders() {
-    if (keep) return;
-    for (const fs::path& p : paths) {
-      std::error_code ec;
-      if (!fs::is_directory(fs::symlink_status(p, ec)) || !fs::is_empty(p, ec) || ec) break;
-      fs::remove(p, ec);
-      if (ec) break;
-    }
-  }
-};
 
 }  // namespace
 
