@@ -236,8 +236,8 @@ class QueuePolicy : public Policy {
   // decision reads them without walking the kernel's list from job to job; rebuilt from
   // the view when the counts differ (after a restore). Kept in the last full pass's order.
   // Orders with timers: each also keeps the job's QueueOrder::running_key_info(), reused
-  // while the instant is at most stable_until and the job's JobState::last_update and
-  // stall_end are those it was computed from. The kernel brings a job's progress up to
+  // while the instant is at most stable_until and the job's progress_as_of() (the
+  // kernel's JobState::last_update) and stall_end are those it was computed from. The kernel brings a job's progress up to
   // date (Simulator::advance: last_update = now) at every change of its rate, stall,
   // remaining work or status, as kernel_remaining_work_s() needs, so an unchanged
   // last_update means an unchanged record; an answer computed when last_update was the
