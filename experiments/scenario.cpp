@@ -177,7 +177,8 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
         if (request.kind == PlanRequest::Kind::kDataParallel && !s.profiles.find(name)) {
           rule_node->child("plan").fail("'" + name + "' has no workload profile, so it cannot run data_parallel; use auto or a plan map");
         }
-        auto same = std::find_if(s.llm_plans.begin(), s.llm_plans.end(), [&](const auto& e) { return e.first == name; });
+        const std::string& rule_model = name;  // C++17 lambdas cannot capture a structured binding
+        auto same = std::find_if(s.llm_plans.begin(), s.llm_plans.end(), [&](const auto& e) { return e.first == rule_model; });
         if (same != s.llm_plans.end()) {
           if (!(same->second == request)) {
             (rule_node ? *rule_node : models).fail("gives '" + name + "' another plan than " + same->second.where + "; a model has one plan in a run");
@@ -223,7 +224,8 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
     for (const auto& [model, p] : s.workload.synthetic->models) {
       const auto matrix_jobs = s.throughputs ? s.throughputs->job_types() : std::vector<std::string>{};
       // An LLM of the parallelism catalogue runs under a plan: `plan:` or auto.
-      const auto plan = std::find_if(plans.begin(), plans.end(), [&](const auto& e) { return e.first == model; });
+      const std::string& model_name = model;  // C++17 lambdas cannot capture a structured binding
+      const auto plan = std::find_if(plans.begin(), plans.end(), [&](const auto& e) { return e.first == model_name; });
       const bool llm = is_catalogue_model(model);
       if (plan != plans.end() && !llm) {
         models.child(model).child("plan").fail("'" + model + "' is no model of the parallelism catalogue (" + catalogue_model_names() +
