@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "sim/comm_model.hpp"
-#include "sim/error.hpp"
+#include "world/physics/comm_model.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

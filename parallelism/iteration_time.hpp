@@ -10,8 +10,8 @@
 #include "parallelism/memory_model.hpp"
 #include "parallelism/model_spec.hpp"
 #include "parallelism/parallelism_plan.hpp"
-#include "sim/accelerator_catalogue.hpp"
-#include "sim/topology.hpp"
+#include "world/physics/accelerator_catalogue.hpp"
+#include "world/physics/topology.hpp"
 
 namespace schedsim {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

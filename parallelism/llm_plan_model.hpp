@@ -12,7 +12,7 @@
 
 #include "parallelism/model_spec.hpp"
 #include "parallelism/planner.hpp"
-#include "sim/topology.hpp"
+#include "world/physics/topology.hpp"
 #include "sim/training_plan.hpp"
 
 namespace schedsim {

@@ -8,7 +8,7 @@
 
 #include "parallelism/model_spec.hpp"
 #include "parallelism/parallelism_plan.hpp"
-#include "sim/accelerator_catalogue.hpp"
+#include "world/physics/accelerator_catalogue.hpp"
 
 namespace schedsim {
 

@@ -3,9 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sim/catalogue_names.hpp"
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "world/physics/catalogue_names.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

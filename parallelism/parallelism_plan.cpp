@@ -1,6 +1,6 @@
 #include "parallelism/parallelism_plan.hpp"
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <utility>
 
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

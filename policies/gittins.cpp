@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "policies/queue_policy.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 #include "traces/distribution.hpp"
 
 namespace schedsim {

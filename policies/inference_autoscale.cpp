@@ -7,8 +7,8 @@
 #include <map>
 #include <utility>
 
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

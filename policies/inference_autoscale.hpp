@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "policies/registry.hpp"
-#include "sim/service_meter.hpp"
+#include "world/inference/service_meter.hpp"
 
 namespace schedsim {
 

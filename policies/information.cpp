@@ -4,8 +4,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "sim/error.hpp"
-#include "sim/rng.hpp"
+#include "base/error.hpp"
+#include "base/rng.hpp"
 
 namespace schedsim {
 

@@ -22,8 +22,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "policies/placement.hpp"
-#include "sim/datacenters.hpp"
+#include "world/geography/datacenters.hpp"
 #include "sim/action.hpp"
 #include "sim/policy.hpp"
 

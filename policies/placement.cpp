@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -10,7 +10,7 @@
 
 #include "policies/fragmentation.hpp"
 #include "sim/cluster_state.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 #include "sim/summary_bitset.hpp"
 
 namespace schedsim {

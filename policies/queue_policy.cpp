@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/cluster_physics.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
-#include "sim/market.hpp"
+#include "world/physics/cluster_physics.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
+#include "world/market/market.hpp"
 
 namespace schedsim {
 

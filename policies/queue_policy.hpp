@@ -27,7 +27,7 @@
 #include "policies/queue_order.hpp"
 #include "policies/registry.hpp"
 #include "sim/policy.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
 namespace schedsim {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/catalogue_names.hpp"
-#include "sim/error.hpp"
+#include "world/physics/catalogue_names.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -17,7 +17,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "sim/job.hpp"
 #include "sim/job_view.hpp"
 

@@ -6,10 +6,10 @@
 #include <map>
 #include <tuple>
 
-#include "sim/catalogue_names.hpp"
-#include "sim/cluster_physics.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/physics/catalogue_names.hpp"
+#include "world/physics/cluster_physics.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

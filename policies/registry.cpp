@@ -23,8 +23,8 @@
 #include "policies/spatial_routing.hpp"
 #include "policies/temporal_shift.hpp"
 #include "policies/themis.hpp"
-#include "sim/error.hpp"
-#include "sim/text_checks.hpp"
+#include "base/error.hpp"
+#include "base/text_checks.hpp"
 
 namespace schedsim {
 

@@ -11,9 +11,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include "policies/information.hpp"
-#include "sim/accelerator_catalogue.hpp"
-#include "sim/config_node.hpp"
-#include "sim/inference_service.hpp"
+#include "world/physics/accelerator_catalogue.hpp"
+#include "base/config_node.hpp"
+#include "world/inference/inference_service.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "policies/queue_order.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
-#include "sim/tick.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 namespace {

@@ -11,7 +11,7 @@
 #include "policies/one_type.hpp"
 #include "policies/placement.hpp"
 #include "policies/reservation.hpp"
-#include "sim/datacenters.hpp"
+#include "world/geography/datacenters.hpp"
 
 namespace schedsim {
 namespace {

@@ -1,7 +1,7 @@
 #include "policies/sjf.hpp"
 
 #include "policies/queue_policy.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "policies/queue_policy.hpp"
-#include "sim/catalogue_names.hpp"
-#include "sim/error.hpp"
+#include "world/physics/catalogue_names.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -7,8 +7,8 @@
 
 #include "policies/compose.hpp"
 #include "policies/temporal_shift.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -25,7 +25,7 @@
 #include "policies/queue_order.hpp"
 #include "policies/registry.hpp"
 #include "sim/policy.hpp"
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 
 namespace schedsim {
 

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "policies/registry.hpp"
 #include "sim/policy.hpp"
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 
 namespace schedsim {
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/thermal.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim {
 namespace {

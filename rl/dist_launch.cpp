@@ -14,7 +14,7 @@
 #include <map>
 #include <optional>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 namespace {

@@ -16,7 +16,7 @@
 #endif
 #endif
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 

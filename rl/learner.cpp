@@ -17,7 +17,7 @@
 #include "rl/distributed.hpp"
 #include "rl/eigen_policy_net.hpp"
 #include "rl/policy_net.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 // Weak: absent when LibTorch uses another BLAS.
 extern "C" void openblas_set_num_threads(int) __attribute__((weak));

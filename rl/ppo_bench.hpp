@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 namespace schedsim::rl {
 

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "rl/ppo_bench.hpp"
 #include "rl/train_command.hpp"

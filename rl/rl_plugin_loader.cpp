@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "rl/rl_plugin.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 

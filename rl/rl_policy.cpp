@@ -13,8 +13,8 @@
 #include "rl/learner.hpp"
 #include "rl/rl_plugin.hpp"
 #include "rl/train_command.hpp"
-#include "sim/cluster_physics.hpp"
-#include "sim/error.hpp"
+#include "world/physics/cluster_physics.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 namespace {

@@ -1,6 +1,6 @@
 #include "rl/train_command.hpp"
 
-#include "experiments/progress.hpp"
+#include "app/progress.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -12,10 +12,10 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "experiments/runner.hpp"
-#include "experiments/svg_plot.hpp"
+#include "app/runner.hpp"
+#include "base/svg_plot.hpp"
 #include "rl/learner.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 namespace {

@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "experiments/progress.hpp"
-#include "experiments/scenario.hpp"
+#include "app/progress.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "rl/dist_launch.hpp"
 

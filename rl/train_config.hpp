@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 
 namespace schedsim::rl {
 

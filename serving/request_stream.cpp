@@ -4,8 +4,8 @@
 #include <limits>
 #include <string_view>
 
-#include "sim/error.hpp"
-#include "sim/rng.hpp"
+#include "base/error.hpp"
+#include "base/rng.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/time_parse.hpp"
 

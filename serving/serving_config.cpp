@@ -8,7 +8,7 @@
 #include <string>
 
 #include "parallelism/model_spec.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::serving {
 

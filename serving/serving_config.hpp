@@ -11,8 +11,8 @@
 #include "serving/request_stream.hpp"
 #include "serving/serving_engine.hpp"
 #include "serving/serving_metrics.hpp"
-#include "sim/accelerator_catalogue.hpp"
-#include "sim/config_node.hpp"
+#include "world/physics/accelerator_catalogue.hpp"
+#include "base/config_node.hpp"
 
 namespace schedsim::serving {
 

@@ -18,7 +18,7 @@
 #include <tuple>
 
 #include "serving/roofline.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::serving {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "parallelism/model_spec.hpp"
 #include "serving/request.hpp"
-#include "sim/accelerator_catalogue.hpp"
+#include "world/physics/accelerator_catalogue.hpp"
 
 namespace schedsim::serving {
 

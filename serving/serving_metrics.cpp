@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/exact_sum.hpp"
+#include "base/exact_sum.hpp"
 #include "sim/metrics.hpp"
 
 namespace schedsim::serving {

@@ -8,8 +8,8 @@
 
 #include "sim/cluster_spec.hpp"
 #include "sim/job.hpp"
-#include "sim/span.hpp"
-#include "sim/tick.hpp"
+#include "base/span.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

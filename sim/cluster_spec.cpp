@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

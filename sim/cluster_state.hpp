@@ -13,7 +13,7 @@
 
 #include "sim/cluster_spec.hpp"
 #include "sim/summary_bitset.hpp"
-#include "sim/span.hpp"
+#include "base/span.hpp"
 
 namespace schedsim {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/tick.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

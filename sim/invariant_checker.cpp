@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/energy.hpp"
-#include "sim/error.hpp"
+#include "world/energy/energy.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "sim/observer.hpp"
-#include "sim/tick.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

@@ -10,7 +10,7 @@
 
 #include "sim/cluster_spec.hpp"
 #include "sim/event_queue.hpp"
-#include "sim/tick.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/job.hpp"
-#include "sim/tick.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim {

@@ -10,7 +10,7 @@
 #include "sim/job.hpp"
 #include "sim/job_view.hpp"
 #include "sim/snapshot_archive.hpp"
-#include "sim/span.hpp"
+#include "base/span.hpp"
 
 namespace schedsim {
 

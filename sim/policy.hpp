@@ -13,7 +13,7 @@
 #include "sim/job.hpp"
 #include "sim/job_view.hpp"
 #include "sim/physics.hpp"
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 #include "sim/snapshot_archive.hpp"
 
 namespace schedsim {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
-#include "sim/failure_model.hpp"
-#include "sim/thermal.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
+#include "world/failures/failure_model.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim {
 namespace {

@@ -18,7 +18,7 @@
 #include "sim/event_queue.hpp"
 #include "sim/job.hpp"
 #include "sim/job_source.hpp"
-#include "sim/market.hpp"
+#include "world/market/market.hpp"
 #include "sim/observer.hpp"
 #include "sim/physics.hpp"
 #include "sim/policy.hpp"

@@ -8,8 +8,8 @@
 // progress) and the compute device-time since the mark to lost_device_us.
 #include <algorithm>
 
-#include "sim/error.hpp"
-#include "sim/failure_model.hpp"
+#include "base/error.hpp"
+#include "world/failures/failure_model.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim {

@@ -8,8 +8,8 @@
 // apply_start).
 #include <algorithm>
 
-#include "sim/error.hpp"
-#include "sim/market.hpp"
+#include "base/error.hpp"
+#include "world/market/market.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim {

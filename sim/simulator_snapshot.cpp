@@ -7,23 +7,23 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "sim/cluster_physics.hpp"
+#include "world/physics/cluster_physics.hpp"
 #include "sim/cluster_state.hpp"
-#include "sim/comm_model.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/energy.hpp"
+#include "world/physics/comm_model.hpp"
+#include "world/geography/datacenters.hpp"
+#include "world/energy/energy.hpp"
 #include "sim/event_queue.hpp"
-#include "sim/failure_model.hpp"
+#include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
-#include "sim/market.hpp"
-#include "sim/market_meter.hpp"
+#include "world/market/market.hpp"
+#include "world/market/market_meter.hpp"
 #include "sim/metrics.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 #include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "sim/summary_bitset.hpp"
-#include "sim/thermal.hpp"
-#include "sim/thermal_meter.hpp"
+#include "world/thermal/thermal.hpp"
+#include "world/thermal/thermal_meter.hpp"
 
 namespace schedsim {
 

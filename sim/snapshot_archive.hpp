@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/error.hpp"
-#include "sim/tick.hpp"
+#include "base/error.hpp"
+#include "base/tick.hpp"
 
 namespace schedsim {
 

@@ -1,6 +1,6 @@
 #include "sim/training_plan.hpp"
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 
 namespace schedsim {
 

@@ -11,12 +11,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/accelerator_catalogue.hpp"
 #include "sim/job.hpp"
 
 namespace schedsim {
 
 class ConfigNode;
+// Declared in world/physics/accelerator_catalogue.hpp (a higher layer; sim/ does not include it).
+struct AcceleratorSpec;
 
 // A job class's `plan:` as written: `auto` (the planner's fastest fitting plan for the
 // devices offered), `data_parallel` (no plan: the workload profile's whole-model data

@@ -3,7 +3,7 @@
 #include <map>
 #include <sstream>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/csv_table.hpp"
 
 namespace schedsim {

@@ -7,7 +7,7 @@
 #include <functional>
 #include <unordered_map>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/readers.hpp"
 #include "traces/time_parse.hpp"
 

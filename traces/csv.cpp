@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cstring>
 
-#include "sim/error.hpp"
-#include "sim/text_checks.hpp"
+#include "base/error.hpp"
+#include "base/text_checks.hpp"
 
 namespace schedsim {
 

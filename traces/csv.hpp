@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/line_reader.hpp"
 
 namespace schedsim {

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

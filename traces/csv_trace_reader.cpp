@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/readers.hpp"
 
 namespace schedsim {

@@ -5,7 +5,7 @@
 #include <limits>
 #include <numeric>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/csv.hpp"
 
 namespace schedsim {

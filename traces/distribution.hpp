@@ -9,8 +9,8 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
-#include "sim/rng.hpp"
+#include "base/config_node.hpp"
+#include "base/rng.hpp"
 
 namespace schedsim {
 

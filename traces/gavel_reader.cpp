@@ -5,8 +5,8 @@
 // in steps; the throughput matrix turns it into seconds on a reference device type.
 #include <cmath>
 
-#include "sim/error.hpp"
-#include "sim/throughput_matrix.hpp"
+#include "base/error.hpp"
+#include "world/physics/throughput_matrix.hpp"
 #include "traces/csv.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/readers.hpp"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

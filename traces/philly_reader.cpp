@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/error.hpp"
-#include "sim/json_errors.hpp"
+#include "base/error.hpp"
+#include "base/json_errors.hpp"
 #include "traces/csv.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/readers.hpp"

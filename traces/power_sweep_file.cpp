@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/csv_table.hpp"
 
 namespace schedsim {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "sim/power_cap.hpp"
+#include "world/power_caps/power_cap.hpp"
 
 namespace schedsim {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/csv_table.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/time_parse.hpp"

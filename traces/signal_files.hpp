@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 
 namespace schedsim {
 

@@ -4,7 +4,7 @@
 // is whole (times may have fractions).
 #include <cmath>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/csv.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/readers.hpp"

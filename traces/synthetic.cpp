@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "sim/job_source.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/distribution.hpp"
 

@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 

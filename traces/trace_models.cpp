@@ -4,9 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "sim/catalogue_names.hpp"
-#include "sim/error.hpp"
-#include "sim/rng.hpp"
+#include "world/physics/catalogue_names.hpp"
+#include "base/error.hpp"
+#include "base/rng.hpp"
 
 namespace schedsim {
 namespace {

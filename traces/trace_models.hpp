@@ -21,11 +21,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "sim/job.hpp"
-#include "sim/throughput_matrix.hpp"
+#include "world/physics/throughput_matrix.hpp"
 #include "sim/training_plan.hpp"
-#include "sim/workload_profiles.hpp"
+#include "world/physics/workload_profiles.hpp"
 
 namespace schedsim {
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <functional>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "traces/line_reader.hpp"
 #include "traces/trace_models.hpp"
 

@@ -14,7 +14,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "sim/job_source.hpp"
 
 namespace schedsim {

@@ -38,7 +38,7 @@ NAME = "08_coscheduling"
 CONFIG = os.path.join(common.CONFIGS, "coscheduling.yaml")
 TRACE = os.path.join(common.DATA, "azure_llm", "AzureLLMInferenceTrace_conv.csv")
 GPUS_PER_REPLICA = 8  # deployment.tensor_parallel in the config
-H100_IDLE_W = 70.0    # sim/data/accelerators.yaml, H100-SXM idle_w
+H100_IDLE_W = 70.0    # world/physics/data/accelerators.yaml, H100-SXM idle_w
 
 # (nodes of 8 H100, training jobs, their GPU counts, request_copies, max_replicas, seeds)
 SIZES = {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "rl/env/vector_env.hpp"
 

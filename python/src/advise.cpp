@@ -3,8 +3,8 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
-#include "experiments/advise_output.hpp"
-#include "experiments/advise_config.hpp"
+#include "app/advise_output.hpp"
+#include "app/advise_config.hpp"
 
 namespace schedsim::python {
 

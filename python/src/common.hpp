@@ -8,7 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 namespace schedsim {
 struct JobColumns;  // experiments/job_columns.hpp

@@ -16,7 +16,7 @@
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
 #include "rl/env/worker_pool.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::python {

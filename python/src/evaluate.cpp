@@ -17,16 +17,16 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
-#include "experiments/compare.hpp"
-#include "experiments/job_columns.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/svg_plot.hpp"
+#include "app/compare.hpp"
+#include "app/job_columns.hpp"
+#include "app/runner.hpp"
+#include "base/svg_plot.hpp"
 #include "policy_bridge.hpp"
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
 #include "rl/env/mdp.hpp"
-#include "sim/cluster_physics.hpp"
-#include "sim/error.hpp"
+#include "world/physics/cluster_physics.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 
 namespace schedsim::python {

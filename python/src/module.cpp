@@ -10,10 +10,10 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
-#include "experiments/ledger.hpp"
-#include "experiments/runner.hpp"
+#include "app/ledger.hpp"
+#include "app/runner.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::python {
 

@@ -6,8 +6,8 @@
 #include <pybind11/stl.h>
 
 #include "policies/queue_order.hpp"
-#include "sim/error.hpp"
-#include "sim/thermal.hpp"
+#include "base/error.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim::python {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "policies/queue_order.hpp"
-#include "sim/datacenters.hpp"
-#include "sim/error.hpp"
+#include "world/geography/datacenters.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
-#include "sim/thermal.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim::rl {
 

@@ -13,7 +13,7 @@
 #include "policies/placement.hpp"
 #include "policies/queue_order.hpp"
 #include "rl/env/scheduling_env.hpp"
-#include "sim/cluster_physics.hpp"
+#include "world/physics/cluster_physics.hpp"
 #include "sim/policy.hpp"
 
 namespace schedsim {

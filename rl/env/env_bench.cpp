@@ -6,7 +6,7 @@
 
 #include "rl/env/default_rl_scenario.hpp"
 #include "rl/env/vector_env.hpp"
-#include "sim/rng.hpp"
+#include "base/rng.hpp"
 
 namespace schedsim::rl {
 

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 namespace schedsim::rl {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "policies/information.hpp"
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 
 namespace schedsim {
 struct ScenarioConfig;

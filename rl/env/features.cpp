@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "policies/queue_order.hpp"
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 #include "sim/simulator.hpp"
-#include "sim/thermal.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim::rl {
 

@@ -1,6 +1,6 @@
 #include "rl/env/mdp.hpp"
 
-#include "sim/thermal.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim::rl {
 

@@ -3,15 +3,15 @@
 #include <cmath>
 #include <cstring>
 
-#include "experiments/simulation_setup.hpp"
+#include "scenario/simulation_setup.hpp"
 #include "rl/env/candidates.hpp"
 #include "rl/env/features.hpp"
 #include "rl/env/mdp.hpp"
-#include "sim/energy.hpp"
+#include "world/energy/energy.hpp"
 #include "sim/invariant_checker.hpp"
-#include "sim/signals.hpp"
+#include "base/signals.hpp"
 #include "sim/simulator.hpp"
-#include "sim/thermal.hpp"
+#include "world/thermal/thermal.hpp"
 
 namespace schedsim::rl {
 

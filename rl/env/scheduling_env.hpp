@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "rl/env/env_config.hpp"
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 #include "sim/observer.hpp"
 #include "sim/policy.hpp"
 

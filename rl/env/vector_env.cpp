@@ -4,7 +4,7 @@
 #include <functional>
 
 #include "rl/env/worker_pool.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::rl {
 

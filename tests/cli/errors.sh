@@ -1,7 +1,7 @@
 #!/bin/sh
 # docs/errors.md must match what the CLI does: runs schedsim for an example of each class
 # of error and checks the exact message (stderr) and exit status. Internal errors
-# (status 3) cannot be caused from the command line: tests/experiments/test_cli_errors.cpp
+# (status 3) cannot be caused from the command line: tests/app/test_cli_errors.cpp
 # checks their message and status.
 # Usage: errors.sh SCHEDSIM WORKDIR
 cli=$1

@@ -1,7 +1,7 @@
 // libFuzzer target: the scenario loader (YAML text -> ScenarioConfig with every section
 // validated), then the resolved document. Only InputError may come out; files the
 // document names are looked up relative to the temp folder and are normally absent.
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

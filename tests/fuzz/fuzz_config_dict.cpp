@@ -12,9 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/scenario.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
-#include "sim/config_node.hpp"
+#include "base/config_node.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 using namespace schedsim;

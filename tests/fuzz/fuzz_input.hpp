@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::fuzz {
 

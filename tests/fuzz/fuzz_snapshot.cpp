@@ -15,8 +15,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "tests/fuzz/fuzz_input.hpp"

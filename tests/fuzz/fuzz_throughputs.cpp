@@ -1,6 +1,6 @@
 // libFuzzer target: the Gavel-style throughput matrix (JSON) that the gavel reader and
 // the physics model load.
-#include "sim/throughput_matrix.hpp"
+#include "world/physics/throughput_matrix.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 using namespace schedsim;

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "parallelism/planner.hpp"
-#include "sim/comm_model.hpp"
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "world/physics/comm_model.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 
 namespace schedsim {
 namespace {

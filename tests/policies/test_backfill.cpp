@@ -6,7 +6,7 @@
 #include "policies/las.hpp"
 #include "policies/queue_policy.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

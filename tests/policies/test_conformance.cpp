@@ -8,8 +8,8 @@
 #include <map>
 #include <sstream>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"

@@ -5,10 +5,10 @@
 #include <set>
 #include <sstream>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

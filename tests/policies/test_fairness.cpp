@@ -8,7 +8,7 @@
 
 #include "policies/queue_policy.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

@@ -8,7 +8,7 @@
 #include "policies/fragmentation.hpp"
 #include "policies/placement.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -8,8 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/queue_order.hpp"
 #include "policies/gavel.hpp"
 #include "policies/registry.hpp"

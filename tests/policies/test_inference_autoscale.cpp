@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "test_support.hpp"
 
@@ -96,7 +96,7 @@ TEST_CASE("inference: the predictive autoscaler provisions from the forecast cur
 
 #include <yaml-cpp/yaml.h>
 
-#include "experiments/compare.hpp"
+#include "app/compare.hpp"
 #include "first_fit_policy.hpp"
 
 namespace {
@@ -400,7 +400,7 @@ TEST_CASE("world: every policy of `compare all` runs in the same world and the w
 #include <filesystem>
 #include <sstream>
 
-#include "experiments/snapshot_run.hpp"
+#include "app/snapshot_run.hpp"
 #include "sim/snapshot_archive.hpp"
 
 namespace {
@@ -543,7 +543,7 @@ TEST_CASE("world: snapshots of a run with a request-level service are refused be
 
 // ---- Request-level services from YAML: the serving engine inside the run. ----
 
-#include "experiments/request_service.hpp"
+#include "serving/request_service.hpp"
 
 namespace {
 

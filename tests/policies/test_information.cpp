@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/compare.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/compare.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/information.hpp"
 #include "policies/registry.hpp"
 #include "rl/env/env_config.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

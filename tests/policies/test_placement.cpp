@@ -9,7 +9,7 @@
 
 #include "policies/placement.hpp"
 #include "sim/cluster_state.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 using namespace schedsim;
 

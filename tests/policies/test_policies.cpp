@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 using namespace schedsim;
 

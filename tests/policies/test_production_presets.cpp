@@ -5,7 +5,7 @@
 
 #include "policies/registry.hpp"
 #include "policies/reservation.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

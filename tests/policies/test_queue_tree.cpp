@@ -5,13 +5,13 @@
 #include <cmath>
 #include <map>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_tree.hpp"
 #include "policies/queue_tree_policy.hpp"
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

@@ -6,14 +6,14 @@
 #include <cmath>
 #include <map>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_policy.hpp"
 #include "policies/registry.hpp"
 #include "policies/slurm_priority.hpp"
 #include "sim/cluster_state.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

@@ -9,10 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
-#include "sim/datacenters.hpp"
+#include "world/geography/datacenters.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

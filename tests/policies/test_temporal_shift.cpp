@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "policies/temporal_shift.hpp"
 #include "sim/simulator.hpp"

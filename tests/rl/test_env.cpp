@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "experiments/scenario.hpp"
-#include "experiments/simulation_setup.hpp"
+#include "scenario/scenario.hpp"
+#include "scenario/simulation_setup.hpp"
 #include "rl/env/candidates.hpp"
-#include "sim/cluster_physics.hpp"
+#include "world/physics/cluster_physics.hpp"
 #include "rl/env/env_bench.hpp"
 #include "rl/env/features.hpp"
 #include "rl/env/mdp.hpp"
 #include "rl/env/scheduling_env.hpp"
 #include "rl/env/vector_env.hpp"
-#include "sim/error.hpp"
-#include "sim/rng.hpp"
+#include "base/error.hpp"
+#include "base/rng.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "rl/learner.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "tests/rl/toy_env.hpp"
 
 using namespace schedsim;

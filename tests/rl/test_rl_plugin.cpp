@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "rl/rl_plugin.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 
 using namespace schedsim;

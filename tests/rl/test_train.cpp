@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "experiments/runner.hpp"
+#include "app/runner.hpp"
 #include "rl/learner.hpp"
 #include "rl/train_command.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 using namespace schedsim;
 using namespace schedsim::rl;

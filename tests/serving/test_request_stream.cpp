@@ -10,7 +10,7 @@
 #include "serving/request_stream.hpp"
 #include "serving/serving_config.hpp"
 #include "serving/serving_metrics.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 
 using namespace schedsim;

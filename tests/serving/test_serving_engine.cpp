@@ -13,7 +13,7 @@
 
 #include "serving/roofline.hpp"
 #include "serving/serving_engine.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 
 namespace schedsim::serving {
 namespace {

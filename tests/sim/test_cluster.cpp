@@ -4,7 +4,7 @@
 #include <set>
 
 #include "sim/cluster_state.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/summary_bitset.hpp"
 
 using namespace schedsim;

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/snapshot_archive.hpp"
 

@@ -4,9 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include "policies/registry.hpp"
-#include "sim/comm_model.hpp"
-#include "sim/energy.hpp"
-#include "sim/error.hpp"
+#include "world/physics/comm_model.hpp"
+#include "world/energy/energy.hpp"
+#include "base/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

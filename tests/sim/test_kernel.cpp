@@ -3,8 +3,8 @@
 #include <functional>
 
 #include "policies/registry.hpp"
-#include "sim/error.hpp"
-#include "sim/failure_model.hpp"
+#include "base/error.hpp"
+#include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/compare.hpp"
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
+#include "app/compare.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "first_fit_policy.hpp"
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "sim/invariant_checker.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner.hpp"
-#include "experiments/trace_inspect.hpp"
-#include "sim/error.hpp"
+#include "app/runner.hpp"
+#include "app/trace_inspect.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/signal_files.hpp"

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "sim/throughput_matrix.hpp"
+#include "world/physics/throughput_matrix.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 

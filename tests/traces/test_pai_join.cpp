@@ -11,9 +11,9 @@
 #include <sstream>
 #include <thread>
 
-#include "experiments/trace_inspect.hpp"
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "app/trace_inspect.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/temp_files.hpp"

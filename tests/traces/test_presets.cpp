@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "traces/synthetic.hpp"
 

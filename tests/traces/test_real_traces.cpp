@@ -3,8 +3,8 @@
 
 #include <filesystem>
 
-#include "experiments/trace_inspect.hpp"
-#include "sim/error.hpp"
+#include "app/trace_inspect.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/cluster_inventory.hpp"

@@ -2,8 +2,8 @@
 // real file layouts, errors naming file and line, and alignment on the real 2023 files.
 #include <catch2/catch.hpp>
 
-#include "sim/error.hpp"
-#include "sim/signals.hpp"
+#include "base/error.hpp"
+#include "base/signals.hpp"
 #include "test_support.hpp"
 #include "traces/signal_files.hpp"
 #include "traces/time_parse.hpp"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <map>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "traces/synthetic.hpp"
 

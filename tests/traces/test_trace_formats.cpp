@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/time_parse.hpp"

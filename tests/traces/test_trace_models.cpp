@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "experiments/runner.hpp"
-#include "experiments/scenario.hpp"
-#include "sim/error.hpp"
+#include "app/runner.hpp"
+#include "scenario/scenario.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "traces/trace_models.hpp"
 

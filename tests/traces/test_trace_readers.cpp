@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "sim/error.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_source.hpp"

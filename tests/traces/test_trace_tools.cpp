@@ -4,9 +4,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "experiments/scenario.hpp"
-#include "experiments/trace_inspect.hpp"
-#include "sim/error.hpp"
+#include "scenario/scenario.hpp"
+#include "app/trace_inspect.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "trace_test_util.hpp"
 #include "traces/cluster_inventory.hpp"

@@ -6,8 +6,8 @@
 #include <sstream>
 #include <thread>
 
-#include "sim/config_node.hpp"
-#include "sim/error.hpp"
+#include "base/config_node.hpp"
+#include "base/error.hpp"
 #include "test_support.hpp"
 #include "traces/trace_windows.hpp"
 #include "traces/workload_config.hpp"
