@@ -22,6 +22,7 @@
 #include "sim/observer.hpp"
 #include "sim/physics.hpp"
 #include "sim/policy.hpp"
+#include "sim/world_process.hpp"
 
 namespace schedsim {
 
@@ -94,6 +95,9 @@ class Simulator {
   Simulator& operator=(const Simulator&) = delete;
 
   void add_observer(Observer& observer) { observers_.push_back(&observer); }
+  // Registers a world process (sim/world_process.hpp) before the run starts; the
+  // registration order is the order its hooks run in. Must outlive the simulator.
+  void add_process(WorldProcess& process);
 
   // Runs until no event is left. Throws InputError (bad workload), PolicyError (illegal
   // action, or jobs left waiting forever) and InvariantError (a kernel bug).
@@ -160,6 +164,7 @@ class Simulator {
   void snapshot(SnapshotArchive& ar);
 
  private:
+  friend class WorldContext;
   enum EventKind : std::uint32_t {
     kArrival = 1,
     kCompletion = 2,
