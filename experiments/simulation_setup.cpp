@@ -82,8 +82,8 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
       load.push_back(scenario.energy->load_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
     }
     thermal_ = std::make_unique<ThermalModel>(std::move(sites), scenario.origin_utc_us(), std::move(load), device_speed_);
-    options_.thermal = thermal_.get();
-    options_.device_speed = &thermal_->device_speed();
+    thermal_process_ = std::make_unique<ThermalProcess>(*thermal_);
+    options_.device_speed = nullptr;  // the thermal process's rate factor includes the caps
   }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
@@ -99,7 +99,10 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   if (used_) throw InvariantError("SimulationSetup::make_simulator called twice: the job source is consumed by the first run");
   used_ = true;
-  return std::make_unique<Simulator>(cluster_, *source_, policy, options_);
+  auto sim = std::make_unique<Simulator>(cluster_, *source_, policy, options_);
+  // World processes, in the order their hooks ran before they were processes.
+  if (thermal_process_) sim->add_process(*thermal_process_);
+  return sim;
 }
 
 std::unique_ptr<EnergyMeter> SimulationSetup::make_energy_meter(const Simulator& sim) const {

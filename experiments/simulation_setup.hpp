@@ -19,6 +19,7 @@
 #include "sim/simulator.hpp"
 #include "sim/thermal.hpp"
 #include "sim/topology.hpp"
+#include "world/thermal/thermal_process.hpp"
 
 namespace schedsim {
 
@@ -71,6 +72,7 @@ class SimulationSetup {
   std::vector<int> node_rack_;
   std::vector<double> device_speed_;  // power caps
   std::unique_ptr<ThermalModel> thermal_;
+  std::unique_ptr<ThermalProcess> thermal_process_;  // registered with the simulator
   SimulatorOptions options_;
   bool used_ = false;
 };

@@ -7,7 +7,6 @@
 #include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/failure_model.hpp"
-#include "sim/thermal.hpp"
 
 namespace schedsim {
 namespace {
@@ -67,7 +66,6 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.signals_ = options_.signals;
   view_.geography_ = options_.geography;
   view_.market_ = options_.market;
-  view_.thermal_ = options_.thermal;
   policy_.on_run_start(view_);
 }
 
@@ -697,7 +695,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
   stall(a.job, cost_s + relocation_s);
-  if (!options_.physics && (options_.failures || options_.device_speed)) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
+  if (!options_.physics && (options_.failures || options_.device_speed || !rate_procs_.empty())) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
   if (j.stall_event == 0) begin_compute(a.job);
   for (Observer* o : observers_) o->on_job_start(j);
 }
@@ -741,37 +739,6 @@ void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t 
   if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
 }
 
-void Simulator::apply_set_cooling(const Action& a, std::size_t index) {
-  if (!options_.thermal) reject(index, a, "the scenario has no thermal model (add `thermal:` under `energy:` or under each datacenter)");
-  if (a.num_devices != 0) reject(index, a, "a set-point action names no devices");
-  const std::string problem = options_.thermal->setpoint_problem(a.job, a.value);
-  if (!problem.empty()) reject(index, a, problem);
-  ++stats_.actions;
-  if (options_.thermal->set_setpoint(a.job, a.value)) rerate_thermal();
-}
-
-void Simulator::rerate_thermal() {
-  for (JobSlot slot = running_.head; slot != kNoJob; slot = jobs_[static_cast<std::size_t>(slot)].next_in_list) {
-    JobState& j = jobs_[static_cast<std::size_t>(slot)];
-    if (j.status != JobStatus::kRunning) continue;  // a stopping job makes no progress
-    bool hit = false;
-    for (DeviceId d : j.devices) hit = hit || options_.thermal->speed_changed(d);
-    if (!hit) continue;
-    if (options_.physics) changed_.push_back(slot);  // the rate update at the instant's end applies the new factor
-    else set_rate(slot, rate_factor(j));
-  }
-}
-
-// The next step is scheduled only when a live event lies at or after it, so a run still
-// ends at its last real event (the step is renewed at every instant until then).
-void Simulator::schedule_thermal_step() {
-  if (thermal_step_pending_ || queue_.empty()) return;
-  const Tick next = options_.thermal->next_change(now_);
-  if (next == Tick::max() || next > queue_.next_time()) return;
-  queue_.schedule(next, kThermalStep, 0);
-  thermal_step_pending_ = true;
-}
-
 void Simulator::apply(const ActionBatch& batch) {
   if (!paused_) throw InvariantError("Simulator::apply called outside a decision point");
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -781,7 +748,7 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
       case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
-      case ActionKind::kSetCooling: apply_set_cooling(a, i); break;
+      case ActionKind::kSetCooling: apply_world_action(a, batch.devices(a), i); break;
       case ActionKind::kBind: apply_bind(a, batch.devices(a), i); break;
       case ActionKind::kUnbind: apply_unbind(a, i); break;
     }
@@ -804,13 +771,15 @@ void Simulator::update_rates() {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
     touched_.push_back(slot);  // its compute utilization may change with an equal rate
-    set_rate(slot, options_.failures || options_.device_speed ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
+    set_rate(slot, options_.failures || options_.device_speed || !rate_procs_.empty() ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
 
 void Simulator::finish_instant(bool instant_over) {
   if (instant_over && !changed_.empty()) update_rates();
-  if (instant_over && options_.thermal) schedule_thermal_step();
+  if (instant_over) {
+    for (WorldProcess* p : end_instant_procs_) p->end_of_instant(ctx_);
+  }
   for (Observer* o : observers_) o->after_event(*this);
   touched_.clear();
   joined_running_.clear();
@@ -830,10 +799,7 @@ bool Simulator::advance() {
     pull_next_arrival();
     if (options_.failures) start_failures();
     if (options_.market) start_market();
-    if (options_.thermal) {
-      options_.thermal->update(now_);
-      schedule_thermal_step();
-    }
+    for (WorldProcess* p : start_procs_) p->start(ctx_);
   }
   bool boundary = true;  // between instants: the previous one is over
   while (!queue_.empty()) {
@@ -860,12 +826,12 @@ bool Simulator::advance() {
       case kUnitFailure: handle_unit_failure(e); break;
       case kUnitRepair: handle_unit_repair(e); break;
       case kSpotChange: handle_spot_change(e); break;
-      case kThermalStep:
-        thermal_step_pending_ = false;
-        if (options_.thermal->update(now_)) rerate_thermal();
-        dirty_ = true;  // a decision point, like a signal change: set-points may be revisited
-        break;
-      default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
+      default:
+        if (WorldProcess* p = event_owner(e.kind)) {
+          p->handle(ctx_, e);
+          break;
+        }
+        throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;
     const bool instant_over = queue_.empty() || queue_.next_time() != now_;

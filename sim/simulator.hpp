@@ -29,7 +29,6 @@ namespace schedsim {
 class FailureModel;
 class Geography;
 class SnapshotArchive;
-class ThermalModel;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -57,10 +56,8 @@ struct SimulatorOptions {
   // outlive the simulator. `market_seed` seeds the spot on/off model.
   const Market* market = nullptr;
   std::uint64_t market_seed = 0;
-  // Thermal and cooling (sim/thermal.hpp): outside temperature steps become events and
-  // decision points, set-point actions are accepted, and device_speed must point at the
-  // model's device_speed() (power caps x throttle). nullptr = no thermal model.
-  ThermalModel* thermal = nullptr;
+  // Thermal and cooling, datacenters, inference holds and power caps are world
+  // processes (world/*/): registered with Simulator::add_process, not options.
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -177,7 +174,7 @@ class Simulator {
     kUnitRepair = 8,
     kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
     kSpotChange = 10,  // a spot offer's availability changes (sim/simulator_market.cpp); arg = index into spot_
-    kThermalStep = 11,  // an outside temperature steps (sim/thermal.hpp)
+    kThermalStep = 11,  // an outside temperature steps (world/thermal/thermal_process.hpp)
   };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
@@ -194,7 +191,10 @@ class Simulator {
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
-  void apply_set_cooling(const Action& a, std::size_t index);
+  // An action of a kind a world process handles (cooling set-point).
+  void apply_world_action(const Action& a, Span<DeviceId> devices, std::size_t index);
+  // The process that handles events of `kind`, or null.
+  WorldProcess* event_owner(std::uint32_t kind) const;
   void apply_bind(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_unbind(const Action& a, std::size_t index);
   void start_job(JobSlot slot, Span<DeviceId> devices);
@@ -203,10 +203,6 @@ class Simulator {
   void lose_bound_device(JobSlot slot, DeviceId d);
   // "0-3, 8" (ids in the given order, runs of consecutive ids joined).
   static std::string device_list(Span<DeviceId> devices);
-  // Thermal model: new rates for running jobs on devices whose speed changed, and the
-  // next outside-temperature step scheduled while anything happens after it.
-  void rerate_thermal();
-  void schedule_thermal_step();
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
   double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
@@ -309,7 +305,12 @@ class Simulator {
   std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
   std::vector<SpotOffer> spot_;         // market: the spot offers' availability state
   std::vector<char> device_reclaimed_;  // market: device taken back by its provider
-  bool thermal_step_pending_ = false;
+  // World processes (sim/world_process.hpp): all, and by hook, in registration order.
+  std::vector<WorldProcess*> processes_, start_procs_, rate_procs_, veto_procs_, overhead_procs_, end_instant_procs_, snapshot_procs_;
+  std::vector<std::pair<std::uint32_t, WorldProcess*>> event_procs_;
+  std::vector<std::pair<ActionKind, WorldProcess*>> action_procs_;
+  ExposedModels exposed_;  // what the processes show policies (filled by add_process)
+  WorldContext ctx_{*this};
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

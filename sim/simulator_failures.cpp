@@ -26,6 +26,7 @@ double Simulator::rate_factor(const JobState& j) const {
     for (DeviceId d : j.devices) slowest = std::min(slowest, (*options_.device_speed)[static_cast<std::size_t>(d)]);
     f *= slowest;
   }
+  for (WorldProcess* p : rate_procs_) f *= p->rate_factor(j);  // throttling (world processes)
   return f;
 }
 

@@ -22,8 +22,6 @@
 #include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "sim/summary_bitset.hpp"
-#include "sim/thermal.hpp"
-#include "sim/thermal_meter.hpp"
 
 namespace schedsim {
 
@@ -242,8 +240,10 @@ void Simulator::snapshot(SnapshotArchive& ar) {
                "spot offer " + std::to_string(offer) + " has " + std::to_string(o.available) + " devices available of " + std::to_string(devices));
     }
   }
-  ar(device_reclaimed_, thermal_step_pending_);
-  if (options_.thermal) options_.thermal->snapshot(ar);
+  ar(device_reclaimed_);
+  for (WorldProcess* p : snapshot_procs_) {
+    if (p->snapshot_slot() == SnapshotSlot::kAfterDeviceTable) p->snapshot(ar);  // thermal
+  }
   if (options_.physics) options_.physics->snapshot(ar);
   if (options_.failures) options_.failures->snapshot(ar);
   if (ar.loading()) {
@@ -407,8 +407,13 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
       case kUnitFailure:
       case kUnitRepair: ar.check(e.arg >= 0 && e.arg < units, ev + " is about failure unit " + std::to_string(e.arg) + " of " + std::to_string(units)); break;
       case kSpotChange: ar.check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < spot_.size(), ev + " is about spot offer " + std::to_string(e.arg) + " of " + std::to_string(spot_.size())); break;
-      case kThermalStep: ar.check(options_.thermal != nullptr, ev + " belongs to the thermal model, which this scenario does not have"); break;
-      default: ar.reject(ev + " is of no known kind");
+      default:
+        if (const WorldProcess* p = event_owner(e.kind)) {
+          p->check_event(ctx_, ar, e, ev);
+          break;
+        }
+        if (e.kind == kThermalStep) ar.reject(ev + " belongs to the thermal model, which this scenario does not have");
+        ar.reject(ev + " is of no known kind");
     }
   });
   ar.check(arrivals == (has_next_job_ ? 1U : 0U), "it has " + std::to_string(arrivals) + " arrival events and " + (has_next_job_ ? "a" : "no") + " next job");
@@ -566,20 +571,6 @@ void InvariantChecker::snapshot(SnapshotArchive& ar) {
 }
 
 void SpotCursor::snapshot(SnapshotArchive& ar) { ar(rng_, initial_, current_, t_, up_); }
-
-void ThermalModel::snapshot(SnapshotArchive& ar) {
-  ar.section("thermal model");
-  ar(load_, base_speed_, speed_, changed_);
-  ar.io_each(state_, [&](SiteState& st) { ar(st.outside_c, st.setpoint_c, st.supply_c, st.pue, st.cooling_fraction, st.changes); });
-}
-
-void ThermalMeter::snapshot(SnapshotArchive& ar) {
-  ar.section("thermal meter");
-  ar.io_each(sites_, [&](Site& st) {
-    ar(st.pue, st.outside_c, st.setpoint_c, st.throttled_busy, st.max_pue, st.outside_cs, st.setpoint_cs, st.throttled_device_s);
-  });
-  ar(last_);
-}
 
 void MarketMeter::snapshot(SnapshotArchive& ar) {
   ar.section("market meter");

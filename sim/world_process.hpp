@@ -37,6 +37,8 @@ namespace schedsim {
 class SnapshotArchive;
 class Simulator;
 struct SimulatorStats;
+class Geography;
+class ThermalModel;
 
 // Event kinds. The numbers are part of the snapshot format and of event order: a process
 // keeps the kinds its feature used before it became a process. Kernel kinds are 1, 2, 3
@@ -113,6 +115,15 @@ struct StartOverhead {
 // kAfterDeviceTable processes (thermal), the physics model, then kAfterPhysics (failures).
 enum class SnapshotSlot : std::uint8_t { kBeforeDeviceTable, kAfterDeviceTable, kAfterPhysics };
 
+// (added: worlds) What a process shows policies through SchedulerView (geography(),
+// thermal(), service_devices()); filled at registration (WorldProcess::expose).
+struct ExposedModels {
+  const Geography* geography = nullptr;
+  const ThermalModel* thermal = nullptr;
+  const std::vector<std::vector<DeviceId>>* service_devices = nullptr;  // by service
+  int num_sites = 0;  // datacenters (JobState::site < this), 0 for one cluster
+};
+
 // What a process may see and do. Only the kernel makes one (its methods are defined in
 // sim/simulator*.cpp); a process receives it in every hook.
 class WorldContext {
@@ -178,6 +189,15 @@ class WorldContext {
   void clear_reason(DeviceId d, DeviceReasons reason);
   DeviceReasons reasons(DeviceId d) const;
 
+  // (added: worlds) The datacenter a job's state (checkpoint, data) lives in:
+  // JobState::site, which the geography process keeps and the market meter reads.
+  void set_site(JobSlot slot, int site);
+  // (added: worlds) Devices held by a holder that is no job (an inference service, owner
+  // code Simulator::service_owner(s)): hold_devices takes free devices, release_held
+  // gives them back (a device out of service goes to the failed state, not free).
+  void hold_devices(Span<DeviceId> devices, std::int64_t owner);
+  void release_held(Span<DeviceId> devices, std::int64_t owner);
+
  private:
   Simulator* sim_;
 };
@@ -199,6 +219,7 @@ class WorldProcess {
     kEndOfInstant = 1U << 10,
     kSnapshot = 1U << 11,
     kCheckpointMarks = 1U << 12,   // checkpoint_marks_kept()
+    kHeldDevices = 1U << 13,       // (added: worlds) lose_held_device(): it holds devices as a non-job holder
   };
 
   virtual ~WorldProcess() = default;
@@ -244,6 +265,12 @@ class WorldProcess {
   virtual void snapshot(SnapshotArchive&) {}
   virtual void check_restored(const WorldContext&, SnapshotArchive&) const {}
   virtual void check_event(const WorldContext&, SnapshotArchive&, const Event&, const std::string& /*what*/) const {}
+  // (added: worlds) kHeldDevices: device `d`, held under a non-job owner code (an
+  // inference service), went out of service: the holder gives it up at once (release_held).
+  virtual void lose_held_device(WorldContext&, DeviceId /*d*/) {}
+  // (added: worlds) Called once at registration, whatever hooks(): the models it shows
+  // policies (SchedulerView) and meters.
+  virtual void expose(ExposedModels&) const {}
 };
 
 }  // namespace schedsim
