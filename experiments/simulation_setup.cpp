@@ -56,7 +56,7 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     geo.allowed_home_only = scenario.datacenters->allowed_home_only;
     geo.seed = seed;
     geography_ = std::make_unique<Geography>(cluster_, std::move(sites), scenario.datacenters->wan(), geo);
-    options_.geography = geography_.get();
+    geography_process_ = std::make_unique<GeographyProcess>(*geography_);
     // Policies that read one signal (e.g. carbon-aware without a geography-aware base) see the first site's.
     options_.signals = geography_->site(0).signals;
   }
@@ -101,6 +101,7 @@ std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   used_ = true;
   auto sim = std::make_unique<Simulator>(cluster_, *source_, policy, options_);
   // World processes, in the order their hooks ran before they were processes.
+  if (geography_process_) sim->add_process(*geography_process_);
   if (thermal_process_) sim->add_process(*thermal_process_);
   return sim;
 }

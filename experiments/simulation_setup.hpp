@@ -19,6 +19,7 @@
 #include "sim/simulator.hpp"
 #include "sim/thermal.hpp"
 #include "sim/topology.hpp"
+#include "world/geography/geography_process.hpp"
 #include "world/thermal/thermal_process.hpp"
 
 namespace schedsim {
@@ -67,6 +68,7 @@ class SimulationSetup {
   std::unique_ptr<GridSignals> signals_;
   std::vector<std::unique_ptr<GridSignals>> site_signals_;
   std::unique_ptr<Geography> geography_;
+  std::unique_ptr<GeographyProcess> geography_process_;  // registered with the simulator
   std::unique_ptr<FailureModel> failures_;
   std::unique_ptr<Market> market_;
   std::vector<int> node_rack_;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/datacenters.hpp"
 #include "sim/error.hpp"
 #include "sim/failure_model.hpp"
 
@@ -64,7 +63,6 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
-  view_.geography_ = options_.geography;
   view_.market_ = options_.market;
   policy_.on_run_start(view_);
 }
@@ -449,19 +447,18 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     const std::string problem = options_.physics->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
-  if (options_.geography) {
-    const std::string problem = options_.geography->placement_problem(j.spec, devices);
+  for (const WorldProcess* p : veto_procs_) {  // datacenters
+    const std::string problem = p->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
 }
 
-// Relocation cost of placing `j` on `devices` (sim/datacenters.hpp), and records the new
-// site: a job that ran before keeps its state (checkpoint, data) in the site it last ran in.
-double Simulator::geo_relocation_s(JobState& j, Span<DeviceId> devices) {
-  const int to = options_.geography->site_of_device(devices[0]);
-  const double s = options_.geography->relocation_s(j.site, to);
-  j.site = to;
-  return s;
+// What placing `slot` on `devices` costs beyond the checkpoint restore, by the world
+// processes (a datacenter relocation); they record where the job's state now lives.
+StartOverhead Simulator::start_overhead(JobSlot slot, Span<DeviceId> devices, bool moving) {
+  StartOverhead out;
+  for (WorldProcess* p : overhead_procs_) p->start_overhead(ctx_, slot, devices, moving, out);
+  return out;
 }
 
 void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t index) {
@@ -517,7 +514,7 @@ void Simulator::start_job(JobSlot slot, Span<DeviceId> devices) {
   j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
   placement_changed(slot);
   // Another datacenter than the one holding the checkpoint: WAN transfer plus restart.
-  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
+  const double relocation_s = start_overhead(slot, devices, false).extra_s;
   if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
     j.needs_restart = false;
     stall(slot, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
@@ -658,7 +655,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
-  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
+  const double relocation_s = start_overhead(a.job, devices, true).extra_s;
   account_devices(j);
   if (options_.failures) {
     // The move saves everything: a checkpoint at the current progress.

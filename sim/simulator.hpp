@@ -27,7 +27,6 @@
 namespace schedsim {
 
 class FailureModel;
-class Geography;
 class SnapshotArchive;
 
 // What to do with a job that asks for more devices than the whole cluster has.
@@ -45,9 +44,6 @@ struct SimulatorOptions {
   // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
   // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
   FailureModel* failures = nullptr;
-  // Several datacenters: placements stay inside one allowed datacenter and relocations
-  // pay a WAN checkpoint transfer plus a restart; nullptr = one cluster. Must outlive the simulator.
-  const Geography* geography = nullptr;
   // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
   // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
   const std::vector<double>* device_speed = nullptr;
@@ -204,7 +200,8 @@ class Simulator {
   // "0-3, 8" (ids in the given order, runs of consecutive ids joined).
   static std::string device_list(Span<DeviceId> devices);
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
-  double geo_relocation_s(JobState& j, Span<DeviceId> devices);
+  // The world processes' start overhead of placing `slot` on `devices` (sim/world_process.hpp).
+  StartOverhead start_overhead(JobSlot slot, Span<DeviceId> devices, bool moving);
   void finish_stop(JobSlot slot);
   // A running job gives up its devices (device time accounted) and goes back to the
   // queue: the two halves of a preemption's end and of a failure's requeue.

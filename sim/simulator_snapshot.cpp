@@ -10,7 +10,6 @@
 #include "sim/cluster_physics.hpp"
 #include "sim/cluster_state.hpp"
 #include "sim/comm_model.hpp"
-#include "sim/datacenters.hpp"
 #include "sim/energy.hpp"
 #include "sim/event_queue.hpp"
 #include "sim/failure_model.hpp"
@@ -301,7 +300,7 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   for (std::size_t i = 0; i < slots; ++i) bound_sum += live_[i] == 1 ? jobs_[i].bound_devices.size() : 0;
   ar.check(bound_total_ >= 0 && static_cast<std::size_t>(bound_total_) == bound_sum, "its count of bound devices (" + std::to_string(bound_total_) + ") is not the jobs' " + std::to_string(bound_sum));
   // Each job: enum values, devices owned by it in the cluster state, site, events.
-  const int sites = options_.geography ? options_.geography->num_sites() : 0;
+  const int sites = exposed_.num_sites;  // the datacenters process's, 0 for one cluster
   for (std::size_t i = 0; i < slots; ++i) {
     if (live_[i] != 1) continue;
     const JobState& j = jobs_[i];

@@ -40,6 +40,7 @@ void Simulator::add_process(WorldProcess& process) {
   }
   process.expose(exposed_);
   view_.thermal_ = exposed_.thermal;
+  view_.geography_ = exposed_.geography;
 }
 
 WorldProcess* Simulator::event_owner(std::uint32_t kind) const {
@@ -79,6 +80,8 @@ std::size_t WorldContext::num_running() const { return sim_->num_running_; }
 std::size_t WorldContext::num_pending() const { return sim_->num_pending_; }
 SimulatorStats& WorldContext::stats() { return sim_->stats_; }
 void WorldContext::mark_decision_point() { sim_->dirty_ = true; }
+
+void WorldContext::set_site(JobSlot slot, int site) { sim_->jobs_[static_cast<std::size_t>(slot)].site = site; }
 
 void WorldContext::rate_factor_changed(JobSlot slot) {
   if (sim_->options_.physics) sim_->changed_.push_back(slot);  // the rate update at the instant's end applies the new factor
