@@ -103,6 +103,7 @@ std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   // World processes, in the order their hooks ran before they were processes.
   if (geography_process_) sim->add_process(*geography_process_);
   if (thermal_process_) sim->add_process(*thermal_process_);
+  sim->add_process(inference_process_);  // service holds: any policy may hold devices
   return sim;
 }
 

@@ -20,6 +20,7 @@
 #include "sim/thermal.hpp"
 #include "sim/topology.hpp"
 #include "world/geography/geography_process.hpp"
+#include "world/inference/inference_process.hpp"
 #include "world/thermal/thermal_process.hpp"
 
 namespace schedsim {
@@ -75,6 +76,7 @@ class SimulationSetup {
   std::vector<double> device_speed_;  // power caps
   std::unique_ptr<ThermalModel> thermal_;
   std::unique_ptr<ThermalProcess> thermal_process_;  // registered with the simulator
+  InferenceProcess inference_process_;  // registered with every simulator
   SimulatorOptions options_;
   bool used_ = false;
 };

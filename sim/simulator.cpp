@@ -59,7 +59,7 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
   view_.events_ = &queue_;
-  view_.service_devices_ = &service_devices_;
+  view_.service_devices_ = &no_services_;  // until a holder process registers
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
@@ -699,41 +699,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
 
 const std::vector<DeviceId>& Simulator::service_devices(int s) const {
   static const std::vector<DeviceId> kNone;
-  return s >= 0 && s < num_services() ? service_devices_[static_cast<std::size_t>(s)] : kNone;
-}
-
-// A service's replicas: devices it newly holds must be free; devices it drops are free at
-// once (a replica stops serving without a checkpoint).
-void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index) {
-  const int s = a.job;
-  if (s < 0 || s > 1'000'000) reject(index, a, "no such inference service (index " + std::to_string(s) + ")");
-  if (static_cast<std::size_t>(s) >= service_devices_.size()) service_devices_.resize(static_cast<std::size_t>(s) + 1);
-  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(s)];
-  const std::int64_t owner = service_owner(s);
-  for (DeviceId d : devices) {
-    if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
-    if (cluster_.owner(d) == owner) continue;
-    if (cluster_.is_failed(d)) reject(index, a, why_failed(d));
-    if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
-  }
-  scratch_.assign(devices.begin(), devices.end());
-  std::sort(scratch_.begin(), scratch_.end());
-  if (std::adjacent_find(scratch_.begin(), scratch_.end()) != scratch_.end()) reject(index, a, "a device is listed twice");
-  std::vector<DeviceId> dropped, added;
-  for (DeviceId d : held) {
-    if (!std::binary_search(scratch_.begin(), scratch_.end(), d)) dropped.push_back(d);
-  }
-  for (DeviceId d : scratch_) {
-    if (cluster_.owner(d) != owner) added.push_back(d);
-  }
-  cluster_.release(dropped, owner);
-  for (DeviceId d : dropped) {
-    if (unavailable(d)) cluster_.mark_failed(d);
-  }
-  cluster_.allocate(added, owner);
-  held = scratch_;
-  ++stats_.actions;
-  if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
+  return s >= 0 && s < num_services() ? services()[static_cast<std::size_t>(s)] : kNone;
 }
 
 void Simulator::apply(const ActionBatch& batch) {
@@ -744,7 +710,7 @@ void Simulator::apply(const ActionBatch& batch) {
       case ActionKind::kStart: apply_start(a, batch.devices(a), i); break;
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
-      case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
+      case ActionKind::kHold: apply_world_action(a, batch.devices(a), i); break;
       case ActionKind::kSetCooling: apply_world_action(a, batch.devices(a), i); break;
       case ActionKind::kBind: apply_bind(a, batch.devices(a), i); break;
       case ActionKind::kUnbind: apply_unbind(a, i); break;

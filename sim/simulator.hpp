@@ -132,9 +132,10 @@ class Simulator {
     }
   }
   const std::string& source_name() const { return source_name_; }
-  // Devices held by inference service `s` (ActionBatch::hold); empty when it holds none.
+  // Devices held by inference service `s` (ActionBatch::hold, applied by the inference
+  // process); empty when it holds none or no such process is registered.
   const std::vector<DeviceId>& service_devices(int s) const;
-  int num_services() const { return static_cast<int>(service_devices_.size()); }
+  int num_services() const { return static_cast<int>(services().size()); }
   // ClusterState::owner() of a device held by service `s`.
   static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
   // Since the observers' last after_event: the jobs whose placement, rate, stall or
@@ -186,8 +187,7 @@ class Simulator {
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
-  void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
-  // An action of a kind a world process handles (cooling set-point).
+  // An action of a kind a world process handles (cooling set-point, service hold).
   void apply_world_action(const Action& a, Span<DeviceId> devices, std::size_t index);
   // The process that handles events of `kind`, or null.
   WorldProcess* event_owner(std::uint32_t kind) const;
@@ -225,9 +225,13 @@ class Simulator {
   void commit_checkpoint(JobState& j, const CheckpointMark& mark);
   void fail_job(JobSlot slot, Tick repair_at);
   // A device held by an inference service failed or was taken back by its provider: the
-  // service loses it at once (so the world's meter counts one replica device fewer) and it
-  // becomes unusable.
+  // holder process gives it up at once (so the world's meter counts one replica device
+  // fewer) and it becomes unusable.
   void take_from_service(DeviceId d);
+  // The devices each inference service holds: the holder process's table, or none.
+  const std::vector<std::vector<DeviceId>>& services() const { return exposed_.service_devices ? *exposed_.service_devices : no_services_; }
+  // The holder process's table in the snapshot (SnapshotSlot::kHeldDevices).
+  void snapshot_held(SnapshotArchive& ar);
   void requeue_after_failure(JobSlot slot);
   double rate_factor(const JobState& j) const;
   // Market (sim/simulator_market.cpp).
@@ -299,7 +303,6 @@ class Simulator {
   std::vector<std::pair<JobSlot, double>> new_rates_;
   std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
   std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
-  std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
   std::vector<SpotOffer> spot_;         // market: the spot offers' availability state
   std::vector<char> device_reclaimed_;  // market: device taken back by its provider
   // World processes (sim/world_process.hpp): all, and by hook, in registration order.
@@ -307,6 +310,8 @@ class Simulator {
   std::vector<std::pair<std::uint32_t, WorldProcess*>> event_procs_;
   std::vector<std::pair<ActionKind, WorldProcess*>> action_procs_;
   ExposedModels exposed_;  // what the processes show policies (filled by add_process)
+  WorldProcess* held_proc_ = nullptr;  // kHeldDevices: holds devices under service owner codes
+  std::vector<std::vector<DeviceId>> no_services_;  // services() without a holder process: always empty
   WorldContext ctx_{*this};
   SchedulerView view_;
   SimulatorStats stats_;

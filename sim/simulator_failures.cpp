@@ -203,12 +203,8 @@ void Simulator::handle_unit_repair(const Event& e) {
 }
 
 void Simulator::take_from_service(DeviceId d) {
-  const std::int64_t service = cluster_.owner(d);
-  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(service_owner(0) - service)];
-  held.erase(std::remove(held.begin(), held.end(), d), held.end());
-  const DeviceId gone[] = {d};
-  cluster_.release(Span<DeviceId>(gone, 1), service);
-  cluster_.mark_failed(d);
+  if (!held_proc_) throw InvariantError("device " + std::to_string(d) + " is held by an inference service, but no process holds service devices");
+  held_proc_->lose_held_device(ctx_, d);
 }
 
 void Simulator::fail_job(JobSlot slot, Tick repair_at) {

@@ -189,7 +189,9 @@ void Simulator::snapshot(SnapshotArchive& ar) {
   ar.section("simulator");
   ar(now_, queue_, cluster_, jobs_, live_, free_slots_, pending_.head, pending_.tail, running_.head, running_.tail, num_pending_, num_running_);
   ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_,
-     device_down_, service_devices_, stats_, touched_, joined_running_);
+     device_down_);
+  snapshot_held(ar);  // the inference services' devices (the holder process's table)
+  ar(stats_, touched_, joined_running_);
   std::uint64_t read = jobs_read_;
   ar(read, bound_total_);
   if (ar.loading()) {
@@ -364,13 +366,13 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
         ar.check(live(sh.owner) && jobs_[static_cast<std::size_t>(sh.owner)].status != JobStatus::kPending, dev + " is shared with job slot " + std::to_string(sh.owner) + ", which is not placed");
       }
     } else if (o <= service_owner(0)) {
-      ar.check(-(o + 16) < static_cast<std::int64_t>(service_devices_.size()), dev + " is held by inference service " + std::to_string(-(o + 16)) + ", which does not exist");
+      ar.check(-(o + 16) < static_cast<std::int64_t>(services().size()), dev + " is held by inference service " + std::to_string(-(o + 16)) + ", which does not exist");
     } else {
       ar.check(o == ClusterState::kNoOwner || o == ClusterState::kFailedOwner, dev + " has the owner code " + std::to_string(o));
     }
   }
-  for (std::size_t svc = 0; svc < service_devices_.size(); ++svc) {
-    for (const DeviceId d : service_devices_[svc]) {
+  for (std::size_t svc = 0; svc < services().size(); ++svc) {
+    for (const DeviceId d : services()[svc]) {
       ar.check(d >= 0 && d < n && cluster_.owner(d) == service_owner(static_cast<int>(svc)), "inference service " + std::to_string(svc) + " holds device " + std::to_string(d) + ", which is not marked as its");
     }
   }
@@ -423,7 +425,7 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   for_each_job([&](const JobState& j) { in_system.push_back(&j); });
   InvariantChecker checker(1);
   try {
-    checker.check_state(now_, cluster_, in_system, num_running_, num_pending_, options_.physics, service_devices_);
+    checker.check_state(now_, cluster_, in_system, num_running_, num_pending_, options_.physics, services());
   } catch (const InvariantError& e) {
     const std::string what = e.what();
     ar.reject(what.substr(0, what.find('\n')));

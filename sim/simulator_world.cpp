@@ -6,6 +6,7 @@
 
 #include "sim/error.hpp"
 #include "sim/simulator.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -38,7 +39,12 @@ void Simulator::add_process(WorldProcess& process) {
       action_procs_.emplace_back(kind, &process);
     }
   }
+  if (hooks & WorldProcess::kHeldDevices) {
+    if (held_proc_) throw InvariantError("world processes '" + std::string(held_proc_->name()) + "' and '" + process.name() + "' both hold service devices");
+    held_proc_ = &process;
+  }
   process.expose(exposed_);
+  if (exposed_.service_devices) view_.service_devices_ = exposed_.service_devices;
   view_.thermal_ = exposed_.thermal;
   view_.geography_ = exposed_.geography;
 }
@@ -61,6 +67,7 @@ void Simulator::apply_world_action(const Action& a, Span<DeviceId> devices, std:
   // No process for it: the feature is not in this scenario.
   switch (a.kind) {
     case ActionKind::kSetCooling: reject(index, a, "the scenario has no thermal model (add `thermal:` under `energy:` or under each datacenter)");
+    case ActionKind::kHold: reject(index, a, "no inference process holds devices for services in this simulation (world/inference/inference_process.hpp)");
     default: reject(index, a, "no world model of this scenario handles it");
   }
 }
@@ -82,6 +89,32 @@ SimulatorStats& WorldContext::stats() { return sim_->stats_; }
 void WorldContext::mark_decision_point() { sim_->dirty_ = true; }
 
 void WorldContext::set_site(JobSlot slot, int site) { sim_->jobs_[static_cast<std::size_t>(slot)].site = site; }
+
+void WorldContext::hold_devices(Span<DeviceId> devices, std::int64_t owner) { sim_->cluster_.allocate(devices, owner); }
+
+void WorldContext::release_held(Span<DeviceId> devices, std::int64_t owner) {
+  sim_->cluster_.release(devices, owner);
+  for (DeviceId d : devices) {
+    if (sim_->unavailable(d)) sim_->cluster_.mark_failed(d);  // out of service: failed, not free
+  }
+}
+
+DeviceReasons WorldContext::reasons(DeviceId d) const {
+  const auto i = static_cast<std::size_t>(d);
+  DeviceReasons r = device_reason::kNone;
+  if (!sim_->device_down_.empty() && sim_->device_down_[i]) r |= device_reason::kUnderRepair;
+  if (!sim_->device_reclaimed_.empty() && sim_->device_reclaimed_[i]) r |= device_reason::kTakenBack;
+  return r;
+}
+
+void Simulator::snapshot_held(SnapshotArchive& ar) {
+  if (held_proc_) {
+    held_proc_->snapshot(ar);
+    return;
+  }
+  ar(no_services_);  // an empty table, as the kernel wrote before holds were a process's
+  ar.check(no_services_.empty(), "it holds devices for inference services, and this simulation has no inference process");
+}
 
 void WorldContext::rate_factor_changed(JobSlot slot) {
   if (sim_->options_.physics) sim_->changed_.push_back(slot);  // the rate update at the instant's end applies the new factor

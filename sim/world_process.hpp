@@ -113,7 +113,10 @@ struct StartOverhead {
 // layout snapshots had before processes existed: kernel state, then
 // kBeforeDeviceTable processes (market), the device availability table, then
 // kAfterDeviceTable processes (thermal), the physics model, then kAfterPhysics (failures).
-enum class SnapshotSlot : std::uint8_t { kBeforeDeviceTable, kAfterDeviceTable, kAfterPhysics };
+// (added: worlds) kHeldDevices: inside the kernel's section, where its inference-service
+// table was (after the failed-device table, before the stats); the kernel writes an empty
+// table there when no process holds devices.
+enum class SnapshotSlot : std::uint8_t { kBeforeDeviceTable, kAfterDeviceTable, kAfterPhysics, kHeldDevices };
 
 // (added: worlds) What a process shows policies through SchedulerView (geography(),
 // thermal(), service_devices()); filled at registration (WorldProcess::expose).
