@@ -64,7 +64,6 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     for (DeviceId d = 0; d < cluster_.num_devices(); ++d) {
       device_speed_.push_back(scenario.energy->speed_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
     }
-    options_.device_speed = &device_speed_;
   }
   const bool site_thermal = scenario.datacenters && scenario.datacenters->sites.front().thermal;
   if (scenario.energy && (scenario.energy->thermal || site_thermal)) {  // throttled speeds replace the caps' (they include them)
@@ -83,7 +82,8 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     }
     thermal_ = std::make_unique<ThermalModel>(std::move(sites), scenario.origin_utc_us(), std::move(load), device_speed_);
     thermal_process_ = std::make_unique<ThermalProcess>(*thermal_);
-    options_.device_speed = nullptr;  // the thermal process's rate factor includes the caps
+  } else if (!device_speed_.empty()) {  // (with a thermal model, its speeds include the caps')
+    power_cap_process_ = std::make_unique<PowerCapProcess>(device_speed_);
   }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
@@ -102,6 +102,7 @@ std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   auto sim = std::make_unique<Simulator>(cluster_, *source_, policy, options_);
   // World processes, in the order their hooks ran before they were processes.
   if (geography_process_) sim->add_process(*geography_process_);
+  if (power_cap_process_) sim->add_process(*power_cap_process_);
   if (thermal_process_) sim->add_process(*thermal_process_);
   sim->add_process(inference_process_);  // service holds: any policy may hold devices
   return sim;

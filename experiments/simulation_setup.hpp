@@ -21,6 +21,7 @@
 #include "sim/topology.hpp"
 #include "world/geography/geography_process.hpp"
 #include "world/inference/inference_process.hpp"
+#include "world/power_caps/power_cap_process.hpp"
 #include "world/thermal/thermal_process.hpp"
 
 namespace schedsim {
@@ -73,7 +74,8 @@ class SimulationSetup {
   std::unique_ptr<FailureModel> failures_;
   std::unique_ptr<Market> market_;
   std::vector<int> node_rack_;
-  std::vector<double> device_speed_;  // power caps
+  std::vector<double> device_speed_;  // power caps (the thermal model's base speeds)
+  std::unique_ptr<PowerCapProcess> power_cap_process_;  // registered with the simulator (none with a thermal model)
   std::unique_ptr<ThermalModel> thermal_;
   std::unique_ptr<ThermalProcess> thermal_process_;  // registered with the simulator
   InferenceProcess inference_process_;  // registered with every simulator

@@ -692,7 +692,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
   stall(a.job, cost_s + relocation_s);
-  if (!options_.physics && (options_.failures || options_.device_speed || !rate_procs_.empty())) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
+  if (!options_.physics && (options_.failures || !rate_procs_.empty())) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
   if (j.stall_event == 0) begin_compute(a.job);
   for (Observer* o : observers_) o->on_job_start(j);
 }
@@ -734,7 +734,7 @@ void Simulator::update_rates() {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
     touched_.push_back(slot);  // its compute utilization may change with an equal rate
-    set_rate(slot, options_.failures || options_.device_speed || !rate_procs_.empty() ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
+    set_rate(slot, options_.failures || !rate_procs_.empty() ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
 

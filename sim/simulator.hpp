@@ -44,9 +44,6 @@ struct SimulatorOptions {
   // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
   // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
   FailureModel* failures = nullptr;
-  // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
-  // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
-  const std::vector<double>* device_speed = nullptr;
   // The compute market (sim/market.hpp): spot offers' devices are taken back and returned
   // as their availability changes (sim/simulator_market.cpp); nullptr = none. Must
   // outlive the simulator. `market_seed` seeds the spot on/off model.

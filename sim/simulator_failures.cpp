@@ -21,12 +21,7 @@ std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_
 
 double Simulator::rate_factor(const JobState& j) const {
   double f = options_.failures ? options_.failures->straggler_factor(j.devices) : 1.0;
-  if (options_.device_speed) {  // power caps: the slowest device sets the pace
-    double slowest = 1.0;
-    for (DeviceId d : j.devices) slowest = std::min(slowest, (*options_.device_speed)[static_cast<std::size_t>(d)]);
-    f *= slowest;
-  }
-  for (WorldProcess* p : rate_procs_) f *= p->rate_factor(j);  // throttling (world processes)
+  for (WorldProcess* p : rate_procs_) f *= p->rate_factor(j);  // power caps, throttling (world processes)
   return f;
 }
 
