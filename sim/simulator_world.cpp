@@ -88,7 +88,7 @@ std::size_t WorldContext::num_pending() const { return sim_->num_pending_; }
 SimulatorStats& WorldContext::stats() { return sim_->stats_; }
 void WorldContext::mark_decision_point() { sim_->dirty_ = true; }
 
-void WorldContext::set_site(JobSlot slot, int site) { sim_->jobs_[static_cast<std::size_t>(slot)].site = site; }
+JobState& WorldContext::job_record(JobSlot slot) { return sim_->jobs_[static_cast<std::size_t>(slot)]; }
 
 void WorldContext::hold_devices(Span<DeviceId> devices, std::int64_t owner) { sim_->cluster_.allocate(devices, owner); }
 

@@ -58,16 +58,9 @@ inline constexpr std::uint32_t kThermalStep = 11;       // thermal; arg = 0
 inline constexpr std::uint32_t kFirstFree = 32;
 }  // namespace event_kind
 
-// Why a device is out of service: one reason-set (bit flags) per device in ClusterState.
-// The kernel takes a device out of service when its first reason appears and returns it
-// when its last reason clears.
-using DeviceReasons = std::uint8_t;
-namespace device_reason {
-inline constexpr DeviceReasons kNone = 0;
-inline constexpr DeviceReasons kUnderRepair = 1U << 0;  // failures: its unit failed
-inline constexpr DeviceReasons kTakenBack = 1U << 1;    // market: its spot provider took it back
-// Bits 2..7 are free for further processes.
-}  // namespace device_reason
+// Why a device is out of service: DeviceReasons and device_reason::kUnderRepair,
+// kTakenBack, ... are defined in sim/cluster_state.hpp (one reason-set per device in
+// ClusterState).
 
 // Who held a device at the moment it went out of service (WorldContext::take_device).
 // Bound devices and an inference service's devices are taken by the kernel at once
@@ -113,6 +106,7 @@ struct StartOverhead {
 // layout snapshots had before processes existed: kernel state, then
 // kBeforeDeviceTable processes (market), the device availability table, then
 // kAfterDeviceTable processes (thermal), the physics model, then kAfterPhysics (failures).
+// Without a kBeforeDeviceTable subscriber the kernel writes an empty spot-offer count.
 // (added: worlds) kHeldDevices: inside the kernel's section, where its inference-service
 // table was (after the failed-device table, before the stats); the kernel writes an empty
 // table there when no process holds devices.
@@ -150,6 +144,10 @@ class WorldContext {
   std::size_t num_running() const;
   std::size_t num_pending() const;
   SimulatorStats& stats();
+  // (added: job_record) The job's record, for the per-job counters a process books
+  // (failure_restarts, loss_spike_restarts); the kernel's own fields change only through
+  // the actions below.
+  JobState& job_record(JobSlot slot);
 
   // The world's state as the "stop when nothing can change" rules need it.
   bool job_coming() const;        // a job is still to arrive
@@ -173,9 +171,11 @@ class WorldContext {
   // Moves the job's progress back `checkpoints_back` marks (the start at most); the work
   // and device-time since then are booked as lost.
   void rollback(JobSlot slot, int checkpoints_back);
-  // Tells every process subscribed to on_progress_interrupted (kEvicted), cancels the
-  // completion, takes the job off its devices and puts it back in the queue.
+  // Tells every process subscribed to on_progress_interrupted (kEvicted) that the job's
+  // progress stops (call it before rolling back a job another process armed timers for).
   void interrupt_progress(JobSlot slot);
+  // Cancels the completion, takes the job off its devices (device-time booked) and puts
+  // it back at the end of the queue; `how` says what its next start pays.
   void evict(JobSlot slot, EvictRestart how);
   // The job's rate factor changed (a device's speed did): its rate is recomputed, at
   // once without physics or by the rate update at the end of the instant with it.
@@ -184,17 +184,20 @@ class WorldContext {
   // progress (after a stall ends, a start, a move); processes may call it too.
   void compute_begins(JobSlot slot);
 
-  // Device availability. add_reason: the device gets `reason`; when it is its first, the
-  // device goes out of service and take_device's rules apply (returned: who held it).
-  // clear_reason: `reason` goes; when none is left the device is back in service (a
-  // device still held by a job keeps serving it until released).
+  // Device availability. add_reason: the device gets `reason` and is out of service. A
+  // free device becomes failed; one already failed stays so (kNobody); a device bound to a
+  // pending job or held by an inference service is taken from it at once; for a placed job
+  // (or shared devices) the holder is returned and the process decides (today's rules:
+  // a device still held is reported at every reason added, not only the first).
+  // clear_reason: `reason` goes; when none is left a failed device is free again (a
+  // device a job still holds stays with it; it becomes failed when released while a
+  // reason remains).
   DeviceTaken add_reason(DeviceId d, DeviceReasons reason);
   void clear_reason(DeviceId d, DeviceReasons reason);
   DeviceReasons reasons(DeviceId d) const;
+  // (added) The reasons any registered process uses (WorldProcess::device_reasons_used).
+  DeviceReasons reasons_in_use() const;
 
-  // (added: worlds) The datacenter a job's state (checkpoint, data) lives in:
-  // JobState::site, which the geography process keeps and the market meter reads.
-  void set_site(JobSlot slot, int site);
   // (added: worlds) Devices held by a holder that is no job (an inference service, owner
   // code Simulator::service_owner(s)): hold_devices takes free devices, release_held
   // gives them back (a device out of service goes to the failed state, not free).
@@ -222,7 +225,8 @@ class WorldProcess {
     kEndOfInstant = 1U << 10,
     kSnapshot = 1U << 11,
     kCheckpointMarks = 1U << 12,   // checkpoint_marks_kept()
-    kHeldDevices = 1U << 13,       // (added: worlds) lose_held_device(): it holds devices as a non-job holder
+    kJobSnapshot = 1U << 13,       // (added) snapshot_job(): fields inside each job's record
+    kHeldDevices = 1U << 16,       // (added: worlds) lose_held_device(): it holds devices as a non-job holder
   };
 
   virtual ~WorldProcess() = default;
@@ -268,6 +272,13 @@ class WorldProcess {
   virtual void snapshot(SnapshotArchive&) {}
   virtual void check_restored(const WorldContext&, SnapshotArchive&) const {}
   virtual void check_event(const WorldContext&, SnapshotArchive&, const Event&, const std::string& /*what*/) const {}
+  // (added) kJobSnapshot: the process's per-job side-table entry, saved inside each job's
+  // record where JobState had these fields (one subscriber at most: the failures
+  // process). Without a subscriber the kernel writes the same bytes with default values.
+  virtual void snapshot_job(SnapshotArchive&, JobSlot) {}
+  // (added) The device_reason bits this process adds (the kernel sizes the reason table
+  // at run start when any is used, and saves one table per bit).
+  virtual DeviceReasons device_reasons_used() const { return device_reason::kNone; }
   // (added: worlds) kHeldDevices: device `d`, held under a non-job owner code (an
   // inference service), went out of service: the holder gives it up at once (release_held).
   virtual void lose_held_device(WorldContext&, DeviceId /*d*/) {}

@@ -11,7 +11,7 @@ std::string GeographyProcess::placement_problem(const JobSpec& spec, Span<Device
 void GeographyProcess::start_overhead(WorldContext& ctx, JobSlot slot, Span<DeviceId> devices, bool, StartOverhead& out) {
   const int to = geo_.site_of_device(devices[0]);
   out.extra_s += geo_.relocation_s(ctx.job(slot).site, to);
-  ctx.set_site(slot, to);
+  ctx.job_record(slot).site = to;  // JobState::site: the market meter reads it too
 }
 
 void GeographyProcess::expose(ExposedModels& m) const {

@@ -2,7 +2,7 @@
 // inside one datacenter the job may run in (its veto), and a job that starts or moves
 // away from the datacenter holding its checkpoint pays the WAN transfer plus a restart
 // (its start overhead). JobState::site records where the job's state lives (the market
-// meter reads it too).
+// meter reads it too); the process sets it through WorldContext::job_record.
 #pragma once
 
 #include "sim/world_process.hpp"
