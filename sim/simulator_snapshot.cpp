@@ -242,8 +242,16 @@ void Simulator::snapshot(SnapshotArchive& ar) {
     }
   }
   ar(device_reclaimed_);
+  bool after_table = false;
   for (WorldProcess* p : snapshot_procs_) {
-    if (p->snapshot_slot() == SnapshotSlot::kAfterDeviceTable) p->snapshot(ar);  // thermal
+    if (p->snapshot_slot() != SnapshotSlot::kAfterDeviceTable) continue;
+    p->snapshot(ar);  // thermal: its step flag, then its model
+    after_table = true;
+  }
+  if (!after_table) {  // the flag byte snapshots had before thermal was a process: bytes unchanged
+    bool step_pending = false;
+    ar(step_pending);
+    ar.check(!step_pending, "it has an outside-temperature step pending, and this scenario has no thermal model");
   }
   if (options_.physics) options_.physics->snapshot(ar);
   if (options_.failures) options_.failures->snapshot(ar);
