@@ -19,6 +19,8 @@
 #include "sim/simulator.hpp"
 #include "sim/thermal.hpp"
 #include "sim/topology.hpp"
+#include "world/failures/failure_process.hpp"
+#include "world/market/spot_process.hpp"
 
 namespace schedsim {
 
@@ -68,6 +70,8 @@ class SimulationSetup {
   std::unique_ptr<Geography> geography_;
   std::unique_ptr<FailureModel> failures_;
   std::unique_ptr<Market> market_;
+  std::unique_ptr<FailureProcess> failure_process_;  // world processes, registered by make_simulator
+  std::unique_ptr<SpotProcess> spot_process_;
   std::vector<int> node_rack_;
   std::vector<double> device_speed_;  // power caps
   std::unique_ptr<ThermalModel> thermal_;
