@@ -87,12 +87,12 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
   }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
-    options_.failures = failures_.get();
+    failure_process_ = std::make_unique<FailureProcess>(*failures_);
   }
   if (scenario.market) {
     market_ = std::make_unique<Market>(scenario.market->build(cluster_, scenario.datacenters ? &*scenario.datacenters : nullptr));
-    options_.market = market_.get();
-    options_.market_seed = seed;
+    options_.market_view = market_.get();
+    spot_process_ = std::make_unique<SpotProcess>(*market_, seed);
   }
 }
 
@@ -100,7 +100,12 @@ std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   if (used_) throw InvariantError("SimulationSetup::make_simulator called twice: the job source is consumed by the first run");
   used_ = true;
   auto sim = std::make_unique<Simulator>(cluster_, *source_, policy, options_);
-  // World processes, in the order their hooks ran before they were processes.
+  // World processes, in the order their events were scheduled before they were processes
+  // (failures, then the market): event sequence numbers and outputs stay the same.
+  if (failure_process_) sim->add_process(*failure_process_);
+  if (spot_process_) sim->add_process(*spot_process_);
+  // Then the models of branch worlds (their hooks run after the failures' and market's,
+  // as their kernel branches did: the straggler factor first, then the caps' or throttle's).
   if (geography_process_) sim->add_process(*geography_process_);
   if (power_cap_process_) sim->add_process(*power_cap_process_);
   if (thermal_process_) sim->add_process(*thermal_process_);

@@ -133,6 +133,8 @@ class WorldContext {
   void cancel(EventId id);
   bool queue_empty() const;
   Tick next_event_time() const;  // requires !queue_empty()
+  // (added) Whether `id` is pending with this kind and argument (snapshot validation).
+  bool holds_event(EventId id, std::uint32_t kind, std::int64_t arg) const;
 
   // Read access.
   const ClusterSpec& spec() const;

@@ -37,7 +37,6 @@ std::string InferenceProcess::apply_action(WorldContext& ctx, const Action& a, S
   ctx.release_held(dropped_, owner);
   ctx.hold_devices(added_, owner);
   held = scratch_;
-  ++ctx.stats().actions;
   if (!dropped_.empty()) ctx.mark_decision_point();  // freed devices: the policy may use them
   return {};
 }

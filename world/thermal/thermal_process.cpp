@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "sim/thermal.hpp"
 
@@ -31,7 +30,6 @@ std::string ThermalProcess::apply_action(WorldContext& ctx, const Action& a, Spa
   if (a.num_devices != 0) return "a set-point action names no devices";
   std::string problem = model_.setpoint_problem(a.job, a.value);
   if (!problem.empty()) return problem;
-  ++ctx.stats().actions;
   if (model_.set_setpoint(a.job, a.value)) rerate(ctx);
   return {};
 }
