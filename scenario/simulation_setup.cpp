@@ -56,7 +56,7 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     geo.allowed_home_only = scenario.datacenters->allowed_home_only;
     geo.seed = seed;
     geography_ = std::make_unique<Geography>(cluster_, std::move(sites), scenario.datacenters->wan(), geo);
-    options_.geography = geography_.get();
+    geography_process_ = std::make_unique<GeographyProcess>(*geography_);
     // Policies that read one signal (e.g. carbon-aware without a geography-aware base) see the first site's.
     options_.signals = geography_->site(0).signals;
   }
@@ -64,7 +64,6 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
     for (DeviceId d = 0; d < cluster_.num_devices(); ++d) {
       device_speed_.push_back(scenario.energy->speed_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
     }
-    options_.device_speed = &device_speed_;
   }
   const bool site_thermal = scenario.datacenters && scenario.datacenters->sites.front().thermal;
   if (scenario.energy && (scenario.energy->thermal || site_thermal)) {  // throttled speeds replace the caps' (they include them)
@@ -82,24 +81,36 @@ SimulationSetup::SimulationSetup(const ScenarioConfig& scenario, std::uint64_t s
       load.push_back(scenario.energy->load_by_type[static_cast<std::size_t>(cluster_.node(cluster_.node_of(d)).type_index)]);
     }
     thermal_ = std::make_unique<ThermalModel>(std::move(sites), scenario.origin_utc_us(), std::move(load), device_speed_);
-    options_.thermal = thermal_.get();
-    options_.device_speed = &thermal_->device_speed();
+    thermal_process_ = std::make_unique<ThermalProcess>(*thermal_);
+  } else if (!device_speed_.empty()) {  // (with a thermal model, its speeds include the caps')
+    power_cap_process_ = std::make_unique<PowerCapProcess>(device_speed_);
   }
   if (scenario.failures) {
     failures_ = std::make_unique<FailureModel>(*scenario.failures, cluster_, seed, physics_.get());
-    options_.failures = failures_.get();
+    failure_process_ = std::make_unique<FailureProcess>(*failures_);
   }
   if (scenario.market) {
     market_ = std::make_unique<Market>(scenario.market->build(cluster_, scenario.datacenters ? &*scenario.datacenters : nullptr));
-    options_.market = market_.get();
-    options_.market_seed = seed;
+    options_.market_view = market_.get();
+    spot_process_ = std::make_unique<SpotProcess>(*market_, seed);
   }
 }
 
 std::unique_ptr<Simulator> SimulationSetup::make_simulator(Policy& policy) {
   if (used_) throw InvariantError("SimulationSetup::make_simulator called twice: the job source is consumed by the first run");
   used_ = true;
-  return std::make_unique<Simulator>(cluster_, *source_, policy, options_);
+  auto sim = std::make_unique<Simulator>(cluster_, *source_, policy, options_);
+  // World processes, in the order their events were scheduled before they were processes
+  // (failures, then the market): event sequence numbers and outputs stay the same.
+  if (failure_process_) sim->add_process(*failure_process_);
+  if (spot_process_) sim->add_process(*spot_process_);
+  // Then the models of branch worlds (their hooks run after the failures' and market's,
+  // as their kernel branches did: the straggler factor first, then the caps' or throttle's).
+  if (geography_process_) sim->add_process(*geography_process_);
+  if (power_cap_process_) sim->add_process(*power_cap_process_);
+  if (thermal_process_) sim->add_process(*thermal_process_);
+  sim->add_process(inference_process_);  // service holds: any policy may hold devices
+  return sim;
 }
 
 std::unique_ptr<EnergyMeter> SimulationSetup::make_energy_meter(const Simulator& sim) const {

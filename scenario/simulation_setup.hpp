@@ -19,6 +19,12 @@
 #include "sim/simulator.hpp"
 #include "world/thermal/thermal.hpp"
 #include "world/physics/topology.hpp"
+#include "world/failures/failure_process.hpp"
+#include "world/market/spot_process.hpp"
+#include "world/geography/geography_process.hpp"
+#include "world/inference/inference_process.hpp"
+#include "world/power_caps/power_cap_process.hpp"
+#include "world/thermal/thermal_process.hpp"
 
 namespace schedsim {
 
@@ -66,11 +72,17 @@ class SimulationSetup {
   std::unique_ptr<GridSignals> signals_;
   std::vector<std::unique_ptr<GridSignals>> site_signals_;
   std::unique_ptr<Geography> geography_;
+  std::unique_ptr<GeographyProcess> geography_process_;  // registered with the simulator
   std::unique_ptr<FailureModel> failures_;
   std::unique_ptr<Market> market_;
+  std::unique_ptr<FailureProcess> failure_process_;  // world processes, registered by make_simulator
+  std::unique_ptr<SpotProcess> spot_process_;
   std::vector<int> node_rack_;
-  std::vector<double> device_speed_;  // power caps
+  std::vector<double> device_speed_;  // power caps (the thermal model's base speeds)
+  std::unique_ptr<PowerCapProcess> power_cap_process_;  // registered with the simulator (none with a thermal model)
   std::unique_ptr<ThermalModel> thermal_;
+  std::unique_ptr<ThermalProcess> thermal_process_;  // registered with the simulator
+  InferenceProcess inference_process_;  // registered with every simulator
   SimulatorOptions options_;
   bool used_ = false;
 };

@@ -19,6 +19,17 @@ namespace schedsim {
 
 class SnapshotArchive;
 
+// Why a device is out of service: one reason-set (bit flags) per device. World processes
+// add and clear reasons through the kernel (sim/world_process.hpp, WorldContext); a device
+// with any reason is out of service until its last reason clears.
+using DeviceReasons = std::uint8_t;
+namespace device_reason {
+inline constexpr DeviceReasons kNone = 0;
+inline constexpr DeviceReasons kUnderRepair = 1U << 0;  // failures: its unit failed
+inline constexpr DeviceReasons kTakenBack = 1U << 1;    // market: its spot provider took it back
+// Bits 2..7 are free for further processes.
+}  // namespace device_reason
+
 class ClusterState {
  public:
   static constexpr std::int64_t kNoOwner = -1;
@@ -57,6 +68,18 @@ class ClusterState {
   int failed_devices() const { return failed_total_; }
   void mark_failed(DeviceId d);
   void mark_repaired(DeviceId d);
+  // Availability reasons (DeviceReasons). The table is sized by enable_reasons() (at run
+  // start, when a world process uses reasons); until then every device has none. A device
+  // with a reason is failed (owner kFailedOwner) once no job or service holds it: the
+  // kernel marks it failed when it is free or released, and repaired when its last reason
+  // clears (the reasons say why; the owner says whether anyone can be given it).
+  bool has_reasons() const { return !reasons_.empty(); }
+  void enable_reasons() { reasons_.assign(static_cast<std::size_t>(spec_->num_devices()), device_reason::kNone); }
+  DeviceReasons reasons(DeviceId d) const { return reasons_.empty() ? device_reason::kNone : reasons_[static_cast<std::size_t>(d)]; }
+  bool out_of_service(DeviceId d) const { return reasons(d) != device_reason::kNone; }
+  // Adds / removes reason bits (requires enable_reasons()); the owner is not changed.
+  void add_reason(DeviceId d, DeviceReasons r) { reasons_.at(static_cast<std::size_t>(d)) |= r; }
+  void clear_reason(DeviceId d, DeviceReasons r) { reasons_.at(static_cast<std::size_t>(d)) &= static_cast<DeviceReasons>(~r); }
   // Fractional shares. free_milli(d): 1000 when free, 0 when held whole, else 1000 minus
   // the shares held. allocate_share throws InvariantError when `milli` is outside
   // [1, 1000], exceeds the device's free milli, or `owner` already holds a share of it.
@@ -87,6 +110,9 @@ class ClusterState {
   std::vector<int> node_free_;
   int free_total_ = 0;
   int failed_total_ = 0;
+  // Availability reasons by device; empty until enable_reasons(). Saved by the simulator
+  // (one table per reason, where the snapshot layout had them), not by snapshot().
+  std::vector<DeviceReasons> reasons_;
   // Fractional state, sized on the first share (whole-device runs never touch it).
   std::vector<int> used_milli_;
   std::vector<std::vector<Share>> shares_;

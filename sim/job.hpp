@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,14 @@ struct CheckpointMark {
 
 const char* to_string(JobStatus s);
 
+// What happens to a JobState field when a job arrives in a reused slot
+// (JobState::for_each_field): kDefault = back to its default value (vectors cleared),
+// kSet = the kernel sets it from the arriving job, kKept = left as it is (set when used).
+enum class OnArrival : std::uint8_t { kDefault, kSet, kKept };
+// Marks, in JobState::for_each_field, where the per-job fields of the failures process's
+// side table (world/failures/failure_process.hpp) sit in a job's snapshot record.
+struct JobSideTable {};
+
 struct JobState {
   JobSpec spec;
   JobStatus status = JobStatus::kPending;
@@ -111,14 +120,10 @@ struct JobState {
   std::int64_t overhead_device_us = 0;
   std::uint32_t preemptions = 0;
   std::uint32_t moves = 0;       // migrations and resizes
-  // Failures and periodic checkpoints (sim/failure_model.hpp); untouched without a model.
+  // Stalls, checkpoint marks and rollbacks (core: failures and spot reclamation roll
+  // back); the failures process's timers live in its side table.
   StallKind stall_kind = StallKind::kNone;
   std::vector<CheckpointMark> checkpoints;  // [0] = the job's start; newest last
-  CheckpointMark pending_checkpoint;        // being written
-  EventId loss_spike_event = 0;
-  EventId checkpoint_due_event = 0;
-  EventId checkpoint_commit_event = 0;
-  bool needs_restart = false;             // rolled back: pays the restart overhead at its next start
   double lost_work_s = 0.0;               // work rolled back (done again): work_done_s - lost_work_s = progress
   std::int64_t compute_device_us = 0;     // device-time while making progress
   std::int64_t lost_device_us = 0;        // compute device-time thrown away by rollbacks
@@ -140,6 +145,40 @@ struct JobState {
   JobSlot next_in_list = kNoJob;
 
   bool stalled(Tick now) const { return now < stall_end; }
+
+  // Every field once, in snapshot order (the snapshot's byte layout), with what an
+  // arrival does to it: f(field, OnArrival). A new field is added here and nowhere else
+  // for reset and snapshot. JobSideTable marks where the failures process's per-job
+  // fields go in the snapshot record.
+  template <typename F>
+  void for_each_field(F&& f) {
+    using A = OnArrival;
+    f(spec, A::kSet), f(status, A::kSet), f(arrival_seq, A::kSet), f(start, A::kKept), f(end, A::kKept), f(devices, A::kDefault);
+    f(remaining_work_s, A::kSet), f(work_done_s, A::kDefault), f(physics_rate, A::kDefault), f(stall_end, A::kDefault), f(last_update, A::kSet);
+    f(completion_event, A::kDefault), f(stall_event, A::kDefault), f(has_checkpoint, A::kDefault), f(placed_since, A::kKept);
+    f(device_us, A::kDefault), f(held_us, A::kDefault), f(overhead_device_us, A::kDefault), f(preemptions, A::kDefault), f(moves, A::kDefault);
+    f(stall_kind, A::kDefault), f(checkpoints, A::kSet);
+    JobSideTable side_table;
+    f(side_table, A::kKept);
+    f(lost_work_s, A::kDefault), f(compute_device_us, A::kDefault), f(lost_device_us, A::kDefault), f(checkpoint_device_us, A::kDefault);
+    f(restart_device_us, A::kDefault), f(loss_spike_restarts, A::kDefault), f(failure_restarts, A::kDefault), f(site, A::kSet);
+    f(prev_in_list, A::kKept), f(next_in_list, A::kKept);
+    f(bound_devices, A::kDefault), f(bound_since, A::kSet), f(bound_idle_device_us, A::kDefault);
+  }
+  // Resets the kDefault fields to a value-initialized T (every kDefault field's default
+  // member initializer is that value; vectors are cleared, keeping their capacity); the
+  // caller sets the kSet ones.
+  void reset_for_arrival() {
+    for_each_field([](auto& field, OnArrival what) {
+      using T = std::decay_t<decltype(field)>;
+      if (what != OnArrival::kDefault) return;
+      if constexpr (std::is_same_v<T, std::vector<DeviceId>>) {
+        field.clear();
+      } else if constexpr (!std::is_same_v<T, JobSideTable>) {
+        field = T{};
+      }
+    });
+  }
   double rate(Tick now) const { return stalled(now) ? 0.0 : physics_rate; }
 };
 

@@ -4,18 +4,9 @@
 #include <cmath>
 #include <utility>
 
-#include "world/geography/datacenters.hpp"
 #include "base/error.hpp"
-#include "world/failures/failure_model.hpp"
-#include "world/thermal/thermal.hpp"
 
 namespace schedsim {
-namespace {
-
-// Net compute device-time (compute - lost): what checkpoint marks stamp.
-std::int64_t net_compute_device_us(const JobState& j) { return j.compute_device_us - j.lost_device_us; }
-}  // namespace
-
 const char* to_string(RecordedStatus s) {
   switch (s) {
     case RecordedStatus::kUnknown: return "unknown";
@@ -52,7 +43,7 @@ const char* to_string(ActionKind k) {
 }
 
 Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& policy, SimulatorOptions options)
-    : spec_(cluster), source_(source), policy_(policy), options_(options), source_name_(source.describe()), cluster_(cluster) {
+    : spec_(cluster), source_(source), policy_(policy), options_(options), source_name_(source.describe()), cluster_(cluster), world_(*this) {
   view_.now_ = &now_;
   view_.state_ = &cluster_;
   view_.jobs_ = &jobs_;
@@ -61,13 +52,11 @@ Simulator::Simulator(const ClusterSpec& cluster, JobSource& source, Policy& poli
   view_.num_pending_ = &num_pending_;
   view_.num_running_ = &num_running_;
   view_.events_ = &queue_;
-  view_.service_devices_ = &service_devices_;
+  view_.service_devices_ = &no_services_;  // until a holder process registers
   view_.node_group_ = options_.node_group;
   view_.physics_ = options_.physics;
   view_.signals_ = options_.signals;
-  view_.geography_ = options_.geography;
-  view_.market_ = options_.market;
-  view_.thermal_ = options_.thermal;
+  view_.market_ = options_.market_view;
   policy_.on_run_start(view_);
 }
 
@@ -160,34 +149,16 @@ void Simulator::handle_arrival() {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   // A move, not a swap (a swap is three moves of the whole spec): the sources set every
   // field they vary before the next arrival, and leave the others at their defaults.
+  j.reset_for_arrival();  // JobState::for_each_field says which fields an arrival resets
   j.spec = std::move(next_job_);
   j.status = JobStatus::kPending;
   j.arrival_seq = next_arrival_seq_++;
   j.remaining_work_s = j.spec.duration_s;
-  j.work_done_s = 0.0;
-  j.physics_rate = 0.0;
-  j.stall_end = Tick();
   j.last_update = now_;
-  j.completion_event = 0;
-  j.stall_event = 0;
-  j.has_checkpoint = false;
-  j.device_us = 0;
-  j.held_us = 0;
-  j.overhead_device_us = 0;
-  j.preemptions = 0;
-  j.moves = 0;
-  j.devices.clear();
-  j.stall_kind = StallKind::kNone;
   j.checkpoints.assign(1, CheckpointMark{});  // the start: where a job without checkpoints rolls back to
-  j.loss_spike_event = j.checkpoint_due_event = j.checkpoint_commit_event = 0;
-  j.needs_restart = false;
-  j.lost_work_s = 0.0;
-  j.compute_device_us = j.lost_device_us = j.checkpoint_device_us = j.restart_device_us = 0;
-  j.loss_spike_restarts = j.failure_restarts = 0;
   j.site = -1;
-  j.bound_devices.clear();
   j.bound_since = now_;
-  j.bound_idle_device_us = 0;
+  for (WorldProcess* p : processes_.arrival) p->on_job_arrival(world_, slot);
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -234,9 +205,9 @@ void Simulator::release_devices(JobSlot slot, Span<DeviceId> devices) {
   } else {
     cluster_.release(devices, slot);
   }
-  if (device_down_.empty() && device_reclaimed_.empty()) return;
+  if (!cluster_.has_reasons()) return;
   for (DeviceId d : devices) {
-    if (unavailable(d) && cluster_.is_free(d)) cluster_.mark_failed(d);
+    if (cluster_.out_of_service(d) && cluster_.is_free(d)) cluster_.mark_failed(d);
   }
 }
 
@@ -312,7 +283,7 @@ void Simulator::handle_stall_end(const Event& e) {
     finish_stop(slot);
   } else {
     schedule_completion(slot);
-    begin_compute(slot);
+    compute_begins(slot);
   }
 }
 
@@ -341,7 +312,7 @@ void Simulator::finish_stop(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
   unplace(slot);
   j.has_checkpoint = true;
-  if (options_.failures || !spot_.empty()) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
+  if (marks_kept_ > 0) commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, j.compute_device_us - j.lost_device_us});
   requeue(slot);
 }
 
@@ -363,14 +334,8 @@ void Simulator::handle_completion(const Event& e) {
   j.remaining_work_s = 0.0;
   j.completion_event = 0;
   j.status = JobStatus::kCompleted;
-  if (options_.failures) {
-    disarm_failure_timers(j);
-    // Trace-recorded outcomes: the job ran for its recorded time and ended as recorded.
-    if (options_.failures->config().recorded_outcomes_separate) {
-      if (j.spec.recorded_status == RecordedStatus::kFailed) j.status = JobStatus::kFailed;
-      if (j.spec.recorded_status == RecordedStatus::kKilled) j.status = JobStatus::kKilled;
-    }
-  }
+  progress_interrupted(slot, Interruption::kCompleted);
+  for (const WorldProcess* p : processes_.status) p->completion_status(j, j.status);  // e.g. trace-recorded outcomes
   j.end = now_;
   account_devices(j);
   release_devices(slot, j.devices);
@@ -451,19 +416,10 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     const std::string problem = options_.physics->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
-  if (options_.geography) {
-    const std::string problem = options_.geography->placement_problem(j.spec, devices);
+  for (const WorldProcess* p : processes_.veto) {  // datacenters
+    const std::string problem = p->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
-}
-
-// Relocation cost of placing `j` on `devices` (sim/datacenters.hpp), and records the new
-// site: a job that ran before keeps its state (checkpoint, data) in the site it last ran in.
-double Simulator::geo_relocation_s(JobState& j, Span<DeviceId> devices) {
-  const int to = options_.geography->site_of_device(devices[0]);
-  const double s = options_.geography->relocation_s(j.site, to);
-  j.site = to;
-  return s;
 }
 
 void Simulator::apply_start(const Action& a, Span<DeviceId> devices, std::size_t index) {
@@ -518,17 +474,20 @@ void Simulator::start_job(JobSlot slot, Span<DeviceId> devices) {
   // rate update at the end of this instant.
   j.physics_rate = options_.physics ? 0.0 : rate_factor(j);
   placement_changed(slot);
-  // Another datacenter than the one holding the checkpoint: WAN transfer plus restart.
-  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
-  if (j.needs_restart) {  // rolled back by a failure: restart overhead instead of a restore
-    j.needs_restart = false;
-    stall(slot, options_.failures->config().devices.restart_s + relocation_s, StallKind::kRestart);
-    if (j.stall_event == 0) begin_compute(slot);
+  // Another datacenter than the one holding the checkpoint (the datacenters process): WAN
+  // transfer plus restart.
+  double relocation_s = 0.0;
+  StartOverhead overhead;
+  for (WorldProcess* p : processes_.overhead) p->start_overhead(world_, slot, devices, false, overhead);
+  if (!processes_.overhead.empty()) relocation_s += overhead.extra_s;
+  if (overhead.restart) {  // e.g. rolled back by a failure: restart overhead instead of a restore
+    stall(slot, overhead.restart_s + relocation_s, StallKind::kRestart);
+    if (j.stall_event == 0) compute_begins(slot);
   } else if (j.has_checkpoint && (options_.physics || relocation_s > 0.0)) {
     stall(slot, (options_.physics ? options_.physics->checkpoint_restore_s(j.spec, static_cast<int>(devices.size())) : 0.0) + relocation_s);
   } else {
     schedule_completion(slot);
-    begin_compute(slot);
+    compute_begins(slot);
   }
   ++stats_.actions;
   for (Observer* o : observers_) o->on_job_start(j);
@@ -644,7 +603,7 @@ void Simulator::apply_preempt(const Action& a, std::size_t index) {
   ++stats_.preemptions;
   ++stats_.actions;
   j.status = JobStatus::kStopping;
-  if (options_.failures) disarm_failure_timers(j);  // the preemption's save supersedes a periodic one
+  progress_interrupted(a.job, Interruption::kPreempted);  // the preemption's save supersedes a periodic one
   const double save_s = options_.physics ? options_.physics->checkpoint_save_s(j.spec, static_cast<int>(j.devices.size())) : 0.0;
   stall(a.job, save_s);  // also cancels the completion: a stopping job makes no progress
   if (j.stall_event == 0) finish_stop(a.job);  // free checkpoint: back in the queue at once
@@ -660,14 +619,14 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   JobState& j = jobs_[static_cast<std::size_t>(a.job)];
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
-  const double relocation_s = options_.geography ? geo_relocation_s(j, devices) : 0.0;
-  account_devices(j);
-  if (options_.failures) {
-    // The move saves everything: a checkpoint at the current progress.
-    advance(j);
-    disarm_failure_timers(j);
-    commit_checkpoint(j, CheckpointMark{j.spec.duration_s - j.remaining_work_s, net_compute_device_us(j)});
+  double relocation_s = 0.0;  // the datacenters process's relocation
+  if (!processes_.overhead.empty()) {
+    StartOverhead overhead;
+    for (WorldProcess* p : processes_.overhead) p->start_overhead(world_, a.job, devices, true, overhead);
+    relocation_s += overhead.extra_s;
   }
+  account_devices(j);
+  progress_interrupted(a.job, Interruption::kMoving);  // e.g. the failures model: the move saves a checkpoint
   if (j.spec.is_fractional()) {  // one device: move the share unless it stays put
     if (devices[0] != j.devices[0]) {
       release_devices(a.job, j.devices);
@@ -697,91 +656,34 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
     cost_s = options_.physics->checkpoint_save_s(j.spec, n) + options_.physics->checkpoint_restore_s(j.spec, n);
   }
   stall(a.job, cost_s + relocation_s);
-  if (!options_.physics && (options_.failures || options_.device_speed)) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
-  if (j.stall_event == 0) begin_compute(a.job);
+  if (!options_.physics && rate_factors_) set_rate(a.job, rate_factor(j));  // stragglers, caps on the new devices
+  if (j.stall_event == 0) compute_begins(a.job);
   for (Observer* o : observers_) o->on_job_start(j);
 }
 
 const std::vector<DeviceId>& Simulator::service_devices(int s) const {
   static const std::vector<DeviceId> kNone;
-  return s >= 0 && s < num_services() ? service_devices_[static_cast<std::size_t>(s)] : kNone;
-}
-
-// A service's replicas: devices it newly holds must be free; devices it drops are free at
-// once (a replica stops serving without a checkpoint).
-void Simulator::apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index) {
-  const int s = a.job;
-  if (s < 0 || s > 1'000'000) reject(index, a, "no such inference service (index " + std::to_string(s) + ")");
-  if (static_cast<std::size_t>(s) >= service_devices_.size()) service_devices_.resize(static_cast<std::size_t>(s) + 1);
-  std::vector<DeviceId>& held = service_devices_[static_cast<std::size_t>(s)];
-  const std::int64_t owner = service_owner(s);
-  for (DeviceId d : devices) {
-    if (d < 0 || d >= spec_.num_devices()) reject(index, a, "device " + std::to_string(d) + " does not exist");
-    if (cluster_.owner(d) == owner) continue;
-    if (cluster_.is_failed(d)) reject(index, a, why_failed(d));
-    if (!cluster_.is_free(d)) reject(index, a, "device " + std::to_string(d) + " is not free");
-  }
-  scratch_.assign(devices.begin(), devices.end());
-  std::sort(scratch_.begin(), scratch_.end());
-  if (std::adjacent_find(scratch_.begin(), scratch_.end()) != scratch_.end()) reject(index, a, "a device is listed twice");
-  std::vector<DeviceId> dropped, added;
-  for (DeviceId d : held) {
-    if (!std::binary_search(scratch_.begin(), scratch_.end(), d)) dropped.push_back(d);
-  }
-  for (DeviceId d : scratch_) {
-    if (cluster_.owner(d) != owner) added.push_back(d);
-  }
-  cluster_.release(dropped, owner);
-  for (DeviceId d : dropped) {
-    if (unavailable(d)) cluster_.mark_failed(d);
-  }
-  cluster_.allocate(added, owner);
-  held = scratch_;
-  ++stats_.actions;
-  if (!dropped.empty()) dirty_ = true;  // freed devices: the policy may use them
-}
-
-void Simulator::apply_set_cooling(const Action& a, std::size_t index) {
-  if (!options_.thermal) reject(index, a, "the scenario has no thermal model (add `thermal:` under `energy:` or under each datacenter)");
-  if (a.num_devices != 0) reject(index, a, "a set-point action names no devices");
-  const std::string problem = options_.thermal->setpoint_problem(a.job, a.value);
-  if (!problem.empty()) reject(index, a, problem);
-  ++stats_.actions;
-  if (options_.thermal->set_setpoint(a.job, a.value)) rerate_thermal();
-}
-
-void Simulator::rerate_thermal() {
-  for (JobSlot slot = running_.head; slot != kNoJob; slot = jobs_[static_cast<std::size_t>(slot)].next_in_list) {
-    JobState& j = jobs_[static_cast<std::size_t>(slot)];
-    if (j.status != JobStatus::kRunning) continue;  // a stopping job makes no progress
-    bool hit = false;
-    for (DeviceId d : j.devices) hit = hit || options_.thermal->speed_changed(d);
-    if (!hit) continue;
-    if (options_.physics) changed_.push_back(slot);  // the rate update at the instant's end applies the new factor
-    else set_rate(slot, rate_factor(j));
-  }
-}
-
-// The next step is scheduled only when a live event lies at or after it, so a run still
-// ends at its last real event (the step is renewed at every instant until then).
-void Simulator::schedule_thermal_step() {
-  if (thermal_step_pending_ || queue_.empty()) return;
-  const Tick next = options_.thermal->next_change(now_);
-  if (next == Tick::max() || next > queue_.next_time()) return;
-  queue_.schedule(next, kThermalStep, 0);
-  thermal_step_pending_ = true;
+  return s >= 0 && s < num_services() ? services()[static_cast<std::size_t>(s)] : kNone;
 }
 
 void Simulator::apply(const ActionBatch& batch) {
   if (!paused_) throw InvariantError("Simulator::apply called outside a decision point");
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const Action& a = batch[i];
+    const auto kind = static_cast<std::size_t>(a.kind);
+    if (kind < processes_.action_owner.size() && processes_.action_owner[kind]) {  // a world process's action (e.g. thermal set-points)
+      const std::string problem = processes_.action_owner[kind]->apply_action(world_, a, batch.devices(a));
+      if (!problem.empty()) reject(i, a, problem);
+      ++stats_.actions;
+      continue;
+    }
     switch (a.kind) {
       case ActionKind::kStart: apply_start(a, batch.devices(a), i); break;
       case ActionKind::kPreempt: apply_preempt(a, i); break;
       case ActionKind::kMove: apply_move(a, batch.devices(a), i); break;
-      case ActionKind::kHold: apply_hold(a, batch.devices(a), i); break;
-      case ActionKind::kSetCooling: apply_set_cooling(a, i); break;
+      // World actions no registered process claims: the feature is not in this simulation.
+      case ActionKind::kHold: reject(i, a, "no inference process holds devices for services in this simulation (world/inference/inference_process.hpp)");
+      case ActionKind::kSetCooling: reject(i, a, "the scenario has no thermal model (add `thermal:` under `energy:` or under each datacenter)");
       case ActionKind::kBind: apply_bind(a, batch.devices(a), i); break;
       case ActionKind::kUnbind: apply_unbind(a, i); break;
     }
@@ -804,13 +706,15 @@ void Simulator::update_rates() {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
     touched_.push_back(slot);  // its compute utilization may change with an equal rate
-    set_rate(slot, options_.failures || options_.device_speed ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
+    set_rate(slot, rate_factors_ ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
 
 void Simulator::finish_instant(bool instant_over) {
   if (instant_over && !changed_.empty()) update_rates();
-  if (instant_over && options_.thermal) schedule_thermal_step();
+  if (instant_over) {
+    for (WorldProcess* p : processes_.instant) p->end_of_instant(world_);
+  }
   for (Observer* o : observers_) o->after_event(*this);
   touched_.clear();
   joined_running_.clear();
@@ -828,12 +732,8 @@ bool Simulator::advance() {
   } else if (!started_) {
     started_ = true;
     pull_next_arrival();
-    if (options_.failures) start_failures();
-    if (options_.market) start_market();
-    if (options_.thermal) {
-      options_.thermal->update(now_);
-      schedule_thermal_step();
-    }
+    if (reasons_used_ != device_reason::kNone) cluster_.enable_reasons();
+    for (WorldProcess* p : processes_.start) p->start(world_);
   }
   bool boundary = true;  // between instants: the previous one is over
   while (!queue_.empty()) {
@@ -854,18 +754,12 @@ bool Simulator::advance() {
         if (e.time == wakeup_) wakeup_ = Tick::max();
         dirty_ = true;
         break;
-      case kLossSpike: handle_loss_spike(e); break;
-      case kCheckpointDue: handle_checkpoint_due(e); break;
-      case kCheckpointCommit: handle_checkpoint_commit(e); break;
-      case kUnitFailure: handle_unit_failure(e); break;
-      case kUnitRepair: handle_unit_repair(e); break;
-      case kSpotChange: handle_spot_change(e); break;
-      case kThermalStep:
-        thermal_step_pending_ = false;
-        if (options_.thermal->update(now_)) rerate_thermal();
-        dirty_ = true;  // a decision point, like a signal change: set-points may be revisited
-        break;
-      default: throw InvariantError("unknown event kind " + std::to_string(e.kind));
+      default:
+        if (e.kind < processes_.event_owner.size() && processes_.event_owner[e.kind]) {
+          processes_.event_owner[e.kind]->handle(world_, e);
+          break;
+        }
+        throw InvariantError("unknown event kind " + std::to_string(e.kind));
     }
     ++stats_.events;
     const bool instant_over = queue_.empty() || queue_.next_time() != now_;

@@ -18,17 +18,15 @@
 #include "sim/event_queue.hpp"
 #include "sim/job.hpp"
 #include "sim/job_source.hpp"
-#include "world/market/market.hpp"
 #include "sim/observer.hpp"
 #include "sim/physics.hpp"
 #include "sim/policy.hpp"
+#include "sim/world_process.hpp"
 
 namespace schedsim {
 
-class FailureModel;
-class Geography;
+class Market;
 class SnapshotArchive;
-class ThermalModel;
 
 // What to do with a job that asks for more devices than the whole cluster has.
 enum class OversizedMode : std::uint8_t { kError, kDrop };
@@ -42,24 +40,12 @@ struct SimulatorOptions {
   const std::vector<int>* node_group = nullptr;
   // Price and carbon signals policies see (SchedulerView::signals); nullptr = none.
   const GridSignals* signals = nullptr;
-  // Loss spikes, device/node failures, stragglers, periodic checkpoints and trace-recorded
-  // outcomes; nullptr = none of these (jobs never fail). Must outlive the simulator.
-  FailureModel* failures = nullptr;
-  // Several datacenters: placements stay inside one allowed datacenter and relocations
-  // pay a WAN checkpoint transfer plus a restart; nullptr = one cluster. Must outlive the simulator.
-  const Geography* geography = nullptr;
-  // Power caps (sim/power_cap.hpp): speed multiplier of each device; a job runs at its
-  // slowest device's. nullptr = every device at full speed. Must outlive the simulator.
-  const std::vector<double>* device_speed = nullptr;
-  // The compute market (sim/market.hpp): spot offers' devices are taken back and returned
-  // as their availability changes (sim/simulator_market.cpp); nullptr = none. Must
-  // outlive the simulator. `market_seed` seeds the spot on/off model.
-  const Market* market = nullptr;
-  std::uint64_t market_seed = 0;
-  // Thermal and cooling (sim/thermal.hpp): outside temperature steps become events and
-  // decision points, set-point actions are accepted, and device_speed must point at the
-  // model's device_speed() (power caps x throttle). nullptr = no thermal model.
-  ThermalModel* thermal = nullptr;
+  // The compute market policies see (SchedulerView::market); nullptr = none. The kernel
+  // itself does nothing with it: spot reclamation is a world process
+  // (world/market/spot_process.hpp), as failures are (world/failures/failure_process.hpp).
+  const Market* market_view = nullptr;
+  // Thermal and cooling, datacenters, inference holds and power caps are world
+  // processes (world/*/), registered with Simulator::add_process, not options.
 };
 
 // Deterministic counters of a run (no wall-clock values).
@@ -94,6 +80,9 @@ class Simulator {
   Simulator& operator=(const Simulator&) = delete;
 
   void add_observer(Observer& observer) { observers_.push_back(&observer); }
+  // Registers a world process (sim/world_process.hpp) before the run starts; the
+  // registration order is the order its hooks run in. Must outlive the simulator.
+  void add_process(WorldProcess& process);
 
   // Runs until no event is left. Throws InputError (bad workload), PolicyError (illegal
   // action, or jobs left waiting forever) and InvariantError (a kernel bug).
@@ -135,9 +124,10 @@ class Simulator {
     }
   }
   const std::string& source_name() const { return source_name_; }
-  // Devices held by inference service `s` (ActionBatch::hold); empty when it holds none.
+  // Devices held by inference service `s` (ActionBatch::hold, applied by the inference
+  // process); empty when it holds none or no such process is registered.
   const std::vector<DeviceId>& service_devices(int s) const;
-  int num_services() const { return static_cast<int>(service_devices_.size()); }
+  int num_services() const { return static_cast<int>(services().size()); }
   // ClusterState::owner() of a device held by service `s`.
   static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
   // Since the observers' last after_event: the jobs whose placement, rate, stall or
@@ -160,19 +150,13 @@ class Simulator {
   void snapshot(SnapshotArchive& ar);
 
  private:
+  friend class WorldContext;
+  // The kernel's own event kinds (sim/world_process.hpp, event_kind, lists all).
   enum EventKind : std::uint32_t {
-    kArrival = 1,
-    kCompletion = 2,
-    kStallEnd = 3,
-    // Failures model (sim/simulator_failures.cpp); arg = job slot or failure unit.
-    kLossSpike = 4,
-    kCheckpointDue = 5,
-    kCheckpointCommit = 6,
-    kUnitFailure = 7,
-    kUnitRepair = 8,
-    kWakeup = 9,  // a policy asked for a decision point (ActionBatch::wake_at)
-    kSpotChange = 10,  // a spot offer's availability changes (sim/simulator_market.cpp); arg = index into spot_
-    kThermalStep = 11,  // an outside temperature steps (sim/thermal.hpp)
+    kArrival = event_kind::kArrival,
+    kCompletion = event_kind::kCompletion,
+    kStallEnd = event_kind::kStallEnd,
+    kWakeup = event_kind::kWakeup,  // a policy asked for a decision point (ActionBatch::wake_at)
   };
 
   struct JobList {  // intrusive list threaded through JobState::prev/next_in_list
@@ -188,8 +172,6 @@ class Simulator {
   void apply_start(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_preempt(const Action& a, std::size_t index);
   void apply_move(const Action& a, Span<DeviceId> devices, std::size_t index);
-  void apply_hold(const Action& a, Span<DeviceId> devices, std::size_t index);
-  void apply_set_cooling(const Action& a, std::size_t index);
   void apply_bind(const Action& a, Span<DeviceId> devices, std::size_t index);
   void apply_unbind(const Action& a, std::size_t index);
   void start_job(JobSlot slot, Span<DeviceId> devices);
@@ -198,12 +180,7 @@ class Simulator {
   void lose_bound_device(JobSlot slot, DeviceId d);
   // "0-3, 8" (ids in the given order, runs of consecutive ids joined).
   static std::string device_list(Span<DeviceId> devices);
-  // Thermal model: new rates for running jobs on devices whose speed changed, and the
-  // next outside-temperature step scheduled while anything happens after it.
-  void rerate_thermal();
-  void schedule_thermal_step();
   void check_devices(const Action& a, Span<DeviceId> devices, std::size_t index, const JobState& j);
-  double geo_relocation_s(JobState& j, Span<DeviceId> devices);
   void finish_stop(JobSlot slot);
   // A running job gives up its devices (device time accounted) and goes back to the
   // queue: the two halves of a preemption's end and of a failure's requeue.
@@ -213,40 +190,31 @@ class Simulator {
   void advance(JobState& j);
   void account_devices(JobState& j);
   void stall(JobSlot slot, double seconds, StallKind kind = StallKind::kPreemption);
-  // Failures model (sim/simulator_failures.cpp).
-  void start_failures();
-  void handle_loss_spike(const Event& e);
-  void handle_checkpoint_due(const Event& e);
-  void handle_checkpoint_commit(const Event& e);
-  void handle_unit_failure(const Event& e);
-  void handle_unit_repair(const Event& e);
-  void begin_compute(JobSlot slot);
-  void disarm_failure_timers(JobState& j);
+  // Core actions world processes call (sim/world_process.cpp is their WorldContext face).
   void cut_stall(JobState& j);
   void rollback(JobState& j, int checkpoints_back);
   void commit_checkpoint(JobState& j, const CheckpointMark& mark);
-  void fail_job(JobSlot slot, Tick repair_at);
+  void evict(JobSlot slot, EvictRestart how);
+  DeviceTaken add_reason(DeviceId d, DeviceReasons reason);
+  void clear_reason(DeviceId d, DeviceReasons reason);
+  // The processes subscribed to on_compute_begins / on_progress_interrupted.
+  void compute_begins(JobSlot slot);
+  void progress_interrupted(JobSlot slot, Interruption why);
   // A device held by an inference service failed or was taken back by its provider: the
-  // service loses it at once (so the world's meter counts one replica device fewer) and it
-  // becomes unusable.
+  // holder process gives it up at once (so the world's meter counts one replica device
+  // fewer) and it becomes unusable.
   void take_from_service(DeviceId d);
-  void requeue_after_failure(JobSlot slot);
+  // The devices each inference service holds: the holder process's table, or none.
+  const std::vector<std::vector<DeviceId>>& services() const { return exposed_.service_devices ? *exposed_.service_devices : no_services_; }
+  // The holder process's table in the snapshot (SnapshotSlot::kHeldDevices), or an empty one.
+  void snapshot_held(SnapshotArchive& ar);
+  // The product of the processes' rate factors (stragglers, power caps, throttling).
   double rate_factor(const JobState& j) const;
-  // Market (sim/simulator_market.cpp).
-  struct SpotOffer {  // one spot offer: where its availability stands and its next change
-    int offer;
-    SpotCursor cursor;
-    int available;
-    SpotChange next;
-  };
-  void start_market();
-  void handle_spot_change(const Event& e);
-  void set_spot_available(SpotOffer& s, int available);
-  void reclaim_job(JobSlot slot);
-  // A device that is down for repair or taken back by its provider: failed in cluster_.
-  bool unavailable(DeviceId d) const;
-  // Why a failed device cannot be used: under repair, or taken back by its spot provider.
+  // Why an out-of-service device cannot be used: under repair, or taken back by its spot provider.
   std::string why_failed(DeviceId d) const;
+  // Each job's record, with the side-table fields of the kJobSnapshot process (or their
+  // defaults) where JobState had them (sim/simulator_snapshot.cpp).
+  void snapshot_job(SnapshotArchive& ar, JobSlot slot);
   static std::int64_t& stall_account(JobState& j, StallKind kind);
   // Take / give back devices for a job: whole devices, or its share of one (fractional).
   void hold_devices(JobSlot slot, Span<DeviceId> devices);
@@ -299,12 +267,22 @@ class Simulator {
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
   std::vector<JobSlot> touched_, joined_running_;  // since the last after_event (touched_jobs())
   std::vector<std::pair<JobSlot, double>> new_rates_;
-  std::vector<char> device_down_;   // failures model: device on a failed unit (until repaired)
-  std::vector<JobSlot> hit_jobs_;   // reused: jobs on a failing unit
-  std::vector<std::vector<DeviceId>> service_devices_;  // by inference service
-  std::vector<SpotOffer> spot_;         // market: the spot offers' availability state
-  std::vector<char> device_reclaimed_;  // market: device taken back by its provider
-  bool thermal_step_pending_ = false;
+  // World processes (sim/world_process.hpp): all of them, and per hook the subscribers,
+  // in registration order; decided once in add_process.
+  WorldContext world_;
+  struct ProcessLists {
+    std::vector<WorldProcess*> all, start, rate, veto, arrival, compute, interrupted, overhead, status, instant;
+    std::vector<WorldProcess*> snapshot_before_devices, snapshot_after_devices, snapshot_after_physics;
+    WorldProcess* job_snapshot = nullptr;
+    std::vector<WorldProcess*> event_owner;   // by event kind
+    std::vector<WorldProcess*> action_owner;  // by ActionKind
+  } processes_;
+  int marks_kept_ = 0;  // checkpoint marks a rollback may reach; 0 = no process rolls back
+  DeviceReasons reasons_used_ = device_reason::kNone;
+  bool rate_factors_ = false;  // a process has a rate factor
+  ExposedModels exposed_;  // what the processes show policies (WorldProcess::expose)
+  WorldProcess* held_proc_ = nullptr;  // kHeldDevices: holds devices under service owner codes
+  std::vector<std::vector<DeviceId>> no_services_;  // services() without a holder process: always empty
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;

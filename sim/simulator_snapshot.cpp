@@ -5,12 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_map>
 
 #include "world/physics/cluster_physics.hpp"
 #include "sim/cluster_state.hpp"
 #include "world/physics/comm_model.hpp"
-#include "world/geography/datacenters.hpp"
 #include "world/energy/energy.hpp"
 #include "sim/event_queue.hpp"
 #include "world/failures/failure_model.hpp"
@@ -22,8 +22,6 @@
 #include "sim/simulator.hpp"
 #include "sim/snapshot_archive.hpp"
 #include "sim/summary_bitset.hpp"
-#include "world/thermal/thermal.hpp"
-#include "world/thermal/thermal_meter.hpp"
 
 namespace schedsim {
 
@@ -160,13 +158,30 @@ bool same_spec(const JobSpec& a, const JobSpec& b) {
 
 void snapshot_fields(SnapshotArchive& ar, CheckpointMark& m) { ar(m.progress_s, m.compute_device_us); }
 
-void snapshot_fields(SnapshotArchive& ar, JobState& j) {
-  ar(j.spec, j.status, j.arrival_seq, j.start, j.end, j.devices, j.remaining_work_s, j.work_done_s, j.physics_rate, j.stall_end, j.last_update,
-     j.completion_event, j.stall_event, j.has_checkpoint, j.placed_since, j.device_us, j.held_us, j.overhead_device_us, j.preemptions, j.moves);
-  ar(j.stall_kind, j.checkpoints, j.pending_checkpoint, j.loss_spike_event, j.checkpoint_due_event, j.checkpoint_commit_event, j.needs_restart,
-     j.lost_work_s, j.compute_device_us, j.lost_device_us, j.checkpoint_device_us, j.restart_device_us, j.loss_spike_restarts,
-     j.failure_restarts, j.site, j.prev_in_list, j.next_in_list);
-  ar(j.bound_devices, j.bound_since, j.bound_idle_device_us);
+// A job's record: its fields in the order JobState lists them (JobState::for_each_field),
+// with the side-table entry of the process that keeps per-job fields (the failures
+// process) where JobState had those fields; without such a process, the same bytes with
+// their defaults (a loaded non-zero event id there names an event no process owns).
+void Simulator::snapshot_job(SnapshotArchive& ar, JobSlot slot) {
+  JobState& j = jobs_[static_cast<std::size_t>(slot)];
+  j.for_each_field([&](auto& field, OnArrival) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, JobSideTable>) {
+      if (processes_.job_snapshot) {
+        processes_.job_snapshot->snapshot_job(ar, slot);
+        return;
+      }
+      CheckpointMark pending_checkpoint;
+      EventId events[3] = {0, 0, 0};
+      bool needs_restart = false;
+      ar(pending_checkpoint, events[0], events[1], events[2], needs_restart);
+      for (const EventId id : events) {
+        ar.check(id == 0, "job slot " + std::to_string(slot) + " ('" + j.spec.id.substr(0, 40) + "')'s failures-model event " + std::to_string(id) +
+                              " is not in the event queue (the scenario has no failures model)");
+      }
+    } else {
+      ar(field);
+    }
+  });
 }
 
 // A new counter must be added below, or a resumed run would restart it from zero.
@@ -190,9 +205,25 @@ void Simulator::set_boundary_hook(Tick every, std::function<void()> hook) {
 void Simulator::snapshot(SnapshotArchive& ar) {
   if (paused_) throw InvariantError("Simulator::snapshot at a decision point; snapshots are taken between instants");
   ar.section("simulator");
-  ar(now_, queue_, cluster_, jobs_, live_, free_slots_, pending_.head, pending_.tail, running_.head, running_.tail, num_pending_, num_running_);
-  ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_,
-     device_down_, service_devices_, stats_, touched_, joined_running_);
+  ar(now_, queue_, cluster_);
+  ar.io_each(jobs_, [&](JobState& j) { snapshot_job(ar, static_cast<JobSlot>(&j - jobs_.data())); });
+  ar(live_, free_slots_, pending_.head, pending_.tail, running_.head, running_.tail, num_pending_, num_running_);
+  ar(next_arrival_seq_, next_job_, has_next_job_, last_submit_, dirty_, started_, finished_, job_seconds_in_system_, wakeup_, changed_);
+  // The device availability reasons, one table per reason where the layout had them: the
+  // failures model's down devices here, the taken-back spot devices below. A table is
+  // sized once the run started with a process that uses its reason.
+  const auto reason_table = [&](DeviceReasons reason) {
+    std::vector<char> table;
+    if (!ar.loading() && cluster_.has_reasons() && (reasons_used_ & reason)) {
+      table.resize(static_cast<std::size_t>(spec_.num_devices()));
+      for (DeviceId d = 0; d < spec_.num_devices(); ++d) table[static_cast<std::size_t>(d)] = (cluster_.reasons(d) & reason) != 0 ? 1 : 0;
+    }
+    ar(table);
+    return table;
+  };
+  const std::vector<char> down = reason_table(device_reason::kUnderRepair);
+  snapshot_held(ar);  // the inference services' devices (the holder process's table)
+  ar(stats_, touched_, joined_running_);
   std::uint64_t read = jobs_read_;
   ar(read, bound_total_);
   if (ar.loading()) {
@@ -221,31 +252,39 @@ void Simulator::snapshot(SnapshotArchive& ar) {
     }
     ar.check(!has_next_job_ || (read > 0 && same_spec(skipped, next_job_)), "the next arrival is not this workload's job " + std::to_string(read));
   }
-  // The models the kernel was given own state that evolves with the run.
-  // The market's spot offers (where each availability stands) and the thermal model.
-  if (ar.loading() && options_.market && spot_.empty()) {  // the offers' cursors; their state is read below
-    const Market& m = *options_.market;
-    for (int o = 0; o < static_cast<int>(m.offers().size()); ++o) {
-      if (m.offer(o).kind == PriceKind::kSpot) spot_.push_back(SpotOffer{o, SpotCursor(m, o, options_.market_seed), 0, SpotChange{}});
+  // The models the kernel was given own state that evolves with the run: the processes at
+  // their slots (sim/world_process.hpp, SnapshotSlot), the thermal and physics models.
+  if (processes_.snapshot_before_devices.empty()) {  // no market: an empty list of spot offers
+    std::uint64_t spot_offers = 0;
+    ar(spot_offers);
+    ar.check(spot_offers == 0, "the market's spot offers differ from this configuration's");
+  }
+  for (WorldProcess* p : processes_.snapshot_before_devices) p->snapshot(ar);
+  const std::vector<char> taken_back = reason_table(device_reason::kTakenBack);
+  if (ar.loading()) {
+    const std::size_t un = static_cast<std::size_t>(spec_.num_devices());
+    const auto sized = [&](const std::vector<char>& t, DeviceReasons reason) {
+      return t.size() == (started_ && (reasons_used_ & reason) ? un : 0) && std::all_of(t.begin(), t.end(), [](char c) { return c == 0 || c == 1; });
+    };
+    ar.check(sized(down, device_reason::kUnderRepair) && sized(taken_back, device_reason::kTakenBack),
+             "its failed-device tables are sized for another cluster or hold values other than 0 and 1");
+    if (started_ && reasons_used_ != device_reason::kNone) {
+      cluster_.enable_reasons();
+      for (std::size_t d = 0; d < un; ++d) {
+        const auto dev = static_cast<DeviceId>(d);
+        if (!down.empty() && down[d]) cluster_.add_reason(dev, device_reason::kUnderRepair);
+        if (!taken_back.empty() && taken_back[d]) cluster_.add_reason(dev, device_reason::kTakenBack);
+      }
     }
   }
-  std::uint64_t spot_offers = spot_.size();
-  ar(spot_offers);
-  ar.check(spot_offers == spot_.size(), "the market's spot offers differ from this configuration's");
-  for (SpotOffer& o : spot_) {
-    const int offer = o.offer;
-    ar(o.offer, o.cursor, o.available, o.next.time, o.next.available);
-    if (ar.loading()) {
-      ar.check(o.offer == offer, "its spot offers are not this market's");
-      const int devices = options_.market->offer(offer).devices;
-      ar.check(o.available >= 0 && o.available <= devices && o.next.available >= 0 && o.next.available <= devices,
-               "spot offer " + std::to_string(offer) + " has " + std::to_string(o.available) + " devices available of " + std::to_string(devices));
-    }
+  if (processes_.snapshot_after_devices.empty()) {  // no thermal process: the step flag byte snapshots had (bytes unchanged)
+    bool step_pending = false;
+    ar(step_pending);
+    ar.check(!step_pending, "it has an outside-temperature step pending, and this scenario has no thermal model");
   }
-  ar(device_reclaimed_, thermal_step_pending_);
-  if (options_.thermal) options_.thermal->snapshot(ar);
+  for (WorldProcess* p : processes_.snapshot_after_devices) p->snapshot(ar);  // thermal: its step flag, then its model
   if (options_.physics) options_.physics->snapshot(ar);
-  if (options_.failures) options_.failures->snapshot(ar);
+  for (WorldProcess* p : processes_.snapshot_after_physics) p->snapshot(ar);
   if (ar.loading()) {
     check_restored(ar);
     ar.set_restored(this);
@@ -261,12 +300,7 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   ar.check(now_ >= Tick() && now_ >= queue_.last_popped_time() && (queue_.empty() || queue_.next_time() >= now_),
            "its clock (" + format_seconds(now_) + " s) is negative or after its next event");
   ar.check(started_ || (slots == 0 && queue_.empty()), "it was taken before the run started but holds jobs or events");
-  // The failed-device tables are sized when the run starts, by the models that use them.
-  const std::size_t un = static_cast<std::size_t>(n);
-  ar.check(device_down_.size() == (started_ && options_.failures ? un : 0) && device_reclaimed_.size() == (started_ && !spot_.empty() ? un : 0) &&
-               (device_down_.empty() || std::all_of(device_down_.begin(), device_down_.end(), [](char c) { return c == 0 || c == 1; })) &&
-               (device_reclaimed_.empty() || std::all_of(device_reclaimed_.begin(), device_reclaimed_.end(), [](char c) { return c == 0 || c == 1; })),
-           "its failed-device tables are sized for another cluster or hold values other than 0 and 1");
+  // (The failed-device tables were checked as they were read, in snapshot().)
   // Slots: each live (1) or free (0, listed once in free_slots_).
   std::vector<char> free_seen(slots, 0);
   std::size_t live_count = 0;
@@ -301,7 +335,7 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   for (std::size_t i = 0; i < slots; ++i) bound_sum += live_[i] == 1 ? jobs_[i].bound_devices.size() : 0;
   ar.check(bound_total_ >= 0 && static_cast<std::size_t>(bound_total_) == bound_sum, "its count of bound devices (" + std::to_string(bound_total_) + ") is not the jobs' " + std::to_string(bound_sum));
   // Each job: enum values, devices owned by it in the cluster state, site, events.
-  const int sites = options_.geography ? options_.geography->num_sites() : 0;
+  const int sites = exposed_.num_sites;  // the datacenters process's, 0 for one cluster
   for (std::size_t i = 0; i < slots; ++i) {
     if (live_[i] != 1) continue;
     const JobState& j = jobs_[i];
@@ -344,12 +378,12 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
       EventId id;
       EventKind kind;
       const char* what;
-    } events[] = {{j.completion_event, kCompletion, "completion"}, {j.stall_event, kStallEnd, "stall end"}, {j.loss_spike_event, kLossSpike, "loss spike"},
-                  {j.checkpoint_due_event, kCheckpointDue, "checkpoint"}, {j.checkpoint_commit_event, kCheckpointCommit, "checkpoint commit"}};
+    } events[] = {{j.completion_event, kCompletion, "completion"}, {j.stall_event, kStallEnd, "stall end"}};
     for (const auto& e : events) {
       ar.check(e.id == 0 || queue_.holds(e.id, e.kind, static_cast<std::int64_t>(i)), who + "'s " + e.what + " event " + std::to_string(e.id) + " is not in the event queue");
     }
   }
+  for (const WorldProcess* p : processes_.all) p->check_restored(world_, ar);
   // Every device's owner: nobody, failed, shared (by live jobs), a live placed job, or an
   // inference service.
   for (DeviceId d = 0; d < n; ++d) {
@@ -365,13 +399,13 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
         ar.check(live(sh.owner) && jobs_[static_cast<std::size_t>(sh.owner)].status != JobStatus::kPending, dev + " is shared with job slot " + std::to_string(sh.owner) + ", which is not placed");
       }
     } else if (o <= service_owner(0)) {
-      ar.check(-(o + 16) < static_cast<std::int64_t>(service_devices_.size()), dev + " is held by inference service " + std::to_string(-(o + 16)) + ", which does not exist");
+      ar.check(-(o + 16) < static_cast<std::int64_t>(services().size()), dev + " is held by inference service " + std::to_string(-(o + 16)) + ", which does not exist");
     } else {
       ar.check(o == ClusterState::kNoOwner || o == ClusterState::kFailedOwner, dev + " has the owner code " + std::to_string(o));
     }
   }
-  for (std::size_t svc = 0; svc < service_devices_.size(); ++svc) {
-    for (const DeviceId d : service_devices_[svc]) {
+  for (std::size_t svc = 0; svc < services().size(); ++svc) {
+    for (const DeviceId d : services()[svc]) {
       ar.check(d >= 0 && d < n && cluster_.owner(d) == service_owner(static_cast<int>(svc)), "inference service " + std::to_string(svc) + " holds device " + std::to_string(d) + ", which is not marked as its");
     }
   }
@@ -380,34 +414,35 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   }
   // Every pending event: a known kind whose argument names what it is about; a job's
   // event is the one that job records.
-  const int units = options_.failures ? options_.failures->num_units() : 0;
+  // Events of a process's kinds are checked by that process (WorldProcess::check_event);
+  // the kinds of a feature this scenario lacks are refused as before it was a process.
   std::size_t arrivals = 0;
+  const WorldContext& world = world_;
   queue_.for_each_pending([&](const Event& e) {
     const std::string ev = "event " + std::to_string(e.id) + " (kind " + std::to_string(e.kind) + ", t=" + format_seconds(e.time) + " s)";
+    if (e.kind < processes_.event_owner.size() && processes_.event_owner[e.kind]) {
+      processes_.event_owner[e.kind]->check_event(world, ar, e, ev);
+      return;
+    }
     switch (e.kind) {
       case kArrival: ++arrivals; break;
       case kCompletion:
-      case kStallEnd:
-      case kLossSpike:
-      case kCheckpointDue:
-      case kCheckpointCommit: {
+      case kStallEnd: {
         ar.check(live(e.arg), ev + " is about job slot " + std::to_string(e.arg) + ", which holds no job");
         const JobState& j = jobs_[static_cast<std::size_t>(e.arg)];
-        const EventId recorded = e.kind == kCompletion ? j.completion_event
-                                 : e.kind == kStallEnd ? j.stall_event
-                                 : e.kind == kLossSpike ? j.loss_spike_event
-                                 : e.kind == kCheckpointDue ? j.checkpoint_due_event
-                                                            : j.checkpoint_commit_event;
+        const EventId recorded = e.kind == kCompletion ? j.completion_event : j.stall_event;
         ar.check(recorded == e.id, ev + " is not the one its job records");
-        ar.check((e.kind != kCompletion && e.kind != kLossSpike) || j.status == JobStatus::kRunning, ev + " is about a job that is not running");
-        ar.check(e.kind < kLossSpike || options_.failures, ev + " belongs to the failures model, which this scenario does not have");
+        ar.check(e.kind != kCompletion || j.status == JobStatus::kRunning, ev + " is about a job that is not running");
         break;
       }
+      case event_kind::kLossSpike:
+      case event_kind::kCheckpointDue:
+      case event_kind::kCheckpointCommit: ar.reject(ev + " belongs to the failures model, which this scenario does not have");
       case kWakeup: break;
-      case kUnitFailure:
-      case kUnitRepair: ar.check(e.arg >= 0 && e.arg < units, ev + " is about failure unit " + std::to_string(e.arg) + " of " + std::to_string(units)); break;
-      case kSpotChange: ar.check(e.arg >= 0 && static_cast<std::size_t>(e.arg) < spot_.size(), ev + " is about spot offer " + std::to_string(e.arg) + " of " + std::to_string(spot_.size())); break;
-      case kThermalStep: ar.check(options_.thermal != nullptr, ev + " belongs to the thermal model, which this scenario does not have"); break;
+      case event_kind::kUnitFailure:
+      case event_kind::kUnitRepair: ar.reject(ev + " is about failure unit " + std::to_string(e.arg) + " of 0");
+      case event_kind::kSpotChange: ar.reject(ev + " is about spot offer " + std::to_string(e.arg) + " of 0");
+      case event_kind::kThermalStep: ar.reject(ev + " belongs to the thermal model, which this scenario does not have");
       default: ar.reject(ev + " is of no known kind");
     }
   });
@@ -419,7 +454,7 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   for_each_job([&](const JobState& j) { in_system.push_back(&j); });
   InvariantChecker checker(1);
   try {
-    checker.check_state(now_, cluster_, in_system, num_running_, num_pending_, options_.physics, service_devices_);
+    checker.check_state(now_, cluster_, in_system, num_running_, num_pending_, options_.physics, services());
   } catch (const InvariantError& e) {
     const std::string what = e.what();
     ar.reject(what.substr(0, what.find('\n')));
@@ -566,20 +601,6 @@ void InvariantChecker::snapshot(SnapshotArchive& ar) {
 }
 
 void SpotCursor::snapshot(SnapshotArchive& ar) { ar(rng_, initial_, current_, t_, up_); }
-
-void ThermalModel::snapshot(SnapshotArchive& ar) {
-  ar.section("thermal model");
-  ar(load_, base_speed_, speed_, changed_);
-  ar.io_each(state_, [&](SiteState& st) { ar(st.outside_c, st.setpoint_c, st.supply_c, st.pue, st.cooling_fraction, st.changes); });
-}
-
-void ThermalMeter::snapshot(SnapshotArchive& ar) {
-  ar.section("thermal meter");
-  ar.io_each(sites_, [&](Site& st) {
-    ar(st.pue, st.outside_c, st.setpoint_c, st.throttled_busy, st.max_pue, st.outside_cs, st.setpoint_cs, st.throttled_device_s);
-  });
-  ar(last_);
-}
 
 void MarketMeter::snapshot(SnapshotArchive& ar) {
   ar.section("market meter");

@@ -15,6 +15,7 @@
 #include "world/geography/datacenters.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
+#include "world/geography/geography_process.hpp"
 
 using namespace schedsim;
 using schedsim::test::make_job;
@@ -62,9 +63,9 @@ struct World {
   SiteRecorder run(const std::string& policy_yaml, std::vector<JobSpec> jobs) {
     PolicyInstance p = builtin_policies().create(ConfigNode(YAML::Load(policy_yaml), "test"));
     VectorSource source(std::move(jobs));
-    SimulatorOptions options;
-    options.geography = &geo;
-    Simulator sim(cluster, source, *p.policy, options);
+    GeographyProcess geography(geo);
+    Simulator sim(cluster, source, *p.policy);
+    sim.add_process(geography);
     SiteRecorder rec(geo);
     sim.add_observer(rec);
     sim.run();
@@ -118,9 +119,9 @@ TEST_CASE("spatio-temporal picks the (datacenter, start) with the lowest carbon 
     PolicyInstance policy = builtin_policies().create(
         ConfigNode(YAML::Load("{name: spatio-temporal, slack_factor: 0, slack_s: " + std::to_string(slack_s) + "}"), "test"));
     VectorSource source({make_job("j", 0, 1, 3600)});
-    SimulatorOptions options;
-    options.geography = &geo;
-    Simulator sim(cluster, source, *policy.policy, options);
+    GeographyProcess geography(geo);
+    Simulator sim(cluster, source, *policy.policy);
+    sim.add_process(geography);
     SiteRecorder rec(geo);
     sim.add_observer(rec);
     sim.run();

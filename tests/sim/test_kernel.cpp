@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "policies/registry.hpp"
+#include "world/failures/failure_process.hpp"
 #include "base/error.hpp"
 #include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
@@ -540,10 +541,11 @@ TEST_CASE("a bound device that fails is unbound from its waiting job alone", "[s
   c.devices.on_failure = DeviceFailureConfig::OnFailure::kWait;
   FailureModel model(c, cluster, 5, nullptr);
   SimulatorOptions options;
-  options.failures = &model;
   VectorSource source({make_job("a", 0, 8, 50), make_job("r", 0, 4, 36000)});
   BindTestPolicy policy;
   Simulator sim(cluster, source, policy, options);
+  FailureProcess failure_process(model);  // the failures model as a world process
+  sim.add_process(failure_process);
   InvariantChecker checker;
   sim.add_observer(checker);
   std::size_t smallest = 4;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -146,6 +147,14 @@ double ThermalModel::highest_safe_setpoint_c(int s, double load_fraction, const 
     if (safe(c)) best = c;
   }
   return best;
+}
+
+// Snapshots (sim/snapshot_archive.hpp): moved here from sim/simulator_snapshot.cpp, which
+// includes no world model.
+void ThermalModel::snapshot(SnapshotArchive& ar) {
+  ar.section("thermal model");
+  ar(load_, base_speed_, speed_, changed_);
+  ar.io_each(state_, [&](SiteState& st) { ar(st.outside_c, st.setpoint_c, st.supply_c, st.pue, st.cooling_fraction, st.changes); });
 }
 
 }  // namespace schedsim

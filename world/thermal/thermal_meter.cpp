@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/simulator.hpp"
+#include "sim/snapshot_archive.hpp"
 
 namespace schedsim {
 
@@ -57,6 +58,16 @@ std::vector<ThermalSiteTotals> ThermalMeter::totals() const {
     out.push_back(t);
   }
   return out;
+}
+
+// Snapshots (sim/snapshot_archive.hpp): moved here from sim/simulator_snapshot.cpp, which
+// includes no world model.
+void ThermalMeter::snapshot(SnapshotArchive& ar) {
+  ar.section("thermal meter");
+  ar.io_each(sites_, [&](Site& st) {
+    ar(st.pue, st.outside_c, st.setpoint_c, st.throttled_busy, st.max_pue, st.outside_cs, st.setpoint_cs, st.throttled_device_s);
+  });
+  ar(last_);
 }
 
 }  // namespace schedsim

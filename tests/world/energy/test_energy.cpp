@@ -4,6 +4,7 @@
 #include "policies/registry.hpp"
 #include <random>
 
+#include "world/failures/failure_process.hpp"
 #include "world/physics/accelerator_catalogue.hpp"
 #include "world/physics/cluster_physics.hpp"
 #include "world/energy/energy.hpp"
@@ -170,8 +171,9 @@ TEST_CASE("the meter's work per event follows the jobs that changed, not the job
   PolicyInstance fifo = builtin_policies().create("fifo");
   FailureModel model(c, cluster, 1, nullptr);
   SimulatorOptions options;
-  options.failures = &model;
   Simulator sim(cluster, source, *fifo.policy, options);
+  FailureProcess failure_process(model);  // the failures model as a world process
+  sim.add_process(failure_process);
   EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, 1.0, nullptr);
   sim.add_observer(meter);
   sim.run();
@@ -278,8 +280,9 @@ TEST_CASE("the meter's job powers equal a recomputation of every running job aft
   PolicyInstance instance = builtin_policies().create(policy);
   SimulatorOptions options;
   options.physics = &physics;
-  options.failures = &failures;
   Simulator sim(cluster, source, *instance.policy, options);
+  FailureProcess failure_process(failures);  // the failures model as a world process
+  sim.add_process(failure_process);
   const std::vector<DevicePower> power = {DevicePower{75.0, 700.0}, DevicePower{50.0, 300.0}};
   EnergyMeter meter(sim, power, 1.2, nullptr);
   PowerReference reference(meter, power, 1.2);

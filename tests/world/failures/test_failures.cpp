@@ -31,6 +31,7 @@
 #include "scenario/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/registry.hpp"
+#include "world/failures/failure_process.hpp"
 #include "base/error.hpp"
 #include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
@@ -70,8 +71,9 @@ OneRun run_one(const FailureConfig& config, std::uint64_t seed, double work_s, i
   FirstFit policy;
   FailureModel model(config, cluster, seed, nullptr);
   SimulatorOptions options;
-  options.failures = &model;
   Simulator sim(cluster, source, policy, options);
+  FailureProcess failure_process(model);  // the failures model as a world process
+  sim.add_process(failure_process);
   Ends ends;
   InvariantChecker checker;
   sim.add_observer(ends);
@@ -340,8 +342,9 @@ TEST_CASE("node failures requeue jobs that restart elsewhere from their checkpoi
   FirstFit policy;
   FailureModel model(c, cluster, 42, nullptr);
   SimulatorOptions options;
-  options.failures = &model;
   Simulator sim(cluster, source, policy, options);
+  FailureProcess failure_process(model);  // the failures model as a world process
+  sim.add_process(failure_process);
   Ends ends;
   InvariantChecker checker;  // also checks failed devices are never held: held + free + failed = all
   sim.add_observer(ends);
@@ -402,8 +405,9 @@ TEST_CASE("trace-recorded failed and killed jobs count apart from completed ones
     c.recorded_outcomes_separate = separate;
     FailureModel model(c, cluster, 1, nullptr);
     SimulatorOptions options;
-    options.failures = &model;
     Simulator sim(cluster, source, policy, options);
+    FailureProcess failure_process(model);  // the failures model as a world process
+    sim.add_process(failure_process);
     MetricsCollector metrics(8);
     Ends ends;
     sim.add_observer(metrics);
@@ -576,4 +580,195 @@ TEST_CASE("per-class spike rates per-type MTBF and single-device failures", "[si
   CHECK(r.stats.checkpoints > 0);
   REQUIRE(r.summary.goodput.has_value());
   CHECK(*r.summary.goodput < 1.0);
+}
+
+// ---- World processes (sim/world_process.hpp) ----
+namespace {
+
+// A process that counts every hook the kernel calls and, with kEvents, drives device
+// availability reasons on device 0 at fixed times (kinds 40.. are free for processes).
+class ProbeProcess final : public WorldProcess {
+ public:
+  explicit ProbeProcess(std::uint32_t hooks, std::vector<std::pair<double, int>> script = {}) : hooks_(hooks), script_(std::move(script)) {}
+  const char* name() const override { return "probe"; }
+  std::uint32_t hooks() const override { return hooks_; }
+  void start(WorldContext& ctx) override {
+    ++calls["start"];
+    for (std::size_t i = 0; i < script_.size(); ++i) ctx.schedule(Tick::from_seconds(script_[i].first), 40, static_cast<std::int64_t>(i));
+  }
+  std::vector<std::uint32_t> event_kinds() const override { return {40}; }
+  // Step codes: +1 / -1 add / clear kUnderRepair, +2 / -2 add / clear kTakenBack.
+  void handle(WorldContext& ctx, const Event& e) override {
+    ++calls["handle"];
+    const int step = script_[static_cast<std::size_t>(e.arg)].second;
+    const DeviceReasons r = std::abs(step) == 1 ? device_reason::kUnderRepair : device_reason::kTakenBack;
+    if (step > 0) {
+      const DeviceTaken taken = ctx.add_reason(0, r);
+      holders.push_back(taken.holder);
+    } else {
+      ctx.clear_reason(0, r);
+    }
+    failed_after.push_back(ctx.cluster().is_failed(0));
+    reasons_after.push_back(ctx.reasons(0));
+    ctx.mark_decision_point();
+  }
+  double rate_factor(const JobState&) const override {
+    ++calls["rate_factor"];
+    return 1.0;
+  }
+  std::string placement_problem(const JobSpec&, Span<DeviceId>) const override {
+    ++calls["placement_problem"];
+    return {};
+  }
+  void on_job_arrival(WorldContext&, JobSlot) override { ++calls["on_job_arrival"]; }
+  void on_compute_begins(WorldContext&, JobSlot) override { ++calls["on_compute_begins"]; }
+  void on_progress_interrupted(WorldContext&, JobSlot, Interruption) override { ++calls["on_progress_interrupted"]; }
+  void start_overhead(WorldContext&, JobSlot, Span<DeviceId>, bool, StartOverhead&) override { ++calls["start_overhead"]; }
+  void completion_status(const JobState&, JobStatus&) const override { ++calls["completion_status"]; }
+  void end_of_instant(WorldContext&) override { ++calls["end_of_instant"]; }
+  DeviceReasons device_reasons_used() const override { return device_reason::kUnderRepair | device_reason::kTakenBack; }
+
+  mutable std::map<std::string, int> calls;
+  std::vector<DeviceTaken::Holder> holders;
+  std::vector<bool> failed_after;
+  std::vector<DeviceReasons> reasons_after;
+
+ private:
+  std::uint32_t hooks_;
+  std::vector<std::pair<double, int>> script_;
+};
+
+struct ProbeRun {
+  SimulatorStats stats;
+  std::vector<JobState> jobs;
+};
+
+ProbeRun run_with_probe(ProbeProcess* probe) {
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});
+  VectorSource source({make_job("a", 0, 2, 100), make_job("b", 5, 4, 50), make_job("c", 7, 1, 30)});
+  FirstFit policy;
+  Simulator sim(cluster, source, policy);
+  if (probe) sim.add_process(*probe);
+  Ends ends;
+  InvariantChecker checker;
+  sim.add_observer(ends);
+  sim.add_observer(checker);
+  sim.run();
+  return {sim.stats(), ends.jobs};
+}
+
+}  // namespace
+
+TEST_CASE("a world process is called only for the hooks it subscribes to", "[sim][failures][kernel]") {
+  const ProbeRun plain = run_with_probe(nullptr);
+  // Subscribed to nothing: no hook is called, and the run is the same as without it.
+  ProbeProcess none(0);
+  const ProbeRun with_none = run_with_probe(&none);
+  CHECK(none.calls.empty());
+  CHECK(with_none.stats.events == plain.stats.events);
+  CHECK(with_none.stats.decision_points == plain.stats.decision_points);
+  REQUIRE(with_none.jobs.size() == plain.jobs.size());
+  for (std::size_t i = 0; i < plain.jobs.size(); ++i) CHECK(with_none.jobs[i].end == plain.jobs[i].end);
+  // Subscribed to the start only: called once, nothing else.
+  ProbeProcess start_only(WorldProcess::kStart);
+  run_with_probe(&start_only);
+  CHECK(start_only.calls == std::map<std::string, int>{{"start", 1}});
+  // Every per-job hook: arrivals, placements, compute, completions (3 jobs, no preemption).
+  ProbeProcess all(WorldProcess::kJobArrival | WorldProcess::kPlacementVeto | WorldProcess::kComputeBegins | WorldProcess::kProgressInterrupted |
+                   WorldProcess::kStartOverhead | WorldProcess::kCompletionStatus | WorldProcess::kRateFactor);
+  const ProbeRun with_all = run_with_probe(&all);
+  CHECK(all.calls["on_job_arrival"] == 3);
+  CHECK(all.calls["placement_problem"] == 3);
+  CHECK(all.calls["start_overhead"] == 3);
+  CHECK(all.calls["on_compute_begins"] == 3);
+  CHECK(all.calls["on_progress_interrupted"] == 3);  // each completion
+  CHECK(all.calls["completion_status"] == 3);
+  CHECK(all.calls["rate_factor"] == 3);              // at each start (no physics: rate 1 x factors)
+  CHECK(all.calls.count("start") == 0);
+  for (std::size_t i = 0; i < plain.jobs.size(); ++i) CHECK(with_all.jobs[i].end == plain.jobs[i].end);
+}
+
+TEST_CASE("a device under repair and taken back returns only when both reasons clear", "[sim][failures][market][kernel]") {
+  // t=200: under repair (device 0 is free: it fails); 201: also taken back; 202:
+  // repaired, still taken back (stays failed); 203: returned (free again). Then from 300
+  // the same with the reasons added and cleared in the other order. Job "a" (2 GPUs)
+  // runs 0..100 on devices 0-1, before any reason.
+  ProbeProcess probe(WorldProcess::kStart | WorldProcess::kEvents,
+                     {{200, 1}, {201, 2}, {202, -1}, {203, -2}, {300, 2}, {301, 1}, {302, -2}, {303, -1}});
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});
+  VectorSource source({make_job("a", 0, 2, 100), make_job("late", 300.5, 4, 10)});
+  FirstFit policy;
+  Simulator sim(cluster, source, policy);
+  sim.add_process(probe);
+  InvariantChecker checker;
+  Ends ends;
+  sim.add_observer(checker);
+  sim.add_observer(ends);
+  sim.run();
+  CHECK(probe.failed_after == std::vector<bool>{true, true, true, false, true, true, true, false});
+  using R = DeviceReasons;
+  const R repair = device_reason::kUnderRepair, back = device_reason::kTakenBack;
+  CHECK(probe.reasons_after == std::vector<R>{repair, R(repair | back), back, 0, back, R(repair | back), repair, 0});
+  CHECK(probe.holders == std::vector<DeviceTaken::Holder>(4, DeviceTaken::kNobody));
+  // "late" needs all four devices: it waits for device 0 from 300.5 until 303.
+  REQUIRE(ends.jobs.size() == 2);
+  CHECK(ends.jobs[1].start == Tick::from_seconds(303));
+}
+
+TEST_CASE("a reason added to a running job's device reports the job, every time", "[sim][failures][market][kernel]") {
+  // Job "a" holds devices 0-1 from 0 to 100. At t=10 device 0 goes under repair (the probe
+  // does nothing to the job); at t=20 it is also taken back: reported again (the rule the
+  // failures and spot processes had before, not only at the first reason).
+  ProbeProcess probe(WorldProcess::kStart | WorldProcess::kEvents, {{10, 1}, {20, 2}, {150, -1}, {160, -2}});
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});
+  VectorSource source({make_job("a", 0, 2, 100)});
+  FirstFit policy;
+  Simulator sim(cluster, source, policy);
+  sim.add_process(probe);
+  InvariantChecker checker;
+  sim.add_observer(checker);
+  sim.run();
+  CHECK(probe.holders == std::vector<DeviceTaken::Holder>{DeviceTaken::kPlacedJob, DeviceTaken::kPlacedJob});
+  // Held while reasons were added: not failed until released at 100, then failed until
+  // the last reason cleared at 160.
+  CHECK(probe.failed_after == std::vector<bool>{false, false, true, false});
+}
+
+TEST_CASE("two world processes cannot claim the same event kind", "[sim][failures][kernel]") {
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});
+  VectorSource source({make_job("a", 0, 1, 10)});
+  FirstFit policy;
+  Simulator sim(cluster, source, policy);
+  ProbeProcess a(WorldProcess::kEvents), b(WorldProcess::kEvents);
+  sim.add_process(a);
+  try {
+    sim.add_process(b);
+    FAIL("no error");
+  } catch (const InvariantError& e) {
+    CHECK(std::string(e.what()) == "world processes 'probe' and 'probe' both claim event kind 40");
+  }
+}
+
+TEST_CASE("the failures process keeps its per-job timers in a side table reset on arrival", "[sim][failures]") {
+  // Checkpoints every 100 s (instant writes) for a 1000 s job: while it runs its
+  // checkpoint timer is armed; after the run the slot's timers are disarmed.
+  FailureConfig c;
+  c.checkpoint.policy = CheckpointConfig::Policy::kFixed;
+  c.checkpoint.interval_s = 100;
+  c.checkpoint.cost_s = 0;
+  const ClusterSpec cluster({NodeGroup{1, "test", 8}});
+  VectorSource source({make_job("a", 0, 1, 1000)});
+  FirstFit policy;
+  FailureModel model(c, cluster, 1, nullptr);
+  Simulator sim(cluster, source, policy);
+  FailureProcess process(model);
+  sim.add_process(process);
+  CHECK(process.timers(0).checkpoint_due_event == 0);  // no job yet: defaults
+  sim.run();
+  CHECK(sim.stats().checkpoints == 9);
+  const FailureProcess::JobTimers t = process.timers(0);
+  CHECK(t.checkpoint_due_event == 0);
+  CHECK(t.loss_spike_event == 0);
+  CHECK(t.checkpoint_commit_event == 0);
+  CHECK_FALSE(t.needs_restart);
 }

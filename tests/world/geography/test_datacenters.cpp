@@ -7,6 +7,7 @@
 #include "world/energy/energy.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"
+#include "world/geography/geography_process.hpp"
 
 using namespace schedsim;
 using schedsim::test::make_job;
@@ -83,9 +84,9 @@ TEST_CASE("WAN relocation cost: latency + checkpoint bits / bandwidth + restart"
     INFO((preempt ? "preempt, then restart in B" : "move to B"));
     ScriptPolicy policy(preempt);
     VectorSource source({make_job("j", 0, 2, 1000)});
-    SimulatorOptions options;
-    options.geography = &geo;
-    Simulator sim(cluster, source, policy, options);
+    GeographyProcess geography(geo);
+    Simulator sim(cluster, source, policy);
+    sim.add_process(geography);
     EndRecorder end;
     sim.add_observer(end);
     sim.run();
@@ -114,9 +115,9 @@ TEST_CASE("a placement across datacenters or outside the allowed regions is reje
     }
   } spanning;
   VectorSource source({make_job("j", 0, 2, 10)});
-  SimulatorOptions options;
-  options.geography = &geo;
-  Simulator sim(cluster, source, spanning, options);
+  GeographyProcess geography(geo);
+  Simulator sim(cluster, source, spanning);
+  sim.add_process(geography);
   CHECK_THROWS_WITH(sim.run(), Catch::Contains("policy 'spanning'") && Catch::Contains("different datacenters"));
 }
 
@@ -144,9 +145,9 @@ TEST_CASE("energy per datacenter: each site's PUE and carbon, a job charged wher
   const Geography geo = two_sites(cluster, &a, &b, 1.5);
   ScriptPolicy policy(false);  // 100 s in A, 68.05 s relocating in B (idle power), then 900 s in B
   VectorSource source({make_job("j", 0, 2, 1000)});
-  SimulatorOptions options;
-  options.geography = &geo;
-  Simulator sim(cluster, source, policy, options);
+  GeographyProcess geography(geo);
+  Simulator sim(cluster, source, policy);
+  sim.add_process(geography);
   const std::vector<DevicePower> power{{50.0, 300.0}};
   EnergyMeter meter(sim, power, {MeteredSite{"A", 0, 2, 1.0, &a}, MeteredSite{"B", 2, 2, 1.5, &b}});
   sim.add_observer(meter);
@@ -167,4 +168,34 @@ TEST_CASE("energy per datacenter: each site's PUE and carbon, a job charged wher
   CHECK(t.facility.energy_kwh == Approx((a_ws + 1.5 * b_ws) / 3.6e6).epsilon(1e-9));
   CHECK(*t.facility.co2_kg == Approx((a_ws * 400 + 1.5 * b_ws * 100) / 3.6e9).epsilon(1e-9));
   CHECK(t.it_energy_kwh == Approx((a_ws + b_ws) / 3.6e6).epsilon(1e-9));
+}
+
+TEST_CASE("datacenters process: its veto is the geography's, the relocation is its start overhead, policies see the model", "[sim][datacenters][world]") {
+  const ClusterSpec cluster({NodeGroup{2, "V100", 2}});
+  const Geography geo = two_sites(cluster, nullptr, nullptr);
+  GeographyProcess process(geo);
+  CHECK(process.hooks() == (WorldProcess::kPlacementVeto | WorldProcess::kStartOverhead));
+  const JobSpec j = make_job("j", 0, 2, 10);
+  CHECK(process.placement_problem(j, std::vector<DeviceId>{1, 2}) == geo.placement_problem(j, std::vector<DeviceId>{1, 2}));
+  CHECK_THAT(process.placement_problem(j, std::vector<DeviceId>{1, 2}), Catch::Contains("different datacenters"));
+  CHECK(process.placement_problem(j, std::vector<DeviceId>{2, 3}).empty());
+  ExposedModels m;
+  process.expose(m);
+  CHECK(m.geography == &geo);
+  CHECK(m.num_sites == 2);
+  // Registered, the process moves the job (state in A) to B at the move's relocation cost,
+  // and the view shows its model; without it the kernel knows no datacenters: the same
+  // move is free and the view shows none.
+  for (bool with : {true, false}) {
+    INFO((with ? "with the process" : "without it"));
+    ScriptPolicy policy(false);
+    VectorSource source({make_job("j", 0, 2, 1000)});
+    Simulator sim(cluster, source, policy);
+    if (with) sim.add_process(process);
+    CHECK(sim.view().geography() == (with ? &geo : nullptr));
+    EndRecorder end;
+    sim.add_observer(end);
+    sim.run();
+    CHECK(end.jct_s == Approx(with ? 1000 + 68.05 : 1000).margin(2e-6));
+  }
 }

@@ -66,6 +66,7 @@ TEST_CASE("request rate: diurnal in local time, bursts and drops", "[sim][infere
 #include "sim/simulator.hpp"
 #include "first_fit_policy.hpp"
 #include "test_support.hpp"
+#include "world/inference/inference_process.hpp"
 
 namespace {
 
@@ -108,6 +109,8 @@ std::vector<ServiceMetrics> meter_run(std::vector<DeviceId> held, int gpus_per_r
   schedsim::test::VectorSource jobs({schedsim::test::make_job("j", 100, 1, 1000)});
   HoldingFirstFit policy(std::move(held));
   Simulator sim(cluster, jobs, policy);
+  InferenceProcess holds;
+  sim.add_process(holds);
   ServiceMeter meter(chat_service(gpus_per_replica), cluster, nullptr);
   meter.read_replicas_from(source);
   sim.add_observer(meter);
@@ -150,4 +153,44 @@ TEST_CASE("service meter: a datacenter type without capacity is refused naming t
   CHECK_THROWS_MATCHES(ServiceMeter(chat_service(1), cluster, nullptr), InputError,
                        Catch::Message("inference.services[0].capacity_rps: service 'chat' has no capacity for device type 'K80', where its "
                                       "replicas run (the first device type of its datacenter); it lists V100"));
+}
+
+TEST_CASE("inference process: holds are its action; without it a hold is refused; the view shows its table", "[sim][inference][world]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 4}});
+  SECTION("no inference process registered") {
+    schedsim::test::VectorSource jobs({schedsim::test::make_job("j", 100, 1, 1000)});
+    HoldingFirstFit policy({2, 3});
+    Simulator sim(cluster, jobs, policy);
+    // (The action names slot 0 as the kernel names any non-cooling action's index.)
+    CHECK_THROWS_WITH(sim.run(), Catch::StartsWith("policy 'first-fit' at t=100 s: action #0 (hold ") &&
+                                     Catch::EndsWith("): no inference process holds devices for services in this simulation (world/inference/inference_process.hpp)"));
+  }
+  SECTION("registered: the service holds its devices, policies and the kernel see them, bad holds are refused with today's messages") {
+    InferenceProcess holds;
+    CHECK(holds.hooks() == (WorldProcess::kActions | WorldProcess::kHeldDevices | WorldProcess::kSnapshot));
+    CHECK(holds.action_kinds() == std::vector<ActionKind>{ActionKind::kHold});
+    schedsim::test::VectorSource jobs({schedsim::test::make_job("j", 100, 1, 1000)});
+    HoldingFirstFit policy({3, 2});
+    Simulator sim(cluster, jobs, policy);
+    sim.add_process(holds);
+    REQUIRE(sim.advance());
+    ActionBatch batch;
+    policy.decide(sim.view(), batch);
+    sim.apply(batch);
+    CHECK(holds.held().at(0) == std::vector<DeviceId>{2, 3});
+    CHECK(&sim.view().service_devices(0) == &holds.held()[0]);
+    CHECK(sim.service_devices(0) == std::vector<DeviceId>{2, 3});
+    CHECK(sim.num_services() == 1);
+    CHECK(sim.cluster_state().owner(2) == Simulator::service_owner(0));
+    WorldContext ctx(sim);
+    Action a;
+    a.kind = ActionKind::kHold;
+    a.job = 1;
+    const DeviceId taken[] = {2}, twice[] = {1, 1}, none[] = {9};
+    CHECK(holds.apply_action(ctx, a, Span<DeviceId>(taken, 1)) == "device 2 is not free");
+    CHECK(holds.apply_action(ctx, a, Span<DeviceId>(twice, 2)) == "a device is listed twice");
+    CHECK(holds.apply_action(ctx, a, Span<DeviceId>(none, 1)) == "device 9 does not exist");
+    a.job = -1;
+    CHECK(holds.apply_action(ctx, a, {}) == "no such inference service (index -1)");
+  }
 }

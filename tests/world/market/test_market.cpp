@@ -6,6 +6,8 @@
 
 #include "first_fit_policy.hpp"
 #include "policies/registry.hpp"
+#include "world/market/spot_process.hpp"
+#include "world/failures/failure_process.hpp"
 #include "base/error.hpp"
 #include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
@@ -169,9 +171,12 @@ SpotRun run_spot(bool checkpoints) {
   FailureModel failures(fc, cluster, 1, &physics);
   SimulatorOptions options;
   options.physics = &physics;
-  options.market = &market;
-  if (checkpoints) options.failures = &failures;
+  options.market_view = &market;
   Simulator sim(cluster, source, policy, options);
+  FailureProcess failure_process(failures);  // world processes: failures first, then the market
+  SpotProcess spot(market, 0);
+  if (checkpoints) sim.add_process(failure_process);
+  sim.add_process(spot);
   Ends ends;
   InvariantChecker checker;
   MarketMeter meter(sim, market, nullptr);
@@ -229,8 +234,10 @@ TEST_CASE("a job's compute cost integrates a time-varying price exactly", "[sim]
   VectorSource source({a, b});
   FirstFit policy;
   SimulatorOptions options;
-  options.market = &market;
+  options.market_view = &market;
   Simulator sim(cluster, source, policy, options);
+  SpotProcess spot(market, 0);
+  sim.add_process(spot);
   MarketMeter meter(sim, market, nullptr);
   sim.add_observer(meter);
   sim.run();
@@ -261,8 +268,10 @@ std::vector<DeviceId> placed_with(const std::string& policy_yaml, double estimat
   PolicyInstance policy = registry.create(ConfigNode::load_string(policy_yaml, "policy.yaml"));
   VectorSource source({make_job("j", 0, 2, 100, estimate_s)});
   SimulatorOptions options;
-  options.market = &market;
+  options.market_view = &market;
   Simulator sim(cluster, source, *policy.policy, options);
+  SpotProcess spot(market, 0);
+  sim.add_process(spot);
   Placements p;
   sim.add_observer(p);
   sim.run();

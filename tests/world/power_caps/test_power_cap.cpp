@@ -11,8 +11,11 @@
 #include "policies/registry.hpp"
 #include "base/error.hpp"
 #include "world/power_caps/power_cap.hpp"
+#include "sim/simulator.hpp"
+#include "first_fit_policy.hpp"
 #include "test_support.hpp"
 #include "traces/power_sweep_file.hpp"
+#include "world/power_caps/power_cap_process.hpp"
 
 using namespace schedsim;
 using schedsim::test::read_file;
@@ -91,4 +94,35 @@ policy: fifo
   CHECK_THAT(error("{V100: {fraction: 0.2, " + pts + "}}"), Catch::Contains("must be in [0.333333, 1]"));
   CHECK_THAT(error("{A100-80GB: {fraction: 0.5, " + pts + "}}"), Catch::Contains("no node group of the cluster has device type 'A100-80GB'"));
   CHECK_THAT(error("{V100: {fraction: 0.5, curve: {}}}"), Catch::Contains("give exactly one of file"));
+}
+
+TEST_CASE("power-cap process: its rate factor is the slowest device's speed, and a job runs work / that speed", "[sim][power-cap][world]") {
+  PowerCapProcess caps({0.5, 0.8, 1.0, 0.8});
+  CHECK(caps.hooks() == WorldProcess::kRateFactor);
+  JobState j;
+  j.devices = {2};
+  CHECK(caps.rate_factor(j) == 1.0);
+  j.devices = {1, 2};
+  CHECK(caps.rate_factor(j) == 0.8);
+  j.devices = {3, 0, 2};
+  CHECK(caps.rate_factor(j) == 0.5);
+  // Registered with a kernel without physics: a 1,000 s job on devices {1, 2} (first fit
+  // after a 1-GPU job on device 0) runs at 0.8, so it ends at 1,000 / 0.8 = 1,250 s; the
+  // 1-GPU job on device 0 at 0.5 ends at 2,000 s. Without the process both run at full speed.
+  for (bool with : {true, false}) {
+    INFO((with ? "with the process" : "without it"));
+    const ClusterSpec cluster({NodeGroup{1, "V100", 4}});
+    schedsim::test::VectorSource source({schedsim::test::make_job("a", 0, 1, 1000), schedsim::test::make_job("b", 0, 2, 1000)});
+    schedsim::test::FirstFit first_fit;
+    Simulator sim(cluster, source, first_fit);
+    if (with) sim.add_process(caps);
+    struct Ends : Observer {
+      void on_job_end(const JobState& job) override { end_s[job.spec.id] = job.end.seconds(); }
+      std::map<std::string, double> end_s;
+    } ends;
+    sim.add_observer(ends);
+    sim.run();
+    CHECK(ends.end_s.at("a") == Approx(with ? 2000 : 1000).epsilon(1e-12));
+    CHECK(ends.end_s.at("b") == Approx(with ? 1250 : 1000).epsilon(1e-12));
+  }
 }

@@ -19,6 +19,7 @@
 #include "world/thermal/thermal.hpp"
 #include "world/thermal/thermal_meter.hpp"
 #include "test_support.hpp"
+#include "world/thermal/thermal_process.hpp"
 
 using namespace schedsim;
 using schedsim::test::make_job;
@@ -79,13 +80,19 @@ class ScriptPolicy : public Policy {
   bool done_ = false;
 };
 
-// The kernel options of a run with `thermal` (its speeds replace the power caps').
-SimulatorOptions with_thermal(ThermalModel& thermal) {
-  SimulatorOptions options;
-  options.thermal = &thermal;
-  options.device_speed = &thermal.device_speed();
-  return options;
-}
+// A simulator with `thermal` registered as its world process (its speeds replace the
+// power caps'), as SimulationSetup registers it.
+struct WithThermal {
+  explicit WithThermal(ThermalModel& thermal) : process(thermal) {}
+  ThermalProcess process;
+};
+class ThermalSimulator : private WithThermal, public Simulator {
+ public:
+  ThermalSimulator(const ClusterSpec& cluster, JobSource& source, Policy& policy, ThermalModel& thermal)
+      : WithThermal(thermal), Simulator(cluster, source, policy) {
+    add_process(process);
+  }
+};
 
 class EndTimes : public Observer {
  public:
@@ -141,7 +148,7 @@ TEST_CASE("a job on a throttled device runs exactly as much slower as the formul
     ThermalModel thermal({one_site(hourly({20, 60}), 25, 1)}, 0, {1.0}, {});
     VectorSource source({make_job("a", 0, 1, 5000)});
     PolicyInstance fifo = builtin_policies().create("fifo");
-    Simulator sim(cluster, source, *fifo.policy, with_thermal(thermal));
+    ThermalSimulator sim(cluster, source, *fifo.policy, thermal);
     EndTimes ends;
     sim.add_observer(ends);
     ThermalMeter meter(thermal);
@@ -161,7 +168,7 @@ TEST_CASE("a job on a throttled device runs exactly as much slower as the formul
     ThermalModel thermal({one_site(hourly({20}), 25, 1)}, 0, {1.0}, {});
     VectorSource source({make_job("a", 0, 1, 1000)});
     ScriptPolicy policy(Tick::from_seconds(500), 32);
-    Simulator sim(cluster, source, policy, with_thermal(thermal));
+    ThermalSimulator sim(cluster, source, policy, thermal);
     EndTimes ends;
     sim.add_observer(ends);
     ThermalMeter meter(thermal);
@@ -183,7 +190,7 @@ TEST_CASE("energy under a PUE that follows the outside temperature equals the ha
   ThermalModel thermal({one_site(hourly({20, 60}), 25, 1, 1.1)}, 0, {1.0}, {});
   VectorSource source({make_job("a", 0, 1, 5000)});
   PolicyInstance fifo = builtin_policies().create("fifo");
-  Simulator sim(cluster, source, *fifo.policy, with_thermal(thermal));
+  ThermalSimulator sim(cluster, source, *fifo.policy, thermal);
   EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, {MeteredSite{"", 0, 1, 1.1, nullptr, &thermal, 0}});
   sim.add_observer(meter);
   sim.run();
@@ -210,14 +217,14 @@ TEST_CASE("set-point actions: validation errors", "[sim][thermal]") {
     ThermalModel thermal({one_site(hourly({20}), 25, 1)}, 0, {1.0}, {});
     VectorSource source({make_job("a", 0, 1, 100)});
     ScriptPolicy policy(Tick(), 40);
-    Simulator sim(cluster, source, policy, with_thermal(thermal));
+    ThermalSimulator sim(cluster, source, policy, thermal);
     CHECK_THROWS_WITH(sim.run(), Catch::Contains("40.0") && Catch::Contains("outside the allowed range [18.0") && Catch::Contains("setpoint_range_c"));
   }
   SECTION("no such datacenter") {
     ThermalModel thermal({one_site(hourly({20}), 25, 1)}, 0, {1.0}, {});
     VectorSource source({make_job("a", 0, 1, 100)});
     ScriptPolicy policy(Tick(), 25, 3);
-    Simulator sim(cluster, source, policy, with_thermal(thermal));
+    ThermalSimulator sim(cluster, source, policy, thermal);
     CHECK_THROWS_WITH(sim.run(), Catch::Contains("no such datacenter (index 3"));
   }
 }
@@ -229,7 +236,7 @@ TEST_CASE("thermal-aware picks the highest set-point that keeps busy devices unt
     ThermalModel thermal({one_site(hourly({outside_c}), 22, 2)}, 0, std::move(load), {});
     VectorSource source(std::move(jobs));
     PolicyInstance p = builtin_policies().create(ConfigNode(YAML::Load(policy_yaml), "test", "policy"));
-    Simulator sim(cluster, source, *p.policy, with_thermal(thermal));
+    ThermalSimulator sim(cluster, source, *p.policy, thermal);
     REQUIRE(sim.advance());  // the first arrival's decision point
     ActionBatch batch;
     p.policy->decide(sim.view(), batch);
@@ -248,7 +255,7 @@ TEST_CASE("thermal-aware picks the highest set-point that keeps busy devices unt
   ThermalModel thermal({one_site(hourly({20}), 22, 2)}, 0, {1.0, 1.0}, {});
   VectorSource source(one);
   PolicyInstance p = builtin_policies().create("thermal-aware");
-  Simulator sim(cluster, source, *p.policy, with_thermal(thermal));
+  ThermalSimulator sim(cluster, source, *p.policy, thermal);
   ActionBatch batch;
   p.policy->decide(sim.view(), batch);
   REQUIRE(batch.size() == 1);
@@ -341,4 +348,50 @@ policy: thermal-aware
   CHECK_THAT(error("workload: {trace: {path: jobs.csv, format: schedsim}}\ndatacenters:\n  sites:\n"
                    "    - {name: A, nodes: [{count: 1, type: V100, devices_per_node: 1}], thermal: {outside_c: 10}}\n"),
              Catch::Contains("needs an `energy:` map"));
+}
+
+TEST_CASE("thermal process: a set-point without it is refused with the kernel's message; its rate factor is the slowest device", "[sim][thermal][world]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  SECTION("no thermal process registered: the action is refused, naming the policy, time and action") {
+    VectorSource source({make_job("a", 0, 1, 100)});
+    ScriptPolicy policy(Tick(), 25);
+    Simulator sim(cluster, source, policy);
+    CHECK_THROWS_WITH(sim.run(), "policy 'script' at t=0 s: action #1 (set-cooling-setpoint datacenter 0): the scenario has no thermal model "
+                                 "(add `thermal:` under `energy:` or under each datacenter)");
+  }
+  SECTION("a set-point action naming devices is refused by the process") {
+    ThermalModel thermal({one_site(hourly({20}), 25, 2)}, 0, {1.0, 1.0}, {});
+    ThermalProcess process(thermal);
+    const ClusterSpec one({NodeGroup{1, "V100", 1}});
+    VectorSource source({make_job("a", 0, 1, 100)});
+    ScriptPolicy policy(Tick(), 25);
+    Simulator sim(one, source, policy);
+    sim.add_process(process);
+    Action a;
+    a.kind = ActionKind::kSetCooling;
+    a.num_devices = 1;
+    const DeviceId d[] = {0};
+    // Called the way the kernel calls it: the reason comes back, nothing is changed.
+    WorldContext ctx(sim);
+    CHECK(process.apply_action(ctx, a, Span<DeviceId>(d, 1)) == "a set-point action names no devices");
+    CHECK(thermal.setpoint_changes(0) == 0);
+  }
+  SECTION("rate factor: the slowest of the job's devices, power caps included") {
+    // Device 0 capped at 0.8, device 1 uncapped; 60 °C outside throttles both (supply 40,
+    // device 95 °C: throttle 0.5, times the cap: 0.4 and 0.5).
+    ThermalModel thermal({one_site(hourly({20, 60}), 25, 2)}, 0, {1.0, 1.0}, {0.8, 1.0});
+    ThermalProcess process(thermal);
+    CHECK(process.hooks() == (WorldProcess::kStart | WorldProcess::kEvents | WorldProcess::kRateFactor | WorldProcess::kActions |
+                              WorldProcess::kEndOfInstant | WorldProcess::kSnapshot));
+    CHECK(process.event_kinds() == std::vector<std::uint32_t>{11});
+    thermal.update(Tick());
+    JobState j;
+    j.devices = {1};
+    CHECK(process.rate_factor(j) == 1.0);
+    j.devices = {0, 1};
+    CHECK(process.rate_factor(j) == 0.8);
+    thermal.update(Tick::from_seconds(3600));
+    CHECK(process.rate_factor(j) == Approx(0.4).epsilon(1e-12));
+    CHECK(process.rate_factor(j) == std::min(thermal.device_speed()[0], thermal.device_speed()[1]));
+  }
 }
