@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
 
 namespace schedsim {
 namespace {
@@ -377,10 +378,36 @@ std::string comparison_header(const std::vector<RunResult>& runs, int num_device
   return out.str();
 }
 
+namespace {
+// comparison.csv's fixed columns after the policy: summary fields, and window fields
+// prefixed "window_", each looked up in its record's field table (sim/metrics.hpp).
+const std::vector<std::string>& comparison_summary_columns() {
+  static const std::vector<std::string> names = {"jobs_completed", "mean_jct_s", "median_jct_s", "p95_jct_s", "p99_jct_s", "mean_queue_delay_s",
+                                                 "mean_bounded_slowdown", "gpu_utilization", "makespan_s", "offered_load", "mean_queue_length",
+                                                 "mean_jobs_in_system", "window_gpu_utilization", "window_mean_queue_length", "window_mean_jobs_in_system"};
+  return names;
+}
+
+template <typename Record>
+std::string csv_value(const ValueField<Record>& f, const Record& r) {
+  const std::optional<double> v = f.value(r);
+  if (f.kind == ValueField<Record>::Kind::kCount) return std::to_string(static_cast<std::uint64_t>(*v));
+  return fmt(v, "%.17g");
+}
+
+std::string summary_csv_value(const std::string& name, const Summary& s) {
+  if (const auto* f = find_field(summary_fields(), name)) return csv_value(*f, s);
+  if (name.rfind("window_", 0) == 0) {
+    if (const auto* f = find_field(window_fields(), name.substr(7))) return csv_value(*f, s.window);
+  }
+  throw std::logic_error("comparison.csv: no summary field '" + name + "'");
+}
+}  // namespace
+
 std::string comparison_csv(const std::vector<RunResult>& runs) {
   std::ostringstream out;
-  out << "policy,jobs_completed,mean_jct_s,median_jct_s,p95_jct_s,p99_jct_s,mean_queue_delay_s,mean_bounded_slowdown,gpu_utilization,makespan_s,"
-         "offered_load,mean_queue_length,mean_jobs_in_system,window_gpu_utilization,window_mean_queue_length,window_mean_jobs_in_system";
+  out << "policy";
+  for (const std::string& name : comparison_summary_columns()) out << ',' << name;
   // The world metrics whose model is on, after the fixed columns (none: the header and
   // rows keep their bytes).
   const auto results = results_of(runs);
@@ -389,13 +416,8 @@ std::string comparison_csv(const std::vector<RunResult>& runs) {
   out << '\n';
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
-    const Summary& s = r.summary;
     write_csv_field(out, r.policy_name);  // labels such as compose(order=las,placement=packed) hold commas
-    out << ',' << s.jobs_completed << ',' << fmt(s.mean_jct_s, "%.17g") << ',' << fmt(s.median_jct_s, "%.17g") << ','
-        << fmt(s.p95_jct_s, "%.17g") << ',' << fmt(s.p99_jct_s, "%.17g") << ',' << fmt(s.mean_queue_delay_s, "%.17g") << ','
-        << fmt(s.mean_bounded_slowdown, "%.17g") << ',' << fmt(s.gpu_utilization, "%.17g") << ',' << fmt(s.makespan_s, "%.17g") << ','
-        << fmt(s.offered_load, "%.17g") << ',' << fmt(s.mean_queue_length, "%.17g") << ',' << fmt(s.mean_jobs_in_system, "%.17g") << ','
-        << fmt(s.window.gpu_utilization, "%.17g") << ',' << fmt(s.window.mean_queue_length, "%.17g") << ',' << fmt(s.window.mean_jobs_in_system, "%.17g");
+    for (const std::string& name : comparison_summary_columns()) out << ',' << summary_csv_value(name, r.summary);
     for (std::size_t m : world) out << ',' << fmt(world_metrics()[m].value(results[i]), "%.17g");
     out << '\n';
   }

@@ -1,16 +1,19 @@
 #include "app/runner.hpp"
 
+#include "app/jobs_csv_writer.hpp"
 #include "app/created_folders.hpp"
 #include "app/progress.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 
 #include "app/ledger.hpp"
@@ -31,69 +34,18 @@ namespace {
 
 const char* kVersion = SCHEDSIM_VERSION;
 
-// Streams jobs.csv as jobs finish: memory stays bounded by the jobs in the system.
-class JobsCsvWriter : public Observer {
- public:
-  // `energy` (may be null) fills the energy_kwh, cost_usd and co2_kg columns, which are
-  // empty without it (or without the price / carbon signal).
-  // `bound_idle`: the policy may bind devices to waiting jobs; a last column,
-  // bound_idle_gpu_s, then gives each job's bound-idle device-time (docs/metrics.md).
-  // `plans` (null unless the run has LLM jobs under a parallelism plan): a last column,
-  // plan, gives the plan of each such job's latest placement (docs/parallelism.md).
-  JobsCsvWriter(std::ostream& out, const EnergyMeter* energy, bool bound_idle, const ClusterPhysics* plans = nullptr)
-      : out_(out), energy_(energy), bound_idle_(bound_idle), plans_(plans) {
-    out_ << "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,"
-            "loss_spike_restarts,failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg"
-         << (bound_idle_ ? ",bound_idle_gpu_s" : "") << (plans_ ? ",plan\n" : "\n");
-  }
-  void on_job_end(const JobState& j) override {
-    write_csv_field(out_, j.spec.id);
-    out_ << ',' << format_seconds(j.spec.submit) << ',' << format_seconds(j.start) << ',' << format_seconds(j.end) << ','
-         << j.spec.num_gpus << ',' << format_seconds(j.end - j.spec.submit) << ',' << format_seconds(j.end - j.spec.submit - Tick::from_us(j.held_us)) << ','
-         << to_string(j.status) << ',' << format_seconds(Tick::from_us(j.device_us)) << ','
-         << format_seconds(Tick::from_us(j.overhead_device_us)) << ',' << j.preemptions << ',' << j.moves << ',' << j.loss_spike_restarts
-         << ',' << j.failure_restarts << ',' << format_seconds(Tick::from_us(j.checkpoint_device_us)) << ','
-         << format_seconds(Tick::from_us(j.restart_device_us)) << ',' << format_seconds(Tick::from_us(j.lost_device_us)) << ',';
-    if (energy_) {
-      const EnergyUse& e = energy_->last_job();
-      out_ << number(e.energy_kwh) << ',' << (e.cost_usd ? number(*e.cost_usd) : "") << ',' << (e.co2_kg ? number(*e.co2_kg) : "");
-    } else {
-      out_ << ",,";
-    }
-    if (bound_idle_) out_ << ',' << format_seconds(Tick::from_us(j.bound_idle_device_us));
-    if (plans_) {
-      out_ << ',';
-      write_csv_field(out_, plans_->plan_of(j.spec.id));
-    }
-    out_ << '\n';
-  }
-  // Its rows are in the file (RunSnapshots keeps the file's position); nothing else.
-  void snapshot(SnapshotArchive& /*ar*/) override {}
-
- private:
-  static std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
-  }
-  std::ostream& out_;
-  const EnergyMeter* energy_;
-  bool bound_idle_;
-  const ClusterPhysics* plans_;
-};
-
 // RunOptions::job_columns: the jobs.csv records as typed columns.
 class JobColumnsCollector : public Observer {
  public:
-  JobColumnsCollector(JobColumns& out, const EnergyMeter* energy, std::uint64_t expected_jobs) : out_(out), energy_(energy) {
+  JobColumnsCollector(JobColumns& out, EnergyMeter* energy, std::uint64_t expected_jobs) : out_(out), energy_(energy) {
     out_.reserve(expected_jobs);
   }
-  void on_job_end(const JobState& j) override { out_.append(j, energy_ ? &energy_->last_job() : nullptr); }
+  void on_job_end(const JobState& j) override { out_.append(j, energy_ ? &energy_->use_of_ended(j) : nullptr); }
   void snapshot(SnapshotArchive& /*ar*/) override {}
 
  private:
   JobColumns& out_;
-  const EnergyMeter* energy_;
+  EnergyMeter* energy_;
 };
 
 // `--timeline`: the system's state as an exact step function (one row per instant at
@@ -311,48 +263,24 @@ nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
   return s;
 }
 
-nlohmann::ordered_json summary_json(const Summary& s) {
-  nlohmann::ordered_json j;
-  j["jobs_arrived"] = s.jobs_arrived;
-  j["jobs_completed"] = s.jobs_completed;
-  j["jobs_failed"] = s.jobs_failed;
-  j["jobs_killed"] = s.jobs_killed;
-  j["jobs_dropped_oversized"] = s.jobs_dropped_oversized;
-  j["mean_jct_s"] = opt(s.mean_jct_s);
-  j["median_jct_s"] = opt(s.median_jct_s);
-  j["p95_jct_s"] = opt(s.p95_jct_s);
-  j["p99_jct_s"] = opt(s.p99_jct_s);
-  j["mean_queue_delay_s"] = opt(s.mean_queue_delay_s);
-  j["p95_queue_delay_s"] = opt(s.p95_queue_delay_s);
-  j["makespan_s"] = s.makespan_s;
-  j["gpu_utilization"] = opt(s.gpu_utilization);
-  j["mean_bounded_slowdown"] = opt(s.mean_bounded_slowdown);
-  j["allocated_gpu_hours"] = s.allocated_gpu_hours;
-  j["preemptions"] = s.preemptions;
-  j["moves"] = s.moves;
-  j["checkpoint_overhead_gpu_hours"] = s.checkpoint_overhead_gpu_hours;
-  j["restarts_loss_spike"] = s.restarts_loss_spike;
-  j["restarts_device_failure"] = s.restarts_device_failure;
-  j["checkpoint_gpu_hours"] = s.checkpoint_gpu_hours;
-  j["restart_gpu_hours"] = s.restart_gpu_hours;
-  j["lost_gpu_hours"] = s.lost_gpu_hours;
-  j["goodput"] = opt(s.goodput);
-  if (s.bound_idle_gpu_hours) {  // policies that may bind devices to waiting jobs only
-    j["bound_idle_gpu_hours"] = *s.bound_idle_gpu_hours;
-    j["bound_idle_fraction"] = opt(s.bound_idle_fraction);
+namespace {
+// One record's fields as JSON, from its field table (sim/output_fields.hpp).
+template <typename Record>
+nlohmann::ordered_json fields_json(const std::vector<ValueField<Record>>& fields, const Record& r) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const ValueField<Record>& f : fields) {
+    if (!f.in(r)) continue;
+    const std::optional<double> v = f.value(r);
+    if (f.kind == ValueField<Record>::Kind::kCount) j[f.name] = static_cast<std::uint64_t>(*v);
+    else j[f.name] = opt(v);
   }
-  j["offered_load"] = opt(s.offered_load);
-  j["mean_queue_length"] = opt(s.mean_queue_length);
-  j["mean_jobs_in_system"] = opt(s.mean_jobs_in_system);
-  nlohmann::ordered_json w;  // the measurement window (docs/metrics.md#measurement-window)
-  w["warmup_jobs"] = s.window.warmup_jobs;
-  w["start_s"] = opt(s.window.start_s);
-  w["end_s"] = opt(s.window.end_s);
-  w["jobs_arrived"] = s.window.jobs_arrived;
-  w["gpu_utilization"] = opt(s.window.gpu_utilization);
-  w["mean_queue_length"] = opt(s.window.mean_queue_length);
-  w["mean_jobs_in_system"] = opt(s.window.mean_jobs_in_system);
-  j["window"] = w;
+  return j;
+}
+}  // namespace
+
+nlohmann::ordered_json summary_json(const Summary& s) {
+  nlohmann::ordered_json j = fields_json(summary_fields(), s);
+  j["window"] = fields_json(window_fields(), s.window);  // the measurement window (docs/metrics.md#measurement-window)
   return j;
 }
 
@@ -580,59 +508,67 @@ RunResult run_scenario(const ScenarioConfig& scenario, Policy& policy, const YAM
   }
   std::unique_ptr<Simulator> simulator = setup.make_simulator(active);
   Simulator& sim = *simulator;
+  // The run's observers, added to the kernel below in any order (RunOptions::observer_order_seed):
+  // none reads another's value by being called after it.
+  std::vector<Observer*> attached;
   MetricsCollector metrics(setup.cluster().num_devices(), scenario.metrics_window, source->expected_jobs());
-  sim.add_observer(metrics);
+  attached.push_back(&metrics);
   const bool binds = policy.may_bind() || active.may_bind();
   if (binds) metrics.meter_bound_idle();
   // simulate()'s columns hold every job's times: the collector need not keep its samples.
   if (options.job_columns && !options.snapshot.enabled()) metrics.take_samples_from(*options.job_columns);
-  std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);  // before the jobs.csv writer, which reads each job's use
-  if (energy) sim.add_observer(*energy);
+  std::unique_ptr<EnergyMeter> energy = setup.make_energy_meter(sim);
+  if (energy) attached.push_back(energy.get());
   std::unique_ptr<ThermalMeter> thermal;
   if (setup.thermal()) {
     thermal = std::make_unique<ThermalMeter>(*setup.thermal());
-    sim.add_observer(*thermal);
+    attached.push_back(thermal.get());
   }
   std::unique_ptr<ServiceMeter> service_meter;
   if (scenario.inference) {
     service_meter = std::make_unique<ServiceMeter>(scenario.inference->services, setup.cluster(), setup.geography());
     service_meter->read_replicas_from(dynamic_cast<const ServiceReplicaSource*>(&active));
-    sim.add_observer(*service_meter);
+    attached.push_back(service_meter.get());
   }
   std::unique_ptr<MarketMeter> market;
-  if (const Market* m = setup.market()) {  // after the energy meter, whose last_job() it books
+  if (const Market* m = setup.market()) {  // books each ending job's energy, pulled from the energy meter
     market = std::make_unique<MarketMeter>(sim, *m, energy.get());
-    sim.add_observer(*market);
+    attached.push_back(market.get());
   }
   std::unique_ptr<JobsCsvWriter> jobs_writer;
   if (jobs_out.is_open() || options.jobs_csv) {
-    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv, energy.get(), binds,
-                                                  setup.physics() && setup.physics()->plan_model() ? setup.physics() : nullptr);
-    sim.add_observer(*jobs_writer);
+    jobs_writer = std::make_unique<JobsCsvWriter>(jobs_out.is_open() ? static_cast<std::ostream&>(jobs_out) : *options.jobs_csv,
+                                                  jobs_csv_fields(energy.get(), binds, setup.physics() && setup.physics()->plan_model() ? setup.physics() : nullptr));
+    attached.push_back(jobs_writer.get());
   }
   std::unique_ptr<JobColumnsCollector> job_columns;
   if (options.job_columns) {
     job_columns = std::make_unique<JobColumnsCollector>(*options.job_columns, energy.get(), source->expected_jobs());
-    sim.add_observer(*job_columns);
+    attached.push_back(job_columns.get());
   }
   std::unique_ptr<TimelineWriter> timeline;
   if (timeline_out.is_open()) {
     timeline = std::make_unique<TimelineWriter>(timeline_out, allocations_out, setup.cluster().num_devices());
-    sim.add_observer(*timeline);
+    attached.push_back(timeline.get());
   }
   InvariantChecker checker;
   if (options.check_invariants) {
     if (energy) checker.watch_energy(*energy);
-    sim.add_observer(checker);
+    attached.push_back(&checker);
   }
-  for (Observer* o : observers) sim.add_observer(*o);
+  for (Observer* o : observers) attached.push_back(o);
   std::unique_ptr<ProgressLine> progress;
   if (options.progress) {
     progress = std::make_unique<ProgressLine>(options.progress_label, source->expected_jobs(), progress_style_from_environment());
-    sim.add_observer(*progress);
+    attached.push_back(progress.get());
   }
   InterruptObserver interrupt;
-  sim.add_observer(interrupt);
+  attached.push_back(&interrupt);
+  if (options.observer_order_seed != 0) {
+    std::mt19937_64 rng(options.observer_order_seed);
+    std::shuffle(attached.begin(), attached.end(), rng);
+  }
+  for (Observer* o : attached) sim.add_observer(*o);
   std::unique_ptr<RunSnapshots> snapshots;
   if (options.snapshot.enabled()) {
     std::ostringstream identity;  // what a snapshot must match to be resumed here

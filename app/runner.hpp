@@ -48,6 +48,10 @@ struct RunOptions {
   // The progress line's prefix, e.g. "compare 3/19 sjf"; the caller owns the text. (A
   // std::string member here sets off GCC 12's -Wmaybe-uninitialized at RunOptions{...}.)
   const char* progress_label = "run";
+  // Non-zero: the run's observers are added to the kernel in an order shuffled with this
+  // seed instead of the listed one. Outputs must not change (no order of registration
+  // carries meaning); the tests check that they do not.
+  std::uint64_t observer_order_seed = 0;
 };
 
 struct RunResult {

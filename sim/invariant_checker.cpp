@@ -78,7 +78,7 @@ void InvariantChecker::on_job_end(const JobState& job) {
   if (job.overhead_device_us < 0 || job.checkpoint_device_us < 0 || job.restart_device_us < 0 || job.lost_device_us < 0) {
     fail_job(job, "has negative overhead device-time");
   }
-  if (meter_) ended_jobs_kwh_ += meter_->last_job().energy_kwh;
+  if (meter_) ended_jobs_kwh_ += meter_->use_of_ended(job).energy_kwh;
 }
 
 void InvariantChecker::after_event(const Simulator& sim) {

@@ -31,7 +31,9 @@ class InvariantChecker : public Observer {
 
   // Also checks the meter's energy accounts after every event. Add the meter to the
   // simulator before the checker (the checker reads each ended job's use).
-  void watch_energy(const EnergyMeter& meter) { meter_ = &meter; }
+  void watch_energy(EnergyMeter& meter) { meter_ = &meter; }
+  // It reads the energy meter's totals in after_event: after every meter.
+  ObserverStage stage() const override { return ObserverStage::kReader; }
 
   void on_job_arrival(const JobState& job) override;
   void on_job_start(const JobState& job) override;
@@ -76,7 +78,7 @@ class InvariantChecker : public Observer {
   std::vector<Entry> log_;
   std::size_t log_next_ = 0, log_size_ = 0;
   // Energy.
-  const EnergyMeter* meter_ = nullptr;
+  EnergyMeter* meter_ = nullptr;
   double ended_jobs_kwh_ = 0.0;  // sum of ended jobs' own energy
   double last_facility_kwh_ = 0.0, last_jobs_kwh_ = 0.0;
 };

@@ -215,4 +215,76 @@ Summary MetricsCollector::summarize() {
   return s;
 }
 
+namespace {
+template <typename Record>
+ValueField<Record> count(const char* name, std::uint64_t Record::*m) {
+  return {name, "", ValueField<Record>::Kind::kCount, [m](const Record& r) { return std::optional<double>(static_cast<double>(r.*m)); }, nullptr};
+}
+template <typename Record>
+ValueField<Record> real(const char* name, const char* unit, std::optional<double> Record::*m) {
+  return {name, unit, ValueField<Record>::Kind::kReal, [m](const Record& r) { return r.*m; }, nullptr};
+}
+template <typename Record>
+ValueField<Record> real(const char* name, const char* unit, double Record::*m) {
+  return {name, unit, ValueField<Record>::Kind::kReal, [m](const Record& r) { return std::optional<double>(r.*m); }, nullptr};
+}
+}  // namespace
+
+const std::vector<ValueField<Summary>>& summary_fields() {
+  using S = Summary;
+  static const std::vector<ValueField<S>> fields = [] {
+    std::vector<ValueField<S>> f = {
+        count("jobs_arrived", &S::jobs_arrived),
+        count("jobs_completed", &S::jobs_completed),
+        count("jobs_failed", &S::jobs_failed),
+        count("jobs_killed", &S::jobs_killed),
+        count("jobs_dropped_oversized", &S::jobs_dropped_oversized),
+        real("mean_jct_s", "s", &S::mean_jct_s),
+        real("median_jct_s", "s", &S::median_jct_s),
+        real("p95_jct_s", "s", &S::p95_jct_s),
+        real("p99_jct_s", "s", &S::p99_jct_s),
+        real("mean_queue_delay_s", "s", &S::mean_queue_delay_s),
+        real("p95_queue_delay_s", "s", &S::p95_queue_delay_s),
+        real("makespan_s", "s", &S::makespan_s),
+        real("gpu_utilization", "", &S::gpu_utilization),
+        real("mean_bounded_slowdown", "", &S::mean_bounded_slowdown),
+        real("allocated_gpu_hours", "h", &S::allocated_gpu_hours),
+        count("preemptions", &S::preemptions),
+        count("moves", &S::moves),
+        real("checkpoint_overhead_gpu_hours", "h", &S::checkpoint_overhead_gpu_hours),
+        count("restarts_loss_spike", &S::restarts_loss_spike),
+        count("restarts_device_failure", &S::restarts_device_failure),
+        real("checkpoint_gpu_hours", "h", &S::checkpoint_gpu_hours),
+        real("restart_gpu_hours", "h", &S::restart_gpu_hours),
+        real("lost_gpu_hours", "h", &S::lost_gpu_hours),
+        real("goodput", "", &S::goodput),
+        real("bound_idle_gpu_hours", "h", &S::bound_idle_gpu_hours),
+        real("bound_idle_fraction", "", &S::bound_idle_fraction),
+        real("offered_load", "", &S::offered_load),
+        real("mean_queue_length", "", &S::mean_queue_length),
+        real("mean_jobs_in_system", "", &S::mean_jobs_in_system),
+    };
+    // Policies that may bind devices to waiting jobs only (MetricsCollector::meter_bound_idle).
+    for (auto& field : f) {
+      if (field.name.rfind("bound_idle_", 0) == 0) field.present = [](const S& s) { return s.bound_idle_gpu_hours.has_value(); };
+    }
+    return f;
+  }();
+  return fields;
+}
+
+const std::vector<ValueField<WindowSummary>>& window_fields() {
+  using W = WindowSummary;
+  static const std::vector<ValueField<W>> fields = {
+      count("warmup_jobs", &W::warmup_jobs),
+      real("start_s", "s", &W::start_s),
+      real("end_s", "s", &W::end_s),
+      count("jobs_arrived", &W::jobs_arrived),
+      real("gpu_utilization", "", &W::gpu_utilization),
+      real("mean_queue_length", "", &W::mean_queue_length),
+      real("mean_jobs_in_system", "", &W::mean_jobs_in_system),
+  };
+  return fields;
+}
+
 }  // namespace schedsim

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "sim/observer.hpp"
+#include "sim/output_fields.hpp"
 
 namespace YAML {
 class Node;
@@ -106,6 +107,12 @@ struct Summary {
   std::optional<double> offered_load;
   WindowSummary window;
 };
+
+// The fields of a run's summary and of its measurement window, in results.json order
+// (results.json "summary" and "summary.window"; comparison.csv takes its columns from the
+// same tables). A summary metric is one line here (and its docs/metrics.md entry).
+const std::vector<ValueField<Summary>>& summary_fields();
+const std::vector<ValueField<WindowSummary>>& window_fields();
 
 // Linear-interpolation percentile (q in [0, 100]) of `sorted`, which must be sorted and
 // non-empty.

@@ -231,7 +231,7 @@ void Simulator::set_rate(JobSlot slot, double rate) {
   if (!(rate >= 0.0) || !std::isfinite(rate)) throw InvariantError("physics gave job '" + j.spec.id + "' an invalid rate");
   if (rate == j.physics_rate) return;
   ++stats_.rate_changes;
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kRate);
   advance(j);
   j.physics_rate = rate;
   schedule_completion(slot);
@@ -252,7 +252,7 @@ std::int64_t& Simulator::stall_account(JobState& j, StallKind kind) {
 // migration, resize), periodic checkpoint, or restart after a failure.
 void Simulator::stall(JobSlot slot, double seconds, StallKind kind) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kStall);
   advance(j);
   // A stall cut short (a preemption during a restore, a failure during a save...) books
   // only the part that elapsed.
@@ -277,7 +277,7 @@ void Simulator::handle_stall_end(const Event& e) {
   if (!live_[static_cast<std::size_t>(slot)] || j.stall_event != e.id) throw InvariantError("stale stall event for job slot " + std::to_string(slot));
   j.stall_event = 0;
   j.stall_kind = StallKind::kNone;
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kStall);
   advance(j);  // nothing done while stalled; moves last_update to now
   if (j.status == JobStatus::kStopping) {
     finish_stop(slot);
@@ -289,7 +289,7 @@ void Simulator::handle_stall_end(const Event& e) {
 
 void Simulator::unplace(JobSlot slot) {
   JobState& j = jobs_[static_cast<std::size_t>(slot)];
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kPlacement);
   account_devices(j);
   release_devices(slot, j.devices);
   j.devices.clear();
@@ -298,7 +298,7 @@ void Simulator::unplace(JobSlot slot) {
 
 void Simulator::requeue(JobSlot slot) {
   jobs_[static_cast<std::size_t>(slot)].status = JobStatus::kPending;
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kRequeued);
   list_remove(running_, slot);
   --num_running_;
   list_push(pending_, slot);
@@ -340,7 +340,7 @@ void Simulator::handle_completion(const Event& e) {
   account_devices(j);
   release_devices(slot, j.devices);
   list_remove(running_, slot);
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kEnded);
   --num_running_;
   ++stats_.jobs_completed;
   dirty_ = true;
@@ -461,8 +461,7 @@ void Simulator::start_job(JobSlot slot, Span<DeviceId> devices) {
   list_remove(pending_, slot);
   --num_pending_;
   list_push(running_, slot);
-  touched_.push_back(slot);
-  joined_running_.push_back(slot);
+  job_changed(slot, JobChange::kStarted);
   ++num_running_;
   j.devices.assign(devices.begin(), devices.end());
   if (j.preemptions == 0) j.start = now_;
@@ -559,7 +558,7 @@ void Simulator::apply_bind(const Action& a, Span<DeviceId> devices, std::size_t 
   bound_total_ += static_cast<int>(devices.size());
   j.bound_devices.insert(j.bound_devices.end(), devices.begin(), devices.end());
   ++stats_.actions;
-  touched_.push_back(a.job);
+  job_changed(a.job, JobChange::kPlacement);
 }
 
 void Simulator::apply_unbind(const Action& a, std::size_t index) {
@@ -575,7 +574,7 @@ void Simulator::apply_unbind(const Action& a, std::size_t index) {
   cluster_.release(j.bound_devices, a.job);
   bound_total_ -= static_cast<int>(j.bound_devices.size());
   j.bound_devices.clear();
-  touched_.push_back(a.job);
+  job_changed(a.job, JobChange::kPlacement);
   dirty_ = true;  // freed devices: the policy may use them
 }
 
@@ -589,7 +588,7 @@ void Simulator::lose_bound_device(JobSlot slot, DeviceId d) {
   const DeviceId gone[] = {d};
   cluster_.release(Span<DeviceId>(gone, 1), slot);
   cluster_.mark_failed(d);
-  touched_.push_back(slot);
+  job_changed(slot, JobChange::kPlacement);
 }
 
 void Simulator::apply_preempt(const Action& a, std::size_t index) {
@@ -647,7 +646,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   j.devices.assign(devices.begin(), devices.end());
   ++j.moves;
   ++stats_.moves;
-  touched_.push_back(a.job);
+  job_changed(a.job, JobChange::kPlacement);
   ++stats_.actions;
   placement_changed(a.job);
   double cost_s = 0.0;
@@ -705,7 +704,7 @@ void Simulator::update_rates() {
         jobs_[static_cast<std::size_t>(slot)].devices.empty()) {
       throw InvariantError("physics set a rate for job slot " + std::to_string(slot) + ", which holds no devices");
     }
-    touched_.push_back(slot);  // its compute utilization may change with an equal rate
+    job_changed(slot, JobChange::kRate);  // its compute utilization may change with an equal rate
     set_rate(slot, rate_factors_ ? rate * rate_factor(jobs_[static_cast<std::size_t>(slot)]) : rate);
   }
 }
@@ -716,8 +715,6 @@ void Simulator::finish_instant(bool instant_over) {
     for (WorldProcess* p : processes_.instant) p->end_of_instant(world_);
   }
   for (Observer* o : observers_) o->after_event(*this);
-  touched_.clear();
-  joined_running_.clear();
   // The next completion's job record was last touched long ago: start loading it now.
   if (!queue_.empty()) {
     const Event& next = queue_.peek();

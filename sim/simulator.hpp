@@ -79,7 +79,15 @@ class Simulator {
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  void add_observer(Observer& observer) { observers_.push_back(&observer); }
+  // Meters are called before readers (Observer::stage), each group in the order added.
+  void add_observer(Observer& observer) {
+    std::size_t at = observers_.size();
+    if (observer.stage() == ObserverStage::kMeter) {
+      while (at > 0 && observers_[at - 1]->stage() == ObserverStage::kReader) --at;
+    }
+    observers_.insert(observers_.begin() + static_cast<std::ptrdiff_t>(at), &observer);
+    if (observer.wants_job_changes()) change_observers_.push_back(&observer);
+  }
   // Registers a world process (sim/world_process.hpp) before the run starts; the
   // registration order is the order its hooks run in. Must outlive the simulator.
   void add_process(WorldProcess& process);
@@ -130,12 +138,6 @@ class Simulator {
   int num_services() const { return static_cast<int>(services().size()); }
   // ClusterState::owner() of a device held by service `s`.
   static std::int64_t service_owner(int s) { return -16 - static_cast<std::int64_t>(s); }
-  // Since the observers' last after_event: the jobs whose placement, rate, stall or
-  // status changed (in order, repeats possible), and the jobs that joined the running
-  // list, in the order they joined (the list's order). Observers that keep per-job state
-  // (the energy meter) update only these jobs: O(changed jobs) work per event.
-  const std::vector<JobSlot>& touched_jobs() const { return touched_; }
-  const std::vector<JobSlot>& joined_running() const { return joined_running_; }
 
   // Snapshots (schedsim run --snapshot-every, sim/simulator_snapshot.cpp). `hook` is
   // called between instants (every event of the previous instant applied, rates updated,
@@ -265,7 +267,6 @@ class Simulator {
   Tick wakeup_ = Tick::max();  // the earliest wake-up requested and not yet reached
   std::vector<DeviceId> scratch_;  // reused buffer for validating device lists
   std::vector<JobSlot> changed_;   // placements changed since the last rate update
-  std::vector<JobSlot> touched_, joined_running_;  // since the last after_event (touched_jobs())
   std::vector<std::pair<JobSlot, double>> new_rates_;
   // World processes (sim/world_process.hpp): all of them, and per hook the subscribers,
   // in registration order; decided once in add_process.
@@ -286,6 +287,11 @@ class Simulator {
   SchedulerView view_;
   SimulatorStats stats_;
   std::vector<Observer*> observers_;
+  std::vector<Observer*> change_observers_;  // those that want on_job_changed
+  // Pushes a job's change to the observers that want it (Observer::on_job_changed).
+  void job_changed(JobSlot slot, JobChange what) {
+    for (Observer* o : change_observers_) o->on_job_changed(slot, what);
+  }
   std::uint64_t jobs_read_ = 0;  // successful JobSource::next calls (snapshots reposition the source)
   std::function<void()> boundary_hook_;
   Tick boundary_every_;

@@ -103,17 +103,44 @@ void EnergyMeter::flush(std::size_t i, Tick to) {
   if (has_carbon_) entries_.co2_wsg[i] += p * signals->integral(SignalKind::kCarbon, since, to);
 }
 
-void EnergyMeter::on_job_end(const JobState& job) {
+void EnergyMeter::on_job_end(const JobState& job) { use_of_ended(job); }
+
+const EnergyUse& EnergyMeter::use_of_ended(const JobState& job) {
   const auto slot = static_cast<std::size_t>(&job - &sim_.job(0));
+  if (static_cast<JobSlot>(slot) == settled_slot_ && job.arrival_seq == settled_seq_) return last_job_;
+  settled_slot_ = static_cast<JobSlot>(slot);
+  settled_seq_ = job.arrival_seq;
   if (slot >= slots_.size() || slots_[slot].pos < 0 || slots_[slot].seq != job.arrival_seq) {
     last_job_ = to_use(0.0, 0.0, 0.0, sites_[0].pue);  // never held devices while metered
-    return;
+    return last_job_;
   }
   const auto i = static_cast<std::size_t>(slots_[slot].pos);
   flush(i, job.end);
   last_job_ = to_use(entries_.joules[i], entries_.cost_wsusd[i], entries_.co2_wsg[i], sites_[0].pue);
   slots_[slot].seq = UINT64_MAX;
   kill(i);
+  return last_job_;
+}
+
+void EnergyMeter::add_job_fields(JobFieldList& fields, EnergyMeter* meter) {
+  fields.add("energy_kwh", "kWh", [meter](std::ostream& out, const JobState& j) {
+    if (meter) out << format_g9(meter->use_of_ended(j).energy_kwh);
+  });
+  fields.add("cost_usd", "USD", [meter](std::ostream& out, const JobState& j) {
+    if (!meter) return;
+    const EnergyUse& e = meter->use_of_ended(j);
+    if (e.cost_usd) out << format_g9(*e.cost_usd);
+  });
+  fields.add("co2_kg", "kg", [meter](std::ostream& out, const JobState& j) {
+    if (!meter) return;
+    const EnergyUse& e = meter->use_of_ended(j);
+    if (e.co2_kg) out << format_g9(*e.co2_kg);
+  });
+}
+
+void EnergyMeter::on_job_changed(JobSlot slot, JobChange what) {
+  touched_.push_back(slot);
+  if (what == JobChange::kStarted) joined_.push_back(slot);
 }
 
 void EnergyMeter::count_in_site(std::size_t i, bool join) {
@@ -196,14 +223,14 @@ void EnergyMeter::after_event(const Simulator& sim) {
   // the last call can have a new power, and only those that joined the running list are
   // new entries.
   ++calls_;
-  const std::vector<JobSlot>& joined = sim.joined_running();
+  const std::vector<JobSlot>& joined = joined_;
   for (std::size_t k = 0; k < joined.size(); ++k) {
     const auto s = static_cast<std::size_t>(joined[k]);
     if (s >= slots_.size()) slots_.resize(s + 1);
     slots_[s].joined_stamp = calls_;
     slots_[s].last_join = k;
   }
-  for (JobSlot slot : sim.touched_jobs()) {
+  for (JobSlot slot : touched_) {
     const auto s = static_cast<std::size_t>(slot);
     if (s >= slots_.size()) slots_.resize(s + 1);
     SlotInfo& info = slots_[s];
@@ -238,6 +265,8 @@ void EnergyMeter::after_event(const Simulator& sim) {
     info.pos = static_cast<std::int32_t>(i);
     evaluate(sim, slot, i);
   }
+  touched_.clear();
+  joined_.clear();
   // A PUE change (an outside temperature step, a set-point action) re-weights the running
   // jobs of that site: their facility power is their IT power times the PUE, so their
   // stretch at the old weight ends here.

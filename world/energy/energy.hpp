@@ -21,6 +21,7 @@
 
 #include "base/exact_sum.hpp"
 #include "sim/observer.hpp"
+#include "sim/output_fields.hpp"
 #include "sim/simulator.hpp"
 #include "base/signals.hpp"
 #include "base/tick.hpp"
@@ -76,7 +77,9 @@ class EnergyMeter : public Observer {
  public:
   // `power_by_type` is indexed like ClusterSpec::device_types(). `signals` may be null
   // (energy only). The simulator, physics (through the simulator's view) and signals must
-  // outlive the meter. Add the meter before observers that read last_job() in on_job_end.
+  // outlive the meter. Observers that need an ending job's use call use_of_ended() in
+  // their on_job_end, before or after the meter's own: the order of registration does
+  // not matter.
   EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& power_by_type, double pue, const GridSignals* signals);
   // Several datacenters, each with its PUE and signals; `sites` cover the devices in
   // order. Price (carbon) totals need every site to have the price (carbon) signal. A job
@@ -84,16 +87,26 @@ class EnergyMeter : public Observer {
   EnergyMeter(const Simulator& sim, const std::vector<DevicePower>& power_by_type, const std::vector<MeteredSite>& sites);
 
   void on_job_end(const JobState& job) override;
+  void on_job_changed(JobSlot slot, JobChange what) override;
+  bool wants_job_changes() const override { return true; }
   void after_event(const Simulator& sim) override;
 
-  // The use of the job whose on_job_end was observed last (valid inside later observers'
-  // on_job_end of the same job).
+  // The use of `job`, which is ending (call it from on_job_end, the kernel's record of
+  // the job): settled the first time it is asked for, by the meter's own on_job_end or
+  // another observer's, whichever the kernel calls first.
+  const EnergyUse& use_of_ended(const JobState& job);
+  // The jobs.csv columns the meter contributes (energy_kwh, cost_usd, co2_kg; docs/metrics.md),
+  // pulled from `meter` as each row is written. With no meter (null) the columns are
+  // there and empty, as are cost and emissions without the price / carbon signal.
+  static void add_job_fields(JobFieldList& fields, EnergyMeter* meter);
+  // The use of the job settled last (use_of_ended; valid inside observers' on_job_end of
+  // the same job once the meter's own on_job_end ran).
   const EnergyUse& last_job() const { return last_job_; }
   EnergyTotals totals() const;
   // Facility power (W) now, as integrated from the last event on.
   double facility_power_w() const;
-  // Job power evaluations so far: one per job whose state changed at an event (the
-  // simulator's touched_jobs()) and per job that started, none for the others. Tests check
+  // Job power evaluations so far: one per job whose state changed at an event (pushed
+  // by on_job_changed) and per job that started, none for the others. Tests check
   // that the work per event follows the changed jobs, not the running ones.
   std::uint64_t power_evaluations() const { return power_evaluations_; }
   // Stretches of constant power integrated into a job's sums so far: one when the job's
@@ -109,14 +122,14 @@ class EnergyMeter : public Observer {
     std::uint64_t seq = UINT64_MAX;  // arrival_seq of the job the entry belongs to
     std::int32_t pos = -1;           // its entry, -1 = none
     std::uint64_t stamp = 0;         // after_event call that last visited it
-    std::uint64_t joined_stamp = 0;  // after_event call whose joined_running() lists it
+    std::uint64_t joined_stamp = 0;  // after_event call whose joined_ list has it
     // cached device power sums of the current placement
     std::int64_t placed_since_us = -1;
     std::int32_t site = 0;
     double idle_w = 0.0, dynamic_w = 0.0;
     // sums of a job back in the queue (its entry is gone; they continue when it restarts)
     double joules = 0.0, cost_wsusd = 0.0, co2_wsg = 0.0;
-    std::size_t last_join = 0;  // index of its last join in joined_running()
+    std::size_t last_join = 0;  // index of its last join in joined_
   };
   // The metered jobs (any order), one array per field. Each entry's sums are integrated
   // up to `since_us`; its power is constant from there on, so they are brought up to date
@@ -189,6 +202,13 @@ class EnergyMeter : public Observer {
   std::uint64_t job_integrations_ = 0;
   Tick last_;
   EnergyUse last_job_;
+  // The job last_job_ belongs to (use_of_ended settles each ending job once).
+  JobSlot settled_slot_ = kNoJob;
+  std::uint64_t settled_seq_ = UINT64_MAX;
+  // Pushed since the last after_event: the jobs whose placement, rate, stall or status
+  // changed (in order, repeats possible) and those that joined the running list (in the
+  // order they joined). Empty between instants (not in the snapshot).
+  std::vector<JobSlot> touched_, joined_;
 };
 
 }  // namespace schedsim

@@ -5,7 +5,7 @@
 
 namespace schedsim {
 
-MarketMeter::MarketMeter(const Simulator& sim, const Market& market, const EnergyMeter* energy)
+MarketMeter::MarketMeter(const Simulator& sim, const Market& market, EnergyMeter* energy)
     : sim_(sim), market_(market), energy_(energy), num_providers_(static_cast<int>(market.providers().size())) {
   offer_cost_.resize(market.offers().size());
   device_site_.assign(static_cast<std::size_t>(sim.cluster_state().spec().num_devices()), 0);
@@ -114,7 +114,7 @@ void MarketMeter::on_job_end(const JobState& job) {
     h.seq = UINT64_MAX;
   }
   if (!energy_) return;
-  const EnergyUse& e = energy_->last_job();
+  const EnergyUse& e = energy_->use_of_ended(job);  // settled by whichever asks first
   const int site = job.site >= 0 ? job.site : 0;  // JobState::site is set with several datacenters
   Account& a = account(tenant_index(job.spec.user), market_.sites()[static_cast<std::size_t>(site)].provider);
   a.touched = true;

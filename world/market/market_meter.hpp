@@ -5,7 +5,7 @@
 // A tenant is JobSpec::user ("" when the trace has no user).
 //
 // Device-hours and compute cost are booked interval by interval to the provider of each
-// device. A job's energy, electricity cost and emissions (EnergyMeter::last_job) are
+// device. A job's energy, electricity cost and emissions (EnergyMeter::use_of_ended) are
 // booked when it ends, to the provider of the datacenter it ran in last.
 #pragma once
 
@@ -51,10 +51,10 @@ struct MarketTotals {
 
 class MarketMeter : public Observer {
  public:
-  // `energy` may be null (no energy columns: zero energy, no cost or emissions). Add the
-  // meter after the energy meter so that last_job() is the ending job's. The simulator,
-  // market and energy meter must outlive the meter.
-  MarketMeter(const Simulator& sim, const Market& market, const EnergyMeter* energy);
+  // `energy` may be null (no energy columns: zero energy, no cost or emissions); the
+  // ending job's use is pulled from it (EnergyMeter::use_of_ended), so the two may be
+  // added in either order. The simulator, market and energy meter must outlive the meter.
+  MarketMeter(const Simulator& sim, const Market& market, EnergyMeter* energy);
 
   void after_event(const Simulator& sim) override;
   void on_job_end(const JobState& job) override;
@@ -101,7 +101,7 @@ class MarketMeter : public Observer {
 
   const Simulator& sim_;
   const Market& market_;
-  const EnergyMeter* energy_;
+  EnergyMeter* energy_;
   int num_providers_;
   std::vector<std::string> tenant_names_;  // in order of first appearance
   std::vector<Account> accounts_;          // tenant-major

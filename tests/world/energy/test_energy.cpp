@@ -301,3 +301,78 @@ TEST_CASE("the meter's job powers equal a recomputation of every running job aft
   CHECK(reference.checked > 1000);  // instants checked
   CHECK(reference.mismatches == 0);
 }
+
+namespace {
+// Counts the changes the kernel pushes (Observer::on_job_changed), by kind.
+class ChangeLog : public Observer {
+ public:
+  bool wants_job_changes() const override { return true; }
+  void on_job_changed(JobSlot /*slot*/, JobChange what) override { ++counts[static_cast<int>(what)]; }
+  int count(JobChange what) const { return counts[static_cast<int>(what)]; }
+  int counts[6] = {0, 0, 0, 0, 0, 0};
+};
+class Uninterested : public Observer {
+ public:
+  void on_job_changed(JobSlot /*slot*/, JobChange /*what*/) override { ++calls; }
+  int calls = 0;
+};
+// Pulls each ending job's use from the meter (EnergyMeter::use_of_ended), as the jobs.csv
+// writer and the market meter do, whether it is called before or after the meter.
+class PulledUse : public Observer {
+ public:
+  PulledUse(EnergyMeter& m, std::map<std::string, EnergyUse>& out) : meter_(m), out_(out) {}
+  void on_job_end(const JobState& j) override { out_[j.spec.id] = meter_.use_of_ended(j); }
+
+ private:
+  EnergyMeter& meter_;
+  std::map<std::string, EnergyUse>& out_;
+};
+}  // namespace
+
+TEST_CASE("the kernel pushes job changes to the observers that want them", "[energy][observer]") {
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  VectorSource source({make_job("A", 0, 1, 3600), make_job("B", 10, 1, 60), make_job("C", 20, 2, 60)});
+  PolicyInstance fifo = builtin_policies().create("fifo");
+  Simulator sim(cluster, source, *fifo.policy, SimulatorOptions{});
+  ChangeLog log;
+  Uninterested other;
+  sim.add_observer(log);
+  sim.add_observer(other);
+  sim.run();
+  CHECK(log.count(JobChange::kStarted) == 3);
+  CHECK(log.count(JobChange::kEnded) == 3);
+  CHECK(log.count(JobChange::kRequeued) == 0);
+  CHECK(other.calls == 0);  // wants_job_changes() is false: the kernel never calls it
+}
+
+TEST_CASE("an ending job's use is the same pulled before or after the meter's on_job_end", "[energy][observer]") {
+  const GridSignals signals = hourly_signals(1672531200LL * 1'000'000);
+  const std::vector<JobSpec> jobs = {make_job("A", 0, 1, 3600.5), make_job("B", 1800, 1, 1234.25), make_job("C", 1900, 2, 77.125)};
+  const ClusterSpec cluster({NodeGroup{1, "V100", 2}});
+  std::map<std::string, EnergyUse> before, after;
+  Run reference = run(jobs, &signals, 1.25);
+  {
+    VectorSource source(jobs);
+    PolicyInstance fifo = builtin_policies().create("fifo");
+    SimulatorOptions options;
+    options.signals = &signals;
+    Simulator sim(cluster, source, *fifo.policy, options);
+    EnergyMeter meter(sim, {DevicePower{50.0, 300.0}}, 1.25, &signals);
+    PulledUse early(meter, before), late(meter, after);
+    sim.add_observer(early);  // before the meter: it settles each job's use first
+    sim.add_observer(meter);
+    sim.add_observer(late);
+    sim.run();
+    CHECK(meter.totals().facility.energy_kwh == reference.totals.facility.energy_kwh);
+    CHECK(*meter.totals().jobs.cost_usd == *reference.totals.jobs.cost_usd);
+  }
+  REQUIRE(before.size() == 3);
+  for (const auto& [id, use] : reference.jobs) {
+    INFO(id);
+    CHECK(before.at(id).energy_kwh == use.energy_kwh);  // bit for bit
+    CHECK(*before.at(id).cost_usd == *use.cost_usd);
+    CHECK(*before.at(id).co2_kg == *use.co2_kg);
+    CHECK(after.at(id).energy_kwh == use.energy_kwh);
+  }
+  CHECK(reference.jobs.at("A").energy_kwh == 300.0 * 3600.5 * 1.25 / 3.6e6);
+}
