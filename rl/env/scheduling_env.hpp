@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "experiments/scenario.hpp"
-#include "rl/env/env_config.hpp"
+#include "scenario/sections/env_section.hpp"
 #include "sim/config_node.hpp"
 #include "sim/error.hpp"
 #include "sim/observer.hpp"
