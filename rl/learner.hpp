@@ -23,7 +23,7 @@
 
 #include "rl/batch_env.hpp"
 #include "rl/dist_launch.hpp"
-#include "rl/train_config.hpp"
+#include "scenario/sections/train_section.hpp"
 
 namespace schedsim::rl {
 

@@ -6,7 +6,7 @@
 
 #include "rl/batch_env.hpp"
 #include "rl/learner.hpp"
-#include "rl/train_config.hpp"
+#include "scenario/sections/train_section.hpp"
 
 namespace schedsim::rl {
 

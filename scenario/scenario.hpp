@@ -1,5 +1,6 @@
 // A scenario: the whole YAML document of a run (seed, cluster, workload, policy), parsed
-// strictly. The same document is accepted from the CLI and, later, from Python.
+// strictly. The same document is accepted from the CLI and, later, from Python. Each
+// top-level key is one section of scenario/section_registry.hpp (docs/config.md#sections).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include "scenario/inference_config.hpp"
 #include "world/market/market_config.hpp"
 #include "policies/registry.hpp"
+#include "scenario/sections/env_section.hpp"
+#include "scenario/sections/train_section.hpp"
 #include "world/physics/accelerator_catalogue.hpp"
 #include "world/physics/cluster_physics.hpp"
 #include "sim/cluster_spec.hpp"
@@ -62,11 +65,16 @@ struct ScenarioConfig {
   std::optional<FailureConfig> failures;
   // `metrics.window`: the measurement window of the time averages (docs/metrics.md).
   MeasurementWindowConfig metrics_window;
-  // The `env:` map as written (RL environment options), parsed strictly by rl/env
-  // (EnvConfig::parse); undefined when the scenario has none. env_source names the document.
+  // The `env:` map (RL environment options) and the `train:` map, parsed strictly by
+  // every command (scenario/sections/env_section.hpp, train_section.hpp); empty when the
+  // scenario has none.
+  std::optional<rl::EnvConfig> env;
+  std::optional<rl::TrainConfig> train;
+  // Both as written: env for the rl policy (PolicyContext::env_yaml) and the resolved
+  // YAML, train for messages with line numbers. Undefined when absent; env_source names
+  // the document.
   YAML::Node env_yaml;
   std::string env_source;
-  // The `train:` map as written (parsed strictly by rl/ when training; null when absent).
   YAML::Node train_yaml;
   // What policies and the RL observation may know about job durations (`information:`,
   // docs/config.md#information); resolved from the workload when the scenario omits it.

@@ -16,13 +16,13 @@
 namespace schedsim::rl {
 
 EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
-  EnvConfig c = !scenario.env_yaml.IsDefined() || scenario.env_yaml.IsNull() ? EnvConfig{} : parse(ConfigNode(scenario.env_yaml, scenario.env_source, "env"));
+  EnvConfig c = scenario.env ? *scenario.env : EnvConfig{};  // parsed with the scenario (scenario/sections/env_section.cpp)
   c.information = scenario.information.with_seed(scenario.seed);
   c.check_information("the RL environment");
   return c;
 }
 
-// Here rather than in env_config.cpp: schedsim_rl_config links no policies.
+// Here with from_scenario, the information model's other check.
 void EnvConfig::check_information(const std::string& who) const {
   if (order == CandidateOrder::kShortestEstimate) information.require_durations_at(who, "env.order: shortest_estimate");
 }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
-#include "rl/env/env_config.hpp"
+#include "scenario/sections/env_section.hpp"
 #include "base/config_node.hpp"
 #include "base/error.hpp"
 #include "sim/observer.hpp"

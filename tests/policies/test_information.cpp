@@ -17,7 +17,7 @@
 #include "scenario/scenario.hpp"
 #include "policies/information.hpp"
 #include "policies/registry.hpp"
-#include "rl/env/env_config.hpp"
+#include "scenario/sections/env_section.hpp"
 #include "base/error.hpp"
 #include "sim/simulator.hpp"
 #include "test_support.hpp"

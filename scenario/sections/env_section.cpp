@@ -1,8 +1,10 @@
-#include "rl/env/env_config.hpp"
+#include "scenario/sections/env_section.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "scenario/scenario.hpp"
+#include "scenario/section_registry.hpp"
 #include "base/error.hpp"
 
 namespace schedsim::rl {
@@ -116,3 +118,37 @@ void check_cooling_setpoints(const std::vector<double>& setpoints_c, const std::
 }
 
 }  // namespace schedsim::rl
+
+namespace schedsim::sections {
+
+// `env:` as a scenario section: checked by every command, kept typed (ScenarioConfig::env)
+// and, as written, for the rl policy's PolicyContext and the resolved YAML.
+ScenarioSection env_section() {
+  ScenarioSection s;
+  s.key = "env";
+  s.parse = [](const ConfigNode& node, SectionParse& p) {
+    p.scenario.env = rl::EnvConfig::parse(node);
+    p.scenario.env_yaml = node.yaml();
+    p.scenario.env_source = p.root.source();
+  };
+  s.check = [](const ConfigNode& node, SectionParse& p) {
+    const ScenarioConfig& c = p.scenario;
+    if (c.env->cooling_setpoints_c.empty()) return;
+    // The cross-check the environment makes, so that `run` fails as `train` would.
+    std::vector<rl::CoolingRange> ranges;
+    if (c.energy && c.energy->thermal) ranges.push_back({"energy.thermal", c.energy->thermal->min_setpoint_c, c.energy->thermal->max_setpoint_c});
+    if (c.datacenters) {
+      for (const DatacenterConfig& dc : c.datacenters->sites) {
+        if (dc.thermal) ranges.push_back({"datacenter '" + dc.name + "'", dc.thermal->min_setpoint_c, dc.thermal->max_setpoint_c});
+      }
+    }
+    const YAML::Mark m = node.child("cooling_setpoints").yaml().Mark();
+    rl::check_cooling_setpoints(c.env->cooling_setpoints_c, ranges, m.is_null() ? p.root.source() : p.root.source() + ":" + std::to_string(m.line + 1));
+  };
+  s.to_yaml = [](const ScenarioConfig& c, const YAML::Node&, YAML::Node& doc) {
+    if (c.env_yaml.IsDefined() && !c.env_yaml.IsNull()) doc["env"] = YAML::Clone(c.env_yaml);
+  };
+  return s;
+}
+
+}  // namespace schedsim::sections

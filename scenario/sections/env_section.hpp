@@ -1,6 +1,7 @@
 // The scenario's `env:` map (RL environment options), parsed strictly. Torch-free and
-// simulator-free: scenario loading (experiments/scenario.cpp) checks the map for every
-// command, not only where an environment is built (docs/config.md#env).
+// simulator-free, and below rl/: the `env` section of scenario loading
+// (scenario/section_registry.hpp) checks the map for every command, not only where an
+// environment is built (docs/config.md#env), and keeps it typed in ScenarioConfig::env.
 #pragma once
 
 #include <cstdint>
@@ -77,8 +78,9 @@ struct EnvConfig {
 
   // Parses the scenario's `env:` map (docs/config.md); unknown keys are rejected.
   static EnvConfig parse(const ConfigNode& node);
-  // The scenario's env config: parse(scenario.env_yaml), or the defaults without one,
-  // with the scenario's information model (refused when it cannot serve the order).
+  // The scenario's env config: scenario.env, or the defaults without one, with the
+  // scenario's information model (refused when it cannot serve the order). Defined in
+  // rl/env/scheduling_env.cpp.
   static EnvConfig from_scenario(const ScenarioConfig& scenario);
   // Throws InputError at `who` (e.g. "policy 'rl'") when `information` is none and the order needs sizes.
   void check_information(const std::string& who) const;

@@ -1,6 +1,8 @@
 // The `train:` map of a scenario: which learner, how long, its hyper-parameters, and the
 // seeds it trains and evaluates on. Parsed strictly (unknown keys rejected); every field
-// is documented in docs/config.md and docs/rl.md.
+// is documented in docs/config.md and docs/rl.md. Below rl/: the `train` section of
+// scenario loading (scenario/section_registry.hpp) checks it for every command and keeps
+// it typed in ScenarioConfig::train.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,7 @@
-#include "rl/train_config.hpp"
+#include "scenario/sections/train_section.hpp"
+
+#include "scenario/scenario.hpp"
+#include "scenario/section_registry.hpp"
 
 namespace schedsim::rl {
 
@@ -83,3 +86,19 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
 }
 
 }  // namespace schedsim::rl
+
+namespace schedsim::sections {
+
+// `train:` as a scenario section: checked by every command (docs/config.md#train), kept
+// typed (ScenarioConfig::train); not part of the resolved YAML.
+ScenarioSection train_section() {
+  ScenarioSection s;
+  s.key = "train";
+  s.parse = [](const ConfigNode& node, SectionParse& p) {
+    p.scenario.train = rl::TrainConfig::parse(node);
+    p.scenario.train_yaml = node.yaml();  // a handle: keeps line numbers for rl/'s messages
+  };
+  return s;
+}
+
+}  // namespace schedsim::sections
