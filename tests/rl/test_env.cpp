@@ -1033,7 +1033,6 @@ TEST_CASE("env: a scenario with inference services is refused, not trained on wi
                                       "agent on it with `schedsim run` or `compare` (policy rl:PATH), where the services run"));
 }
 
-}  // namespace schedsim::rl
 
 TEST_CASE("env.reward.preemption_s charges each chosen preemption in the return: the closed form", "[rl][env][preempt][reward]") {
   // The scenario of the preemption-rows case above, with a preemption cost of 1800 s of
@@ -1079,3 +1078,5 @@ TEST_CASE("env.reward.preemption_s charges each chosen preemption in the return:
   CHECK(EnvConfig::parse(ConfigNode::load_string("{}", "e.yaml")).reward.preemption_s == 0.0);
   CHECK_THROWS_WITH(EnvConfig::parse(ConfigNode::load_string("{reward: {preemption_s: -1}}", "e.yaml")), Catch::Contains("reward.preemption_s"));
 }
+
+}  // namespace schedsim::rl
