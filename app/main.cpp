@@ -289,6 +289,16 @@ int main(int argc, char** argv) {
   train->add_option("--nproc", train_nproc, "train with N local processes that all-reduce gradients (train.num_envs divisible by N)")
       ->check(whole_number(1, 1024, "INT in [1 - 1024]"));
 
+  // issue 25: train S seeds on training windows, evaluate on test windows against the
+  // same-information heuristics (rl/rl_bench.hpp).
+  std::string rl_bench_config, rl_bench_out = "results/rl_bench";
+  bool rl_bench_quiet = false;
+  auto* rl_bench = app.add_subcommand("rl-bench", "benchmark learned schedulers: train several seeds, evaluate on held-out test windows against every heuristic of the same information level");
+  rl_bench->add_option("config", rl_bench_config, "the benchmark file (e.g. experiments/configs/rl_bench/tiny.yaml)")->required();
+  rl_bench->add_option("--out", rl_bench_out, "output folder")->capture_default_str();
+  rl_bench->add_flag("-q,--quiet", rl_bench_quiet, "no progress on stderr");
+  add_data_dir_option(rl_bench, data_dir);
+
   ScenarioArgs eval_args;
   std::string eval_policy;
   auto* eval = app.add_subcommand("eval", "run one scenario under a given policy, e.g. a trained agent (--policy rl:PATH)");
@@ -423,8 +433,8 @@ int main(int argc, char** argv) {
         rl::rl_plugin_search_paths(std::filesystem::read_symlink("/proc/self/exe", no_proc).string(), std::getenv(rl::kRlPluginEnv)));
     rl::register_rl_policy_plugin(registry, rl_plugin);
 #endif
-    if ((*train || *eval) && !have_torch()) {
-      throw InputError(*train ? "schedsim train" : "schedsim eval",
+    if ((*train || *eval || *rl_bench) && !have_torch()) {
+      throw InputError(*train ? "schedsim train" : *rl_bench ? "schedsim rl-bench" : "schedsim eval",
                        "this build has no LibTorch (configured with SCHEDSIM_WITH_TORCH=OFF or LibTorch not found); "
                        "install libtorch-dev and rebuild to train or evaluate learned schedulers");
     }
@@ -592,9 +602,17 @@ int main(int argc, char** argv) {
         const char* eval_kind = o.eval_held_out ? "held-out" : "training-trace (not held out)";
         if (o.eval_mean_jct_s) std::printf(", %s mean JCT %.4f h", eval_kind, *o.eval_mean_jct_s / 3600);
         if (o.best_eval_mean_jct_s) std::printf("; best %.4f h at step %lld", *o.best_eval_mean_jct_s / 3600, static_cast<long long>(o.best_eval_step));
+        if (o.best_heuristic_mean_jct_s && o.best_eval_mean_jct_s)
+          std::printf("; best same-information heuristic %s %.4f h (best/heuristic %.3f)", o.best_heuristic.c_str(), *o.best_heuristic_mean_jct_s / 3600,
+                      *o.best_eval_mean_jct_s / *o.best_heuristic_mean_jct_s);
+        if (!o.early_stop.empty()) std::printf("; %s", o.early_stop.c_str());
         std::printf("\n  checkpoint %s/checkpoint.pt (last), %s/best.pt (best evaluation), TorchScript %s/policy.ts, learning curve %s/learning_curve.{csv,jsonl,svg%s}\n",
                     train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), train_args.out.c_str(), png ? ",png" : "");
       }
+#endif
+    } else if (*rl_bench) {
+#ifdef SCHEDSIM_HAS_TORCH
+      rl_plugin->api("schedsim rl-bench", "the benchmark").rl_bench(rl_bench_config, rl_bench_out, rl_bench_quiet);
 #endif
     } else if (*sweep) {
       phase = "running the sweep";

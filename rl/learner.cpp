@@ -330,6 +330,7 @@ struct Learner::Impl {
     const int N = env->num_envs(), K = shape.num_candidates;
     const double progress = static_cast<double>(steps) / static_cast<double>(config.total_steps);
     const double lr = config.lr_schedule == "linear" ? config.lr * std::max(0.0, 1.0 - progress) : config.lr;
+    const double entropy_coef = config.entropy_coef_at(steps);  // train.entropy_final: a linear schedule
     for (auto& group : optimizer->param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 
     // --- collect one episode per environment (this rank's share of the global batch)
@@ -443,7 +444,8 @@ struct Learner::Impl {
         ret_count = n;
       }
     }
-    const double scale = 1.0 / reward_std();
+    // train.reward_norm: none trains on the raw rewards (the statistics are still kept).
+    const double scale = config.reward_norm_running_std ? 1.0 / reward_std() : 1.0;
 
     // --- advantages (GAE; REINFORCE = Monte-Carlo returns, lambda 1) and value targets
     const double lambda = config.algorithm == Algorithm::kReinforce ? 1.0 : config.gae_lambda;
@@ -537,7 +539,7 @@ struct Learner::Impl {
           }
           auto value_loss = 0.5 * (value - Ret.index_select(0, lb)).pow(2).sum() / B;
           auto entropy = -(logp_all.exp() * logp_all).sum() / B;
-          auto loss = policy_loss + config.value_coef * value_loss - config.entropy_coef * entropy;
+          auto loss = policy_loss + config.value_coef * value_loss - entropy_coef * entropy;
           loss.backward();
           sum_pl += policy_loss.item<double>();
           sum_vl += value_loss.item<double>();

@@ -25,7 +25,7 @@
 namespace schedsim::rl {
 
 // Bumped whenever RlPluginApi, or what a plugin call means, changes.
-constexpr int kRlPluginAbi = 1;
+constexpr int kRlPluginAbi = 2;  // 2: rl_bench
 constexpr const char* kRlPluginEntry = "schedsim_rl_plugin_api";
 constexpr const char* kRlPluginFile = "libschedsim_rl_plugin.so";
 constexpr const char* kRlPluginEnv = "SCHEDSIM_RL_PLUGIN";
@@ -55,6 +55,9 @@ struct RlPluginApi {
   TrainOutcome (*train_agent)(const ScenarioConfig& scenario, const TrainOptions& options) = nullptr;
   // rl::ppo_bench_json(rl::run_ppo_bench(scenario, options))
   nlohmann::ordered_json (*ppo_bench)(const ScenarioConfig& scenario, const PpoBenchOptions& options) = nullptr;
+  // `schedsim rl-bench CONFIG --out DIR` (rl/rl_bench.hpp): runs it, prints the verdicts
+  // and where the tables are (progress on stderr unless `quiet`).
+  void (*rl_bench)(const std::string& config_path, const std::string& out_dir, bool quiet) = nullptr;
 };
 
 // The rl policy's name, description and options: what `schedsim policies` lists, with or

@@ -14,13 +14,18 @@
 
 #include "app/runner.hpp"
 #include "base/svg_plot.hpp"
+#include "rl/heuristic_baseline.hpp"
 #include "rl/learner.hpp"
 #include "base/error.hpp"
 
 namespace schedsim::rl {
 namespace {
 
-const char* const kCsvHeader = "step,update,episodes,mean_return,mean_jct_s,eval_mean_jct_s,policy_loss,value_loss,entropy,approx_kl,lr";
+// The last three columns (the best same-information heuristic on the evaluation episodes)
+// came later: older readers that take the first eleven still work.
+const char* const kCsvHeader =
+    "step,update,episodes,mean_return,mean_jct_s,eval_mean_jct_s,policy_loss,value_loss,entropy,approx_kl,lr,best_heuristic,best_heuristic_mean_jct_s,"
+    "eval_ratio_to_best_heuristic";
 
 std::string num(double v) {
   if (!std::isfinite(v)) return "";
@@ -34,13 +39,16 @@ std::string json_num(double v) { return std::isfinite(v) ? num(v) : "null"; }
 struct CurveRow {
   UpdateStats s;
   double eval_mean_jct_s = NAN;
+  std::string best_heuristic;  // evaluation rows with baseline: same_information
+  double best_heuristic_mean_jct_s = NAN;
+  double ratio() const { return eval_mean_jct_s / best_heuristic_mean_jct_s; }
 };
 
 std::string csv_row(const CurveRow& r) {
   std::ostringstream o;
   o << r.s.step << ',' << r.s.update << ',' << r.s.episodes << ',' << num(r.s.mean_return) << ',' << num(r.s.mean_jct_s) << ','
     << num(r.eval_mean_jct_s) << ',' << num(r.s.policy_loss) << ',' << num(r.s.value_loss) << ',' << num(r.s.entropy) << ','
-    << num(r.s.approx_kl) << ',' << num(r.s.lr);
+    << num(r.s.approx_kl) << ',' << num(r.s.lr) << ',' << r.best_heuristic << ',' << num(r.best_heuristic_mean_jct_s) << ',' << num(r.ratio());
   return o.str();
 }
 
@@ -50,7 +58,10 @@ std::string jsonl_row(const CurveRow& r) {
     << ", \"mean_return\": " << json_num(r.s.mean_return) << ", \"mean_jct_s\": " << json_num(r.s.mean_jct_s)
     << ", \"eval_mean_jct_s\": " << json_num(r.eval_mean_jct_s) << ", \"policy_loss\": " << json_num(r.s.policy_loss)
     << ", \"value_loss\": " << json_num(r.s.value_loss) << ", \"entropy\": " << json_num(r.s.entropy)
-    << ", \"approx_kl\": " << json_num(r.s.approx_kl) << ", \"lr\": " << json_num(r.s.lr) << "}";
+    << ", \"approx_kl\": " << json_num(r.s.approx_kl) << ", \"lr\": " << json_num(r.s.lr) << ", \"best_heuristic\": ";
+  if (r.best_heuristic.empty()) o << "null";
+  else o << '"' << r.best_heuristic << '"';
+  o << ", \"best_heuristic_mean_jct_s\": " << json_num(r.best_heuristic_mean_jct_s) << ", \"eval_ratio_to_best_heuristic\": " << json_num(r.ratio()) << "}";
   return o.str();
 }
 
@@ -103,6 +114,30 @@ void progress_bar(std::FILE* out, bool terminal, std::int64_t step, std::int64_t
   else std::fprintf(out, "train: %s\n", text.c_str());
   std::fflush(out);
 }
+
+// train.early_stop: counts evaluations in a row that did not beat the reference (the
+// best evaluation that counted as an improvement) by more than min_delta of it.
+class EarlyStopper {
+ public:
+  EarlyStopper(int patience, double min_delta) : patience_(patience), min_delta_(min_delta) {}
+  // True when training should stop after this evaluation.
+  bool observe(double mean_jct_s) {
+    if (patience_ <= 0 || !std::isfinite(mean_jct_s)) return false;
+    if (!std::isfinite(reference_s_) || mean_jct_s < reference_s_ * (1.0 - min_delta_)) {
+      reference_s_ = mean_jct_s;
+      stalls_ = 0;
+      return false;
+    }
+    return ++stalls_ >= patience_;
+  }
+  int stalls() const { return stalls_; }
+
+ private:
+  int patience_;
+  double min_delta_;
+  double reference_s_ = std::numeric_limits<double>::infinity();
+  int stalls_ = 0;
+};
 
 }  // namespace
 
@@ -181,14 +216,46 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
       outcome.best_eval_step = std::atoll(f[0].c_str());
     }
   }
+  EarlyStopper stopper(config.early_stop_patience, config.early_stop_min_delta);
+  for (const auto& line : csv_lines) {  // a resumed run continues the count
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (f.size() >= 6 && !f[5].empty()) stopper.observe(std::atof(f[5].c_str()));
+  }
+  // The same-information heuristics on the evaluation episodes: scored once (the episodes
+  // are the same at every evaluation), by the writer only (only it logs them).
+  std::optional<std::vector<HeuristicScore>> baseline;
+  auto best_baseline = [&]() -> const HeuristicScore* {
+    if (!config.baseline_heuristics || !writer) return nullptr;
+    if (!baseline) {
+      const PolicyRegistry registry = builtin_policies();
+      baseline = score_heuristics(*eval_scenario, registry, same_information_heuristics(*eval_scenario, registry), config.eval_seed_start,
+                                  config.eval_episodes);
+      for (const auto& h : *baseline) {
+        if (!h.error.empty() && options.progress) std::fprintf(options.progress_out, "train: warning: heuristic %s left out of the baseline: %s\n", h.name.c_str(), h.error.c_str());
+      }
+    }
+    return best_heuristic(*baseline);
+  };
+  const char* eval_kind = scenario->workload.trace && scenario->workload.trace->windows ? "validation" : outcome.eval_held_out ? "held-out" : "training-trace";
+  bool stop_early = false;
   const std::int64_t start_step = learner.steps();
   std::int64_t next_eval = config.eval_every > 0 ? (learner.steps() / config.eval_every + 1) * config.eval_every : config.total_steps;
   std::int64_t next_checkpoint = (learner.steps() / config.checkpoint_every + 1) * config.checkpoint_every;
   double last_eval = NAN;
-  while (!learner.finished()) {
-    CurveRow row{learner.update()};
+  while (!learner.finished() && !stop_early) {
+    CurveRow row;
+    row.s = learner.update();
     if (learner.steps() >= next_eval || learner.finished()) {
       row.eval_mean_jct_s = learner.evaluate(make_eval_env, config.eval_seed_start, config.eval_episodes).mean_jct_s;
+      if (const HeuristicScore* b = best_baseline()) {
+        row.best_heuristic = b->name;
+        row.best_heuristic_mean_jct_s = b->mean_jct_s;
+        outcome.best_heuristic = b->name;
+        outcome.best_heuristic_mean_jct_s = b->mean_jct_s;
+      }
+      stop_early = stopper.observe(row.eval_mean_jct_s);
       last_eval = row.eval_mean_jct_s;
       outcome.eval_mean_jct_s = last_eval;
       if (std::isfinite(last_eval) && (!outcome.best_eval_mean_jct_s || last_eval < *outcome.best_eval_mean_jct_s)) {
@@ -204,17 +271,34 @@ TrainOutcome train_agent(const ScenarioConfig& scenario_in, const TrainOptions& 
       csv.flush();
       jsonl.flush();
     }
-    if (learner.steps() >= next_checkpoint || learner.finished()) {
+    const bool last = learner.finished() || stop_early;
+    if (learner.steps() >= next_checkpoint || last) {
       if (writer) learner.save_checkpoint(checkpoint);
       while (next_checkpoint <= learner.steps()) next_checkpoint += config.checkpoint_every;
     }
     maybe_die_for_test(options.dist, learner.updates());
     if (show) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (style.terminal || el - last_line_s >= style.interval_s || learner.finished()) {
+      if (style.terminal || el - last_line_s >= style.interval_s || last) {
         progress_bar(options.progress_out, style.terminal, learner.steps(), config.total_steps, el, start_step, last_eval);
         last_line_s = el;
       }
+    }
+    if (show && std::isfinite(row.eval_mean_jct_s)) {
+      if (style.terminal) std::fprintf(options.progress_out, "\n");
+      std::fprintf(options.progress_out, "train: evaluation at step %lld: %s mean JCT %.4f h", static_cast<long long>(learner.steps()), eval_kind,
+                   row.eval_mean_jct_s / 3600);
+      if (!row.best_heuristic.empty())
+        std::fprintf(options.progress_out, "; best same-information heuristic %s %.4f h (ratio %.3f)", row.best_heuristic.c_str(), row.best_heuristic_mean_jct_s / 3600,
+                     row.ratio());
+      std::fprintf(options.progress_out, "\n");
+    }
+    if (stop_early) {
+      std::ostringstream why;
+      why << "stopped early at step " << learner.steps() << ": " << eval_kind << " mean JCT did not improve by more than " << config.early_stop_min_delta * 100
+          << "% for " << config.early_stop_patience << " evaluations";
+      outcome.early_stop = why.str();
+      if (show) std::fprintf(options.progress_out, "train: %s\n", outcome.early_stop.c_str());
     }
   }
   if (show && style.terminal) std::fprintf(options.progress_out, "\n");

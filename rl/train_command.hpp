@@ -34,6 +34,12 @@ struct TrainOutcome {
   // False when the evaluation episodes are the training workload again (a trace workload
   // replays the same jobs whatever the seed), so the evaluation is not held out.
   bool eval_held_out = true;
+  // The best heuristic of the scenario's information level on the evaluation episodes
+  // (train.baseline: same_information); empty when none was scored.
+  std::string best_heuristic;
+  std::optional<double> best_heuristic_mean_jct_s;
+  // Set when train.early_stop ended training before total_steps: what happened, in words.
+  std::string early_stop;
   double wall_s = 0.0;
 };
 

@@ -18,7 +18,7 @@ const char* to_string(WindowSplit s) {
 }
 
 TraceWindowConfig TraceWindowConfig::parse(const ConfigNode& node) {
-  node.expect_map({"jobs", "split", "use", "load_scale", "time_shift_s"});
+  node.expect_map({"jobs", "split", "use", "load_scale", "time_shift_s", "episode_jobs", "start_jobs", "more_traces"});
   TraceWindowConfig c;
   if (!node.has("jobs")) node.fail("needs 'jobs': the number of jobs per window (e.g. jobs: 300)");
   c.jobs = node.child("jobs").as_positive_int();
@@ -51,6 +51,41 @@ TraceWindowConfig TraceWindowConfig::parse(const ConfigNode& node) {
     }
   }
   if (auto t = node.maybe_child("time_shift_s")) c.time_shift_max_s = t->as_nonnegative_double();
+  // A number or a [min, max] range of job counts; `positive` refuses 0.
+  auto job_range = [](const ConfigNode& n, bool positive, std::int64_t& lo, std::int64_t& hi) {
+    auto one = [positive](const ConfigNode& v) {
+      const std::int64_t x = v.as_int();
+      if (positive ? x < 1 : x < 0) v.fail(std::string("must be a number of jobs ") + (positive ? ">= 1" : ">= 0") + ", got " + std::to_string(x));
+      return x;
+    };
+    if (n.is_sequence()) {
+      if (n.size() != 2) n.fail("must be a number or a range [min, max], got a list of " + std::to_string(n.size()));
+      lo = one(n.at(0));
+      hi = one(n.at(1));
+      if (lo > hi) n.fail("the range [min, max] needs min <= max");
+    } else {
+      lo = hi = one(n);
+    }
+  };
+  c.episode_jobs_min = c.episode_jobs_max = c.jobs;
+  if (auto e = node.maybe_child("episode_jobs")) {
+    job_range(*e, true, c.episode_jobs_min, c.episode_jobs_max);
+    if (c.episode_jobs_max > c.jobs) e->fail("must be at most jobs (" + std::to_string(c.jobs) + "): a run replays part of one window, got " + std::to_string(c.episode_jobs_max));
+  }
+  if (auto s = node.maybe_child("start_jobs")) {
+    job_range(*s, false, c.start_jobs_min, c.start_jobs_max);
+    if (c.start_jobs_max + c.episode_jobs_max > c.jobs) {
+      s->fail("start_jobs max (" + std::to_string(c.start_jobs_max) + ") + episode_jobs max (" + std::to_string(c.episode_jobs_max) + ") must be at most jobs (" +
+              std::to_string(c.jobs) + "), so that a run stays inside its window");
+    }
+  }
+  if (auto m = node.maybe_child("more_traces")) {
+    if (!m->is_sequence() || m->size() == 0) m->fail("must be a non-empty list of trace files, e.g. [../shared/data/itp/cluster05.csv]");
+    for (std::size_t i = 0; i < m->size(); ++i) {
+      c.more_traces.push_back(m->at(i).as_string());
+      c.more_traces_resolved.push_back(m->at(i).as_path());
+    }
+  }
   return c;
 }
 
@@ -70,23 +105,75 @@ YAML::Node TraceWindowConfig::to_yaml() const {
     n["load_scale"] = r;
   }
   n["time_shift_s"] = time_shift_max_s;
+  // Written only when set, so that resolved configs of older scenarios stay byte-identical.
+  auto range = [](std::int64_t lo, std::int64_t hi) {
+    if (lo == hi) return YAML::Node(lo);
+    YAML::Node r(YAML::NodeType::Sequence);
+    r.SetStyle(YAML::EmitterStyle::Flow);
+    r.push_back(lo);
+    r.push_back(hi);
+    return r;
+  };
+  if (episode_jobs_max > 0 && (episode_jobs_min != jobs || episode_jobs_max != jobs)) n["episode_jobs"] = range(episode_jobs_min, episode_jobs_max);
+  if (start_jobs_max > 0) n["start_jobs"] = range(start_jobs_min, start_jobs_max);
+  if (!more_traces.empty()) {
+    YAML::Node m(YAML::NodeType::Sequence);
+    for (const auto& p : more_traces) m.push_back(p);
+    n["more_traces"] = m;
+  }
   return n;
 }
 
 TraceWindows::TraceWindows(std::vector<JobSpec> jobs, const TraceWindowConfig& config, std::string where, std::vector<std::string> warnings)
-    : jobs_(std::move(jobs)), config_(config), where_(std::move(where)), warnings_(std::move(warnings)) {
-  const auto total = static_cast<int>(static_cast<std::int64_t>(jobs_.size()) / config_.jobs);
-  // Rounded down for train and validation, so a split never takes a window from a later
-  // one; the test split gets the rest.
-  train_ = static_cast<int>(std::floor(config_.train_fraction * total + 1e-9));
-  validation_ = static_cast<int>(std::floor(config_.validation_fraction * total + 1e-9));
-  test_ = total - train_ - validation_;
+    : config_(config), where_(std::move(where)), warnings_(std::move(warnings)) {
+  const std::size_t total_jobs = jobs.size();
+  jobs_.push_back(std::move(jobs));
+  files_.emplace_back();
+  build(total_jobs);
+}
+
+TraceWindows::TraceWindows(std::vector<std::vector<JobSpec>> jobs_by_file, std::vector<std::string> files, const TraceWindowConfig& config, std::string where,
+                           std::vector<std::string> warnings)
+    : jobs_(std::move(jobs_by_file)), files_(std::move(files)), config_(config), where_(std::move(where)), warnings_(std::move(warnings)) {
+  files_.resize(jobs_.size());
+  std::size_t total_jobs = 0;
+  for (const auto& j : jobs_) total_jobs += j.size();
+  build(total_jobs);
+}
+
+std::size_t TraceWindows::total_jobs() const {
+  std::size_t n = 0;
+  for (const auto& j : jobs_) n += j.size();
+  return n;
+}
+
+void TraceWindows::build(std::size_t total_jobs) {
+  // Each file on its own: rounded down for train and validation, so a split never takes
+  // a window from a later one; the test split gets the rest.
+  std::vector<Window> by_split[3];
+  int total = 0;
+  for (std::size_t f = 0; f < jobs_.size(); ++f) {
+    const auto n = static_cast<int>(static_cast<std::int64_t>(jobs_[f].size()) / config_.jobs);
+    const int tr = static_cast<int>(std::floor(config_.train_fraction * n + 1e-9));
+    const int va = static_cast<int>(std::floor(config_.validation_fraction * n + 1e-9));
+    for (int k = 0; k < n; ++k) {
+      const int split = k < tr ? 0 : k < tr + va ? 1 : 2;
+      by_split[split].push_back(Window{f, static_cast<std::size_t>(k) * static_cast<std::size_t>(config_.jobs)});
+    }
+    total += n;
+  }
+  train_ = static_cast<int>(by_split[0].size());
+  validation_ = static_cast<int>(by_split[1].size());
+  test_ = static_cast<int>(by_split[2].size());
+  for (auto& s : by_split) windows_.insert(windows_.end(), s.begin(), s.end());
   const bool test_wanted = config_.train_fraction + config_.validation_fraction < 1.0 - 1e-12;
   auto check = [&](int n, double share, const char* name) {
     if (share > 0 && n == 0) {
       std::ostringstream m;
-      m << "the " << name << " split (share " << share << ") gets no whole window: the trace has " << jobs_.size() << " jobs, "
-        << total << " windows of " << config_.jobs << " jobs (train " << train_ << ", validation " << validation_ << ", test " << test_
+      m << "the " << name << " split (share " << share << ") gets no whole window: ";
+      if (jobs_.size() == 1) m << "the trace has " << total_jobs << " jobs, ";
+      else m << "the " << jobs_.size() << " traces have " << total_jobs << " jobs, ";
+      m << total << " windows of " << config_.jobs << " jobs (train " << train_ << ", validation " << validation_ << ", test " << test_
         << "); use fewer jobs per window or a larger share";
       throw InputError(where_, m.str());
     }
@@ -109,8 +196,22 @@ int TraceWindows::window_for(WindowSplit split, std::uint64_t seed) const {
 }
 
 std::vector<JobSpec> TraceWindows::jobs_of(int window, std::uint64_t seed) const {
-  const auto begin = static_cast<std::size_t>(window) * static_cast<std::size_t>(config_.jobs);
-  std::vector<JobSpec> out(jobs_.begin() + static_cast<std::ptrdiff_t>(begin), jobs_.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<std::size_t>(config_.jobs)));
+  const Window& w = windows_[static_cast<std::size_t>(window)];
+  const std::vector<JobSpec>& file = jobs_[w.file];
+  // The part of the window this run replays; drawn only when a range is set, so that
+  // scenarios without these keys draw exactly what they drew before.
+  std::int64_t length = config_.episode_jobs_max > 0 ? config_.episode_jobs_max : config_.jobs;
+  if (config_.episode_jobs_min > 0 && config_.episode_jobs_min < length) {
+    Rng r(seed, "trace.windows.episode_jobs");
+    length = config_.episode_jobs_min + static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(length - config_.episode_jobs_min + 1)));
+  }
+  std::int64_t start = config_.start_jobs_min;
+  if (config_.start_jobs_max > config_.start_jobs_min) {
+    Rng r(seed, "trace.windows.start_jobs");
+    start += static_cast<std::int64_t>(r.below(static_cast<std::uint64_t>(config_.start_jobs_max - config_.start_jobs_min + 1)));
+  }
+  const auto begin = w.begin + static_cast<std::size_t>(start);
+  std::vector<JobSpec> out(file.begin() + static_cast<std::ptrdiff_t>(begin), file.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<std::size_t>(length)));
   Rng load(seed, "trace.windows.load_scale");
   const double scale = config_.load_scale_min + (config_.load_scale_max - config_.load_scale_min) * load.uniform();
   Rng shift(seed, "trace.windows.time_shift");

@@ -4,6 +4,10 @@
 // episode) draws one window of its split from the run's seed, rebases its submit times to
 // zero, optionally scales its arrival rate and shifts it in time. Training on the earliest
 // windows and testing on the latest means no test job is ever seen in training.
+// `more_traces` adds trace files (e.g. several clusters): each is cut and split by the
+// same rule on its own, and a run draws among the split's windows of all files. A run may
+// also replay only part of its window (`episode_jobs`, `start_jobs`), so no episode
+// crosses from one split into another.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +47,18 @@ struct TraceWindowConfig {
   // submit time (key time_shift_s, default 0): lands windows at other hours of the
   // price/carbon signals.
   double time_shift_max_s = 0.0;
+  // Jobs a run replays, drawn uniformly per run from [min, max] (key episode_jobs: a
+  // number or [min, max], default: the whole window, `jobs`); max <= jobs.
+  std::int64_t episode_jobs_min = 0;  // 0 = jobs
+  std::int64_t episode_jobs_max = 0;
+  // Offset of the run's first job in its window, in jobs, drawn uniformly per run from
+  // [min, max] (key start_jobs, default 0); start max + episode_jobs max <= jobs.
+  std::int64_t start_jobs_min = 0;
+  std::int64_t start_jobs_max = 0;
+  // More trace files read like `path` (same format and reader options), as written and
+  // resolved (key more_traces, default none).
+  std::vector<std::string> more_traces;
+  std::vector<std::string> more_traces_resolved;
 
   static TraceWindowConfig parse(const ConfigNode& node);
   YAML::Node to_yaml() const;
@@ -55,19 +71,36 @@ class TraceWindows {
   // reading pass's notes, repeated for every run. Throws InputError when a split with a
   // positive share gets no whole window.
   TraceWindows(std::vector<JobSpec> jobs, const TraceWindowConfig& config, std::string where, std::vector<std::string> warnings = {});
+  // Several traces (`jobs_by_file[f]` in submit order, named `files[f]`), each cut into
+  // windows and split on its own; a split's windows are those of every file, in file
+  // order. Throws InputError when a split with a positive share gets no window in any file.
+  TraceWindows(std::vector<std::vector<JobSpec>> jobs_by_file, std::vector<std::string> files, const TraceWindowConfig& config, std::string where,
+               std::vector<std::string> warnings = {});
   const std::vector<std::string>& read_warnings() const { return warnings_; }
+  // The file (its name as given) window `window` comes from.
+  const std::string& file_of(int window) const { return files_[windows_[static_cast<std::size_t>(window)].file]; }
+  int num_files() const { return static_cast<int>(files_.size()); }
+  int total_windows() const { return static_cast<int>(windows_.size()); }
 
   int num_windows(WindowSplit split) const;
   // Index (over all windows, in trace order) of the window `seed` draws from `split`.
   int window_for(WindowSplit split, std::uint64_t seed) const;
   // The jobs of window `window` as a run sees them for `seed`: submit times rebased to
-  // zero, divided by the drawn load scale, plus the drawn time shift.
+  // zero, divided by the drawn load scale, plus the drawn time shift; with episode_jobs /
+  // start_jobs, only the drawn part of the window.
   std::vector<JobSpec> jobs_of(int window, std::uint64_t seed) const;
   const TraceWindowConfig& config() const { return config_; }
-  std::size_t total_jobs() const { return jobs_.size(); }
+  std::size_t total_jobs() const;
 
  private:
-  std::vector<JobSpec> jobs_;
+  struct Window {
+    std::size_t file = 0;
+    std::size_t begin = 0;  // index of its first job in that file's jobs
+  };
+  void build(std::size_t total_jobs);
+  std::vector<std::vector<JobSpec>> jobs_;  // by file
+  std::vector<std::string> files_;
+  std::vector<Window> windows_;             // train windows of every file, then validation, then test
   TraceWindowConfig config_;
   std::string where_;
   std::vector<std::string> warnings_;

@@ -124,12 +124,25 @@ std::unique_ptr<JobSource> WorkloadConfig::make_window_source(std::uint64_t seed
     TraceOptions read_options = options;
     read_options.models = nullptr;
     std::vector<std::string> read_warnings;
-    TraceJobSource source(trace->resolved_path, trace->format, read_options, read_warnings);
-    std::vector<JobSpec> jobs;
-    jobs.reserve(static_cast<std::size_t>(source.expected_jobs()));
-    JobSpec j;
-    while (source.next(j)) jobs.push_back(j);
-    return std::make_unique<TraceWindows>(std::move(jobs), *trace->windows, trace->windows_where, std::move(read_warnings));
+    auto read = [&](const std::string& path) {
+      TraceJobSource source(path, trace->format, read_options, read_warnings);
+      std::vector<JobSpec> jobs;
+      jobs.reserve(static_cast<std::size_t>(source.expected_jobs()));
+      JobSpec j;
+      while (source.next(j)) jobs.push_back(j);
+      return jobs;
+    };
+    if (trace->windows->more_traces.empty()) {
+      return std::make_unique<TraceWindows>(read(trace->resolved_path), *trace->windows, trace->windows_where, std::move(read_warnings));
+    }
+    // windows.more_traces: every file read like `path`, cut and split on its own.
+    std::vector<std::vector<JobSpec>> jobs_by_file{read(trace->resolved_path)};
+    std::vector<std::string> files{trace->path};
+    for (std::size_t f = 0; f < trace->windows->more_traces.size(); ++f) {
+      jobs_by_file.push_back(read(trace->windows->more_traces_resolved[f]));
+      files.push_back(trace->windows->more_traces[f]);
+    }
+    return std::make_unique<TraceWindows>(std::move(jobs_by_file), std::move(files), *trace->windows, trace->windows_where, std::move(read_warnings));
   });
   warnings.insert(warnings.end(), windows.read_warnings().begin(), windows.read_warnings().end());
   const WindowSplit split = trace->windows->use;
@@ -140,7 +153,8 @@ std::unique_ptr<JobSource> WorkloadConfig::make_window_source(std::uint64_t seed
     for (JobSpec& job : jobs) tally.add(options.models->apply(job, seed, trace->path));
     if (auto w = options.models->warning(tally, trace->path)) warnings.push_back(*w);
   }
-  return std::make_unique<WindowJobSource>(std::move(jobs), trace->path + " (" + to_string(split) + " window " + std::to_string(window) + " of " +
+  const std::string file = windows.num_files() > 1 ? windows.file_of(window) : trace->path;
+  return std::make_unique<WindowJobSource>(std::move(jobs), file + " (" + to_string(split) + " window " + std::to_string(window) + " of " +
                                                                 std::to_string(windows.num_windows(WindowSplit::kTrain) + windows.num_windows(WindowSplit::kValidation) +
                                                                                windows.num_windows(WindowSplit::kTest)) +
                                                                 ")");

@@ -232,6 +232,7 @@ StepResult SchedulingEnv::step(int action) {
   const double energy_before = m.energy_kwh();
   m.batch.clear();
   m.mdp.decode(action, m.sim->view(), m.batch);
+  const bool preempts = action < k && m.mdp.candidates()[static_cast<std::size_t>(action)].preempt;
   if (action < k) {
     m.sim->apply(m.batch);
     m.mdp.commit(action, m.sim->now(), m.queue);
@@ -246,6 +247,7 @@ StepResult SchedulingEnv::step(int action) {
   }
   StepResult r;
   r.reward = m.reward_since(integral_before, time_before, slowdown_before, energy_before) + m.carry;
+  if (preempts) r.reward -= m.config.reward.preemption_s * m.config.reward_scale;  // env.reward.preemption_s
   m.carry = 0.0;
   ++m.steps;
   m.episode_return += r.reward;

@@ -45,11 +45,12 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     c.max_steps = v;
   }
   if (auto r = node.maybe_child("reward")) {
-    r->expect_map({"jobs_in_system", "slowdown", "makespan", "energy_kwh"});
+    r->expect_map({"jobs_in_system", "slowdown", "makespan", "energy_kwh", "preemption_s"});
     if (auto w = r->maybe_child("jobs_in_system")) c.reward.jobs_in_system = w->as_nonnegative_double();
     if (auto w = r->maybe_child("slowdown")) c.reward.slowdown = w->as_nonnegative_double();
     if (auto w = r->maybe_child("makespan")) c.reward.makespan = w->as_nonnegative_double();
     if (auto w = r->maybe_child("energy_kwh")) c.reward.energy_kwh = w->as_nonnegative_double();
+    if (auto w = r->maybe_child("preemption_s")) c.reward.preemption_s = w->as_nonnegative_double();
   }
   if (auto o = node.maybe_child("order")) {
     const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus"});

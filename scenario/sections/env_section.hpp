@@ -23,6 +23,9 @@ struct RewardWeights {
   double slowdown = 0.0;        // x -(sum of slowdowns of jobs finished in the step)
   double makespan = 0.0;        // x -(dt of the step, seconds x reward_scale) while jobs remain
   double energy_kwh = 0.0;      // x -(facility energy drawn in the step, kWh); needs `energy:`
+  // Seconds of JCT charged per preemption the agent chooses: x -(preemptions in the step)
+  // x reward_scale, so an agent does not learn to thrash (issue 25). 0 = free (default).
+  double preemption_s = 0.0;
 };
 
 // The order in which pending jobs are offered as candidates (the first ones fill the K rows).

@@ -3,6 +3,8 @@
 #include "scenario/scenario.hpp"
 #include "scenario/section_registry.hpp"
 
+#include <algorithm>
+
 namespace schedsim::rl {
 
 const char* to_string(Algorithm a) {
@@ -30,12 +32,19 @@ double unit_interval(const ConfigNode& n) {
 
 }  // namespace
 
+double TrainConfig::entropy_coef_at(std::int64_t steps) const {
+  if (std::isnan(entropy_final)) return entropy_coef;  // the default: exactly today's constant
+  const double progress = std::min(1.0, static_cast<double>(steps) / static_cast<double>(total_steps));
+  return entropy_coef + (entropy_final - entropy_coef) * progress;
+}
+
 TrainConfig TrainConfig::parse(const ConfigNode& node) {
   TrainConfig c;
   if (node.is_null()) return c;
   node.expect_map({"algorithm", "total_steps", "num_envs", "rollout_steps", "epochs", "minibatch", "lr", "lr_schedule", "gamma",
                    "gae_lambda", "clip", "entropy_coef", "value_coef", "max_grad_norm", "hidden", "seed", "eval_every",
-                   "eval_seed_start", "eval_episodes", "train_seed_start", "threads", "env_threads", "device", "checkpoint_every", "dist_timeout_s"});
+                   "eval_seed_start", "eval_episodes", "train_seed_start", "threads", "env_threads", "device", "checkpoint_every", "dist_timeout_s",
+                   "baseline", "early_stop", "entropy_final", "reward_norm"});
   if (auto n = node.maybe_child("algorithm")) {
     const std::string a = n->as_choice({"ppo", "a2c", "reinforce"});
     c.algorithm = a == "ppo" ? Algorithm::kPpo : a == "a2c" ? Algorithm::kA2c : Algorithm::kReinforce;
@@ -76,6 +85,15 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
   if (auto n = node.maybe_child("device")) c.device = n->as_choice({"cpu", "cuda"});
   if (auto n = node.maybe_child("checkpoint_every")) c.checkpoint_every = n->as_positive_int();
   if (auto n = node.maybe_child("dist_timeout_s")) c.dist_timeout_s = n->as_positive_double();
+  if (auto n = node.maybe_child("entropy_final")) c.entropy_final = n->as_nonnegative_double();
+  if (auto n = node.maybe_child("reward_norm")) c.reward_norm_running_std = n->as_choice({"running_std", "none"}) == "running_std";
+  if (auto n = node.maybe_child("baseline")) c.baseline_heuristics = n->as_choice({"same_information", "none"}) == "same_information";
+  if (auto n = node.maybe_child("early_stop")) {
+    n->expect_map({"patience", "min_delta"});
+    if (!n->has("patience")) n->fail("needs 'patience': the number of evaluations without improvement before training stops (e.g. patience: 3)");
+    c.early_stop_patience = positive_int(n->child("patience"), 1'000'000);
+    if (auto d = n->maybe_child("min_delta")) c.early_stop_min_delta = unit_interval(*d);
+  }
   // Held out means never trained on: the training seeds start above the evaluation ones.
   if (c.eval_seed_start + static_cast<std::uint64_t>(c.eval_episodes) > c.train_seed_start) {
     (node.has("train_seed_start") ? node.child("train_seed_start") : node)

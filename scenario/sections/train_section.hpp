@@ -5,7 +5,9 @@
 // it typed in ScenarioConfig::train.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,12 @@ struct TrainConfig {
   double gae_lambda = 0.95;
   double clip = 0.2;
   double entropy_coef = 0.01;
+  // Entropy schedule (key entropy_final): the coefficient decays linearly from
+  // entropy_coef at step 0 to this at total_steps; NaN (default) = constant entropy_coef.
+  double entropy_final = std::numeric_limits<double>::quiet_NaN();
+  // Reward normalisation (key reward_norm): running_std (default) divides the rewards by
+  // the running std of the discounted returns; none trains on the raw rewards.
+  bool reward_norm_running_std = true;
   double value_coef = 0.5;
   double max_grad_norm = 0.5;
   std::vector<int> hidden = {64, 64};  // widths of the candidate MLP's layers
@@ -42,6 +50,17 @@ struct TrainConfig {
   std::string device = "cpu";          // cpu | cuda
   std::int64_t checkpoint_every = 20'000;  // agent steps between checkpoints (the last is always written)
   double dist_timeout_s = 300.0;       // multi-process runs: longest wait for another rank before failing
+  // Per evaluation, also score every heuristic of the scenario's information level on the
+  // same evaluation episodes (key baseline: same_information | none).
+  bool baseline_heuristics = true;
+  // Early stopping (key early_stop: {patience, min_delta}): stop after `patience`
+  // evaluations in a row that did not lower the best evaluation mean JCT by more than the
+  // fraction `min_delta` of it. patience 0 = off (train to total_steps).
+  int early_stop_patience = 0;
+  double early_stop_min_delta = 0.0;
+
+  // The entropy coefficient of the update that starts after `steps` agent steps.
+  double entropy_coef_at(std::int64_t steps) const;
 
   // Throws InputError naming the key for unknown keys and bad values.
   static TrainConfig parse(const ConfigNode& node);

@@ -1033,4 +1033,50 @@ TEST_CASE("env: a scenario with inference services is refused, not trained on wi
                                       "agent on it with `schedsim run` or `compare` (policy rl:PATH), where the services run"));
 }
 
+
+TEST_CASE("env.reward.preemption_s charges each chosen preemption in the return: the closed form", "[rl][env][preempt][reward]") {
+  // The scenario of the preemption-rows case above, with a preemption cost of 1800 s of
+  // JCT: the same decisions (mid preempted once at t=100) give the same JCTs and a return
+  // of -(sum of JCTs + 1 x 1800 s) / 3600. Without the key the return is -(sum of JCTs).
+  test::TempDir dir;
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s,estimate_s\n"
+                                      "long,0,2,10800,\n"
+                                      "mid,0,2,3600,7200\n"
+                                      "small,100,1,60,\n");
+  auto episode = [&](const std::string& reward) {
+    auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 4}\nworkload: {trace: {path: " + trace +
+                            "}}\ninformation: oracle\nenv: {max_candidates: 4, placements: [first_fit], preempt_rows: 2, preempt_min_run_s: 50" + reward + "}\n");
+    const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+    SchedulingEnv env(sc, cfg);
+    Obs obs(env.shape());
+    JctSum jct;
+    env.add_observer(jct);
+    env.reset(1);
+    double ret = env.step(0).reward;  // long
+    ret += env.step(0).reward;        // mid
+    REQUIRE(env.candidate(2).job_id == "mid");
+    ret += env.step(2).reward;  // preempt mid at t=100
+    ret += env.step(1).reward;  // small
+    while (!env.done()) {
+      obs.read(env);
+      int a = 4;
+      for (int i = 0; i < 4; ++i) {
+        if (obs.mask[static_cast<std::size_t>(i)] && obs.cand_at(i, "preempt") == 0.0f) a = i;
+      }
+      ret += env.step(a).reward;
+    }
+    CHECK(env.simulator().stats().preemptions == 1);
+    CHECK(jct.total_s == Approx(10800.0 + 3660.0 + 60.0));
+    return std::make_pair(ret, jct.total_s);
+  };
+  const auto [free_ret, free_jct_s] = episode("");
+  CHECK(free_ret == Approx(-free_jct_s / 3600.0).epsilon(1e-12));
+  const auto [cost_ret, cost_jct_s] = episode(", reward: {preemption_s: 1800}");
+  CHECK(cost_jct_s == free_jct_s);
+  CHECK(cost_ret == Approx(-(cost_jct_s + 1800.0) / 3600.0).epsilon(1e-12));
+  CHECK(EnvConfig::parse(ConfigNode::load_string("{}", "e.yaml")).reward.preemption_s == 0.0);
+  CHECK_THROWS_WITH(EnvConfig::parse(ConfigNode::load_string("{reward: {preemption_s: -1}}", "e.yaml")), Catch::Contains("reward.preemption_s"));
+}
+
 }  // namespace schedsim::rl

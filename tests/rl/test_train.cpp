@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -11,7 +12,9 @@
 #include <sstream>
 
 #include "app/runner.hpp"
+#include "rl/heuristic_baseline.hpp"
 #include "rl/learner.hpp"
+#include "rl/rl_bench.hpp"
 #include "rl/train_command.hpp"
 #include "base/error.hpp"
 
@@ -162,7 +165,12 @@ TEST_CASE("train keeps the best evaluation's weights in best.pt and prints plain
   std::fclose(log);
   CHECK(text.find('\r') == std::string::npos);
   CHECK(text.rfind("train: [", 0) == 0);
-  CHECK(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')) == o.updates);
+  // One bar line per update; since issue 25 also one line per evaluation (the agent
+  // against the best same-information heuristic).
+  std::int64_t bar_lines = 0;
+  for (std::size_t p = text.find("train: ["); p != std::string::npos; p = text.find("train: [", p + 1)) ++bar_lines;
+  CHECK(bar_lines == o.updates);
+  CHECK(static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')) == o.updates + evals);
   CHECK(text.find("step 150/150") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
@@ -275,4 +283,267 @@ TEST_CASE("The shipped agent's mean JCT on rl_default.yaml is fixed (golden)", "
   REQUIRE(r.summary.mean_jct_s);
   CHECK(r.summary.jobs_completed == 200);
   CHECK(*r.summary.mean_jct_s == Approx(2935.1236134899996).epsilon(1e-9));
+}
+
+namespace {
+
+// The learning curve's rows, split into cells (the header first).
+std::vector<std::vector<std::string>> csv_rows(const std::filesystem::path& p) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream in(slurp(p));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    if (!line.empty() && line.back() == ',') f.emplace_back();
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("same_information_heuristics: the heuristics the scenario's information level serves", "[rl][train][baseline]") {
+  const PolicyRegistry reg = builtin_policies();
+  auto names = [&](const std::string& information) {
+    return same_information_heuristics(small_training({"information=" + information}), reg);
+  };
+  const auto oracle = names("oracle"), none = names("none");
+  auto has = [](const std::vector<std::string>& v, const std::string& n) { return std::find(v.begin(), v.end(), n) != v.end(); };
+  CHECK(has(oracle, "srtf"));
+  CHECK(has(oracle, "sjf"));
+  CHECK(has(oracle, "fifo"));
+  CHECK(has(none, "fifo"));
+  CHECK(has(none, "las"));
+  CHECK_FALSE(has(none, "sjf"));
+  CHECK_FALSE(has(none, "srtf"));
+  CHECK_FALSE(has(oracle, "rl"));  // needs a checkpoint
+  CHECK(none.size() < oracle.size());
+}
+
+TEST_CASE("train logs the agent against the best same-information heuristic at every evaluation", "[rl][train][baseline]") {
+  const auto dir = std::filesystem::temp_directory_path() / "schedsim_train_baseline";
+  std::filesystem::remove_all(dir);
+  const ScenarioConfig s = small_training({"train.eval_every=20", "train.rollout_steps=20"});
+  TrainOptions options{dir.string(), false, true, {}};
+  options.progress_style = ProgressStyle{false, 1e-9};
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log);
+  options.progress_out = log;
+  const TrainOutcome o = train_agent(s, options);
+  // The yardstick computed here: every heuristic of the level on the evaluation seeds.
+  const PolicyRegistry reg = builtin_policies();
+  const TrainConfig tc = TrainConfig::parse(ConfigNode(s.train_yaml, s.source, "train"));
+  const auto scores = score_heuristics(s, reg, same_information_heuristics(s, reg), tc.eval_seed_start, tc.eval_episodes);
+  const HeuristicScore* best = best_heuristic(scores);
+  REQUIRE(best != nullptr);
+  for (const auto& h : scores) {
+    if (std::isfinite(h.mean_jct_s)) CHECK(best->mean_jct_s <= h.mean_jct_s);
+  }
+  // The best heuristic's mean is the mean of `schedsim run --seed S --policy NAME` over the seeds.
+  double sum_s = 0.0;
+  for (int e = 0; e < tc.eval_episodes; ++e) {
+    ScenarioConfig run = s;
+    run.seed = tc.eval_seed_start + static_cast<std::uint64_t>(e);
+    const YAML::Node policy(best->name);
+    sum_s += *run_scenario(run, reg, RunOptions{}, &policy).summary.mean_jct_s;
+  }
+  CHECK(best->mean_jct_s == Approx(sum_s / tc.eval_episodes).epsilon(1e-12));
+  CHECK(o.best_heuristic == best->name);
+  REQUIRE(o.best_heuristic_mean_jct_s);
+  CHECK(*o.best_heuristic_mean_jct_s == best->mean_jct_s);
+  // The CSV: the old columns first, three new ones at the end, filled on evaluation rows.
+  const auto rows = csv_rows(dir / "learning_curve.csv");
+  REQUIRE(rows.size() > 2);
+  CHECK(rows[0].size() == 14u);
+  CHECK(rows[0][5] == "eval_mean_jct_s");
+  CHECK(rows[0][11] == "best_heuristic");
+  CHECK(rows[0][12] == "best_heuristic_mean_jct_s");
+  CHECK(rows[0][13] == "eval_ratio_to_best_heuristic");
+  int evals = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    REQUIRE(rows[i].size() == 14u);
+    if (rows[i][5].empty()) {
+      CHECK(rows[i][11].empty());
+      continue;
+    }
+    ++evals;
+    CHECK(rows[i][11] == best->name);
+    CHECK(std::stod(rows[i][12]) == Approx(best->mean_jct_s).epsilon(1e-8));
+    CHECK(std::stod(rows[i][13]) == Approx(std::stod(rows[i][5]) / best->mean_jct_s).epsilon(1e-7));
+  }
+  CHECK(evals >= 3);
+  // The log: one line per evaluation with the agent, the heuristic and the ratio.
+  std::rewind(log);
+  std::string text;
+  for (int c; (c = std::fgetc(log)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(log);
+  std::size_t eval_lines = 0;
+  for (std::size_t p = text.find("train: evaluation at step "); p != std::string::npos; p = text.find("train: evaluation at step ", p + 1)) ++eval_lines;
+  CHECK(eval_lines == static_cast<std::size_t>(evals));
+  CHECK(text.find("validation mean JCT") == std::string::npos);  // a synthetic workload: held-out seeds
+  CHECK(text.find(" held-out mean JCT ") != std::string::npos);
+  CHECK(text.find("; best same-information heuristic " + best->name + " ") != std::string::npos);
+  CHECK(text.find("stopped early") == std::string::npos);  // early_stop is off by default
+  CHECK(o.early_stop.empty());
+  CHECK(o.steps >= 150);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train.early_stop stops after patience evaluations without improvement and says so", "[rl][train][early-stop]") {
+  const auto dir = std::filesystem::temp_directory_path() / "schedsim_train_early_stop";
+  std::filesystem::remove_all(dir);
+  // min_delta 1: no evaluation can beat the first by 100%, so the second evaluation stalls
+  // and patience 1 stops there: updates of 2 x 20 steps, evaluations at 40 and 80 of 150.
+  const ScenarioConfig s =
+      small_training({"train.eval_every=20", "train.rollout_steps=20", "train.early_stop={patience: 1, min_delta: 1.0}", "train.baseline=none"});
+  TrainOptions options{dir.string(), false, true, {}};
+  options.progress_style = ProgressStyle{false, 1e-9};
+  std::FILE* log = std::tmpfile();
+  REQUIRE(log);
+  options.progress_out = log;
+  const TrainOutcome o = train_agent(s, options);
+  CHECK(o.steps == 80);
+  CHECK(o.early_stop == "stopped early at step 80: held-out mean JCT did not improve by more than 100% for 1 evaluations");
+  std::rewind(log);
+  std::string text;
+  for (int c; (c = std::fgetc(log)) != EOF;) text.push_back(static_cast<char>(c));
+  std::fclose(log);
+  CHECK(text.find("train: stopped early at step 80: held-out mean JCT did not improve by more than 100% for 1 evaluations\n") != std::string::npos);
+  CHECK(text.find("best same-information heuristic") == std::string::npos);  // baseline: none
+  const auto rows = csv_rows(dir / "learning_curve.csv");
+  REQUIRE(rows.size() == 3u);  // header + 2 updates
+  CHECK(rows[2][0] == "80");
+  CHECK(std::filesystem::exists(dir / "checkpoint.pt"));
+  CHECK(std::filesystem::exists(dir / "best.pt"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("train: early_stop, baseline, entropy_final and reward_norm keys are validated", "[rl][train][config]") {
+  auto parse = [](const std::string& yaml) { return TrainConfig::parse(ConfigNode::load_string(yaml, "t.yaml")); };
+  const TrainConfig d = parse("{}");
+  CHECK(d.early_stop_patience == 0);
+  CHECK(d.baseline_heuristics);
+  CHECK(d.reward_norm_running_std);
+  CHECK(std::isnan(d.entropy_final));
+  const TrainConfig e = parse("{early_stop: {patience: 3, min_delta: 0.01}, baseline: none, reward_norm: none}");
+  CHECK(e.early_stop_patience == 3);
+  CHECK(e.early_stop_min_delta == 0.01);
+  CHECK_FALSE(e.baseline_heuristics);
+  CHECK_FALSE(e.reward_norm_running_std);
+  CHECK_THROWS_WITH(parse("{early_stop: {min_delta: 0.1}}"), Catch::Contains("t.yaml") && Catch::Contains("train.early_stop") && Catch::Contains("needs 'patience'"));
+  CHECK_THROWS_WITH(parse("{early_stop: {patience: 0}}"), Catch::Contains("train.early_stop.patience"));
+  CHECK_THROWS_WITH(parse("{early_stop: {patience: 2, min_delta: 1.5}}"), Catch::Contains("must be in [0, 1], got 1.5"));
+  CHECK_THROWS_WITH(parse("{early_stop: {patience: 2, delta: 0.1}}"), Catch::Contains("unknown key 'delta'"));
+  CHECK_THROWS_WITH(parse("{baseline: all}"), Catch::Contains("same_information"));
+  CHECK_THROWS_WITH(parse("{reward_norm: batch}"), Catch::Contains("running_std"));
+  CHECK_THROWS_WITH(parse("{entropy_final: -0.1}"), Catch::Contains("train.entropy_final"));
+}
+
+TEST_CASE("train.entropy_final decays the entropy coefficient linearly; the default keeps it constant", "[rl][train][recipe]") {
+  TrainConfig c;
+  c.total_steps = 1000;
+  c.entropy_coef = 0.02;
+  CHECK(c.entropy_coef_at(0) == 0.02);
+  CHECK(c.entropy_coef_at(1000) == 0.02);  // no entropy_final: constant
+  c.entropy_final = 0.0;
+  CHECK(c.entropy_coef_at(0) == 0.02);
+  CHECK(c.entropy_coef_at(250) == Approx(0.015).epsilon(1e-12));
+  CHECK(c.entropy_coef_at(1000) == 0.0);
+  CHECK(c.entropy_coef_at(5000) == 0.0);  // the last update may end past total_steps
+}
+
+TEST_CASE("Recipe knobs: the defaults train exactly as before, each knob changes the training", "[rl][train][recipe]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "schedsim_train_recipe";
+  fs::remove_all(dir);
+  auto curve = [&](const std::string& name, const std::vector<std::string>& extra) {
+    std::vector<std::string> o = {"train.baseline=none", "train.rollout_steps=20"};  // 4 updates
+    o.insert(o.end(), extra.begin(), extra.end());
+    train_agent(small_training(o), TrainOptions{(dir / name).string(), false, false, {}});
+    return slurp(dir / name / "learning_curve.csv");
+  };
+  const std::string base = curve("base", {});
+  // Spelled-out defaults: byte-identical curves.
+  CHECK(curve("explicit", {"train.reward_norm=running_std", "train.entropy_final=0.01", "env.reward={preemption_s: 0}"}) == base);
+  // Each knob moves the curve.
+  CHECK(curve("raw", {"train.reward_norm=none"}) != base);
+  CHECK(curve("decay", {"train.entropy_final=0.5", "train.entropy_coef=0.5"}) == curve("constant", {"train.entropy_coef=0.5"}));
+  CHECK(curve("decay0", {"train.entropy_final=0.0", "train.entropy_coef=0.5"}) != curve("constant", {"train.entropy_coef=0.5"}));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim run and its verdict follows the rule", "[rl][train][rl-bench]") {
+  namespace fs = std::filesystem;
+  if (!fs::exists(fs::path(SCHEDSIM_SOURCE_DIR) / ".." / "shared" / "data" / "itp" / "cluster05.csv")) {
+    WARN("skipped: ../shared/data/itp is absent (the tiny benchmark trains on ITP windows)");
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / "schedsim_rl_bench_tiny";
+  fs::remove_all(dir);
+  const RlBenchConfig config = RlBenchConfig::load_file(kConfigs + "rl_bench/tiny.yaml");
+  REQUIRE(config.settings.size() == 2u);
+  CHECK(config.settings[1].physics == "off");
+  const RlBenchResult r = run_rl_bench(config, dir.string(), nullptr);
+  REQUIRE(r.checkpoints.size() == 2u);
+  const PolicyRegistry reg = registry_with_rl();
+  for (std::size_t si = 0; si < r.settings.size(); ++si) {
+    const RlBenchSettingResult& sr = r.settings[si];
+    INFO("setting " << sr.setting.name);
+    REQUIRE(sr.windows.size() == 3u);
+    CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "fifo") != sr.heuristics.end());
+    CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "srtf") == sr.heuristics.end());  // a trace without estimates: information none
+    ScenarioConfig scenario = load_scenario(config.scenario_path, {}, std::nullopt, reg);
+    scenario.workload.trace->windows->use = WindowSplit::kTest;
+    if (sr.setting.physics == "off") scenario.physics.reset();
+    double ratio_sum = 0.0;
+    for (const auto& w : sr.windows) {
+      CHECK(w.window.find("test window") != std::string::npos);
+      // The best heuristic is the minimum of its row.
+      double lo = std::numeric_limits<double>::infinity();
+      for (double v : w.heuristic_jct_s) {
+        if (std::isfinite(v)) lo = std::min(lo, v);
+      }
+      CHECK(w.best_heuristic_jct_s == lo);
+      // The agent's cell is `schedsim run` of that checkpoint on that window.
+      for (std::size_t k = 0; k < r.checkpoints.size(); ++k) {
+        ScenarioConfig run = scenario;
+        run.seed = w.seed;
+        YAML::Node p(YAML::NodeType::Map);
+        p["name"] = "rl";
+        p["path"] = r.checkpoints[k];
+        const RunResult rr = run_scenario(run, reg, RunOptions{}, &p);
+        REQUIRE(rr.summary.mean_jct_s);
+        CHECK(w.agent_jct_s[k] == *rr.summary.mean_jct_s);
+        CHECK(w.ratio[k] == w.agent_jct_s[k] / w.best_heuristic_jct_s);
+        ratio_sum += w.ratio[k];
+      }
+      // A heuristic's cell is `schedsim run --policy NAME` on that window.
+      ScenarioConfig run = scenario;
+      run.seed = w.seed;
+      const YAML::Node best(w.best_heuristic);
+      CHECK(*run_scenario(run, reg, RunOptions{}, &best).summary.mean_jct_s == w.best_heuristic_jct_s);
+    }
+    CHECK(sr.mean_ratio == Approx(ratio_sum / 6.0).epsilon(1e-12));
+    CHECK(sr.min_ratio <= sr.mean_ratio);
+    CHECK(sr.max_ratio >= sr.mean_ratio);
+    CHECK(sr.reached == (sr.mean_ratio <= 1.0 - sr.setting.target_below));
+    CHECK(sr.verdict.find(sr.reached ? ": REACHED" : ": NOT REACHED") != std::string::npos);
+  }
+  for (const char* f : {"windows.csv", "windows.md", "summary.csv", "summary.md", "ratios.svg", "seed_1/best.pt", "seed_2/best.pt"}) CHECK(fs::exists(dir / f));
+  const auto summary = csv_rows(dir / "summary.csv");
+  REQUIRE(summary.size() == 3u);
+  CHECK(summary[0] == std::vector<std::string>{"setting", "windows", "seeds", "mean_ratio", "min_seed_ratio", "max_seed_ratio", "std_seed_ratio", "target_below", "reached"});
+  CHECK(summary[1][0] == "physics_on");
+  CHECK(summary[2][0] == "physics_off");
+  CHECK(slurp(dir / "ratios.svg").find("legend-box") != std::string::npos);
+  // Bad benchmark files name the key.
+  auto parse = [](const std::string& y) { return RlBenchConfig::parse(ConfigNode::load_string(y, "b.yaml")); };
+  CHECK_THROWS_WITH(parse("{seeds: [1]}"), Catch::Contains("b.yaml") && Catch::Contains("needs 'scenario'"));
+  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: []}"), Catch::Contains("seeds: must be a non-empty list of training seeds"));
+  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1, 1]}"), Catch::Contains("seed 1 is listed twice"));
+  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], settings: [{name: a, physics: maybe}]}"), Catch::Contains("as_configured"));
+  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], settings: [{name: a, target_below: 1}]}"), Catch::Contains("must be a fraction in [0, 1)"));
+  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], set: [nokey]}"), Catch::Contains("must be KEY=VALUE"));
+  fs::remove_all(dir);
 }

@@ -116,6 +116,92 @@ TEST_CASE("Trace windows: bad keys and splits without a window are refused with 
                                                     "2 windows of 40 jobs (train 1, validation 0, test 1)"));
 }
 
+namespace {
+// A second trace: 50 jobs "k0".."k49", one every 5 s, each 7 s on 1 GPU.
+std::string fifty_jobs() {
+  std::ostringstream t;
+  t << "job_id,submit_time_s,num_gpus,duration_s\n";
+  for (int k = 0; k < 50; ++k) t << "k" << k << "," << 5 * k << ",1,7\n";
+  return t.str();
+}
+}  // namespace
+
+TEST_CASE("Trace windows: more_traces cuts every file by the same rule and a run draws among all their windows", "[traces][windows]") {
+  TempDir dir;
+  dir.write("more.csv", fifty_jobs());
+  // jobs.csv: 10 windows of 10 (train 6, validation 2, test 2); more.csv: 5 (3, 1, 1).
+  WorkloadConfig w = parse(dir, "{jobs: 10, more_traces: [more.csv]}");
+  auto key = [](const std::vector<JobSpec>& jobs) { return jobs.front().id.substr(0, 1) + std::to_string(std::stoi(jobs.front().id.substr(1)) / 10); };
+  auto windows_of = [&](WindowSplit split) {
+    w.trace->windows->use = split;
+    std::set<std::string> seen;
+    for (std::uint64_t seed = 1; seed <= 200; ++seed) seen.insert(key(run_jobs(w, seed)));
+    return seen;
+  };
+  CHECK(windows_of(WindowSplit::kTest) == std::set<std::string>{"j8", "j9", "k4"});
+  CHECK(windows_of(WindowSplit::kValidation) == std::set<std::string>{"j6", "j7", "k3"});
+  CHECK(windows_of(WindowSplit::kTrain) == std::set<std::string>{"j0", "j1", "j2", "j3", "j4", "j5", "k0", "k1", "k2"});
+  // The run's description names the file its window comes from.
+  w.trace->windows->use = WindowSplit::kTest;
+  std::set<std::string> described;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    std::vector<std::string> warnings;
+    described.insert(w.make_source(seed, warnings)->describe());
+  }
+  CHECK(described == std::set<std::string>{"jobs.csv (test window 12 of 15)", "jobs.csv (test window 13 of 15)",
+                                           "more.csv (test window 14 of 15)"});
+  const YAML::Node y = w.to_yaml()["trace"]["windows"];
+  CHECK(y["more_traces"][0].as<std::string>() == "more.csv");
+  // A split that no file fills names every file's jobs.
+  const WorkloadConfig big = parse(dir, "{jobs: 40, more_traces: [more.csv]}");
+  CHECK_THROWS_WITH(run_jobs(big, 1), Catch::Contains("workload.trace.windows: the validation split (share 0.2) gets no whole window: the 2 traces have 150 jobs, "
+                                                      "3 windows of 40 jobs (train 1, validation 0, test 2)"));
+}
+
+TEST_CASE("Trace windows: episode_jobs and start_jobs replay a seeded part of the window, never past its end", "[traces][windows]") {
+  TempDir dir;
+  const WorkloadConfig w = parse(dir, "{jobs: 10, split: {train: 1.0, validation: 0.0}, use: train, episode_jobs: [3, 6], start_jobs: [0, 4]}");
+  std::set<std::size_t> lengths;
+  std::set<int> starts;
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+    const std::vector<JobSpec> jobs = run_jobs(w, seed);
+    REQUIRE(jobs.size() >= 3u);
+    REQUIRE(jobs.size() <= 6u);
+    lengths.insert(jobs.size());
+    const int first = first_index(jobs);
+    const int offset = first % 10;
+    starts.insert(offset);
+    CHECK(offset + static_cast<int>(jobs.size()) <= 10);  // inside its window
+    CHECK(jobs.front().submit.seconds() == 0.0);           // rebased at the first replayed job
+    CHECK(jobs.back().submit.seconds() == 10.0 * static_cast<double>(jobs.size() - 1));
+  }
+  CHECK(lengths == std::set<std::size_t>{3, 4, 5, 6});
+  CHECK(starts == std::set<int>{0, 1, 2, 3, 4});
+  // Fixed values draw nothing: episode_jobs 4 from offset 2 of the drawn window.
+  const WorkloadConfig fixed = parse(dir, "{jobs: 10, use: train, episode_jobs: 4, start_jobs: 2}");
+  const std::vector<JobSpec> jobs = run_jobs(fixed, 5);
+  REQUIRE(jobs.size() == 4u);
+  CHECK(first_index(jobs) % 10 == 2);
+  CHECK(first_index(jobs) / 10 == first_index(run_jobs(parse(dir, "{jobs: 10, use: train}"), 5)) / 10);  // the same window as without
+  const YAML::Node y = w.to_yaml()["trace"]["windows"];
+  CHECK(y["episode_jobs"][0].as<int>() == 3);
+  CHECK(y["start_jobs"][1].as<int>() == 4);
+  CHECK_FALSE(parse(dir, "{jobs: 10}").to_yaml()["trace"]["windows"]["episode_jobs"].IsDefined());  // older resolved configs unchanged
+}
+
+TEST_CASE("Trace windows: bad episode_jobs, start_jobs and more_traces are refused naming the key", "[traces][windows][errors]") {
+  TempDir dir;
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, episode_jobs: 11}"),
+                    Catch::Contains("workload.trace.windows.episode_jobs") && Catch::Contains("must be at most jobs (10): a run replays part of one window, got 11"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, episode_jobs: [0, 5]}"), Catch::Contains("must be a number of jobs >= 1, got 0"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, episode_jobs: [6, 5]}"), Catch::Contains("the range [min, max] needs min <= max"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, episode_jobs: 6, start_jobs: [0, 5]}"),
+                    Catch::Contains("workload.trace.windows.start_jobs") &&
+                        Catch::Contains("start_jobs max (5) + episode_jobs max (6) must be at most jobs (10), so that a run stays inside its window"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, start_jobs: -1}"), Catch::Contains("must be a number of jobs >= 0, got -1"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, more_traces: []}"), Catch::Contains("must be a non-empty list of trace files"));
+}
+
 TEST_CASE("Trace windows: runs built in parallel read the trace once and agree with serial runs", "[traces][windows]") {
   TempDir dir;
   const WorkloadConfig w = parse(dir, "{jobs: 10, split: {train: 1.0, validation: 0.0}, use: train}");
