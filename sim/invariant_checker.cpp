@@ -5,7 +5,6 @@
 #include <sstream>
 #include <string>
 
-#include "world/energy/energy.hpp"
 #include "base/error.hpp"
 #include "sim/simulator.hpp"
 
@@ -78,7 +77,7 @@ void InvariantChecker::on_job_end(const JobState& job) {
   if (job.overhead_device_us < 0 || job.checkpoint_device_us < 0 || job.restart_device_us < 0 || job.lost_device_us < 0) {
     fail_job(job, "has negative overhead device-time");
   }
-  if (meter_) ended_jobs_kwh_ += meter_->use_of_ended(job).energy_kwh;
+  if (meter_) ended_jobs_kwh_ += meter_->ended_job_kwh(job);
 }
 
 void InvariantChecker::after_event(const Simulator& sim) {
@@ -93,8 +92,7 @@ void InvariantChecker::after_event(const Simulator& sim) {
 }
 
 void InvariantChecker::check_energy(const Simulator& sim) {
-  const EnergyTotals t = meter_->totals();
-  const double facility = t.facility.energy_kwh, jobs = t.jobs.energy_kwh;
+  const double facility = meter_->facility_kwh(), jobs = meter_->jobs_kwh();
   const auto tol = [](double a, double b) { return 1e-9 * std::max(std::fabs(a), std::fabs(b)) + 1e-12; };
   if (!std::isfinite(facility) || !std::isfinite(jobs)) fail("energy: the facility or job energy is not finite");
   if (facility + tol(facility, last_facility_kwh_) < last_facility_kwh_) fail("energy: the facility energy decreased to " + std::to_string(facility) + " kWh");

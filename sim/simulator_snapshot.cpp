@@ -8,15 +8,9 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "world/physics/cluster_physics.hpp"
 #include "sim/cluster_state.hpp"
-#include "world/physics/comm_model.hpp"
-#include "world/energy/energy.hpp"
 #include "sim/event_queue.hpp"
-#include "world/failures/failure_model.hpp"
 #include "sim/invariant_checker.hpp"
-#include "world/market/market.hpp"
-#include "world/market/market_meter.hpp"
 #include "sim/metrics.hpp"
 #include "base/rng.hpp"
 #include "sim/simulator.hpp"
@@ -465,82 +459,6 @@ void Simulator::check_restored(SnapshotArchive& ar) const {
   }
 }
 
-void FailureModel::snapshot(SnapshotArchive& ar) {
-  ar.section("failure model");
-  ar(spike_rng_, unit_rng_);  // units, rates and slow nodes follow from the config and seed
-}
-
-void MaxMinFairShare::snapshot(SnapshotArchive& ar) {
-  const std::size_t links = capacity_Bps_.size();  // the topology's
-  ar(capacity_Bps_);
-  ar.io_each(flows_, [&](Flow& f) { ar(f.links, f.pos, f.cap_Bps, f.demand_Bps, f.rate_Bps, f.active); });
-  ar(free_ids_, num_active_, stale_, link_start_, link_flows_, unfrozen_, remaining_Bps_, frozen_);
-  ar.io_each(heap_, [&](Level& l) { ar(l.level_Bps, l.kind, l.index); });
-  ar(members_, dirty_links_, dirty_flows_, link_dirty_, link_seen_, flow_seen_, demand_sum_Bps_, unbounded_, was_contended_, comp_links_,
-     solved_flows_);
-  if (!ar.loading()) return;
-  // Links and flows index each other's tables unchecked: every index in range, and each
-  // active flow listed by its links at the position it records.
-  const std::size_t flows = flows_.size();
-  const auto link_ok = [&](int l) { return l >= 0 && static_cast<std::size_t>(l) < links; };
-  const auto flow_ok = [&](int f) { return f >= 0 && static_cast<std::size_t>(f) < flows; };
-  ar.check(capacity_Bps_.size() == links && members_.size() == links && link_dirty_.size() == links && demand_sum_Bps_.size() == links &&
-               unbounded_.size() == links && was_contended_.size() == links,
-           "the network model's link tables are sized for another topology");
-  int active = 0;
-  for (std::size_t id = 0; id < flows; ++id) {
-    const Flow& f = flows_[id];
-    if (!f.active) continue;  // a removed flow's tables are stale until its id is reused
-    ar.check(f.pos.size() == f.links.size(), "network flow " + std::to_string(id) + " has positions for other links");
-    for (std::size_t i = 0; i < f.links.size(); ++i) {
-      ar.check(link_ok(f.links[i]) && (i == 0 || f.links[i - 1] < f.links[i]), "network flow " + std::to_string(id) + " crosses link " + std::to_string(f.links[i]) + ", out of range or out of order");
-      const auto& m = members_[static_cast<std::size_t>(f.links[i])];
-      ar.check(f.pos[i] >= 0 && static_cast<std::size_t>(f.pos[i]) < m.size() && m[static_cast<std::size_t>(f.pos[i])] == static_cast<int>(id),
-               "network flow " + std::to_string(id) + " is not listed by its link " + std::to_string(f.links[i]));
-    }
-    ++active;
-  }
-  ar.check(active == num_active_, "the network model counts " + std::to_string(num_active_) + " flows but holds " + std::to_string(active));
-  for (const auto& m : members_) {
-    for (const int f : m) ar.check(flow_ok(f) && flows_[static_cast<std::size_t>(f)].active, "a network link lists flow " + std::to_string(f) + ", which is not active");
-  }
-  for (const int f : free_ids_) ar.check(flow_ok(f) && !flows_[static_cast<std::size_t>(f)].active, "the network model's free flow id " + std::to_string(f) + " is out of range or in use");
-  for (const int l : dirty_links_) ar.check(link_ok(l), "the network model's changed link " + std::to_string(l) + " is out of range");
-  for (const int l : comp_links_) ar.check(link_ok(l), "the network model's link " + std::to_string(l) + " is out of range");
-  for (const int f : dirty_flows_) ar.check(flow_ok(f), "the network model's changed flow " + std::to_string(f) + " is out of range");
-  for (const int f : solved_flows_) ar.check(flow_ok(f), "the network model's solved flow " + std::to_string(f) + " is out of range");
-}
-
-void ClusterPhysics::snapshot(SnapshotArchive& ar) {
-  ar.section("cluster physics");
-  ar(fair_share_);
-  ar.io_each(placed_, [&](Placed& p) {
-    ar(p.arrival_seq, p.placed, p.devices, p.flow, p.t_ref_s, p.compute_s, p.fixed_bw_Bps, p.latency_s, p.wire_bytes, p.alone_s, p.demand_Bps,
-       p.share_Bps, p.utilization);
-    // The profile by name: pointers into the catalogue are not saved.
-    std::string profile = p.profile ? p.profile->name : "";
-    ar(profile);
-    if (ar.loading()) p.profile = profile.empty() ? nullptr : profiles_.find(profile);
-    // Only runs with a plan model carry plans: other snapshots keep their bytes.
-    if (plan_model_) ar(p.planned);
-  });
-  ar(node_jobs_, mark_, flow_slot_);
-  if (plan_model_) ar(job_plans_);
-  if (!ar.loading()) return;
-  const int n = cluster_.num_devices();
-  ar.check(node_jobs_.size() == static_cast<std::size_t>(cluster_.num_nodes()), "the physics model's node lists are sized for another cluster");
-  for (std::size_t slot = 0; slot < placed_.size(); ++slot) {
-    const Placed& p = placed_[slot];
-    for (const DeviceId d : p.devices) ar.check(d >= 0 && d < n, "the physics model places job slot " + std::to_string(slot) + " on device " + std::to_string(d) + ", which does not exist");
-    ar.check(p.flow == -1 || fair_share_.has_flow(p.flow), "the physics model's job slot " + std::to_string(slot) + " has network flow " + std::to_string(p.flow) + ", which is not active");
-    ar.check(p.flow == -1 || (static_cast<std::size_t>(p.flow) < flow_slot_.size() && flow_slot_[static_cast<std::size_t>(p.flow)] == static_cast<JobSlot>(slot)),
-             "the physics model's flow of job slot " + std::to_string(slot) + " does not point back at it");
-  }
-  for (const auto& jobs : node_jobs_) {
-    for (const JobSlot s : jobs) ar.check(s >= 0 && static_cast<std::size_t>(s) < placed_.size(), "the physics model lists job slot " + std::to_string(s) + " on a node, which it has no record of");
-  }
-  for (const JobSlot s : flow_slot_) ar.check(s == kNoJob || (s >= 0 && static_cast<std::size_t>(s) < placed_.size()), "the physics model's flow owner " + std::to_string(s) + " is out of range");
-}
 
 void MetricsCollector::snapshot(SnapshotArchive& ar) {
   if (samples_) throw std::logic_error("MetricsCollector::snapshot: the JCT samples are held by take_samples_from's source, not saved here");
@@ -555,42 +473,6 @@ void MetricsCollector::snapshot(SnapshotArchive& ar) {
   for (Integrals* i : {&at_open_, &at_last_arrival_, &at_last_end_}) ar(i->at, i->alloc_milli_us, i->queue_us, i->in_system_us);
 }
 
-void EnergyMeter::snapshot(SnapshotArchive& ar) {
-  ar.section("energy meter");
-  ar.io_each(sites_, [&](Site& s) {
-    ar(s.idle_w, s.total_power_w, s.jobs_power_w, s.jobs_power.raw(), s.jobs_idle.raw(), s.price_int, s.carbon_int, s.total.joules, s.total.cost,
-       s.total.co2, s.jobs.joules, s.jobs.cost, s.jobs.co2);
-    ar(s.weight, s.pue_now, s.cooling_now, s.it_joules, s.cooling_joules);  // the thermal model's PUE and sums
-  });
-  ar.io_each(slots_, [&](SlotInfo& i) {
-    ar(i.seq, i.pos, i.stamp, i.joined_stamp, i.placed_since_us, i.site, i.idle_w, i.dynamic_w, i.joules, i.cost_wsusd, i.co2_wsg, i.last_join);
-  });
-  ar(entries_.slot, entries_.site, entries_.power_w, entries_.site_power_w, entries_.idle_w, entries_.joules, entries_.cost_wsusd, entries_.co2_wsg,
-     entries_.since_us);
-  ar(calls_, power_evaluations_, job_integrations_, last_, last_job_.energy_kwh, last_job_.cost_usd, last_job_.co2_kg);
-  if (!ar.loading()) return;
-  // The entries and the slots point at each other; sites index sites_.
-  const std::size_t n = entries_.size(), sites = sites_.size();
-  ar.check(entries_.site.size() == n && entries_.power_w.size() == n && entries_.site_power_w.size() == n && entries_.idle_w.size() == n &&
-               entries_.joules.size() == n && entries_.cost_wsusd.size() == n && entries_.co2_wsg.size() == n && entries_.since_us.size() == n,
-           "the energy meter's entry tables differ in length");
-  for (std::size_t i = 0; i < n; ++i) {
-    const JobSlot slot = entries_.slot[i];
-    ar.check(slot >= 0 && static_cast<std::size_t>(slot) < slots_.size() && slots_[static_cast<std::size_t>(slot)].pos == static_cast<std::int32_t>(i),
-             "the energy meter's entry " + std::to_string(i) + " names job slot " + std::to_string(slot) + ", which does not point back at it");
-    ar.check_job_slot(slot, "the energy meter's entry " + std::to_string(i));
-    ar.check(entries_.site[i] >= 0 && static_cast<std::size_t>(entries_.site[i]) < sites && entries_.since_us[i] <= last_.us(),
-             "the energy meter's entry " + std::to_string(i) + " is at site " + std::to_string(entries_.site[i]) + " or integrated beyond its clock");
-  }
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    const SlotInfo& info = slots_[s];
-    ar.check(info.pos >= -1 && (info.pos < 0 || (static_cast<std::size_t>(info.pos) < n && entries_.slot[static_cast<std::size_t>(info.pos)] == static_cast<JobSlot>(s))) &&
-                 info.site >= 0 && static_cast<std::size_t>(info.site) < sites,
-             "the energy meter's job slot " + std::to_string(s) + " points at entry " + std::to_string(info.pos) + " or site " + std::to_string(info.site) +
-                 ", which do not belong to it");
-  }
-  ar.check(sites > 0 && last_ >= Tick(), "the energy meter has no site or a negative clock");
-}
 
 void InvariantChecker::snapshot(SnapshotArchive& ar) {
   ar.section("invariant checker");
@@ -604,45 +486,5 @@ void InvariantChecker::snapshot(SnapshotArchive& ar) {
   }
 }
 
-void SpotCursor::snapshot(SnapshotArchive& ar) { ar(rng_, initial_, current_, t_, up_); }
-
-void MarketMeter::snapshot(SnapshotArchive& ar) {
-  ar.section("market meter");
-  ar(tenant_names_);
-  ar.io_each(accounts_, [&](Account& a) { ar(a.use.device_h, a.use.compute_usd, a.energy_kwh, a.electricity_usd, a.co2_kg, a.touched); });
-  ar.io_each(held_, [&](Held& h) {
-    ar(h.tenant);
-    ar.io_each(h.offers, [&](Held::Part& p) { ar(p.key, p.milli, p.holding); });
-    ar(h.seq, h.placed_since_us, h.num_devices, h.first, h.last);
-  });
-  ar.io_each(holdings_, [&](Holding& h) { ar(h.tenant, h.key, h.milli); });
-  ar(holding_index_, offer_cost_, cost_until_);
-  for (MarketUse& u : by_kind_) ar(u.device_h, u.compute_usd);
-  ar(has_price_, has_carbon_, seen_, seen_valid_, last_);
-  if (!ar.loading()) return;
-  // Tenants, keys (an offer, or -1 - site) and holdings index the tables unchecked.
-  const int tenants = static_cast<int>(tenant_names_.size());
-  const int offers = static_cast<int>(market_.offers().size()), sites = static_cast<int>(market_.sites().size());
-  const auto key_ok = [&](int key) { return key < offers && key >= -sites; };
-  ar.check(accounts_.size() == tenant_names_.size() * static_cast<std::size_t>(num_providers_) && offer_cost_.size() == market_.offers().size(),
-           "the market meter's accounts or offer costs are sized for another market");
-  for (std::size_t i = 0; i < holdings_.size(); ++i) {
-    const Holding& h = holdings_[i];
-    ar.check(h.tenant >= 0 && h.tenant < tenants && key_ok(h.key), "the market meter's holding " + std::to_string(i) + " names tenant " + std::to_string(h.tenant) + " and key " + std::to_string(h.key) + ", which do not exist");
-  }
-  for (const auto& [k, i] : holding_index_) {
-    ar.check(i < holdings_.size() && holdings_[i].tenant == k.first && holdings_[i].key == k.second, "the market meter's holding index does not match its holdings");
-  }
-  const int n = sim_.cluster_state().spec().num_devices();
-  for (std::size_t slot = 0; slot < held_.size(); ++slot) {
-    const Held& h = held_[slot];
-    ar.check(h.tenant >= 0 && (h.tenant < tenants || (tenants == 0 && h.offers.empty())) && h.first >= -1 && h.first < n && h.last >= -1 && h.last < n,
-             "the market meter's record of job slot " + std::to_string(slot) + " names a tenant or device that does not exist");
-    for (const Held::Part& part : h.offers) {
-      ar.check(key_ok(part.key) && part.holding < holdings_.size() && holdings_[part.holding].tenant == h.tenant && holdings_[part.holding].key == part.key,
-               "the market meter's record of job slot " + std::to_string(slot) + " names a key or holding that does not exist");
-    }
-  }
-}
 
 }  // namespace schedsim

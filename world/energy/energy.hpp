@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/exact_sum.hpp"
+#include "sim/invariant_checker.hpp"
 #include "sim/observer.hpp"
 #include "sim/output_fields.hpp"
 #include "sim/simulator.hpp"
@@ -73,7 +74,7 @@ struct MeteredSite {
   int thermal_site = -1;
 };
 
-class EnergyMeter : public Observer {
+class EnergyMeter : public Observer, public EnergyLedger {
  public:
   // `power_by_type` is indexed like ClusterSpec::device_types(). `signals` may be null
   // (energy only). The simulator, physics (through the simulator's view) and signals must
@@ -103,6 +104,10 @@ class EnergyMeter : public Observer {
   // the same job once the meter's own on_job_end ran).
   const EnergyUse& last_job() const { return last_job_; }
   EnergyTotals totals() const;
+  // EnergyLedger (what the invariant checker reads).
+  double facility_kwh() const override { return totals().facility.energy_kwh; }
+  double jobs_kwh() const override { return totals().jobs.energy_kwh; }
+  double ended_job_kwh(const JobState& job) override { return use_of_ended(job).energy_kwh; }
   // Facility power (W) now, as integrated from the last event on.
   double facility_power_w() const;
   // Job power evaluations so far: one per job whose state changed at an event (pushed
