@@ -5,7 +5,7 @@
 
 #include "app/advise_config.hpp"
 #include "app/advise_output.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "base/error.hpp"
 
 namespace schedsim {

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "serving/request_stream.hpp"
 #include "serving/serving_engine.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 
 namespace schedsim {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "base/error.hpp"
 
 namespace schedsim {

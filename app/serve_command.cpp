@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <limits>
 
-#include "app/created_folders.hpp"
-#include "app/runner.hpp"
+#include "run/created_folders.hpp"
+#include "run/runner.hpp"
 #include "world/physics/accelerator_catalogue.hpp"
 #include "base/error.hpp"
 

@@ -1,6 +1,6 @@
 #include "app/sweep.hpp"
 
-#include "app/progress.hpp"
+#include "run/progress.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -27,7 +27,7 @@
 #include "app/compare.hpp"
 #include "app/error_report.hpp"
 #include "app/report.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "base/config_node.hpp"
 #include "base/error.hpp"

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <exception>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 
 namespace schedsim::rl {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <sstream>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "base/svg_plot.hpp"
 #include "rl/heuristic_baseline.hpp"

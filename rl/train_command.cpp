@@ -1,6 +1,6 @@
 #include "rl/train_command.hpp"
 
-#include "app/progress.hpp"
+#include "run/progress.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "base/svg_plot.hpp"
 #include "rl/heuristic_baseline.hpp"
 #include "rl/learner.hpp"

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "app/progress.hpp"
+#include "run/progress.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "rl/dist_launch.hpp"

@@ -18,8 +18,8 @@
 
 #include "common.hpp"
 #include "app/compare.hpp"
-#include "app/job_columns.hpp"
-#include "app/runner.hpp"
+#include "run/job_columns.hpp"
+#include "run/runner.hpp"
 #include "base/svg_plot.hpp"
 #include "policy_bridge.hpp"
 #include "rl/env/candidates.hpp"

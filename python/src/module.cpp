@@ -10,8 +10,8 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
-#include "app/ledger.hpp"
-#include "app/runner.hpp"
+#include "run/ledger.hpp"
+#include "run/runner.hpp"
 #include "policies/registry.hpp"
 #include "base/error.hpp"
 

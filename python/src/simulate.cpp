@@ -10,8 +10,8 @@
 #include <pybind11/stl.h>
 
 #include "common.hpp"
-#include "app/job_columns.hpp"
-#include "app/runner.hpp"
+#include "run/job_columns.hpp"
+#include "run/runner.hpp"
 #include "policy_bridge.hpp"
 #include "sim/observer.hpp"
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/ledger.hpp"
-#include "app/runner.hpp"
+#include "run/ledger.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "base/sha256.hpp"
 #include "test_support.hpp"

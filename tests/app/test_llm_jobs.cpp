@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "parallelism/llm_plan_model.hpp"
 #include "parallelism/planner.hpp"

@@ -13,8 +13,8 @@
 
 #include "app/compare.hpp"
 #include "sim/interrupt.hpp"
-#include "app/job_columns.hpp"
-#include "app/runner.hpp"
+#include "run/job_columns.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "test_support.hpp"
 

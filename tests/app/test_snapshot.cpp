@@ -18,9 +18,9 @@
 #include <optional>
 #include <thread>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
-#include "app/snapshot_run.hpp"
+#include "run/snapshot_run.hpp"
 #include "base/error.hpp"
 #include "test_support.hpp"
 

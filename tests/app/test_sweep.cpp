@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/compare.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "app/sweep.hpp"
 #include "base/error.hpp"

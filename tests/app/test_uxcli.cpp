@@ -10,8 +10,8 @@
 #include <regex>
 
 #include "app/init_command.hpp"
-#include "app/progress.hpp"
-#include "app/runner.hpp"
+#include "run/progress.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "app/sweep.hpp"
 #include "base/error.hpp"

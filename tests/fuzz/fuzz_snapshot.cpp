@@ -15,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/snapshot_archive.hpp"

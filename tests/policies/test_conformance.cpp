@@ -8,7 +8,7 @@
 #include <map>
 #include <sstream>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/invariant_checker.hpp"

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "base/error.hpp"

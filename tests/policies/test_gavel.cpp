@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/queue_order.hpp"
 #include "policies/gavel.hpp"

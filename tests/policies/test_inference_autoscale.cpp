@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "test_support.hpp"
@@ -400,7 +400,7 @@ TEST_CASE("world: every policy of `compare all` runs in the same world and the w
 #include <filesystem>
 #include <sstream>
 
-#include "app/snapshot_run.hpp"
+#include "run/snapshot_run.hpp"
 #include "sim/snapshot_archive.hpp"
 
 namespace {

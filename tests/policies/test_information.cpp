@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/compare.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/information.hpp"
 #include "policies/registry.hpp"

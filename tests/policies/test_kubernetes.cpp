@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "base/error.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/queue_tree.hpp"

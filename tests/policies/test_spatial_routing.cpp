@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "world/geography/datacenters.hpp"

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "policies/temporal_shift.hpp"

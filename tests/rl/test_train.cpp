@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "rl/heuristic_baseline.hpp"
 #include "rl/learner.hpp"
 #include "rl/rl_bench.hpp"

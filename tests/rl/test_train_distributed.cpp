@@ -11,7 +11,7 @@
 #include <sstream>
 #include <vector>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "rl/distributed.hpp"
 #include "rl/learner.hpp"
 #include "rl/train_command.hpp"

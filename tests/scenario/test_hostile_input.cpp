@@ -6,7 +6,7 @@
 #include <csignal>
 
 #include "sim/interrupt.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "app/sweep.hpp"
 #include "base/error.hpp"

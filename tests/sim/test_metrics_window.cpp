@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/compare.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
 #include "sim/metrics.hpp"

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "app/trace_inspect.hpp"
 #include "base/error.hpp"
 #include "test_support.hpp"

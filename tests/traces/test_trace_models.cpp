@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "base/error.hpp"
 #include "test_support.hpp"

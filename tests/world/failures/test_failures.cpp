@@ -27,7 +27,7 @@
 #include <cmath>
 #include <map>
 
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "policies/placement.hpp"
 #include "policies/registry.hpp"

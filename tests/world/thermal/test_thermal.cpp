@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/compare.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "world/thermal/thermal_config.hpp"
 #include "policies/registry.hpp"

@@ -1,4 +1,4 @@
-#include "app/ledger.hpp"
+#include "run/ledger.hpp"
 
 #include <cstdio>
 #include <fstream>

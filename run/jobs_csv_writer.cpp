@@ -1,4 +1,4 @@
-#include "app/jobs_csv_writer.hpp"
+#include "run/jobs_csv_writer.hpp"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "app/progress.hpp"
+#include "run/progress.hpp"
 
 #include <unistd.h>
 

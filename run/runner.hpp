@@ -16,7 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "scenario/scenario.hpp"
-#include "app/snapshot_run.hpp"
+#include "run/snapshot_run.hpp"
 #include "policies/inference_autoscale.hpp"
 #include "world/energy/energy.hpp"
 #include "world/market/market_meter.hpp"

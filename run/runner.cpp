@@ -1,8 +1,8 @@
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 
-#include "app/jobs_csv_writer.hpp"
-#include "app/created_folders.hpp"
-#include "app/progress.hpp"
+#include "run/jobs_csv_writer.hpp"
+#include "run/created_folders.hpp"
+#include "run/progress.hpp"
 
 #include <unistd.h>
 
@@ -16,13 +16,13 @@
 #include <random>
 #include <sstream>
 
-#include "app/ledger.hpp"
+#include "run/ledger.hpp"
 #include "serving/request_service.hpp"
 #include "base/sha256.hpp"
 #include "scenario/simulation_setup.hpp"
 #include "base/error.hpp"
 #include "sim/interrupt.hpp"
-#include "app/job_columns.hpp"
+#include "run/job_columns.hpp"
 #include "sim/invariant_checker.hpp"
 #include "traces/csv.hpp"
 #include "traces/temp_files.hpp"

@@ -1,4 +1,4 @@
-#include "app/snapshot_run.hpp"
+#include "run/snapshot_run.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "sim/interrupt.hpp"
-#include "app/runner.hpp"
+#include "run/runner.hpp"
 #include "base/sha256.hpp"
 #include "base/error.hpp"
 
