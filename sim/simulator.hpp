@@ -71,6 +71,8 @@ struct SimulatorStats {
   std::uint64_t spot_devices_reclaimed = 0; // devices taken back, summed over the drops
   std::uint64_t jobs_hit_by_reclaim = 0;    // jobs preempted because a device of theirs was taken back
 };
+// Saves or restores the counters (sim/simulator_snapshot.cpp); the market meter saves a copy.
+void snapshot_fields(SnapshotArchive& ar, SimulatorStats& s);
 
 class Simulator {
  public:
