@@ -33,7 +33,7 @@ except ImportError as e:
     plt = None
     MATPLOTLIB_ERROR = str(e)
 
-sys.path.insert(0, os.path.join(ROOT, "experiments"))
+sys.path.insert(0, os.path.join(ROOT, "app"))  # report.py, beside the `schedsim report` command
 if plt is not None:
     from report import markdown_table, num_devices  # noqa: E402  (report.py needs matplotlib and pandas too)
 

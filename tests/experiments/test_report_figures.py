@@ -39,7 +39,7 @@ except ImportError as e:
     sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPORT_PY = os.path.join(HERE, "..", "..", "experiments", "report.py")
+REPORT_PY = os.path.join(HERE, "..", "..", "app", "report.py")
 
 SCENARIO = """
 name: figures
