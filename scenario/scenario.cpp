@@ -12,7 +12,7 @@ ScenarioConfig ScenarioConfig::parse(const ConfigNode& root, const PolicyRegistr
   root.expect_keys(scenario_section_keys());
   ScenarioConfig s;
   s.source = root.source();
-  SectionParse p{root, registry, s};
+  SectionParse p{root, registry, s, 0, std::nullopt};
   parse_sections(p);
   return s;
 }

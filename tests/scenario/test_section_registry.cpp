@@ -125,6 +125,6 @@ TEST_CASE("section registry: an unknown top-level key names every section", "[co
 }
 
 TEST_CASE("section registry: required sections fail as before", "[config][sections][bad-input]") {
-  CHECK_THROWS_WITH(parse_text("workload: {synthetic: {num_jobs: 5}}\n", "t.yaml"), "t.yaml: missing required key 'cluster'");
-  CHECK_THROWS_WITH(parse_text("cluster: {nodes: [{count: 1, type: V100, devices_per_node: 8}]}\n", "t.yaml"), "t.yaml: missing required key 'workload'");
+  CHECK_THROWS_WITH(parse_text("workload: {synthetic: {num_jobs: 5}}\n", "t.yaml"), "t.yaml:1: missing required key 'cluster'");
+  CHECK_THROWS_WITH(parse_text("cluster: {nodes: [{count: 1, type: V100, devices_per_node: 8}]}\n", "t.yaml"), "t.yaml:1: missing required key 'workload'");
 }
