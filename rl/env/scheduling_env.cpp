@@ -22,7 +22,7 @@ EnvConfig EnvConfig::from_scenario(const ScenarioConfig& scenario) {
   return c;
 }
 
-// Here with from_scenario, the information model's other check.
+// Beside from_scenario: it checks the scenario's information model, which is no env: key.
 void EnvConfig::check_information(const std::string& who) const {
   if (order == CandidateOrder::kShortestEstimate) information.require_durations_at(who, "env.order: shortest_estimate");
 }
