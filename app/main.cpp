@@ -383,6 +383,7 @@ int main(int argc, char** argv) {
   examples(default_config, "  schedsim default-config > my_scenario.yaml");
   examples(train, "  schedsim train experiments/configs/rl_train.yaml --out results/train\n"
                   "  schedsim train experiments/configs/rl_train.yaml --out results/train --resume");
+  examples(rl_bench, "  schedsim rl-bench experiments/configs/rl_bench/tiny.yaml --out results/rl_bench_tiny");
   examples(eval, "  schedsim eval experiments/configs/rl_default.yaml --policy rl:results/train/checkpoint.pt");
   examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
   examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");

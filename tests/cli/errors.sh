@@ -82,9 +82,9 @@ schedsim: hint: run 'schedsim compare --help' for the options" compare --policie
 expect 2 "schedsim: error: 'schedsim trace' has no option '--formats' (did you mean the command 'schedsim trace formats'?)
 schedsim: hint: run 'schedsim trace --help' for the options" trace --formats
 expect 0 "" run --quiet --quiet --help  # the help wins
-expect 2 "schedsim: error: unknown command 'rnu' (did you mean 'run'?); the commands are: run, compare, policies, trace, bench, sweep, report, default-config, train, eval, ledger, advise, plan, serve, init, completion
+expect 2 "schedsim: error: unknown command 'rnu' (did you mean 'run'?); the commands are: run, compare, policies, trace, bench, sweep, report, default-config, train, rl-bench, eval, ledger, advise, plan, serve, init, completion
 schedsim: hint: run 'schedsim --help' for what each command does" rnu
-expect 2 "schedsim: error: 'schedsim' needs a command: run, compare, policies, trace, bench, sweep, report, default-config, train, eval, ledger, advise, plan, serve, init, completion
+expect 2 "schedsim: error: 'schedsim' needs a command: run, compare, policies, trace, bench, sweep, report, default-config, train, rl-bench, eval, ledger, advise, plan, serve, init, completion
 schedsim: hint: run 'schedsim --help' for what each command does"
 expect 2 "schedsim: error: unknown command 'trace inpsect' (did you mean 'trace inspect'?); the trace commands are: inspect, convert, sample, cluster-from, formats
 schedsim: hint: run 'schedsim trace --help' for what each command does" trace inpsect x.csv
