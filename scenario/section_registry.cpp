@@ -36,30 +36,36 @@ struct SectionRow {
   ScenarioSection section;
   int key_rank;   // place in the valid-keys list
   int yaml_rank;  // place in the resolved YAML; -1: not written
+  // Place in the build order; -1: builds nothing. The order is that of the world's
+  // construction before the sections built it (physics, signals, datacenters, energy,
+  // failures, market): the signals' and datacenters' options override each other, the
+  // energy's thermal model reads the datacenters' sites, the failures read the physics.
+  int build_rank;
 };
 
-// Adding a section: one row (append it: parsed last, listed last, written last).
+// Adding a section: one row (append it: parsed last, listed last, written last, built
+// last when it has a build hook).
 const std::vector<SectionRow>& table() {
   static const std::vector<SectionRow> rows = {
-      // section (parse order)              valid keys  resolved YAML
-      {sections::seed_section(),              0,          0},
-      {sections::name_section(),              1,          1},
-      {sections::train_section(),             12,         -1},
-      {sections::cluster_section(),           2,          2},
-      {sections::datacenters_section(),       13,         10},
-      {sections::accelerators_section(),      5,          5},
-      {sections::workload_profiles_section(), 6,          6},
-      {sections::physics_section(),           7,          7},
-      {sections::energy_section(),            8,          8},
-      {sections::signals_section(),           9,          9},
-      {sections::inference_section(),         14,         11},
-      {sections::metrics_section(),           16,         14},
-      {sections::market_section(),            15,         12},
-      {sections::failures_section(),          10,         13},
-      {sections::workload_section(),          3,          3},
-      {sections::information_section(),       17,         16},
-      {sections::policy_section(),            4,          4},
-      {sections::env_section(),               11,         15},
+      // section (parse order)              valid keys  resolved YAML  build
+      {sections::seed_section(),              0,          0,             -1},
+      {sections::name_section(),              1,          1,             -1},
+      {sections::train_section(),             12,         -1,            -1},
+      {sections::cluster_section(),           2,          2,             -1},
+      {sections::datacenters_section(),       13,         10,            2},
+      {sections::accelerators_section(),      5,          5,             -1},
+      {sections::workload_profiles_section(), 6,          6,             -1},
+      {sections::physics_section(),           7,          7,             0},
+      {sections::energy_section(),            8,          8,             3},
+      {sections::signals_section(),           9,          9,             1},
+      {sections::inference_section(),         14,         11,            -1},
+      {sections::metrics_section(),           16,         14,            -1},
+      {sections::market_section(),            15,         12,            5},
+      {sections::failures_section(),          10,         13,            4},
+      {sections::workload_section(),          3,          3,             -1},
+      {sections::information_section(),       17,         16,            -1},
+      {sections::policy_section(),            4,          4,             -1},
+      {sections::env_section(),               11,         15,            -1},
   };
   return rows;
 }
@@ -100,6 +106,12 @@ std::vector<std::string> scenario_resolved_keys() {
   return out;
 }
 
+std::vector<std::string> scenario_build_keys() {
+  std::vector<std::string> out;
+  for (const SectionRow* r : by_rank(&SectionRow::build_rank)) out.emplace_back(r->section.key);
+  return out;
+}
+
 void parse_sections(SectionParse& p) {
   for (const ScenarioSection& section : scenario_sections()) {
     if (auto node = p.root.maybe_child(section.key)) {
@@ -117,6 +129,12 @@ YAML::Node sections_to_yaml(const ScenarioConfig& s, const YAML::Node& resolved_
     if (r->section.to_yaml) r->section.to_yaml(s, resolved_policy, doc);
   }
   return doc;
+}
+
+void build_sections(const ScenarioConfig& s, WorldBuild& world) {
+  for (const SectionRow* r : by_rank(&SectionRow::build_rank)) {
+    if (r->section.build) r->section.build(s, world);
+  }
 }
 
 namespace sections {

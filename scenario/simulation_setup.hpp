@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "scenario/scenario.hpp"
+#include "scenario/world_build.hpp"
+// (The models and processes the world may hold: callers read them through this header.)
 #include "world/physics/cluster_physics.hpp"
 #include "world/geography/datacenters.hpp"
 #include "world/energy/energy.hpp"
@@ -32,27 +34,29 @@ class SimulationSetup {
  public:
   // Builds the world of `scenario` with `seed` (usually scenario.seed). Warnings from the
   // workload (e.g. skipped trace rows) are appended to `warnings`. The scenario must
-  // outlive the setup.
+  // outlive the setup. The sections build the world (scenario/section_registry.hpp).
   SimulationSetup(const ScenarioConfig& scenario, std::uint64_t seed, std::vector<std::string>& warnings);
   SimulationSetup(const SimulationSetup&) = delete;
   SimulationSetup& operator=(const SimulationSetup&) = delete;
 
-  const ClusterSpec& cluster() const { return cluster_; }
+  const ClusterSpec& cluster() const { return world_.cluster; }
   JobSource& source() { return *source_; }
-  const TopologySpec* topology() const { return topology_.get(); }
-  const ClusterPhysics* physics() const { return physics_.get(); }
-  const FailureModel* failures() const { return failures_.get(); }
-  const SimulatorOptions& simulator_options() const { return options_; }
+  const TopologySpec* topology() const { return world_.topology.get(); }
+  const ClusterPhysics* physics() const { return world_.physics.get(); }
+  const FailureModel* failures() const { return world_.failures.get(); }
+  const SimulatorOptions& simulator_options() const { return world_.options; }
   // The price/carbon signals of `signals:` (null without), seen by policies and metered.
-  const GridSignals* signals() const { return signals_.get(); }
-  std::uint64_t seed() const { return seed_; }
+  const GridSignals* signals() const { return world_.signals.get(); }
+  std::uint64_t seed() const { return world_.seed; }
   // The datacenters of `datacenters:` (null for one cluster), with each site's signals.
-  const Geography* geography() const { return geography_.get(); }
+  const Geography* geography() const { return world_.geography.get(); }
   // The compute market of `market:` (null without).
-  const Market* market() const { return market_.get(); }
+  const Market* market() const { return world_.market.get(); }
   // Outside temperatures, set-points and throttling (null without `thermal:`); its sites
   // are the datacenters in order, or the one cluster.
-  const ThermalModel* thermal() const { return thermal_.get(); }
+  const ThermalModel* thermal() const { return world_.thermal.get(); }
+  // The whole world, with its processes (e.g. world().process(ProcessRank::kFailures)).
+  const WorldBuild& world() const { return world_; }
 
   // A simulator over this world (one per setup: the job source is consumed by the run).
   std::unique_ptr<Simulator> make_simulator(Policy& policy);
@@ -63,27 +67,9 @@ class SimulationSetup {
 
  private:
   const ScenarioConfig& scenario_;
-  std::uint64_t seed_;
-  ClusterSpec cluster_;
+  WorldBuild world_;
   std::unique_ptr<JobSource> source_;
-  std::unique_ptr<TopologySpec> topology_;
-  std::unique_ptr<TrainingPlanModel> plans_;  // before physics_, which points at it
-  std::unique_ptr<ClusterPhysics> physics_;
-  std::unique_ptr<GridSignals> signals_;
-  std::vector<std::unique_ptr<GridSignals>> site_signals_;
-  std::unique_ptr<Geography> geography_;
-  std::unique_ptr<GeographyProcess> geography_process_;  // registered with the simulator
-  std::unique_ptr<FailureModel> failures_;
-  std::unique_ptr<Market> market_;
-  std::unique_ptr<FailureProcess> failure_process_;  // world processes, registered by make_simulator
-  std::unique_ptr<SpotProcess> spot_process_;
-  std::vector<int> node_rack_;
-  std::vector<double> device_speed_;  // power caps (the thermal model's base speeds)
-  std::unique_ptr<PowerCapProcess> power_cap_process_;  // registered with the simulator (none with a thermal model)
-  std::unique_ptr<ThermalModel> thermal_;
-  std::unique_ptr<ThermalProcess> thermal_process_;  // registered with the simulator
-  InferenceProcess inference_process_;  // registered with every simulator
-  SimulatorOptions options_;
+  InferenceProcess inference_process_;  // registered with every simulator, after the world's
   bool used_ = false;
 };
 

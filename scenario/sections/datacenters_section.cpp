@@ -1,8 +1,46 @@
 // `datacenters:`: several sites; the cluster is their node groups, in order.
 #include "scenario/scenario.hpp"
 #include "scenario/section_registry.hpp"
+#include "scenario/world_build.hpp"
+#include "world/geography/geography_process.hpp"
 
 namespace schedsim::sections {
+
+namespace {
+
+// The sites (each with its signals) over the cluster's nodes in order, and the process
+// that moves jobs between them.
+void build_datacenters(const ScenarioConfig& s, WorldBuild& w) {
+  if (!s.datacenters) return;
+  std::vector<Datacenter> sites;
+  GeographyOptions geo;
+  int next_node = 0;
+  for (const DatacenterConfig& dc : s.datacenters->sites) {
+    Datacenter site;
+    site.name = dc.name;
+    site.pue = dc.pue;
+    site.utc_offset_h = dc.utc_offset_h;
+    if (dc.signals) {
+      w.site_signals.push_back(std::make_unique<GridSignals>(dc.signals->build(w.seed)));
+      site.signals = w.site_signals.back().get();
+    }
+    site.first_node = next_node;
+    for (const NodeGroup& g : dc.nodes) site.num_nodes += g.count;
+    next_node += site.num_nodes;
+    sites.push_back(site);
+    geo.home_weights.push_back(dc.home_weight);
+  }
+  geo.checkpoint_gb = s.datacenters->checkpoint_gb;
+  geo.restart_s = s.datacenters->restart_s;
+  geo.allowed_home_only = s.datacenters->allowed_home_only;
+  geo.seed = w.seed;
+  w.geography = std::make_unique<Geography>(w.cluster, std::move(sites), s.datacenters->wan(), geo);
+  w.add_process(ProcessRank::kGeography, std::make_unique<GeographyProcess>(*w.geography));
+  // Policies that read one signal (e.g. carbon-aware without a geography-aware base) see the first site's.
+  w.options.signals = w.geography->site(0).signals;
+}
+
+}  // namespace
 
 ScenarioSection datacenters_section() {
   ScenarioSection s;
@@ -22,6 +60,7 @@ ScenarioSection datacenters_section() {
   s.to_yaml = [](const ScenarioConfig& c, const YAML::Node&, YAML::Node& doc) {
     if (c.datacenters) doc["datacenters"] = c.datacenters->to_yaml();
   };
+  s.build = build_datacenters;
   return s;
 }
 

@@ -1,6 +1,8 @@
 // `failures:`: device failures, restarts and checkpoints (on when the map is present).
 #include "scenario/scenario.hpp"
 #include "scenario/section_registry.hpp"
+#include "scenario/world_build.hpp"
+#include "world/failures/failure_process.hpp"
 
 namespace schedsim::sections {
 
@@ -21,6 +23,12 @@ ScenarioSection failures_section() {
   };
   s.to_yaml = [](const ScenarioConfig& c, const YAML::Node&, YAML::Node& doc) {
     if (c.failures) doc["failures"] = c.failures->to_yaml();
+  };
+  // The failure model (its checkpoint costs from the physics, built before) and its process.
+  s.build = [](const ScenarioConfig& c, WorldBuild& w) {
+    if (!c.failures) return;
+    w.failures = std::make_unique<FailureModel>(*c.failures, w.cluster, w.seed, w.physics.get());
+    w.add_process(ProcessRank::kFailures, std::make_unique<FailureProcess>(*w.failures));
   };
   return s;
 }

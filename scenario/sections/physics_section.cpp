@@ -1,7 +1,9 @@
 // `physics:`: the speed model (on when the map is present), with its throughput matrix.
 #include "sim/interrupt.hpp"
+#include "parallelism/llm_plan_model.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/section_registry.hpp"
+#include "scenario/world_build.hpp"
 
 namespace schedsim::sections {
 
@@ -35,6 +37,28 @@ void check_physics(const ConfigNode& ph, SectionParse& p) {
   TopologySpec(spec, s.topology, [&](const std::string& type) { return s.accelerators.get(type).intra_node_link_bytes_per_s; });
 }
 
+// The topology and the speed model, with the LLM jobs' parallelism plans; the racks group
+// the nodes for placement.
+void build_physics(const ScenarioConfig& s, WorldBuild& w) {
+  if (!s.physics) return;
+  w.topology = std::make_unique<TopologySpec>(w.cluster, s.topology, [&](const std::string& type) {
+    return s.accelerators.get(type).intra_node_link_bytes_per_s;
+  });
+  w.physics = std::make_unique<ClusterPhysics>(w.cluster, *w.topology, s.accelerators, s.profiles, *s.physics, s.throughputs.get());
+  // LLM jobs under a parallelism plan: the implementation lives in parallelism/, which
+  // sim/ may not include; the physics model sees only the interface.
+  if (!s.llm_plans.empty()) {
+    auto plans = std::make_unique<LlmPlanModel>(s.llm_plans, s.topology);
+    if (!plans->empty()) {
+      w.plans = std::move(plans);
+      w.physics->set_plan_model(w.plans.get());
+    }
+  }
+  w.options.physics = w.physics.get();
+  for (int n = 0; n < w.cluster.num_nodes(); ++n) w.node_rack.push_back(w.topology->rack_of_node(n));
+  w.options.node_group = &w.node_rack;
+}
+
 }  // namespace
 
 ScenarioSection physics_section() {
@@ -42,6 +66,7 @@ ScenarioSection physics_section() {
   s.key = "physics";
   s.parse = parse_physics;
   s.check = check_physics;
+  s.build = build_physics;
   s.to_yaml = [](const ScenarioConfig& c, const YAML::Node&, YAML::Node& doc) {
     if (c.physics) doc["physics"] = c.physics->to_yaml();
   };

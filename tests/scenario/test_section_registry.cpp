@@ -8,6 +8,7 @@
 
 #include "scenario/scenario.hpp"
 #include "scenario/section_registry.hpp"
+#include "scenario/simulation_setup.hpp"
 #include "base/error.hpp"
 
 using namespace schedsim;
@@ -127,4 +128,56 @@ TEST_CASE("section registry: an unknown top-level key names every section", "[co
 TEST_CASE("section registry: required sections fail as before", "[config][sections][bad-input]") {
   CHECK_THROWS_WITH(parse_text("workload: {synthetic: {num_jobs: 5}}\n", "t.yaml"), "t.yaml:1: missing required key 'cluster'");
   CHECK_THROWS_WITH(parse_text("cluster: {nodes: [{count: 1, type: V100, devices_per_node: 8}]}\n", "t.yaml"), "t.yaml:1: missing required key 'workload'");
+}
+
+TEST_CASE("section registry: the build order lists exactly the sections that build", "[config][sections][build]") {
+  // Today's construction order of the world (physics before the failures that read it,
+  // datacenters before the thermal model that reads their sites).
+  CHECK(scenario_build_keys() == std::vector<std::string>{"physics", "signals", "datacenters", "energy", "failures", "market"});
+  std::set<std::string> with_hook;
+  for (const ScenarioSection& s : scenario_sections()) {
+    if (s.build) with_hook.emplace(s.key);
+  }
+  const std::vector<std::string> order = scenario_build_keys();
+  CHECK(with_hook == std::set<std::string>(order.begin(), order.end()));
+}
+
+namespace {
+
+std::vector<std::string> process_names(const SimulationSetup& setup) {
+  std::vector<std::string> out;
+  for (const WorldProcess* p : setup.world().processes()) out.emplace_back(p->name());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("section registry: the sections build the world's processes, registered by rank", "[config][sections][build]") {
+  const PolicyRegistry registry = builtin_policies();
+  const std::string configs = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/";
+  std::vector<std::string> warnings;
+  {
+    const ScenarioConfig sc = load_scenario(configs + "llm_failures.yaml", {"workload.synthetic.num_jobs=5"}, std::nullopt, registry);
+    SimulationSetup setup(sc, sc.seed, warnings);
+    CHECK(setup.world().process(ProcessRank::kFailures) != nullptr);
+    CHECK(setup.failures() != nullptr);
+    CHECK(process_names(setup) == std::vector<std::string>{"failures"});
+  }
+  {
+    const ScenarioConfig sc = load_scenario(configs + "default.yaml", {}, std::nullopt, registry);
+    SimulationSetup setup(sc, sc.seed, warnings);
+    CHECK(setup.world().process(ProcessRank::kFailures) == nullptr);
+    CHECK(setup.failures() == nullptr);
+    CHECK(process_names(setup).empty());
+  }
+  {
+    // Datacenters are built before failures and the market, but their process is
+    // registered after them (the order of event sequence numbers since before the registry).
+    const ScenarioConfig sc = load_scenario(configs + "market_two_clouds.yaml", {"workload.synthetic.num_jobs=5"}, std::nullopt, registry);
+    SimulationSetup setup(sc, sc.seed, warnings);
+    CHECK(process_names(setup) == std::vector<std::string>{"failures", "spot market", "datacenters"});
+    CHECK(setup.geography() != nullptr);
+    CHECK(setup.market() != nullptr);
+    CHECK(setup.simulator_options().market_view == setup.market());
+  }
 }
