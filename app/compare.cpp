@@ -4,6 +4,9 @@
 #include "base/error.hpp"
 #include "base/text_checks.hpp"
 #include "traces/csv.hpp"
+#include "world/energy/energy.hpp"
+#include "world/inference/service_meter.hpp"
+#include "world/market/market_meter.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -61,6 +64,16 @@ std::optional<double> number_at(const nlohmann::ordered_json& j, std::initialize
 
 bool has_object(const nlohmann::ordered_json& j, const char* key) { return j.is_object() && j.contains(key) && j.at(key).is_object(); }
 
+// A results.json key as its writer's field table names it (sim/output_fields.hpp), so that
+// a renamed field fails here at once instead of reading as a value that is never there.
+// (WorldMetric holds plain function pointers: the lambdas look the key up on each call.)
+template <typename Record>
+const char* table_key(const std::vector<ValueField<Record>>& fields, const char* name) {
+  const ValueField<Record>* f = find_field(fields, name);
+  if (!f) throw std::logic_error(std::string("results.json has no field '") + name + "' in its table");
+  return f->name.c_str();  // the tables are static: the text outlives every caller
+}
+
 // Each run's results.json document: the world metrics are read from it (as sweep reads the files).
 std::vector<nlohmann::ordered_json> results_of(const std::vector<RunResult>& runs) {
   std::vector<nlohmann::ordered_json> out;
@@ -75,31 +88,32 @@ const std::vector<WorldMetric>& world_metrics() {
   static const std::vector<WorldMetric> metrics = {
       // Facility energy (every device, held or idle, x PUE: docs/energy.md), with `energy:`.
       {"energy_kwh", "energy (kWh)", "%.2f", [](const J& j) { return has_object(j, "energy"); },
-       [](const J& j) { return number_at(j, {"energy", "energy_kwh"}); }},
+       [](const J& j) { return number_at(j, {"energy", table_key(energy_fields(), "energy_kwh")}); }},
       // The same per completed job: what the facility spent per unit of finished work.
       {"energy_kwh_per_job", "kWh/job", "%.3f", [](const J& j) { return has_object(j, "energy"); },
        [](const J& j) -> std::optional<double> {
-         const auto kwh = number_at(j, {"energy", "energy_kwh"});
-         const auto done = number_at(j, {"summary", "jobs_completed"});
+         const auto kwh = number_at(j, {"energy", table_key(energy_fields(), "energy_kwh")});
+         const auto done = number_at(j, {"summary", table_key(summary_fields(), "jobs_completed")});
          return kwh && done && *done > 0 ? std::optional<double>(*kwh / *done) : std::nullopt;
        }},
       // Electricity cost in the price series' currency (USD/MWh -> USD), with a price signal.
-      {"electricity_usd", "electricity (USD)", "%.2f", [](const J& j) { return number_at(j, {"energy", "cost_usd"}).has_value(); },
-       [](const J& j) { return number_at(j, {"energy", "cost_usd"}); }},
+      {"electricity_usd", "electricity (USD)", "%.2f",
+       [](const J& j) { return number_at(j, {"energy", table_key(energy_fields(), "cost_usd")}).has_value(); },
+       [](const J& j) { return number_at(j, {"energy", table_key(energy_fields(), "cost_usd")}); }},
       // Emissions, with a carbon signal.
-      {"co2_kg", "CO2 (kg)", "%.2f", [](const J& j) { return number_at(j, {"energy", "co2_kg"}).has_value(); },
-       [](const J& j) { return number_at(j, {"energy", "co2_kg"}); }},
+      {"co2_kg", "CO2 (kg)", "%.2f", [](const J& j) { return number_at(j, {"energy", table_key(energy_fields(), "co2_kg")}).has_value(); },
+       [](const J& j) { return number_at(j, {"energy", table_key(energy_fields(), "co2_kg")}); }},
       // Useful / allocated device-time (docs/metrics.md): shown with the failures model,
       // whose checkpoints, restarts and lost work it measures.
       {"goodput", "goodput", "%.3f", [](const J& j) { return j.contains("config") && has_object(j.at("config"), "failures"); },
-       [](const J& j) { return number_at(j, {"summary", "goodput"}); }},
+       [](const J& j) { return number_at(j, {"summary", table_key(summary_fields(), "goodput")}); }},
       // SLO violation minutes summed over every inference service.
       {"slo_violation_minutes", "SLO viol (min)", "%.1f", [](const J& j) { return j.contains("inference") && j.at("inference").is_array() && !j.at("inference").empty(); },
        [](const J& j) -> std::optional<double> {
          if (!j.contains("inference") || !j.at("inference").is_array() || j.at("inference").empty()) return std::nullopt;
          double minutes = 0;
          for (const auto& service : j.at("inference")) {
-           const auto m = number_at(service, {"slo_violation_minutes"});
+           const auto m = number_at(service, {table_key(service_fields(), "slo_violation_minutes")});
            if (!m) return std::nullopt;
            minutes += *m;
          }
@@ -107,7 +121,7 @@ const std::vector<WorldMetric>& world_metrics() {
        }},
       // What jobs paid the providers for devices (on-demand, reserved, spot), with `market:`.
       {"compute_usd", "compute (USD)", "%.2f", [](const J& j) { return has_object(j, "market"); },
-       [](const J& j) { return number_at(j, {"market", "compute_usd"}); }},
+       [](const J& j) { return number_at(j, {"market", table_key(market_fields(), "compute_usd")}); }},
   };
   return metrics;
 }

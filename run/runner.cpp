@@ -284,27 +284,19 @@ nlohmann::ordered_json summary_json(const Summary& s) {
   return j;
 }
 
+// results.json's world sections: every number comes from its meter's field table
+// (energy_fields(), market_fields(), thermal_site_fields(), service_fields(), ...); the
+// writer only nests the objects and per-site arrays.
 nlohmann::ordered_json energy_json(const EnergyTotals& e) {
-  auto use = [](const EnergyUse& u) {
-    nlohmann::ordered_json j;
-    j["energy_kwh"] = u.energy_kwh;
-    j["cost_usd"] = opt(u.cost_usd);
-    j["co2_kg"] = opt(u.co2_kg);
-    return j;
-  };
-  nlohmann::ordered_json j = use(e.facility);
-  j["it_energy_kwh"] = e.it_energy_kwh;
-  j["metered_s"] = e.duration_s;
-  j["jobs"] = use(e.jobs);
-  j["idle_devices"] = use(e.idle);
+  nlohmann::ordered_json j = fields_json(energy_fields(), e);
+  j["jobs"] = fields_json(energy_use_fields(), e.jobs);
+  j["idle_devices"] = fields_json(energy_use_fields(), e.idle);
   if (!e.by_site.empty()) {  // several datacenters: facility use per site, in config order
     auto sites = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < e.by_site.size(); ++i) {
       nlohmann::ordered_json site;
       site["name"] = e.site_names[i];
-      site["energy_kwh"] = e.by_site[i].energy_kwh;
-      site["cost_usd"] = opt(e.by_site[i].cost_usd);
-      site["co2_kg"] = opt(e.by_site[i].co2_kg);
+      site.update(fields_json(energy_use_fields(), e.by_site[i]));
       sites.push_back(site);
     }
     j["by_datacenter"] = sites;
@@ -312,63 +304,57 @@ nlohmann::ordered_json energy_json(const EnergyTotals& e) {
   return j;
 }
 
-nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& stats) {
-  auto use = [](const MarketUse& u) {
-    nlohmann::ordered_json j;
-    j["device_hours"] = u.device_h;
-    j["compute_usd"] = u.compute_usd;
-    return j;
+namespace {
+// results.json -> market.ledger: what the ledger's rows add up to (run/ledger.hpp).
+const std::vector<ValueField<LedgerTotals>>& ledger_fields() {
+  using F = ValueField<LedgerTotals>;
+  using T = LedgerTotals;
+  static const std::vector<F> fields = {
+      {"rows", "", F::Kind::kCount, [](const T& t) { return std::optional<double>(static_cast<double>(t.rows)); }, nullptr},
+      {"device_hours", "h", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.device_h); }, nullptr},
+      {"energy_kwh", "kWh", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.energy_kwh); }, nullptr},
+      {"electricity_usd", "USD", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.electricity_usd); }, nullptr},
+      {"compute_usd", "USD", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.compute_usd); }, nullptr},
+      {"co2_kg", "kg", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.co2_kg); }, nullptr},
   };
-  nlohmann::ordered_json j = use(m.total);
-  j["spot_reclamations"] = stats.spot_reclamations;
-  j["spot_devices_reclaimed"] = stats.spot_devices_reclaimed;
-  j["jobs_hit_by_reclaim"] = stats.jobs_hit_by_reclaim;
+  return fields;
+}
+}  // namespace
+
+nlohmann::ordered_json market_json(const MarketTotals& m, const SimulatorStats& stats) {
+  nlohmann::ordered_json j = fields_json(market_fields(), MarketReport{&m, &stats});
   nlohmann::ordered_json kinds;
-  for (PriceKind k : {PriceKind::kOnDemand, PriceKind::kReserved, PriceKind::kSpot}) kinds[to_string(k)] = use(m.by_kind[static_cast<int>(k)]);
+  for (PriceKind k : {PriceKind::kOnDemand, PriceKind::kReserved, PriceKind::kSpot})
+    kinds[to_string(k)] = fields_json(market_use_fields(), m.by_kind[static_cast<int>(k)]);
   j["by_kind"] = kinds;
-  auto named = [&](const std::vector<std::string>& names, const std::vector<MarketUse>& uses) {
+  auto named = [](const std::vector<std::string>& names, const std::vector<MarketUse>& uses) {
     auto list = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < uses.size(); ++i) {
       nlohmann::ordered_json e;
       e["name"] = names[i];
-      e.update(use(uses[i]));
+      e.update(fields_json(market_use_fields(), uses[i]));
       list.push_back(e);
     }
     return list;
   };
   j["by_provider"] = named(m.provider_names, m.by_provider);
   j["by_tenant"] = named(m.tenants, m.by_tenant);
-  const LedgerTotals t = ledger_totals(m.settlement);
-  nlohmann::ordered_json ledger;
-  ledger["rows"] = t.rows;
-  ledger["device_hours"] = t.device_h;
-  ledger["energy_kwh"] = t.energy_kwh;
-  ledger["electricity_usd"] = t.electricity_usd;
-  ledger["compute_usd"] = t.compute_usd;
-  ledger["co2_kg"] = t.co2_kg;
-  j["ledger"] = ledger;
+  j["ledger"] = fields_json(ledger_fields(), ledger_totals(m.settlement));
   return j;
 }
 
 nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<ThermalSiteTotals>& sites) {
-  nlohmann::ordered_json j;
-  j["cooling_energy_kwh"] = e.cooling_energy_kwh;
-  j["mean_pue"] = e.it_energy_kwh > 0 ? nlohmann::ordered_json(e.facility.energy_kwh / e.it_energy_kwh) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json j = fields_json(energy_thermal_fields(), e);
   auto list = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < sites.size(); ++i) {
-    const ThermalSiteTotals& t = sites[i];
-    const double facility_kwh = e.by_site.empty() ? e.facility.energy_kwh : e.by_site[i].energy_kwh;
-    const double it_kwh = e.site_it_kwh[i];
+    ThermalSiteReport report;
+    report.thermal = &sites[i];
+    report.facility_energy_kwh = e.by_site.empty() ? e.facility.energy_kwh : e.by_site[i].energy_kwh;
+    report.it_energy_kwh = e.site_it_kwh[i];
+    report.cooling_energy_kwh = e.site_cooling_kwh[i];
     nlohmann::ordered_json site;
-    site["name"] = t.name;
-    site["it_energy_kwh"] = it_kwh;
-    site["cooling_energy_kwh"] = e.site_cooling_kwh[i];
-    site["mean_pue"] = it_kwh > 0 ? nlohmann::ordered_json(facility_kwh / it_kwh) : nlohmann::ordered_json(nullptr);
-    site["max_pue"] = t.max_pue;
-    site["mean_outside_c"] = t.mean_outside_c;
-    site["mean_setpoint_c"] = t.mean_setpoint_c;
-    site["setpoint_changes"] = t.setpoint_changes;
-    site["throttled_device_hours"] = t.throttled_device_hours;
+    site["name"] = sites[i].name;
+    site.update(fields_json(thermal_site_fields(), report));
     list.push_back(site);
   }
   j["by_datacenter"] = list;
@@ -376,32 +362,20 @@ nlohmann::ordered_json thermal_json(const EnergyTotals& e, const std::vector<The
 }
 
 namespace {
-nlohmann::ordered_json latency_json(const RequestLatency& l) {
+// results.json -> inference[i] (docs/energy.md#inference-services).
+nlohmann::ordered_json service_json(const ServiceMetrics& m) {
   nlohmann::ordered_json j;
-  j["mean_s"] = l.mean_s;
-  j["p50_s"] = l.p50_s;
-  j["p90_s"] = l.p90_s;
-  j["p99_s"] = l.p99_s;
-  j["max_s"] = l.max_s;
-  return j;
-}
-
-// results.json -> inference[i].requests (docs/energy.md#inference-services).
-nlohmann::ordered_json request_totals_json(const RequestLevelTotals& t) {
-  nlohmann::ordered_json j;
-  j["arrived"] = t.arrived;
-  j["finished"] = t.finished;
-  j["ttft"] = latency_json(t.ttft);
-  j["tpot"] = latency_json(t.tpot);
-  j["e2e"] = latency_json(t.e2e);
-  j["slo_attainment"] = t.slo_attainment;
-  j["goodput_rps"] = t.goodput_rps;
-  j["output_tokens_per_s"] = t.output_tokens_per_s;
-  j["preemptions"] = t.preemptions;
-  j["replica_changes"] = t.replica_changes;
-  j["busy_replica_hours"] = t.busy_replica_s / 3600.0;
-  j["active_replica_hours"] = t.active_replica_s / 3600.0;
-  j["energy_kwh"] = t.energy_j / 3.6e6;
+  j["name"] = m.name;
+  j.update(fields_json(service_fields(), m));
+  if (m.requests) {
+    const RequestLevelTotals& t = *m.requests;
+    nlohmann::ordered_json r = fields_json(request_count_fields(), t);
+    r["ttft"] = fields_json(request_latency_fields(), t.ttft);
+    r["tpot"] = fields_json(request_latency_fields(), t.tpot);
+    r["e2e"] = fields_json(request_latency_fields(), t.e2e);
+    r.update(fields_json(request_rate_fields(), t));
+    j["requests"] = r;
+  }
   return j;
 }
 }  // namespace
@@ -418,19 +392,7 @@ nlohmann::ordered_json results_json(const RunResult& r, std::uint64_t seed) {
   if (r.energy && r.energy->thermal) j["energy"]["thermal"] = thermal_json(*r.energy, r.thermal);
   if (!r.inference.empty()) {  // with services, under every policy (sim/service_meter.hpp)
     auto services = nlohmann::ordered_json::array();
-    for (const ServiceMetrics& m : r.inference) {
-      nlohmann::ordered_json sj;
-      sj["name"] = m.name;
-      // A request-level service's SLO is per request (its `requests` totals).
-      sj["slo_violation_minutes"] = m.requests ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(m.slo_violation_s / 60.0);
-      sj["replica_hours"] = m.replica_s / 3600.0;
-      sj["borrowed_gpu_hours"] = m.borrowed_device_s / 3600.0;
-      sj["lends"] = m.lends;
-      sj["reclaims"] = m.reclaims;
-      sj["peak_replicas"] = m.peak_replicas;
-      if (m.requests) sj["requests"] = request_totals_json(*m.requests);
-      services.push_back(sj);
-    }
+    for (const ServiceMetrics& m : r.inference) services.push_back(service_json(m));
     j["inference"] = services;
   }
   j["warnings"] = r.warnings;

@@ -17,6 +17,8 @@
 #include "run/runner.hpp"
 #include "scenario/scenario.hpp"
 #include "test_support.hpp"
+#include "world/energy/energy.hpp"
+#include "world/market/market_meter.hpp"
 
 using namespace schedsim;
 using schedsim::test::read_file;
@@ -643,4 +645,64 @@ TEST_CASE("the run's observers added in any order give byte-identical outputs", 
         "job_id,submit_s,start_s,end_s,num_gpus,jct_s,queue_delay_s,status,gpu_s,checkpoint_gpu_s,preemptions,moves,loss_spike_restarts,"
         "failure_restarts,periodic_checkpoint_gpu_s,restart_gpu_s,lost_gpu_s,energy_kwh,cost_usd,co2_kg");
   CHECK(csv.find(",,\n") == std::string::npos);  // cost and emissions are there (both sites have both signals)
+}
+
+namespace {
+template <typename Record>
+std::vector<std::string> field_names(const std::vector<ValueField<Record>>& fields) {
+  std::vector<std::string> out;
+  for (const auto& f : fields) out.push_back(f.name);
+  return out;
+}
+std::vector<std::string> keys_of(const nlohmann::ordered_json& j) {
+  std::vector<std::string> out;
+  for (auto it = j.begin(); it != j.end(); ++it) out.push_back(it.key());
+  return out;
+}
+std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+}  // namespace
+
+TEST_CASE("results.json's energy and market objects have the meters' field tables' names, in order", "[experiments][run][fields][shared-data]") {
+  const PolicyRegistry reg = builtin_policies();
+  const std::string configs = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/";
+  {  // market_two_clouds: energy of two datacenters, and the market
+    TempDir dir;
+    const RunResult r = run_scenario(load_scenario(configs + "market_two_clouds.yaml", {"workload.synthetic.num_jobs=20"}, std::nullopt, reg), reg,
+                                     RunOptions{dir.path("m")});
+    const auto j = nlohmann::ordered_json::parse(read_file(dir.path("m/results.json")));
+    CHECK(keys_of(j["market"]) == concat(field_names(market_fields()), {"by_kind", "by_provider", "by_tenant", "ledger"}));
+    CHECK(field_names(market_fields()) ==
+          std::vector<std::string>{"device_hours", "compute_usd", "spot_reclamations", "spot_devices_reclaimed", "jobs_hit_by_reclaim"});
+    CHECK(keys_of(j["market"]["by_kind"]["spot"]) == field_names(market_use_fields()));
+    CHECK(keys_of(j["market"]["by_provider"][0]) == concat({"name"}, field_names(market_use_fields())));
+    CHECK(keys_of(j["energy"]) == concat(field_names(energy_fields()), {"jobs", "idle_devices", "by_datacenter"}));
+    CHECK(keys_of(j["energy"]["by_datacenter"][1]) == concat({"name"}, field_names(energy_use_fields())));
+    REQUIRE(r.market.has_value());
+    CHECK(j["market"]["compute_usd"].get<double>() == r.market->total.compute_usd);
+    CHECK(j["market"]["spot_reclamations"].is_number_integer());
+  }
+  const std::string data = schedsim::test::shared_data_dir();
+  if (data.empty()) {
+    WARN("skipped carbon_de_lu.yaml: ../shared/data is absent (set SCHEDSIM_DATA to its path to run this test)");
+    return;
+  }
+  const char* old = std::getenv("SCHEDSIM_DATA");
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  ::setenv("SCHEDSIM_DATA", data.c_str(), 1);
+  TempDir dir;
+  const RunResult r = run_scenario(load_scenario(configs + "carbon_de_lu.yaml", {"workload.synthetic.num_jobs=20"}, std::nullopt, reg), reg,
+                                   RunOptions{dir.path("c")});
+  saved ? ::setenv("SCHEDSIM_DATA", saved->c_str(), 1) : ::unsetenv("SCHEDSIM_DATA");
+  const auto j = nlohmann::ordered_json::parse(read_file(dir.path("c/results.json")));
+  // One datacenter: no by_datacenter; no thermal model: no thermal.
+  CHECK(keys_of(j["energy"]) == concat(field_names(energy_fields()), {"jobs", "idle_devices"}));
+  CHECK(field_names(energy_fields()) == std::vector<std::string>{"energy_kwh", "cost_usd", "co2_kg", "it_energy_kwh", "metered_s"});
+  CHECK(keys_of(j["energy"]["jobs"]) == field_names(energy_use_fields()));
+  CHECK(keys_of(j["energy"]["idle_devices"]) == field_names(energy_use_fields()));
+  REQUIRE(r.energy.has_value());
+  CHECK(j["energy"]["energy_kwh"].get<double>() == r.energy->facility.energy_kwh);
+  CHECK(j["energy"]["co2_kg"].get<double>() == *r.energy->facility.co2_kg);
 }

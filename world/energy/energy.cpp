@@ -353,4 +353,42 @@ void EnergyMeter::add_thermal(EnergyTotals& t) const {
   }
 }
 
+const std::vector<ValueField<EnergyUse>>& energy_use_fields() {
+  using F = ValueField<EnergyUse>;
+  static const std::vector<F> fields = {
+      {"energy_kwh", "kWh", F::Kind::kReal, [](const EnergyUse& u) { return std::optional<double>(u.energy_kwh); }, nullptr},
+      {"cost_usd", "USD", F::Kind::kReal, [](const EnergyUse& u) { return u.cost_usd; }, nullptr},
+      {"co2_kg", "kg", F::Kind::kReal, [](const EnergyUse& u) { return u.co2_kg; }, nullptr},
+  };
+  return fields;
+}
+
+const std::vector<ValueField<EnergyTotals>>& energy_fields() {
+  using F = ValueField<EnergyTotals>;
+  static const std::vector<F> fields = [] {
+    std::vector<F> f;
+    // The facility's use is the object's own energy_kwh, cost_usd and co2_kg.
+    for (const ValueField<EnergyUse>& use : energy_use_fields()) {
+      const std::function<std::optional<double>(const EnergyUse&)> value = use.value;
+      f.push_back({use.name, use.unit, F::Kind::kReal, [value](const EnergyTotals& e) { return value(e.facility); }, nullptr});
+    }
+    f.push_back({"it_energy_kwh", "kWh", F::Kind::kReal, [](const EnergyTotals& e) { return std::optional<double>(e.it_energy_kwh); }, nullptr});
+    f.push_back({"metered_s", "s", F::Kind::kReal, [](const EnergyTotals& e) { return std::optional<double>(e.duration_s); }, nullptr});
+    return f;
+  }();
+  return fields;
+}
+
+const std::vector<ValueField<EnergyTotals>>& energy_thermal_fields() {
+  using F = ValueField<EnergyTotals>;
+  static const std::vector<F> fields = {
+      {"cooling_energy_kwh", "kWh", F::Kind::kReal, [](const EnergyTotals& e) { return std::optional<double>(e.cooling_energy_kwh); }, nullptr},
+      // Facility over IT energy; null before any IT energy was drawn.
+      {"mean_pue", "", F::Kind::kReal,
+       [](const EnergyTotals& e) { return e.it_energy_kwh > 0 ? std::optional<double>(e.facility.energy_kwh / e.it_energy_kwh) : std::nullopt; },
+       nullptr},
+  };
+  return fields;
+}
+
 }  // namespace schedsim

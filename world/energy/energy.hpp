@@ -60,6 +60,14 @@ struct EnergyTotals {
   std::vector<double> site_it_kwh, site_cooling_kwh;
 };
 
+// results.json's "energy" numbers as field tables (sim/output_fields.hpp), in file order:
+// one EnergyUse (the facility's, the jobs', the idle devices', each datacenter's); the
+// totals' own fields (the facility's use first); and "energy.thermal"'s top-level fields.
+// The writer nests "jobs", "idle_devices", "by_datacenter" and "thermal" after them.
+const std::vector<ValueField<EnergyUse>>& energy_use_fields();
+const std::vector<ValueField<EnergyTotals>>& energy_fields();
+const std::vector<ValueField<EnergyTotals>>& energy_thermal_fields();
+
 // One datacenter as the meter sees it: its devices [first_device, first_device +
 // num_devices), PUE and signals (may be null).
 struct MeteredSite {

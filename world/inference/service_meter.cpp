@@ -163,4 +163,66 @@ void ServiceMeter::snapshot(SnapshotArchive& ar) {
   for (Totals& t : idle_totals_) totals(t);
 }
 
+namespace {
+template <typename Integer>
+std::optional<double> count_value(Integer n) {
+  return std::optional<double>(static_cast<double>(n));
+}
+}  // namespace
+
+const std::vector<ValueField<ServiceMetrics>>& service_fields() {
+  using F = ValueField<ServiceMetrics>;
+  using M = ServiceMetrics;
+  static const std::vector<F> fields = {
+      // A request-level service's SLO is per request (its `requests` totals): null here.
+      {"slo_violation_minutes", "min", F::Kind::kReal,
+       [](const M& m) { return m.requests ? std::nullopt : std::optional<double>(m.slo_violation_s / 60.0); }, nullptr},
+      {"replica_hours", "h", F::Kind::kReal, [](const M& m) { return std::optional<double>(m.replica_s / 3600.0); }, nullptr},
+      {"borrowed_gpu_hours", "h", F::Kind::kReal, [](const M& m) { return std::optional<double>(m.borrowed_device_s / 3600.0); }, nullptr},
+      {"lends", "", F::Kind::kCount, [](const M& m) { return count_value(m.lends); }, nullptr},
+      {"reclaims", "", F::Kind::kCount, [](const M& m) { return count_value(m.reclaims); }, nullptr},
+      {"peak_replicas", "", F::Kind::kCount, [](const M& m) { return count_value(m.peak_replicas); }, nullptr},
+  };
+  return fields;
+}
+
+const std::vector<ValueField<RequestLevelTotals>>& request_count_fields() {
+  using F = ValueField<RequestLevelTotals>;
+  using T = RequestLevelTotals;
+  static const std::vector<F> fields = {
+      {"arrived", "", F::Kind::kCount, [](const T& t) { return count_value(t.arrived); }, nullptr},
+      {"finished", "", F::Kind::kCount, [](const T& t) { return count_value(t.finished); }, nullptr},
+  };
+  return fields;
+}
+
+const std::vector<ValueField<RequestLatency>>& request_latency_fields() {
+  using F = ValueField<RequestLatency>;
+  using L = RequestLatency;
+  static const std::vector<F> fields = {
+      {"mean_s", "s", F::Kind::kReal, [](const L& l) { return std::optional<double>(l.mean_s); }, nullptr},
+      {"p50_s", "s", F::Kind::kReal, [](const L& l) { return std::optional<double>(l.p50_s); }, nullptr},
+      {"p90_s", "s", F::Kind::kReal, [](const L& l) { return std::optional<double>(l.p90_s); }, nullptr},
+      {"p99_s", "s", F::Kind::kReal, [](const L& l) { return std::optional<double>(l.p99_s); }, nullptr},
+      {"max_s", "s", F::Kind::kReal, [](const L& l) { return std::optional<double>(l.max_s); }, nullptr},
+  };
+  return fields;
+}
+
+const std::vector<ValueField<RequestLevelTotals>>& request_rate_fields() {
+  using F = ValueField<RequestLevelTotals>;
+  using T = RequestLevelTotals;
+  static const std::vector<F> fields = {
+      {"slo_attainment", "", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.slo_attainment); }, nullptr},
+      {"goodput_rps", "1/s", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.goodput_rps); }, nullptr},
+      {"output_tokens_per_s", "1/s", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.output_tokens_per_s); }, nullptr},
+      {"preemptions", "", F::Kind::kCount, [](const T& t) { return count_value(t.preemptions); }, nullptr},
+      {"replica_changes", "", F::Kind::kCount, [](const T& t) { return count_value(t.replica_changes); }, nullptr},
+      {"busy_replica_hours", "h", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.busy_replica_s / 3600.0); }, nullptr},
+      {"active_replica_hours", "h", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.active_replica_s / 3600.0); }, nullptr},
+      {"energy_kwh", "kWh", F::Kind::kReal, [](const T& t) { return std::optional<double>(t.energy_j / 3.6e6); }, nullptr},
+  };
+  return fields;
+}
+
 }  // namespace schedsim

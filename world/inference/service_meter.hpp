@@ -22,6 +22,7 @@
 #include "sim/cluster_spec.hpp"
 #include "world/inference/inference_service.hpp"
 #include "sim/observer.hpp"
+#include "sim/output_fields.hpp"
 #include "base/tick.hpp"
 
 namespace schedsim {
@@ -43,6 +44,15 @@ struct ServiceMetrics {
   // SLO is per request, in requests->slo_attainment).
   std::optional<RequestLevelTotals> requests;
 };
+
+// results.json's "inference" numbers as field tables (sim/output_fields.hpp), in file
+// order. A service: its numbers after its "name" (then "requests" when request-level).
+// A service's "requests": the counts, then "ttft", "tpot", "e2e" (each one latency
+// table), then the rest.
+const std::vector<ValueField<ServiceMetrics>>& service_fields();
+const std::vector<ValueField<RequestLevelTotals>>& request_count_fields();
+const std::vector<ValueField<RequestLatency>>& request_latency_fields();
+const std::vector<ValueField<RequestLevelTotals>>& request_rate_fields();
 
 // Where a service's replicas run: its datacenter's devices [first, first + num) and one
 // replica's service rate mu there (capacity_rps of the datacenter's first device type).

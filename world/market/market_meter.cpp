@@ -165,4 +165,32 @@ MarketTotals MarketMeter::totals() const {
   return t;
 }
 
+const std::vector<ValueField<MarketUse>>& market_use_fields() {
+  using F = ValueField<MarketUse>;
+  static const std::vector<F> fields = {
+      {"device_hours", "h", F::Kind::kReal, [](const MarketUse& u) { return std::optional<double>(u.device_h); }, nullptr},
+      {"compute_usd", "USD", F::Kind::kReal, [](const MarketUse& u) { return std::optional<double>(u.compute_usd); }, nullptr},
+  };
+  return fields;
+}
+
+const std::vector<ValueField<MarketReport>>& market_fields() {
+  using F = ValueField<MarketReport>;
+  static const std::vector<F> fields = [] {
+    std::vector<F> f;
+    for (const ValueField<MarketUse>& use : market_use_fields()) {  // the total's use first
+      const std::function<std::optional<double>(const MarketUse&)> value = use.value;
+      f.push_back({use.name, use.unit, F::Kind::kReal, [value](const MarketReport& r) { return value(r.totals->total); }, nullptr});
+    }
+    auto stat = [&f](const char* name, std::uint64_t SimulatorStats::*m) {
+      f.push_back({name, "", F::Kind::kCount, [m](const MarketReport& r) { return std::optional<double>(static_cast<double>(r.stats->*m)); }, nullptr});
+    };
+    stat("spot_reclamations", &SimulatorStats::spot_reclamations);
+    stat("spot_devices_reclaimed", &SimulatorStats::spot_devices_reclaimed);
+    stat("jobs_hit_by_reclaim", &SimulatorStats::jobs_hit_by_reclaim);
+    return f;
+  }();
+  return fields;
+}
+
 }  // namespace schedsim

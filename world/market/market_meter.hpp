@@ -49,6 +49,18 @@ struct MarketTotals {
   std::vector<SettlementRow> settlement;
 };
 
+// The top level of results.json's "market": the meter's totals and the kernel's spot
+// counters (SimulatorStats).
+struct MarketReport {
+  const MarketTotals* totals = nullptr;
+  const SimulatorStats* stats = nullptr;
+};
+// results.json's "market" numbers as field tables (sim/output_fields.hpp), in file order:
+// one MarketUse (the total, each price kind's, provider's, tenant's) and the top level.
+// The writer nests "by_kind", "by_provider", "by_tenant" and "ledger" after them.
+const std::vector<ValueField<MarketUse>>& market_use_fields();
+const std::vector<ValueField<MarketReport>>& market_fields();
+
 class MarketMeter : public Observer {
  public:
   // `energy` may be null (no energy columns: zero energy, no cost or emissions); the

@@ -70,4 +70,24 @@ void ThermalMeter::snapshot(SnapshotArchive& ar) {
   ar(last_);
 }
 
+const std::vector<ValueField<ThermalSiteReport>>& thermal_site_fields() {
+  using F = ValueField<ThermalSiteReport>;
+  using R = ThermalSiteReport;
+  auto real = [](double v) { return std::optional<double>(v); };
+  static const std::vector<F> fields = {
+      {"it_energy_kwh", "kWh", F::Kind::kReal, [real](const R& r) { return real(r.it_energy_kwh); }, nullptr},
+      {"cooling_energy_kwh", "kWh", F::Kind::kReal, [real](const R& r) { return real(r.cooling_energy_kwh); }, nullptr},
+      // Facility over IT energy; null before the site drew any IT energy.
+      {"mean_pue", "", F::Kind::kReal,
+       [](const R& r) { return r.it_energy_kwh > 0 ? std::optional<double>(r.facility_energy_kwh / r.it_energy_kwh) : std::nullopt; }, nullptr},
+      {"max_pue", "", F::Kind::kReal, [real](const R& r) { return real(r.thermal->max_pue); }, nullptr},
+      {"mean_outside_c", "C", F::Kind::kReal, [real](const R& r) { return real(r.thermal->mean_outside_c); }, nullptr},
+      {"mean_setpoint_c", "C", F::Kind::kReal, [real](const R& r) { return real(r.thermal->mean_setpoint_c); }, nullptr},
+      {"setpoint_changes", "", F::Kind::kCount,
+       [](const R& r) { return std::optional<double>(static_cast<double>(r.thermal->setpoint_changes)); }, nullptr},
+      {"throttled_device_hours", "h", F::Kind::kReal, [real](const R& r) { return real(r.thermal->throttled_device_hours); }, nullptr},
+  };
+  return fields;
+}
+
 }  // namespace schedsim

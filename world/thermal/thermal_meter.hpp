@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/observer.hpp"
+#include "sim/output_fields.hpp"
 #include "world/thermal/thermal.hpp"
 #include "base/tick.hpp"
 
@@ -23,6 +24,17 @@ struct ThermalSiteTotals {
   std::uint64_t setpoint_changes = 0;   // set-point actions that changed it
   double throttled_device_hours = 0.0;  // devices held by running jobs while throttled x time
 };
+
+// One datacenter of results.json's energy.thermal.by_datacenter: the thermal meter's
+// totals and the site's energies from the energy meter.
+struct ThermalSiteReport {
+  const ThermalSiteTotals* thermal = nullptr;
+  double facility_energy_kwh = 0.0;
+  double it_energy_kwh = 0.0;
+  double cooling_energy_kwh = 0.0;
+};
+// Its numbers as a field table (sim/output_fields.hpp), in file order after the site's "name".
+const std::vector<ValueField<ThermalSiteReport>>& thermal_site_fields();
 
 class ThermalMeter : public Observer {
  public:
