@@ -300,4 +300,25 @@ class Simulator {
   Tick next_boundary_;
 };
 
+// WorldContext's accessors that processes call per job and per event: inline, so that a
+// feature moved into a process costs what its kernel branch cost.
+inline Tick WorldContext::now() const { return sim_->now_; }
+inline EventId WorldContext::schedule(Tick at, std::uint32_t kind, std::int64_t arg) { return sim_->queue_.schedule(at, kind, arg); }
+inline void WorldContext::cancel(EventId id) { sim_->queue_.cancel(id); }
+inline bool WorldContext::queue_empty() const { return sim_->queue_.empty(); }
+inline Tick WorldContext::next_event_time() const { return sim_->queue_.next_time(); }
+inline const ClusterState& WorldContext::cluster() const { return sim_->cluster_; }
+inline const JobState& WorldContext::job(JobSlot slot) const { return sim_->jobs_[static_cast<std::size_t>(slot)]; }
+inline JobState& WorldContext::job_record(JobSlot slot) { return sim_->jobs_[static_cast<std::size_t>(slot)]; }
+inline bool WorldContext::is_live(JobSlot slot) const { return sim_->is_live(slot); }
+inline JobSlot WorldContext::first_running() const { return sim_->running_.head; }
+inline JobSlot WorldContext::next_running(JobSlot slot) const { return sim_->jobs_[static_cast<std::size_t>(slot)].next_in_list; }
+inline std::size_t WorldContext::num_running() const { return sim_->num_running_; }
+inline std::size_t WorldContext::num_pending() const { return sim_->num_pending_; }
+inline SimulatorStats& WorldContext::stats() { return sim_->stats_; }
+inline bool WorldContext::job_coming() const { return sim_->has_next_job_; }
+inline bool WorldContext::decision_pending() const { return sim_->dirty_; }
+inline bool WorldContext::wakeup_pending() const { return sim_->wakeup_ != Tick::max(); }
+inline void WorldContext::advance_job(JobSlot slot) { sim_->advance(sim_->jobs_[static_cast<std::size_t>(slot)]); }
+
 }  // namespace schedsim

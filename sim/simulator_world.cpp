@@ -188,28 +188,10 @@ std::string Simulator::why_failed(DeviceId d) const {
 }
 
 // WorldContext: what a process may see and do, forwarded to the kernel.
-Tick WorldContext::now() const { return sim_->now_; }
-EventId WorldContext::schedule(Tick at, std::uint32_t kind, std::int64_t arg) { return sim_->queue_.schedule(at, kind, arg); }
-void WorldContext::cancel(EventId id) { sim_->queue_.cancel(id); }
-bool WorldContext::queue_empty() const { return sim_->queue_.empty(); }
-Tick WorldContext::next_event_time() const { return sim_->queue_.next_time(); }
 bool WorldContext::holds_event(EventId id, std::uint32_t kind, std::int64_t arg) const { return sim_->queue_.holds(id, kind, arg); }
 const ClusterSpec& WorldContext::spec() const { return sim_->spec_; }
-const ClusterState& WorldContext::cluster() const { return sim_->cluster_; }
-const JobState& WorldContext::job(JobSlot slot) const { return sim_->jobs_[static_cast<std::size_t>(slot)]; }
-JobState& WorldContext::job_record(JobSlot slot) { return sim_->jobs_[static_cast<std::size_t>(slot)]; }
-bool WorldContext::is_live(JobSlot slot) const { return sim_->is_live(slot); }
-JobSlot WorldContext::first_running() const { return sim_->running_.head; }
-JobSlot WorldContext::next_running(JobSlot slot) const { return sim_->jobs_[static_cast<std::size_t>(slot)].next_in_list; }
-std::size_t WorldContext::num_running() const { return sim_->num_running_; }
-std::size_t WorldContext::num_pending() const { return sim_->num_pending_; }
-SimulatorStats& WorldContext::stats() { return sim_->stats_; }
-bool WorldContext::job_coming() const { return sim_->has_next_job_; }
-bool WorldContext::decision_pending() const { return sim_->dirty_; }
-bool WorldContext::wakeup_pending() const { return sim_->wakeup_ != Tick::max(); }
 bool WorldContext::world_idle() const { return !job_coming() && num_running() == 0 && !decision_pending() && !wakeup_pending(); }
 void WorldContext::mark_decision_point() { sim_->dirty_ = true; }
-void WorldContext::advance_job(JobSlot slot) { sim_->advance(sim_->jobs_[static_cast<std::size_t>(slot)]); }
 void WorldContext::stall(JobSlot slot, double seconds, StallKind kind) { sim_->stall(slot, seconds, kind); }
 void WorldContext::cut_stall(JobSlot slot) { sim_->cut_stall(sim_->jobs_[static_cast<std::size_t>(slot)]); }
 CheckpointMark WorldContext::progress_mark(JobSlot slot) const {

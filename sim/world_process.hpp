@@ -122,7 +122,8 @@ struct ExposedModels {
 };
 
 // What a process may see and do. Only the kernel makes one (its methods are defined in
-// sim/simulator*.cpp); a process receives it in every hook.
+// sim/simulator*.cpp; the per-job accessors inline at the end of sim/simulator.hpp, which
+// a process's .cpp includes); a process receives it in every hook.
 class WorldContext {
  public:
   explicit WorldContext(Simulator& sim) : sim_(&sim) {}

@@ -18,9 +18,9 @@ std::vector<std::uint32_t> FailureProcess::event_kinds() const {
   return {event_kind::kLossSpike, event_kind::kCheckpointDue, event_kind::kCheckpointCommit, event_kind::kUnitFailure, event_kind::kUnitRepair};
 }
 
-FailureProcess::JobTimers& FailureProcess::entry(JobSlot slot) {
+FailureProcess::JobTimers& FailureProcess::grow(JobSlot slot) {
   const auto i = static_cast<std::size_t>(slot);
-  if (i >= jobs_.size()) jobs_.resize(i + 1);
+  jobs_.resize(i + 1);
   return jobs_[i];
 }
 

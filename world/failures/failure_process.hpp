@@ -53,7 +53,13 @@ class FailureProcess final : public WorldProcess {
   JobTimers timers(JobSlot slot) const;
 
  private:
-  JobTimers& entry(JobSlot slot);
+  // The side-table entry of `slot` (grown on first use): inline, it is asked at every
+  // start, stall end and checkpoint.
+  JobTimers& entry(JobSlot slot) {
+    const auto i = static_cast<std::size_t>(slot);
+    return i < jobs_.size() ? jobs_[i] : grow(slot);
+  }
+  JobTimers& grow(JobSlot slot);
   void disarm(WorldContext& ctx, JobSlot slot);
   void handle_loss_spike(WorldContext& ctx, const Event& e);
   void handle_checkpoint_due(WorldContext& ctx, const Event& e);

@@ -1,6 +1,7 @@
 #include "world/geography/geography_process.hpp"
 
 #include "world/geography/datacenters.hpp"
+#include "sim/simulator.hpp"  // WorldContext's inline accessors
 
 namespace schedsim {
 

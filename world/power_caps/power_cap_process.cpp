@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/simulator.hpp"  // WorldContext's inline accessors
+
 namespace schedsim {
 
 double PowerCapProcess::rate_factor(const JobState& j) const {

@@ -4,6 +4,7 @@
 
 #include "sim/snapshot_archive.hpp"
 #include "world/thermal/thermal.hpp"
+#include "sim/simulator.hpp"  // WorldContext's inline accessors
 
 namespace schedsim {
 
