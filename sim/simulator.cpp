@@ -158,7 +158,9 @@ void Simulator::handle_arrival() {
   j.checkpoints.assign(1, CheckpointMark{});  // the start: where a job without checkpoints rolls back to
   j.site = -1;
   j.bound_since = now_;
-  for (WorldProcess* p : processes_.arrival) p->on_job_arrival(world_, slot);
+  if (SCHEDSIM_RARELY(!processes_.arrival.empty())) {
+    for (WorldProcess* p : processes_.arrival) p->on_job_arrival(world_, slot);
+  }
   list_push(pending_, slot);
   ++num_pending_;
   ++stats_.jobs_arrived;
@@ -335,7 +337,9 @@ void Simulator::handle_completion(const Event& e) {
   j.completion_event = 0;
   j.status = JobStatus::kCompleted;
   progress_interrupted(slot, Interruption::kCompleted);
-  for (const WorldProcess* p : processes_.status) p->completion_status(j, j.status);  // e.g. trace-recorded outcomes
+  if (SCHEDSIM_RARELY(!processes_.status.empty())) {
+    for (const WorldProcess* p : processes_.status) p->completion_status(j, j.status);  // e.g. trace-recorded outcomes
+  }
   j.end = now_;
   account_devices(j);
   release_devices(slot, j.devices);
@@ -416,9 +420,11 @@ void Simulator::check_devices(const Action& a, Span<DeviceId> devices, std::size
     const std::string problem = options_.physics->placement_problem(j.spec, devices);
     if (!problem.empty()) reject(index, a, problem);
   }
-  for (const WorldProcess* p : processes_.veto) {  // datacenters
-    const std::string problem = p->placement_problem(j.spec, devices);
-    if (!problem.empty()) reject(index, a, problem);
+  if (SCHEDSIM_RARELY(!processes_.veto.empty())) {
+    for (const WorldProcess* p : processes_.veto) {  // datacenters
+      const std::string problem = p->placement_problem(j.spec, devices);
+      if (!problem.empty()) reject(index, a, problem);
+    }
   }
 }
 
@@ -477,8 +483,10 @@ void Simulator::start_job(JobSlot slot, Span<DeviceId> devices) {
   // transfer plus restart.
   double relocation_s = 0.0;
   StartOverhead overhead;
-  for (WorldProcess* p : processes_.overhead) p->start_overhead(world_, slot, devices, false, overhead);
-  if (!processes_.overhead.empty()) relocation_s += overhead.extra_s;
+  if (SCHEDSIM_RARELY(!processes_.overhead.empty())) {
+    for (WorldProcess* p : processes_.overhead) p->start_overhead(world_, slot, devices, false, overhead);
+    relocation_s += overhead.extra_s;
+  }
   if (overhead.restart) {  // e.g. rolled back by a failure: restart overhead instead of a restore
     stall(slot, overhead.restart_s + relocation_s, StallKind::kRestart);
     if (j.stall_event == 0) compute_begins(slot);
@@ -619,7 +627,7 @@ void Simulator::apply_move(const Action& a, Span<DeviceId> devices, std::size_t 
   if (j.status != JobStatus::kRunning) reject(index, a, std::string("the job is ") + to_string(j.status) + ", not running");
   check_devices(a, devices, index, j);
   double relocation_s = 0.0;  // the datacenters process's relocation
-  if (!processes_.overhead.empty()) {
+  if (SCHEDSIM_RARELY(!processes_.overhead.empty())) {
     StartOverhead overhead;
     for (WorldProcess* p : processes_.overhead) p->start_overhead(world_, a.job, devices, true, overhead);
     relocation_s += overhead.extra_s;
@@ -709,9 +717,14 @@ void Simulator::update_rates() {
   }
 }
 
+// Not inlined into the dozen call sites of job_changed (sim/simulator.hpp).
+__attribute__((noinline)) void Simulator::push_job_change(JobSlot slot, JobChange what) {
+  for (Observer* o : change_observers_) o->on_job_changed(slot, what);
+}
+
 void Simulator::finish_instant(bool instant_over) {
   if (instant_over && !changed_.empty()) update_rates();
-  if (instant_over) {
+  if (instant_over && SCHEDSIM_RARELY(!processes_.instant.empty())) {
     for (WorldProcess* p : processes_.instant) p->end_of_instant(world_);
   }
   for (Observer* o : observers_) o->after_event(*this);
