@@ -1,7 +1,7 @@
 // Training jobs that run under a parallelism plan (issue 26): what the physics model asks
 // about such a job, without knowing how plans are made. sim/ never includes
 // parallelism/; the implementation (parallelism/llm_plan_model.hpp) is built by the
-// composition root (experiments/simulation_setup.cpp) and handed to ClusterPhysics.
+// composition root (scenario/sections/physics_section.cpp) and handed to ClusterPhysics.
 // docs/parallelism.md, "In a run".
 #pragma once
 
