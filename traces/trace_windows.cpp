@@ -18,7 +18,7 @@ const char* to_string(WindowSplit s) {
 }
 
 TraceWindowConfig TraceWindowConfig::parse(const ConfigNode& node) {
-  node.expect_map({"jobs", "split", "use", "load_scale", "time_shift_s", "episode_jobs", "start_jobs", "more_traces"});
+  node.expect_map({"jobs", "split", "use", "load_scale", "offered_load", "time_shift_s", "episode_jobs", "start_jobs", "more_traces"});
   TraceWindowConfig c;
   if (!node.has("jobs")) node.fail("needs 'jobs': the number of jobs per window (e.g. jobs: 300)");
   c.jobs = node.child("jobs").as_positive_int();
@@ -48,6 +48,17 @@ TraceWindowConfig TraceWindowConfig::parse(const ConfigNode& node) {
       if (c.load_scale_min > c.load_scale_max) l->fail("the range [min, max] needs min <= max");
     } else {
       c.load_scale_min = c.load_scale_max = l->as_positive_double();
+    }
+  }
+  if (auto l = node.maybe_child("offered_load")) {
+    if (node.has("load_scale")) l->fail("and load_scale both set the arrival rate; keep one (offered_load scales each run to a load, load_scale by a factor)");
+    if (l->is_sequence()) {
+      if (l->size() != 2) l->fail("must be a number or a range [min, max], got a list of " + std::to_string(l->size()));
+      c.offered_load_min = l->at(0).as_positive_double();
+      c.offered_load_max = l->at(1).as_positive_double();
+      if (c.offered_load_min > c.offered_load_max) l->fail("the range [min, max] needs min <= max");
+    } else {
+      c.offered_load_min = c.offered_load_max = l->as_positive_double();
     }
   }
   if (auto t = node.maybe_child("time_shift_s")) c.time_shift_max_s = t->as_nonnegative_double();
@@ -103,6 +114,17 @@ YAML::Node TraceWindowConfig::to_yaml() const {
     r.push_back(load_scale_min);
     r.push_back(load_scale_max);
     n["load_scale"] = r;
+  }
+  if (offered_load_max > 0) {  // written only when set: older resolved configs stay byte-identical
+    if (offered_load_min == offered_load_max) {
+      n["offered_load"] = offered_load_min;
+    } else {
+      YAML::Node r(YAML::NodeType::Sequence);
+      r.SetStyle(YAML::EmitterStyle::Flow);
+      r.push_back(offered_load_min);
+      r.push_back(offered_load_max);
+      n["offered_load"] = r;
+    }
   }
   n["time_shift_s"] = time_shift_max_s;
   // Written only when set, so that resolved configs of older scenarios stay byte-identical.
@@ -195,6 +217,21 @@ int TraceWindows::window_for(WindowSplit split, std::uint64_t seed) const {
   return first + static_cast<int>(rng.below(static_cast<std::uint64_t>(n)));
 }
 
+double TraceWindows::offered_load_scale(const std::vector<JobSpec>& jobs, std::uint64_t seed) const {
+  if (config_.cluster_devices <= 0) throw InputError(where_, "offered_load needs the cluster's device count (set by the scenario)");
+  Rng draw(seed, "trace.windows.offered_load");
+  const double target = config_.offered_load_min + (config_.offered_load_max - config_.offered_load_min) * draw.uniform();
+  double gpu_s = 0.0;
+  for (const JobSpec& j : jobs) {
+    if (j.num_gpus <= config_.cluster_devices) gpu_s += static_cast<double>(j.device_milli()) / 1000.0 * j.duration_s;
+  }
+  const double span_s = (jobs.back().submit - jobs.front().submit).seconds();
+  // A part that arrives at one instant (or demands nothing) has no rate to scale.
+  if (!(span_s > 0) || !(gpu_s > 0)) return 1.0;
+  // load = gpu_s / (devices x span / scale)  =>  scale = load x devices x span / gpu_s.
+  return target * static_cast<double>(config_.cluster_devices) * span_s / gpu_s;
+}
+
 std::vector<JobSpec> TraceWindows::jobs_of(int window, std::uint64_t seed) const {
   const Window& w = windows_[static_cast<std::size_t>(window)];
   const std::vector<JobSpec>& file = jobs_[w.file];
@@ -213,7 +250,8 @@ std::vector<JobSpec> TraceWindows::jobs_of(int window, std::uint64_t seed) const
   const auto begin = w.begin + static_cast<std::size_t>(start);
   std::vector<JobSpec> out(file.begin() + static_cast<std::ptrdiff_t>(begin), file.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<std::size_t>(length)));
   Rng load(seed, "trace.windows.load_scale");
-  const double scale = config_.load_scale_min + (config_.load_scale_max - config_.load_scale_min) * load.uniform();
+  double scale = config_.load_scale_min + (config_.load_scale_max - config_.load_scale_min) * load.uniform();
+  if (config_.offered_load_max > 0) scale = offered_load_scale(out, seed);
   Rng shift(seed, "trace.windows.time_shift");
   const double shift_s = config_.time_shift_max_s * shift.uniform();
   const std::int64_t origin_us = out.front().submit.us();

@@ -43,6 +43,18 @@ struct TraceWindowConfig {
   // or [min, max], default 1): inter-arrival times are divided by it.
   double load_scale_min = 1.0;
   double load_scale_max = 1.0;
+  // Offered load drawn uniformly per run from [min, max] (key offered_load: a number or
+  // [min, max]; default none, 0 here): instead of a fixed factor, each run's arrivals are
+  // scaled so that its jobs demand that share of the cluster while they arrive (GPU-seconds
+  // at rate 1 / (cluster devices x arrival span), the comparison tables' "offered load").
+  // Windows of a real trace differ in load by 10x and more; this makes every window a
+  // queue of the intended depth. Excludes load_scale. Needs cluster_devices.
+  double offered_load_min = 0.0;
+  double offered_load_max = 0.0;
+  // The cluster's device count, set by the scenario's workload check (the windows key
+  // does not see the cluster); jobs larger than it are left out of the offered load
+  // (workload.oversized: drop drops them).
+  std::int64_t cluster_devices = 0;
   // Offset in seconds drawn uniformly per run from [0, max] and added to every rebased
   // submit time (key time_shift_s, default 0): lands windows at other hours of the
   // price/carbon signals.
@@ -89,6 +101,9 @@ class TraceWindows {
   // zero, divided by the drawn load scale, plus the drawn time shift; with episode_jobs /
   // start_jobs, only the drawn part of the window.
   std::vector<JobSpec> jobs_of(int window, std::uint64_t seed) const;
+  // The arrival-rate factor that gives `jobs` (a run's part of a window, before rebasing)
+  // the offered load drawn for `seed` from config().offered_load_{min,max}.
+  double offered_load_scale(const std::vector<JobSpec>& jobs, std::uint64_t seed) const;
   const TraceWindowConfig& config() const { return config_; }
   std::size_t total_jobs() const;
 

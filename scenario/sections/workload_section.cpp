@@ -86,7 +86,8 @@ void check_workload(const ConfigNode& workload, SectionParse& p) {
     s.workload.trace->options.models = std::make_shared<const TraceModels>(s.workload.trace->models, s.profiles, true, s.throughputs,
                                                                            s.physics->throughputs, planned_trace_models);
   }
-  // `load:` needs the cluster's size, known only here (docs/config.md#offered-load).
+  // `load:` and `windows.offered_load` need the cluster's size, known only here (docs/config.md#offered-load).
+  if (s.workload.trace && s.workload.trace->windows) s.workload.trace->windows->cluster_devices = total;
   if (s.workload.synthetic && s.workload.synthetic->load) s.workload.synthetic->set_offered_load(static_cast<int>(total), workload.child("synthetic").child("load"));
   if (s.workload.synthetic && s.workload.oversized == OversizedMode::kError && s.workload.synthetic->max_gpus() > total) {
     const ConfigNode gpus = workload.child("synthetic").has("gpus") ? workload.child("synthetic").child("gpus") : workload.child("synthetic");

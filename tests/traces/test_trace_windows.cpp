@@ -11,6 +11,8 @@
 #include "test_support.hpp"
 #include "traces/trace_windows.hpp"
 #include "traces/workload_config.hpp"
+#include "policies/registry.hpp"
+#include "scenario/scenario.hpp"
 
 namespace schedsim {
 namespace {
@@ -210,6 +212,53 @@ TEST_CASE("Trace windows: runs built in parallel read the trace once and agree w
   for (int t = 0; t < 8; ++t) threads.emplace_back([&, t] { parallel[static_cast<std::size_t>(t)] = first_index(run_jobs(w, static_cast<std::uint64_t>(t + 1))); });
   for (std::thread& t : threads) t.join();
   for (int t = 0; t < 8; ++t) CHECK(parallel[static_cast<std::size_t>(t)] == first_index(run_jobs(w, static_cast<std::uint64_t>(t + 1))));
+}
+
+}  // namespace schedsim
+
+namespace schedsim {
+using test::TempDir;
+
+TEST_CASE("Trace windows: offered_load scales each run's arrivals to the drawn load on the scenario's cluster", "[traces][windows]") {
+  TempDir dir;
+  // Job k runs k+1 s on 1 GPU, one every 10 s: window 0 (jobs 0..9) demands 55 GPU-s over
+  // a 90 s span, so on 4 devices its load at the trace's own rate is 55 / 360.
+  dir.write("jobs.csv", hundred_jobs());
+  const std::string path = dir.write("s.yaml",
+                                     "cluster: {nodes: [{count: 1, type: V100, devices_per_node: 4}]}\n"
+                                     "workload: {trace: {path: jobs.csv, windows: {jobs: 10, split: {train: 1.0, validation: 0.0}, use: train, offered_load: [0.5, 2]}}}\n");
+  const ScenarioConfig s = load_scenario(path, {}, std::nullopt, builtin_policies());
+  REQUIRE(s.workload.trace->windows->cluster_devices == 4);
+  std::set<double> loads;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    const std::vector<JobSpec> jobs = run_jobs(s.workload, seed);
+    REQUIRE(jobs.size() == 10u);
+    double gpu_s = 0.0;
+    for (const JobSpec& j : jobs) gpu_s += j.num_gpus * j.duration_s;
+    const double span_s = jobs.back().submit.seconds() - jobs.front().submit.seconds();
+    const double load = gpu_s / (4.0 * span_s);
+    CHECK(load >= 0.5 - 1e-3);  // submit times are whole microseconds
+    CHECK(load <= 2.0 + 1e-3);
+    loads.insert(std::round(load * 1000) / 1000);
+    // The arrival pattern keeps its shape: equal gaps stay equal.
+    for (std::size_t i = 1; i < jobs.size(); ++i) CHECK(jobs[i].submit.seconds() - jobs[i - 1].submit.seconds() == Approx(span_s / 9).margin(1e-5));
+  }
+  CHECK(loads.size() > 20u);  // drawn per seed
+  // A fixed load: every window at exactly that load, whatever its own (windows differ 10x here).
+  const ScenarioConfig fixed = load_scenario(path, {"workload.trace.windows.offered_load=1.5"}, std::nullopt, builtin_policies());
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const std::vector<JobSpec> jobs = run_jobs(fixed.workload, seed);
+    double gpu_s = 0.0;
+    for (const JobSpec& j : jobs) gpu_s += j.duration_s;
+    CHECK(gpu_s / (4.0 * (jobs.back().submit.seconds() - jobs.front().submit.seconds())) == Approx(1.5).epsilon(1e-6));
+  }
+  CHECK(fixed.workload.to_yaml()["trace"]["windows"]["offered_load"].as<double>() == 1.5);
+  CHECK_FALSE(parse(dir, "{jobs: 10}").to_yaml()["trace"]["windows"]["offered_load"].IsDefined());  // older resolved configs unchanged
+  // Errors name the key.
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, offered_load: 1, load_scale: 2}"),
+                    Catch::Contains("workload.trace.windows.offered_load") && Catch::Contains("and load_scale both set the arrival rate; keep one"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, offered_load: [2, 1]}"), Catch::Contains("the range [min, max] needs min <= max"));
+  CHECK_THROWS_WITH(parse(dir, "{jobs: 10, offered_load: 0}"), Catch::Contains("workload.trace.windows.offered_load"));
 }
 
 }  // namespace schedsim
