@@ -114,6 +114,7 @@ _CANDIDATE_BOUNDS = {
     "speed_vs_best": _NONNEG, "log_est_runtime_h": _NONNEG, "memory_use": _NONNEG, "has_deadline": _UNIT,
     "log2_nodes": _NONNEG, "cross_rack": _UNIT, "shares_node": _UNIT, "log_rank": _NONNEG, "blocked": _UNIT,
     "opt_packed": _UNIT, "opt_fastest_type": _UNIT, "opt_slowest_type": _UNIT, "opt_first_fit": _UNIT, "preempt": _UNIT,
+    "log_attained_h": _NONNEG, "log_attained_gpu_h": _NONNEG, "migrate": _UNIT, "log_migrate_gain": _NONNEG,
 }
 _GLOBAL_BOUNDS = {
     "free_frac_type0": _UNIT, "free_frac_type1": _UNIT, "free_frac_type2": _UNIT, "free_frac_type3": _UNIT,

@@ -21,6 +21,8 @@ void PendingQueue::on_job_queued(const SchedulerView& view, JobSlot job) {
     case CandidateOrder::kArrival: q.key = 0.0; break;
     case CandidateOrder::kShortestEstimate: q.key = observed_total_s(info_, j); break;
     case CandidateOrder::kFewestGpus: q.key = j.num_gpus(); break;
+    // A waiting job's attained service does not change, so the key set here holds until it starts.
+    case CandidateOrder::kLeastAttained: q.key = j.num_gpus() * attained_work_s(view, j); break;
   }
   q.seq = j.arrival_seq();
   q.in_queue = true;
@@ -196,6 +198,9 @@ void CandidateBuilder::describe(const SchedulerView& view, JobSlot slot, const J
   // A running job's rate is the one it gets now (contention included); 1 without physics.
   if (c.preempt) {
     c.rate = state_of_job.physics_rate() > 0 ? state_of_job.physics_rate() : 1.0;
+  } else if (c.migrate) {
+    // The rate on the devices it would move to; add_migrate_rows computed it (the start
+    // rows' cache belongs to the job's own placement options, not to a move).
   } else if (!physics_) {
     c.rate = 1.0;
   } else {  // a start row: build_starts left the option's physics answers for these devices
@@ -217,7 +222,10 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
     if (j.status() != JobStatus::kRunning) continue;  // already stopping
     if ((view.now() - j.placed_since()).seconds() < config_.preempt_min_run_s) continue;
     const double rate = j.physics_rate() > 0 ? j.physics_rate() : 1.0;
-    victims_.emplace_back(-observed_remaining_s(config_.information, view, j) / rate, j.arrival_seq(), r);
+    // Longest estimated remaining run time first; without duration information (every
+    // remaining time 0) the most attained service first, the victim LAS would choose.
+    const double key = config_.information.knows_durations() ? -observed_remaining_s(config_.information, view, j) / rate : -attained_work_s(view, j);
+    victims_.emplace_back(key, j.arrival_seq(), r);
   }
   const int k = config_.max_candidates;
   const int take = std::min<int>(std::min(config_.preempt_rows, k - rows), static_cast<int>(victims_.size()));
@@ -229,6 +237,7 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
     c.legal = true;
     c.preempt = true;
     c.cooling = false;
+    c.migrate = false;
     c.job = slot;
     c.rank = i;
     c.option = PlacementOption::kPacked;
@@ -239,13 +248,65 @@ int CandidateBuilder::add_preempt_rows(const SchedulerView& view, std::vector<Ca
   return rows;
 }
 
+int CandidateBuilder::add_migrate_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows) {
+  moves_.clear();
+  if (!physics_) return rows;  // every placement runs at rate 1: nothing to gain
+  for (JobSlot r = view.first_running(); r != kNoJob; r = view.next_running(r)) {
+    const JobView& j = view.job(r);
+    if (j.status() != JobStatus::kRunning || j.stall_end() > view.now()) continue;  // stopping, or saving/restoring
+    if ((view.now() - j.placed_since()).seconds() < config_.preempt_min_run_s) continue;
+    const double now_rate = SchedulerView::uncontended_rate(*physics_, j, j.devices());
+    if (!(now_rate > 0)) continue;
+    Move best;
+    for (const PlacementOption option : {PlacementOption::kFastestType, PlacementOption::kPacked}) {
+      const int q = place(option, r, j);
+      if (q < 0) continue;
+      const std::vector<DeviceId>& devices = queries_[static_cast<std::size_t>(q)].devices;
+      if (!physics_->PhysicsModel::placement_problem(j, Span<DeviceId>(devices.data(), devices.size())).empty()) continue;
+      const Geography* geo = view.geography();  // a job runs inside one datacenter it may use
+      if (geo && !geo->placement_problem(j, devices).empty()) continue;
+      const double rate = SchedulerView::uncontended_rate(*physics_, j, Span<DeviceId>(devices.data(), devices.size()));
+      if (rate > best.rate) {
+        best.rate = rate;
+        best.query = q;
+      }
+    }
+    if (best.query < 0 || best.rate < now_rate * (1.0 + config_.migrate_min_gain)) continue;
+    best.neg_gain = -best.rate / now_rate;
+    best.seq = j.arrival_seq();
+    best.job = r;
+    moves_.push_back(best);
+  }
+  const int take = std::min<int>(std::min(config_.migrate_rows, config_.max_candidates - rows), static_cast<int>(moves_.size()));
+  std::partial_sort(moves_.begin(), moves_.begin() + take, moves_.end(),
+                    [](const Move& a, const Move& b) { return a.neg_gain != b.neg_gain ? a.neg_gain < b.neg_gain : a.seq < b.seq; });
+  for (int i = 0; i < take; ++i) {
+    const Move& m = moves_[static_cast<std::size_t>(i)];
+    const JobView& js = view.job(m.job);
+    Candidate& c = out[static_cast<std::size_t>(rows++)];
+    c.legal = true;
+    c.preempt = false;
+    c.cooling = false;
+    c.migrate = true;
+    c.job = m.job;
+    c.rank = i;
+    c.option = PlacementOption::kPacked;
+    c.devices = queries_[static_cast<std::size_t>(m.query)].devices;
+    c.rate = m.rate;
+    c.gain = -m.neg_gain;
+    describe(view, m.job, js, c);
+  }
+  return rows;
+}
+
 int CandidateBuilder::build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out) {
   ++stats_.builds;
   const int k_all = config_.max_candidates;
   if (static_cast<int>(out.size()) != k_all) out.resize(static_cast<std::size_t>(k_all));
   const int cooling = static_cast<int>(config_.cooling_setpoints_c.size());
-  int rows = build_starts(view, queue, out, k_all - config_.preempt_rows - cooling);
+  int rows = build_starts(view, queue, out, k_all - config_.preempt_rows - config_.migrate_rows - cooling);
   if (config_.preempt_rows > 0) rows = add_preempt_rows(view, out, rows);
+  if (config_.migrate_rows > 0) rows = add_migrate_rows(view, out, rows);
   return cooling > 0 ? add_cooling_rows(view, out, rows) : rows;
 }
 
@@ -260,6 +321,7 @@ int CandidateBuilder::add_cooling_rows(const SchedulerView& view, std::vector<Ca
     c.legal = differs && view.now() != cooling_at_;
     c.preempt = false;
     c.cooling = true;
+    c.migrate = false;
     c.setpoint_c = setpoint;
     c.job = kNoJob;
     c.rank = 0;
@@ -332,6 +394,7 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
         c.legal = true;
         c.preempt = false;
         c.cooling = false;
+        c.migrate = false;
         c.job = slot;
         c.rank = rank;
         c.option = option;
@@ -346,6 +409,7 @@ int CandidateBuilder::build_starts(const SchedulerView& view, const PendingQueue
       c.legal = false;
       c.preempt = false;
       c.cooling = false;
+      c.migrate = false;
       c.job = slot;
       c.rank = rank;
       c.option = PlacementOption::kPacked;

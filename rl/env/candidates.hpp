@@ -80,6 +80,8 @@ struct Candidate {
   bool legal = false;    // a startable placement (false: the job fits nowhere now); a preemptible job
   bool preempt = false;  // a preemption row: `devices` are the job's current ones, `rate` its rate now
   bool cooling = false;  // a set-point row (EnvConfig::cooling_setpoints_c): no job, every datacenter to setpoint_c
+  bool migrate = false;  // a migration row: `devices` are the free ones the running job would move to, `rate` its rate there
+  double gain = 0.0;     // migration rows: rate on `devices` / uncontended rate on its current devices
   double setpoint_c = 0.0;
   JobSlot job = kNoJob;
   int rank = 0;          // position of the job in the candidate order (0 = first)
@@ -117,10 +119,16 @@ class CandidateBuilder {
   // or one illegal row when it fits nowhere now (at most max_blocked_rows of those). With
   // preempt_rows = P > 0, start rows stop at K - P and up to P preemption rows follow: the
   // running jobs on their devices for at least preempt_min_run_s, the longest estimated
-  // remaining run time first (ties: earlier arrival). Returns the number of rows filled.
+  // remaining run time first (under information none: the most attained service first;
+  // ties: earlier arrival). Returns the number of rows filled.
   // With cooling_setpoints_c (C values), start rows stop at K - P - C and the last rows
   // offer the set-points: legal when the run has a thermal model, the set-point differs
   // from a datacenter's current one, and no set-point was chosen at this instant yet.
+  // With migrate_rows = M > 0 (physics on), start rows stop at K - P - M - C and up to M
+  // migration rows follow the preemption rows: running jobs that have held their devices
+  // for at least preempt_min_run_s and would run at least 1 + migrate_min_gain times as
+  // fast (uncontended) on the best free placement (packed or fastest type), the largest
+  // gain first (ties: earlier arrival).
   int build(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out);
   // A set-point row was applied now: the others are masked until the next instant (no
   // endless changes at one decision point).
@@ -132,6 +140,7 @@ class CandidateBuilder {
  private:
   int build_starts(const SchedulerView& view, const PendingQueue& queue, std::vector<Candidate>& out, int k);
   int add_preempt_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
+  int add_migrate_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   int add_cooling_rows(const SchedulerView& view, std::vector<Candidate>& out, int rows);
   // The devices (sorted) of `option` for the job, or -1 when it does not fit: an index
   // into queries_.
@@ -194,6 +203,14 @@ class CandidateBuilder {
   std::vector<Rates> rates_;  // by job slot
   Rates& rates_of(JobSlot slot, const JobView& job);
   std::vector<std::tuple<double, std::uint64_t, JobSlot>> victims_;  // (-remaining run time, arrival seq, slot)
+  struct Move {
+    double neg_gain = 0.0;
+    std::uint64_t seq = 0;
+    JobSlot job = kNoJob;
+    int query = -1;  // index into queries_: the free devices it would move to
+    double rate = 0.0;
+  };
+  std::vector<Move> moves_;
   Tick cooling_at_ = Tick::max();  // the instant a set-point row was last applied
   CandidateStats stats_;
 };

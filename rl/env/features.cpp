@@ -30,7 +30,8 @@ int global_feature_count(const EnvConfig& config) { return kGlobalFeatures + (co
 std::vector<std::string> candidate_feature_names(bool cooling) {
   std::vector<std::string> names = {"gpus_frac",       "log_est_work_h", "log_est_gpu_h",  "log_age_h",   "speed_vs_best",    "log_est_runtime_h", "memory_use",
           "priority",        "has_deadline",   "deadline_slack", "log2_nodes",  "cross_rack",       "shares_node",       "log_rank",
-          "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit",    "preempt"};
+          "blocked",         "opt_packed",     "opt_fastest_type", "opt_slowest_type", "opt_first_fit",    "preempt",
+          "log_attained_h",  "log_attained_gpu_h", "migrate",       "log_migrate_gain"};
   if (cooling) names.insert(names.end(), {"cooling", "cooling_setpoint"});
   return names;
 }
@@ -52,6 +53,9 @@ struct JobTerms {
   int rank = -1;
   double work_s = 0.0;  // estimated seconds of work left at rate 1
   double gpus_frac = 0.0, log_work = 0.0, log_gpu_work = 0.0, log_age = 0.0, log_priority = 0.0, log_rank = 0.0;
+  // Attained service, what LAS and Tiresias rank by: known at every information level, so
+  // a non-clairvoyant agent can learn a Gittins-like index from it.
+  double log_attained = 0.0, log_attained_gpu = 0.0;
 };
 
 double log_rank(int rank, int max_candidates) { return std::log1p(static_cast<double>(rank)) / std::log1p(static_cast<double>(max_candidates)); }
@@ -67,6 +71,8 @@ void job_terms(const SchedulerView& view, const InformationModel& info, const Ca
   t.gpus_frac = s.num_gpus() / total_devices;
   const double work_h = t.work_s / kHour_s, gpu_work_h = s.num_gpus() * t.work_s / kHour_s;
   const double age_h = std::max(0.0, now_s - s.submit().seconds()) / kHour_s;
+  const double attained_h = std::max(0.0, attained_work_s(view, j)) / kHour_s;
+  const double attained_gpu_h = s.num_gpus() * attained_h;
   // log1p(+-0) is +-0: most jobs have priority 0.
   t.log_priority = s.priority() == 0.0 ? s.priority() : log1p_signed(s.priority());
   if (!cache) {
@@ -74,12 +80,16 @@ void job_terms(const SchedulerView& view, const InformationModel& info, const Ca
     t.log_gpu_work = std::log1p(gpu_work_h);
     t.log_age = std::log1p(age_h);
     t.log_rank = log_rank(c.rank, max_candidates);
+    t.log_attained = std::log1p(attained_h);
+    t.log_attained_gpu = std::log1p(attained_gpu_h);
     return;
   }
   FeatureLogCache::Job& memo = cache->job(c.job);
   t.log_work = memo.work(work_h);
   t.log_gpu_work = memo.gpu_work(gpu_work_h);
   t.log_age = memo.age(age_h);
+  t.log_attained = memo.attained(attained_h);
+  t.log_attained_gpu = memo.attained_gpu(attained_gpu_h);
   if (cache->log_rank_of != max_candidates) {
     cache->log_rank.clear();
     cache->log_rank_of = max_candidates;
@@ -95,7 +105,7 @@ void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, c
   // Run time on this placement (on the best one for a blocked row; the rest of the run at
   // its current rate for a preemption row).
   const double rate = c.legal ? c.rate : c.best_rate;
-  const bool start = c.legal && !c.preempt;
+  const bool start = c.legal && !c.preempt && !c.migrate;
   const double runtime_s = rate > 0 ? t.work_s / rate : t.work_s;
   const bool has_deadline = !std::isnan(s.deadline_s());
   const double values[kCandidateFeatures] = {
@@ -120,6 +130,10 @@ void write_start_or_preempt_row(const SchedulerView& view, const Candidate& c, c
       start && c.option == PlacementOption::kSlowestType ? 1.0 : 0.0,
       start && c.option == PlacementOption::kFirstFit ? 1.0 : 0.0,
       c.preempt ? 1.0 : 0.0,
+      t.log_attained,
+      t.log_attained_gpu,
+      c.migrate ? 1.0 : 0.0,
+      c.migrate ? std::log(c.gain) : 0.0,
   };
   for (int i = 0; i < kCandidateFeatures; ++i) row[i] = static_cast<float>(values[i]);
   for (int i = kCandidateFeatures; i < features; ++i) row[i] = 0.0f;

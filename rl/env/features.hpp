@@ -12,7 +12,7 @@
 
 namespace schedsim::rl {
 
-inline constexpr int kCandidateFeatures = 20;
+inline constexpr int kCandidateFeatures = 24;
 inline constexpr int kGlobalFeatures = 16;
 // With the cooling action family (EnvConfig::cooling_setpoints_c) rows get two more columns
 // and the global vector three more (docs/rl.md); without it the shapes above are unchanged.
@@ -61,7 +61,7 @@ class Log1pMemo {
 // waits, nor do its rows' run times while its placements stay, so most arguments repeat.
 struct FeatureLogCache {
   struct Job {
-    Log1pMemo work, gpu_work, age;
+    Log1pMemo work, gpu_work, age, attained, attained_gpu;
     Log1pMemo runtime[kNumPlacementOptions + 1];  // by option; the last: blocked and preemption rows
   };
   std::vector<Job> by_slot;

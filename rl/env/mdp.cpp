@@ -1,5 +1,7 @@
 #include "rl/env/mdp.hpp"
 
+#include <algorithm>
+
 #include "world/thermal/thermal.hpp"
 
 namespace schedsim::rl {
@@ -48,8 +50,11 @@ void MdpStep::write_observation(const SchedulerView& view, const PendingQueue& q
 void MdpStep::decode(int action, const SchedulerView& view, ActionBatch& out) const {
   if (action == wait_action()) {
     // Waiting with jobs pending under price/carbon signals: the next signal change is a
-    // decision point too, so an agent can defer work to a cheaper or cleaner period.
-    out.wake_at(signal_wake(view));
+    // decision point too, so an agent can defer work to a cheaper or cleaner period; with
+    // env.wake_every_s, so is the end of that quantum.
+    Tick wake = signal_wake(view);
+    if (config_.wake_every_s > 0 && view.num_pending() > 0) wake = std::min(wake, view.now() + Tick::from_seconds(config_.wake_every_s));
+    out.wake_at(wake);
     return;
   }
   const Candidate& c = candidates_[static_cast<std::size_t>(action)];
@@ -57,6 +62,8 @@ void MdpStep::decode(int action, const SchedulerView& view, ActionBatch& out) co
     for (int s = 0; s < view.thermal()->num_sites(); ++s) out.set_cooling_setpoint(s, c.setpoint_c);
   } else if (c.preempt) {
     out.preempt(c.job);
+  } else if (c.migrate) {
+    out.move(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
   } else {
     out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
   }
@@ -67,7 +74,7 @@ void MdpStep::commit(int action, Tick now, PendingQueue& queue) {
   const Candidate& c = candidates_[static_cast<std::size_t>(action)];
   if (c.cooling) {
     builder_->cooling_chosen(now);
-  } else if (!c.preempt) {
+  } else if (!c.preempt && !c.migrate) {
     queue.started(c.job);
   }
 }

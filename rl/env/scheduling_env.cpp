@@ -147,12 +147,17 @@ SchedulingEnv::SchedulingEnv(std::shared_ptr<const ScenarioConfig> scenario, Env
                                              " (fewer than max_candidates = " + std::to_string(m.config.max_candidates) + "), got " +
                                              std::to_string(m.config.preempt_rows));
   }
+  if (m.config.migrate_rows < 0 || m.config.preempt_rows + m.config.migrate_rows >= m.config.max_candidates) {
+    throw InputError(m.scenario->source, "env.migrate_rows must be in 0.." + std::to_string(m.config.max_candidates - 1 - m.config.preempt_rows) +
+                                             " (preempt_rows + migrate_rows fewer than max_candidates = " + std::to_string(m.config.max_candidates) +
+                                             "), got " + std::to_string(m.config.migrate_rows));
+  }
   if (m.config.reward.energy_kwh > 0 && !m.scenario->energy) {
     throw InputError(m.scenario->source, "env.reward.energy_kwh needs an `energy:` map (the meter whose facility energy it charges)");
   }
   if (!m.config.cooling_setpoints_c.empty()) {
-    if (m.config.preempt_rows + static_cast<int>(m.config.cooling_setpoints_c.size()) >= m.config.max_candidates) {
-      throw InputError(m.scenario->source, "env.preempt_rows + the number of env.cooling_setpoints must be below max_candidates (" +
+    if (m.config.preempt_rows + m.config.migrate_rows + static_cast<int>(m.config.cooling_setpoints_c.size()) >= m.config.max_candidates) {
+      throw InputError(m.scenario->source, "env.preempt_rows + env.migrate_rows + the number of env.cooling_setpoints must be below max_candidates (" +
                                                std::to_string(m.config.max_candidates) + "), so that rows remain for starts");
     }
     check_cooling(*m.scenario, m.config);

@@ -24,6 +24,7 @@ const char* to_string(CandidateOrder o) {
     case CandidateOrder::kArrival: return "arrival";
     case CandidateOrder::kShortestEstimate: return "shortest_estimate";
     case CandidateOrder::kFewestGpus: return "fewest_gpus";
+    case CandidateOrder::kLeastAttained: return "least_attained";
   }
   return "arrival";
 }
@@ -32,7 +33,7 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
   EnvConfig c;
   if (node.is_null()) return c;
   node.expect_map({"max_candidates", "reward_scale", "max_steps", "reward", "order", "placements", "max_blocked_rows", "max_scan",
-                   "preempt_rows", "preempt_min_run_s", "check_invariants", "cooling_setpoints"});
+                   "preempt_rows", "preempt_min_run_s", "migrate_rows", "migrate_min_gain", "wake_every_s", "check_invariants", "cooling_setpoints"});
   if (auto k = node.maybe_child("max_candidates")) {
     const std::int64_t v = k->as_positive_int();
     if (v > 4096) k->fail("at most 4096 candidate rows, got " + std::to_string(v));
@@ -53,8 +54,11 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     if (auto w = r->maybe_child("preemption_s")) c.reward.preemption_s = w->as_nonnegative_double();
   }
   if (auto o = node.maybe_child("order")) {
-    const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus"});
-    c.order = v == "arrival" ? CandidateOrder::kArrival : v == "shortest_estimate" ? CandidateOrder::kShortestEstimate : CandidateOrder::kFewestGpus;
+    const std::string v = o->as_choice({"arrival", "shortest_estimate", "fewest_gpus", "least_attained"});
+    c.order = v == "arrival"             ? CandidateOrder::kArrival
+              : v == "shortest_estimate" ? CandidateOrder::kShortestEstimate
+              : v == "fewest_gpus"       ? CandidateOrder::kFewestGpus
+                                         : CandidateOrder::kLeastAttained;
   }
   if (auto p = node.maybe_child("placements")) {
     if (!p->is_sequence() || p->size() == 0) p->fail("must be a non-empty list of: packed, fastest_type, slowest_type, first_fit");
@@ -88,6 +92,16 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
     c.preempt_rows = static_cast<int>(v);
   }
   if (auto m = node.maybe_child("preempt_min_run_s")) c.preempt_min_run_s = m->as_nonnegative_double();
+  if (auto m = node.maybe_child("migrate_rows")) {
+    const std::int64_t v = m->as_int();
+    if (v < 0 || c.preempt_rows + v >= c.max_candidates) {
+      m->fail("must be in 0.." + std::to_string(c.max_candidates - 1 - c.preempt_rows) + " (preempt_rows + migrate_rows below max_candidates, so that rows remain for starts), got " +
+              std::to_string(v));
+    }
+    c.migrate_rows = static_cast<int>(v);
+  }
+  if (auto m = node.maybe_child("migrate_min_gain")) c.migrate_min_gain = m->as_nonnegative_double();
+  if (auto w = node.maybe_child("wake_every_s")) c.wake_every_s = w->as_nonnegative_double();
   if (auto cs = node.maybe_child("cooling_setpoints")) {
     if (!cs->is_sequence() || cs->size() == 0) cs->fail("expected a non-empty list of cooling set-points in °C, e.g. [18, 24, 30]");
     for (std::size_t i = 0; i < cs->size(); ++i) {
@@ -97,8 +111,8 @@ EnvConfig EnvConfig::parse(const ConfigNode& node) {
       }
       c.cooling_setpoints_c.push_back(v);
     }
-    if (c.preempt_rows + static_cast<int>(c.cooling_setpoints_c.size()) >= c.max_candidates) {
-      cs->fail("preempt_rows + the number of set-points must be below max_candidates (" + std::to_string(c.max_candidates) +
+    if (c.preempt_rows + c.migrate_rows + static_cast<int>(c.cooling_setpoints_c.size()) >= c.max_candidates) {
+      cs->fail("preempt_rows + migrate_rows + the number of set-points must be below max_candidates (" + std::to_string(c.max_candidates) +
                "), so that rows remain for starts");
     }
   }

@@ -33,6 +33,7 @@ enum class CandidateOrder : std::uint8_t {
   kArrival,           // queue order: arrival (the environment never preempts)
   kShortestEstimate,  // the information model's size (oracle: estimate_s, else duration_s), then arrival
   kFewestGpus,        // num_gpus, then arrival
+  kLeastAttained,     // attained GPU-seconds (Tiresias' 2D-LAS key; fixed while a job waits), then arrival
 };
 
 // Placement options of a candidate row; the row's one-hot columns follow this order.
@@ -68,6 +69,19 @@ struct EnvConfig {
   // preemption (a minimum run quantum, as cluster schedulers have: it bounds the
   // save/restore churn an untrained agent can cause).
   double preempt_min_run_s = 600.0;
+  // The migration action family: up to this many rows (after the preemption rows) offer
+  // running jobs a move to the fastest free placement (checkpoint save and restore, as
+  // Gavel's migrations), the largest speed-up first; 0 = off. Only with physics: without
+  // it every placement runs at the same rate.
+  int migrate_rows = 0;
+  // A move is offered only when it speeds the job up by at least this fraction (its rate
+  // on the new devices / on its current ones, both uncontended, >= 1 + this).
+  double migrate_min_gain = 0.25;
+  // Waiting while jobs are pending also asks for a decision point this many seconds later
+  // (0 = off: only arrivals, ends and signal changes are decision points). A quantum, like
+  // the one after which LAS and Tiresias reconsider a running job: without it an agent can
+  // preempt a long job only when something arrives or ends.
+  double wake_every_s = 0.0;
   // The cooling action family: the last rows offer these set-points (°C) for every
   // datacenter (sim/thermal.hpp); rows and the global vector get cooling columns. Empty
   // (default) = off, and the shapes are those of a scenario without a thermal model.

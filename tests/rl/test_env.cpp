@@ -969,8 +969,8 @@ TEST_CASE("Cooling rows: set-points as actions with their features, only with a 
   CHECK(env.shape().candidate_features == kCandidateFeatures + 2);
   CHECK(env.shape().global_features == kGlobalFeatures + 3);
   const std::vector<std::string> cols = env.candidate_columns(), globals = env.global_columns();
-  REQUIRE(cols.size() == 22);
-  CHECK(cols[20] == "cooling");
+  REQUIRE(cols.size() == static_cast<std::size_t>(kCandidateFeatures + 2));
+  CHECK(cols[kCandidateFeatures] == "cooling");
   CHECK(globals[16] == "outside_temp");
   env.reset(1);
   Obs obs(env.shape());
@@ -981,9 +981,9 @@ TEST_CASE("Cooling rows: set-points as actions with their features, only with a 
   CHECK(env.candidate(1).cooling);
   CHECK(env.candidate(2).setpoint_c == 30);
   CHECK(obs.mask == std::vector<std::uint8_t>{1, 0, 1, 0, 1});
-  CHECK(obs.cand[static_cast<std::size_t>(2 * f + 20)] == 1.0f);
-  CHECK(obs.cand[static_cast<std::size_t>(2 * f + 21)] == Approx(30.0 / 40));
-  CHECK(obs.cand[static_cast<std::size_t>(0 * f + 20)] == 0.0f);
+  CHECK(obs.cand[static_cast<std::size_t>(2 * f + kCandidateFeatures)] == 1.0f);
+  CHECK(obs.cand[static_cast<std::size_t>(2 * f + kCandidateFeatures + 1)] == Approx(30.0 / 40));
+  CHECK(obs.cand[static_cast<std::size_t>(0 * f + kCandidateFeatures)] == 0.0f);
   // 20 °C outside, 22 °C set-point, no economizer: lift 13 K, COP 0.5 x 295.15 / 13.
   CHECK(obs.global[16] == Approx(20.0 / 40));
   CHECK(obs.global[17] == Approx(22.0 / 40));
@@ -1077,6 +1077,113 @@ TEST_CASE("env.reward.preemption_s charges each chosen preemption in the return:
   CHECK(cost_ret == Approx(-(cost_jct_s + 1800.0) / 3600.0).epsilon(1e-12));
   CHECK(EnvConfig::parse(ConfigNode::load_string("{}", "e.yaml")).reward.preemption_s == 0.0);
   CHECK_THROWS_WITH(EnvConfig::parse(ConfigNode::load_string("{reward: {preemption_s: -1}}", "e.yaml")), Catch::Contains("reward.preemption_s"));
+}
+
+TEST_CASE("Migration rows move a running job to faster free devices through the kernel", "[rl][env][migrate]") {
+  test::TempDir dir;
+  // One H100 and one V100 (physics on). 'b' takes the H100 at t=0; 'a' arrives at t=10 and
+  // can only start on the V100. When 'b' ends, the H100 is free and 'a' (which has held its
+  // V100 longer than preempt_min_run_s 100) is offered a move there.
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s,model\n"
+                                      "b,0,1,1000,ResNet-50\n"
+                                      "a,10,1,36000,ResNet-50\n");
+  auto sc = scenario_from(
+      "cluster:\n  nodes:\n    - {count: 1, type: H100-SXM, devices_per_node: 1}\n    - {count: 1, type: V100, devices_per_node: 1}\n"
+      "workload: {trace: {path: " + trace + "}}\nphysics: {reference_device: V100}\n"
+      "env: {max_candidates: 4, placements: [packed], migrate_rows: 1, preempt_min_run_s: 100}\n");
+  const EnvConfig cfg = EnvConfig::from_scenario(*sc);
+  REQUIRE(cfg.migrate_rows == 1);
+  CHECK(cfg.migrate_min_gain == 0.25);
+  EnvConfig too_many = cfg;
+  too_many.max_candidates = 1;
+  CHECK_THROWS_WITH(SchedulingEnv(sc, too_many), Catch::Contains("env.migrate_rows must be in 0..0 (preempt_rows + migrate_rows fewer than max_candidates = 1), got 1"));
+  SchedulingEnv env(sc, cfg);
+  REQUIRE(env.shape().candidate_features == kCandidateFeatures);
+  Obs obs(env.shape());
+  auto col = [&](int row, const std::string& name) { return obs.cand_at(row, name); };
+  env.reset(1);
+  const DeviceId h100 = 0, v100 = 1;  // node order
+  REQUIRE(env.candidate(0).job_id == "b");
+  REQUIRE(env.candidate(0).devices == std::vector<DeviceId>{h100});
+  env.step(0);  // b on the H100
+  CHECK(env.simulator().now().seconds() == 10.0);
+  obs.read(env);
+  REQUIRE(env.candidate(0).job_id == "a");
+  REQUIRE(env.candidate(0).devices == std::vector<DeviceId>{v100});
+  CHECK(col(0, "migrate") == 0.0f);
+  env.step(0);  // a on the V100; nothing else to do until b ends
+  const double b_end_s = env.simulator().now().seconds();
+  CHECK(b_end_s > 110.0);
+  obs.read(env);
+  // The migration row: a, to the H100, with its gain over the V100.
+  const auto* physics_model = dynamic_cast<const ClusterPhysics*>(env.simulator().view().physics());
+  REQUIRE(physics_model != nullptr);
+  const ClusterPhysics& physics = *physics_model;
+  const JobSlot a_slot = env.candidate(0).job;
+  const JobView a = env.simulator().view().job(a_slot);
+  const double on_v100 = SchedulerView::uncontended_rate(physics, a, Span<DeviceId>(&v100, 1));
+  const double on_h100 = SchedulerView::uncontended_rate(physics, a, Span<DeviceId>(&h100, 1));
+  REQUIRE(on_h100 > 1.25 * on_v100);
+  CHECK(env.candidate(0).job_id == "a");
+  CHECK(env.candidate(0).devices == std::vector<DeviceId>{h100});
+  CHECK(obs.mask == std::vector<std::uint8_t>{1, 0, 0, 0, 1});
+  CHECK(col(0, "migrate") == 1.0f);
+  CHECK(col(0, "preempt") == 0.0f);
+  CHECK(col(0, "opt_packed") == 0.0f);  // not a start
+  CHECK(col(0, "log_migrate_gain") == Approx(std::log(on_h100 / on_v100)));
+  CHECK(col(0, "speed_vs_best") == Approx(1.0));  // the H100 is a's best type
+  CHECK(col(0, "log_attained_h") == Approx(std::log1p((b_end_s - 10.0) * on_v100 / 3600.0)).epsilon(1e-5));
+  env.step(0);
+  CHECK(env.simulator().stats().moves == 1);
+  CHECK(env.simulator().job(a_slot).devices == std::vector<DeviceId>{h100});
+  // Finishes on the H100: no further row (nothing faster is free), the episode ends.
+  while (!env.done()) {
+    obs.read(env);
+    for (int i = 0; i < 4; ++i) CHECK(col(i, "migrate") == 0.0f);
+    env.step(4);
+  }
+  CHECK(env.simulator().stats().moves == 1);
+}
+
+TEST_CASE("Random actions with migration and preemption rows keep every invariant", "[rl][env][migrate]") {
+  auto sc = scenario_from(kHetero);
+  EnvConfig cfg;
+  cfg.check_invariants = true;
+  cfg.max_candidates = 10;
+  cfg.preempt_rows = 2;
+  cfg.migrate_rows = 3;
+  cfg.migrate_min_gain = 0.1;
+  SchedulingEnv env(sc, cfg);
+  Obs obs(env.shape());
+  Rng rng(9, "test.actions");
+  JctSum jct;
+  env.add_observer(jct);
+  const auto migrate_col = static_cast<std::size_t>(Obs::column(SchedulingEnv::candidate_feature_names(), "migrate"));
+  std::uint64_t migrate_steps = 0;
+  env.reset(4);
+  double ret = 0.0;
+  while (!env.done()) {
+    obs.read(env);
+    int migrate_rows_seen = 0;
+    for (int i = 0; i < cfg.max_candidates; ++i) {
+      if (obs.cand[static_cast<std::size_t>(i) * kCandidateFeatures + migrate_col] != 1.0f) continue;
+      ++migrate_rows_seen;
+      const SchedulingEnv::CandidateInfo info = env.candidate(i);
+      const JobState& j = env.simulator().job(info.job);
+      CHECK(j.status == JobStatus::kRunning);
+      CHECK(info.devices.size() == j.devices.size());
+      for (DeviceId d : info.devices) CHECK(env.simulator().view().cluster_state().is_free(d));  // moves to free devices only
+    }
+    CHECK(migrate_rows_seen <= cfg.migrate_rows);
+    const int a = random_legal(obs.mask, rng);
+    if (a < cfg.max_candidates && obs.cand[static_cast<std::size_t>(a) * kCandidateFeatures + migrate_col] == 1.0f) ++migrate_steps;
+    ret += env.step(a).reward;
+  }
+  CHECK(env.jobs_completed() == 60);
+  CHECK(migrate_steps > 5);
+  CHECK(env.simulator().stats().moves == migrate_steps);
+  CHECK(ret == Approx(-jct.total_s / 3600.0).epsilon(1e-9));
 }
 
 }  // namespace schedsim::rl
