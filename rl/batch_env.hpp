@@ -20,6 +20,7 @@ struct EpisodeStats {
   double episode_return = 0.0;
   double mean_jct_s = 0.0;  // 0 for environments without jobs
   std::uint64_t steps = 0;
+  double end_s = 0.0;  // simulated time at which the episode ended (0 where unknown)
 };
 
 class BatchEnv {
@@ -39,6 +40,13 @@ class BatchEnv {
   virtual const std::uint8_t* terminated() const = 0;
   virtual const std::uint8_t* truncated() const = 0;
   virtual std::vector<EpisodeStats> take_finished_episodes() = 0;
+  // What train.input_baseline needs (rl/learner.cpp); environments without simulated time
+  // keep the defaults, and the learner refuses input_baseline for them.
+  virtual bool has_time() const { return false; }
+  // Environment i starts the episode of seeds[i] (copies of a workload share a seed).
+  virtual void reset_each(const std::vector<std::uint64_t>& seeds) { reset(seeds.empty() ? 0 : seeds[0]); }
+  // [N]: simulated time (seconds) of each environment's current observation.
+  virtual const double* now_s() const { return nullptr; }
 };
 
 // Builds a batch of `num_envs` environments.

@@ -2,6 +2,7 @@
 // translation unit of the learners; see learner.hpp).
 #include "rl/learner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -16,6 +17,7 @@
 
 #include "rl/distributed.hpp"
 #include "rl/eigen_policy_net.hpp"
+#include "rl/input_baseline.hpp"
 #include "rl/policy_net.hpp"
 #include "base/error.hpp"
 
@@ -232,6 +234,12 @@ struct Learner::Impl {
     // identical afterwards: each applies the same all-reduced gradient).
     env = make_env(local_envs);
     shape = env->shape();
+    if (c.input_baseline > 1) {
+      if (local_envs % c.input_baseline != 0)
+        throw InputError("train.input_baseline", "is " + std::to_string(c.input_baseline) + ", but each of the " + std::to_string(dist.world_size) + " processes steps " +
+                                                     std::to_string(local_envs) + " environments: a workload's copies must share a process, so that must be a multiple of it");
+      if (!env->has_time()) throw InputError("train.input_baseline", "needs environments with a simulated clock (the scheduling environment)");
+    }
     net = PolicyNet(shape.candidate_features, shape.global_features, c.hidden);
     net->to(device);
     optimizer = std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(c.lr).eps(1e-5));
@@ -336,9 +344,18 @@ struct Learner::Impl {
     // --- collect one episode per environment (this rank's share of the global batch)
     const std::uint64_t first_seed =
         config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(config.num_envs) + static_cast<std::uint64_t>(env_offset);
+    const int copies = config.input_baseline > 1 ? config.input_baseline : 1;
     {
       PhaseTimer timer(times.env_s);
-      env->reset(first_seed);
+      if (copies > 1) {
+        // Global environment g replays workload g / copies of this update.
+        std::vector<std::uint64_t> seeds(static_cast<std::size_t>(N));
+        const std::uint64_t base = config.train_seed_start + static_cast<std::uint64_t>(updates) * static_cast<std::uint64_t>(config.num_envs / copies);
+        for (int i = 0; i < N; ++i) seeds[static_cast<std::size_t>(i)] = base + static_cast<std::uint64_t>((env_offset + i) / copies);
+        env->reset_each(seeds);
+      } else {
+        env->reset(first_seed);
+      }
     }
     sync_rollout_net();
     const int num_actions = K + 1, F = shape.candidate_features, G = shape.global_features;
@@ -351,6 +368,9 @@ struct Learner::Impl {
       rngs.push_back(env_rng(config.seed, Stream::kRollout, static_cast<std::uint64_t>(updates), static_cast<std::uint64_t>(env_offset + i)));
     std::vector<std::vector<float>> rewards;
     std::vector<std::vector<std::uint8_t>> dones, valids;
+    std::vector<std::vector<double>> times_s;      // input baseline: each step's simulated time, [T][N]
+    std::vector<double> end_s(static_cast<std::size_t>(N), 0.0);  // and the time each episode ended
+    std::vector<std::uint8_t> counted(static_cast<std::size_t>(N), 0);  // its first episode was counted
     std::vector<std::uint8_t> active(static_cast<std::size_t>(N), 1);
     std::vector<std::int32_t> actions(static_cast<std::size_t>(N));
     UpdateStats st;
@@ -380,6 +400,7 @@ struct Learner::Impl {
         }
       }
       std::vector<std::uint8_t> valid(active);
+      if (copies > 1) times_s.emplace_back(env->now_s(), env->now_s() + N);
       {
         PhaseTimer timer(times.env_s);
         env->step(actions.data());
@@ -396,7 +417,10 @@ struct Learner::Impl {
         }
       }
       for (const auto& e : env->take_finished_episodes()) {
-        if (e.seed >= first_seed + static_cast<std::uint64_t>(N)) continue;  // an auto-reset episode
+        // Only each environment's first episode counts; later ones are auto-resets.
+        if (counted[static_cast<std::size_t>(e.env)]) continue;
+        counted[static_cast<std::size_t>(e.env)] = 1;
+        end_s[static_cast<std::size_t>(e.env)] = e.end_s;
         sum_return += e.episode_return;
         sum_jct += e.mean_jct_s;
         ++finished_eps;
@@ -466,15 +490,22 @@ struct Learner::Impl {
         adv[tt][k] = static_cast<float>(next_adv[k]);
       }
     }
+    // train.input_baseline: the policy's advantages compare each step's return-to-go with
+    // the other copies' at the same simulated time; the value head still learns the GAE
+    // targets above.
+    std::vector<std::vector<float>> policy_adv;
+    if (copies > 1) policy_adv = input_baseline_advantages(rewards, valids, times_s, end_s, scale, copies);
+    const std::vector<std::vector<float>>& padv = copies > 1 ? policy_adv : adv;
     // Flatten the valid samples environment-major: the global sample order (rank 0's
     // environments first) is then the same for any number of ranks.
     std::vector<std::int64_t> rows;
-    std::vector<float> adv_flat;
+    std::vector<float> adv_flat, value_adv_flat;
     for (int i = 0; i < N; ++i)
       for (int t = 0; t < T; ++t)
         if (valids[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]) {
           rows.push_back(static_cast<std::int64_t>(t) * N + i);
-          adv_flat.push_back(adv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
+          adv_flat.push_back(padv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
+          value_adv_flat.push_back(adv[static_cast<std::size_t>(t)][static_cast<std::size_t>(i)]);
         }
     const auto M_local = static_cast<std::int64_t>(rows.size());
     std::vector<double> counts(static_cast<std::size_t>(comm->world_size()), 0.0);
@@ -502,7 +533,7 @@ struct Learner::Impl {
       A = torch::from_blob(roll_act.data(), {TN}, torch::kInt64).index_select(0, idx).to(device);
       old_logp = torch::from_blob(roll_logp.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
       auto old_v = torch::from_blob(roll_value.data(), {TN}, torch::kFloat32).index_select(0, idx).to(device);
-      Ret = torch::tensor(adv_flat, torch::kFloat32).to(device) + old_v;
+      Ret = torch::tensor(value_adv_flat, torch::kFloat32).to(device) + old_v;
     }
 
     // --- gradient steps. Each rank computes its samples' share of the minibatch loss

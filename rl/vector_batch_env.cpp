@@ -12,6 +12,9 @@ class VectorBatchEnv final : public BatchEnv {
   int num_envs() const override { return env_.num_envs(); }
   EnvShape shape() const override { return env_.shape(); }
   void reset(std::uint64_t seed) override { env_.reset(seed); }
+  bool has_time() const override { return true; }
+  void reset_each(const std::vector<std::uint64_t>& seeds) override { env_.reset_each(seeds); }
+  const double* now_s() const override { return env_.now_s(); }
   void step(const std::int32_t* actions) override { env_.step(actions); }
   const float* candidates() const override { return env_.candidates(); }
   const float* global() const override { return env_.global(); }
@@ -21,7 +24,7 @@ class VectorBatchEnv final : public BatchEnv {
   const std::uint8_t* truncated() const override { return env_.truncated(); }
   std::vector<EpisodeStats> take_finished_episodes() override {
     std::vector<EpisodeStats> out;
-    for (const auto& r : env_.take_finished_episodes()) out.push_back(EpisodeStats{r.env, r.seed, r.episode_return, r.mean_jct_s, r.steps});
+    for (const auto& r : env_.take_finished_episodes()) out.push_back(EpisodeStats{r.env, r.seed, r.episode_return, r.mean_jct_s, r.steps, r.end_s});
     return out;
   }
 

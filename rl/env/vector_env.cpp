@@ -16,8 +16,9 @@ struct VectorEnv::Impl {
   std::vector<std::uint8_t> masks, terminated, truncated;
   std::vector<float> final_candidates, final_global;
   std::vector<std::uint8_t> final_masks;
-  std::uint64_t base_seed = 0;
+  std::vector<std::uint64_t> first_seed;  // env i's first seed since the last reset
   std::vector<std::uint64_t> episode;  // episodes begun by env i since reset
+  std::vector<double> now_s;
   std::vector<std::vector<EpisodeRecord>> finished;
   std::vector<std::exception_ptr> errors;
   const std::int32_t* actions = nullptr;
@@ -31,11 +32,12 @@ struct VectorEnv::Impl {
     envs[static_cast<std::size_t>(i)]->write_observation(c.data() + static_cast<std::size_t>(i) * k * shape.candidate_features,
                                                           g.data() + static_cast<std::size_t>(i) * shape.global_features,
                                                           m.data() + static_cast<std::size_t>(i) * (k + 1));
+    now_s[static_cast<std::size_t>(i)] = envs[static_cast<std::size_t>(i)]->simulator().now().seconds();
   }
 
   void reset_env(int i) {
     const auto u = static_cast<std::size_t>(i);
-    envs[u]->reset(base_seed + static_cast<std::uint64_t>(i) + static_cast<std::uint64_t>(n) * episode[u]);
+    envs[u]->reset(first_seed[u] + static_cast<std::uint64_t>(n) * episode[u]);
   }
 
   void step_env(int i) {
@@ -53,6 +55,7 @@ struct VectorEnv::Impl {
       rec.jobs = env.jobs_completed();
       rec.mean_jct_s = rec.jobs > 0 ? env.total_jct_s() / static_cast<double>(rec.jobs) : 0.0;
       rec.steps = env.episode_steps();
+      rec.end_s = env.simulator().now().seconds();
       finished[u].push_back(rec);
       write_to(i, final_candidates, final_global, final_masks);
       ++episode[u];
@@ -98,6 +101,8 @@ VectorEnv::VectorEnv(std::shared_ptr<const ScenarioConfig> scenario, EnvConfig c
   m.terminated.assign(n, 0);
   m.truncated.assign(n, 0);
   m.episode.assign(n, 0);
+  m.first_seed.assign(n, 0);
+  m.now_s.assign(n, 0.0);
   m.finished.resize(n);
   m.errors.resize(n);
 }
@@ -108,8 +113,17 @@ int VectorEnv::num_envs() const { return impl_->n; }
 const EnvShape& VectorEnv::shape() const { return impl_->shape; }
 
 void VectorEnv::reset(std::uint64_t seed) {
+  std::vector<std::uint64_t> seeds(static_cast<std::size_t>(impl_->n));
+  for (int i = 0; i < impl_->n; ++i) seeds[static_cast<std::size_t>(i)] = seed + static_cast<std::uint64_t>(i);
+  reset_each(seeds);
+}
+
+void VectorEnv::reset_each(const std::vector<std::uint64_t>& seeds) {
   Impl& m = *impl_;
-  m.base_seed = seed;
+  if (seeds.size() != static_cast<std::size_t>(m.n)) {
+    throw InputError("VectorEnv", "reset_each needs one seed per environment (" + std::to_string(m.n) + "), got " + std::to_string(seeds.size()));
+  }
+  m.first_seed = seeds;
   for (auto& e : m.episode) e = 0;
   for (auto& f : m.finished) f.clear();
   std::fill(m.rewards.begin(), m.rewards.end(), 0.0f);
@@ -128,6 +142,7 @@ void VectorEnv::step(const std::int32_t* actions) {
   m.actions = nullptr;
 }
 
+const double* VectorEnv::now_s() const { return impl_->now_s.data(); }
 const float* VectorEnv::candidates() const { return impl_->candidates.data(); }
 const float* VectorEnv::global() const { return impl_->global.data(); }
 const std::uint8_t* VectorEnv::masks() const { return impl_->masks.data(); }

@@ -26,6 +26,11 @@ class VectorEnv {
   const EnvShape& shape() const;
 
   void reset(std::uint64_t seed);
+  // Environment i starts the episode of seeds[i] (several may share one: copies of a
+  // workload); after it ends it continues with seeds[i] + N x episode as after reset().
+  void reset_each(const std::vector<std::uint64_t>& seeds);
+  // [N]: each environment's simulated time (seconds) at its current observation.
+  const double* now_s() const;
   // actions: num_envs values. Steps every environment (in parallel when num_threads > 1).
   void step(const std::int32_t* actions);
 
@@ -50,6 +55,7 @@ class VectorEnv {
     double mean_jct_s = 0.0;
     std::uint64_t jobs = 0;
     std::uint64_t steps = 0;
+    double end_s = 0.0;  // simulated time at which the episode ended
   };
   std::vector<EpisodeRecord> take_finished_episodes();
 

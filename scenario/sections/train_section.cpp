@@ -44,7 +44,7 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
   node.expect_map({"algorithm", "total_steps", "num_envs", "rollout_steps", "epochs", "minibatch", "lr", "lr_schedule", "gamma",
                    "gae_lambda", "clip", "entropy_coef", "value_coef", "max_grad_norm", "hidden", "seed", "eval_every",
                    "eval_seed_start", "eval_episodes", "train_seed_start", "threads", "env_threads", "device", "checkpoint_every", "dist_timeout_s",
-                   "baseline", "early_stop", "entropy_final", "reward_norm"});
+                   "baseline", "early_stop", "entropy_final", "reward_norm", "input_baseline"});
   if (auto n = node.maybe_child("algorithm")) {
     const std::string a = n->as_choice({"ppo", "a2c", "reinforce"});
     c.algorithm = a == "ppo" ? Algorithm::kPpo : a == "a2c" ? Algorithm::kA2c : Algorithm::kReinforce;
@@ -93,6 +93,15 @@ TrainConfig TrainConfig::parse(const ConfigNode& node) {
     if (!n->has("patience")) n->fail("needs 'patience': the number of evaluations without improvement before training stops (e.g. patience: 3)");
     c.early_stop_patience = positive_int(n->child("patience"), 1'000'000);
     if (auto d = n->maybe_child("min_delta")) c.early_stop_min_delta = unit_interval(*d);
+  }
+  if (auto n = node.maybe_child("input_baseline")) {
+    const std::int64_t v = n->as_int();
+    if (v < 0 || v == 1 || v > 4096) n->fail("must be 0 (off) or a number of copies per training workload >= 2, got " + std::to_string(v));
+    c.input_baseline = static_cast<int>(v);
+    if (c.input_baseline > 0 && c.num_envs % c.input_baseline != 0) {
+      n->fail("needs num_envs (" + std::to_string(c.num_envs) + ") to be a multiple of it (" + std::to_string(v) + "): each workload runs in that many environments");
+    }
+    if (c.input_baseline > 0 && c.rollout_steps > 0) n->fail("compares whole episodes; it cannot be combined with rollout_steps (" + std::to_string(c.rollout_steps) + ")");
   }
   // Held out means never trained on: the training seeds start above the evaluation ones.
   if (c.eval_seed_start + static_cast<std::uint64_t>(c.eval_episodes) > c.train_seed_start) {

@@ -58,6 +58,13 @@ struct TrainConfig {
   // fraction `min_delta` of it. patience 0 = off (train to total_steps).
   int early_stop_patience = 0;
   double early_stop_min_delta = 0.0;
+  // Input-driven baseline (key input_baseline, default 0 = off): each update replays every
+  // training workload in this many environments (copies differ only in their sampled
+  // actions), and a step's advantage is its return-to-go minus the mean return-to-go of the
+  // other copies at the same simulated time (Mao et al., ICLR 2019). The arrivals, not the
+  // agent, cause most of the variance of a trace window's return; comparing copies of the
+  // same window removes it. num_envs must be a multiple of it; whole episodes only.
+  int input_baseline = 0;
 
   // The entropy coefficient of the update that starts after `steps` agent steps.
   double entropy_coef_at(std::int64_t steps) const;
