@@ -16,7 +16,8 @@ struct Level {
 
 void collect(const CLI::App& app, const std::string& path, std::vector<Level>& out) {
   Level level{path, {}, {}};
-  for (const CLI::Option* o : app.get_options([](const CLI::Option* o) { return o->nonpositional(); })) {
+  // Hidden options (no group, e.g. rl-bench's --train-one for its child processes) are not offered.
+  for (const CLI::Option* o : app.get_options([](const CLI::Option* o) { return o->nonpositional() && !o->get_group().empty(); })) {
     for (const auto& n : o->get_snames()) level.options.push_back("-" + n);
     for (const auto& n : o->get_lnames()) level.options.push_back("--" + n);
   }

@@ -289,14 +289,19 @@ int main(int argc, char** argv) {
   train->add_option("--nproc", train_nproc, "train with N local processes that all-reduce gradients (train.num_envs divisible by N)")
       ->check(whole_number(1, 1024, "INT in [1 - 1024]"));
 
-  // issue 25: train S seeds on training windows, evaluate on test windows against the
-  // same-information heuristics (rl/rl_bench.hpp).
-  std::string rl_bench_config, rl_bench_out = "results/rl_bench";
+  // issue 25: train S seeds per setting on training windows, evaluate on test windows
+  // against the same-information heuristics (rl/rl_bench.hpp).
+  std::string rl_bench_config, rl_bench_out = "results/rl_bench", rl_bench_train_one;
   bool rl_bench_quiet = false;
+  int rl_bench_jobs = 0;
   auto* rl_bench = app.add_subcommand("rl-bench", "benchmark learned schedulers: train several seeds, evaluate on held-out test windows against every heuristic of the same information level");
   rl_bench->add_option("config", rl_bench_config, "the benchmark file (e.g. experiments/configs/rl_bench/tiny.yaml)")->required();
   rl_bench->add_option("--out", rl_bench_out, "output folder")->capture_default_str();
+  rl_bench->add_option("--jobs,-j", rl_bench_jobs, "trainings at a time, as child processes (default: the benchmark file's jobs, else 1)")
+      ->check(whole_number(1, 1024, "INT in [1 - 1024]"));
   rl_bench->add_flag("-q,--quiet", rl_bench_quiet, "no progress on stderr");
+  // Hidden (no group): what each child process of --jobs N runs.
+  rl_bench->add_option("--train-one", rl_bench_train_one, "train only SETTING/SEED into OUT/SETTING/seed_SEED/")->group("");
   add_data_dir_option(rl_bench, data_dir);
 
   ScenarioArgs eval_args;
@@ -383,7 +388,8 @@ int main(int argc, char** argv) {
   examples(default_config, "  schedsim default-config > my_scenario.yaml");
   examples(train, "  schedsim train experiments/configs/rl_train.yaml --out results/train\n"
                   "  schedsim train experiments/configs/rl_train.yaml --out results/train --resume");
-  examples(rl_bench, "  schedsim rl-bench experiments/configs/rl_bench/tiny.yaml --out results/rl_bench_tiny");
+  examples(rl_bench, "  schedsim rl-bench experiments/configs/rl_bench/tiny.yaml --out results/rl_bench_tiny\n"
+                     "  schedsim rl-bench experiments/configs/rl_bench/itp.yaml --out results/rl_bench_itp --jobs 4");
   examples(eval, "  schedsim eval experiments/configs/rl_default.yaml --policy rl:results/train/checkpoint.pt");
   examples(ledger, "  schedsim ledger verify results/run/ledger.csv");
   examples(ledger_verify, "  schedsim ledger verify results/run/ledger.csv --key-file ledger.key");
@@ -613,7 +619,7 @@ int main(int argc, char** argv) {
 #endif
     } else if (*rl_bench) {
 #ifdef SCHEDSIM_HAS_TORCH
-      rl_plugin->api("schedsim rl-bench", "the benchmark").rl_bench(rl_bench_config, rl_bench_out, rl_bench_quiet);
+      rl_plugin->api("schedsim rl-bench", "the benchmark").rl_bench(rl::RlBenchRequest{rl_bench_config, rl_bench_out, rl_bench_quiet, rl_bench_jobs, rl_bench_train_one});
 #endif
     } else if (*sweep) {
       phase = "running the sweep";

@@ -178,6 +178,28 @@ std::string decade(int e) {
   return "1e" + std::to_string(e);
 }
 
+constexpr std::size_t kNumMarkers = 6;
+
+// Marker shape `shape` (kNumMarkers of them) of radius about r centred on (x, y).
+void marker(std::ostringstream& o, std::size_t shape, double x, double y, double r, const std::string& color, const char* css_class) {
+  const std::string paint = "\" fill=\"" + color + "\" stroke=\"" + color + "\" fill-opacity=\"0.85\"/>\n";
+  auto polygon = [&](std::initializer_list<std::pair<double, double>> pts) {
+    o << "<polygon class=\"" << css_class << "\" points=\"";
+    for (const auto& [dx, dy] : pts) o << num(x + dx) << ',' << num(y + dy) << ' ';
+    o << paint;
+  };
+  switch (shape % kNumMarkers) {
+    case 0: o << "<circle class=\"" << css_class << "\" cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << paint; break;
+    case 1: polygon({{-r, -r}, {r, -r}, {r, r}, {-r, r}}); break;
+    case 2: polygon({{0, -1.2 * r}, {1.1 * r, 0.9 * r}, {-1.1 * r, 0.9 * r}}); break;
+    case 3: polygon({{0, -1.3 * r}, {1.3 * r, 0}, {0, 1.3 * r}, {-1.3 * r, 0}}); break;
+    case 4: polygon({{0, 1.2 * r}, {1.1 * r, -0.9 * r}, {-1.1 * r, -0.9 * r}}); break;
+    default:
+      o << "<path class=\"" << css_class << "\" d=\"M" << num(x - r) << ',' << num(y - r) << " L" << num(x + r) << ',' << num(y + r) << " M" << num(x - r) << ','
+        << num(y + r) << " L" << num(x + r) << ',' << num(y - r) << "\" fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"/>\n";
+  }
+}
+
 }  // namespace
 
 SeriesStyle series_style(std::size_t i) {
@@ -259,6 +281,71 @@ std::string line_svg(const std::vector<LineSeries>& series, const std::string& x
     o << "\"/>\n";
   }
   legend(o, l, labels);
+  o << "</svg>\n";
+  return o.str();
+}
+
+std::string marker_scatter_svg(const std::vector<MarkerSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title,
+                               double ref_x, double ref_y) {
+  double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+  for (const auto& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      xlo = std::min(xlo, x), xhi = std::max(xhi, x), ylo = std::min(ylo, y), yhi = std::max(yhi, y);
+    }
+  }
+  if (!(xhi >= xlo)) xlo = 0, xhi = 1, ylo = 0, yhi = 1;
+  // The reference lines are part of what the reader compares against: inside the axes.
+  if (std::isfinite(ref_x)) xlo = std::min(xlo, ref_x), xhi = std::max(xhi, ref_x);
+  if (std::isfinite(ref_y)) ylo = std::min(ylo, ref_y), yhi = std::max(yhi, ref_y);
+  if (xhi == xlo) xlo -= 0.5, xhi += 0.5;
+  if (yhi == ylo) ylo -= 0.5, yhi += 0.5;
+  const double xpad = 0.06 * (xhi - xlo), ypad = 0.06 * (yhi - ylo);
+  xlo -= xpad, xhi += xpad, ylo -= ypad, yhi += ypad;
+  const auto xt = nice_ticks(xlo, xhi), yt = nice_ticks(ylo, yhi);
+  std::vector<std::string> labels, ytl;
+  for (const auto& s : series) labels.push_back(s.label);
+  for (double v : yt) ytl.push_back(tick(v));
+  const Layout l = make_layout(ytl, labels);
+  auto px = [&](double v) { return l.left + (v - xlo) / (xhi - xlo) * kPlotW; };
+  auto py = [&](double v) { return kTop + (1 - (v - ylo) / (yhi - ylo)) * kPlotH; };
+  std::ostringstream o;
+  open_svg(o, l, title);
+  for (double v : xt) x_tick(o, px(v), tick(v));
+  for (double v : yt) y_tick(o, l, py(v), tick(v));
+  frame_and_labels(o, l, x_label, y_label);
+  if (std::isfinite(ref_x))
+    o << "<line class=\"reference\" x1=\"" << num(px(ref_x)) << "\" y1=\"" << num(kTop) << "\" x2=\"" << num(px(ref_x)) << "\" y2=\"" << num(kTop + kPlotH)
+      << "\" stroke=\"#777\" stroke-dasharray=\"5,4\"/>\n";
+  if (std::isfinite(ref_y))
+    o << "<line class=\"reference\" x1=\"" << num(l.left) << "\" y1=\"" << num(py(ref_y)) << "\" x2=\"" << num(l.plot_right()) << "\" y2=\"" << num(py(ref_y))
+      << "\" stroke=\"#777\" stroke-dasharray=\"5,4\"/>\n";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const std::string color = series_style(i).color;
+    const auto& s = series[i];
+    for (std::size_t k = 0; k < s.points.size(); ++k) {
+      const auto [x, y] = s.points[k];
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      marker(o, i, px(x), py(y), 4.5, color, "series");
+      if (k < s.point_labels.size() && !s.point_labels[k].empty())
+        o << "<text class=\"point-label\" x=\"" << num(px(x) + 7) << "\" y=\"" << num(py(y) - 5) << "\" font-size=\"10\" fill=\"#444\">"
+          << escape(shorten(s.point_labels[k])) << "</text>\n";
+    }
+  }
+  // The legend: one marker and label per series, in a box right of the plot.
+  const double bx = l.plot_right() + kLegendGap;
+  o << "<g class=\"legend\">\n";
+  o << "<rect class=\"legend-box\" x=\"" << num(bx) << "\" y=\"" << num(kTop) << "\" width=\"" << num(l.legend_w - kLegendGap - 10) << "\" height=\"" << num(l.legend_h)
+    << "\" fill=\"white\" stroke=\"#999\"/>\n";
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const double ly = kTop + 15 + kLegendRowPx * static_cast<double>(i);
+    marker(o, i, bx + 24, ly, 4.5, series_style(i).color, "legend-swatch");
+    const std::string shown = shorten(labels[i]);
+    o << "<text class=\"legend-label\" x=\"" << num(bx + 44) << "\" y=\"" << num(ly + 4) << "\">" << escape(shown);
+    if (shown != labels[i]) o << "<title>" << escape(labels[i]) << "</title>";
+    o << "</text>\n";
+  }
+  o << "</g>\n";
   o << "</svg>\n";
   return o.str();
 }

@@ -45,6 +45,21 @@ struct ScatterPoint {
   bool highlight = false;  // drawn larger, outlined
 };
 
+struct MarkerSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;  // (x, y); non-finite points skipped
+  // Empty, or one short text per point drawn beside it (e.g. each heuristic's name).
+  std::vector<std::string> point_labels;
+};
+
+// Points on linear axes, series i drawn with marker shape i % 6 (circle, square, triangle,
+// diamond, inverted triangle, cross) in series_style(i)'s colour, so that no two of the
+// first 30 series look alike; the legend (a marker and the label per series) in a box
+// right of the plot. Dashed grey reference lines at x = ref_x and y = ref_y when finite
+// (e.g. 1: parity with a yardstick), kept inside the axes.
+std::string marker_scatter_svg(const std::vector<MarkerSeries>& series, const std::string& x_label, const std::string& y_label, const std::string& title,
+                               double ref_x, double ref_y);
+
 // Dots on linear axes, colored by `shade` (scale legend on the right, labelled
 // `shade_label`); highlighted dots joined by a line in x order.
 std::string scatter_svg(const std::vector<ScatterPoint>& points, const std::string& x_label, const std::string& y_label, const std::string& shade_label,

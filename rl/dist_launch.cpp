@@ -1,12 +1,14 @@
 #include "rl/dist_launch.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +17,8 @@
 #include <optional>
 
 #include "base/error.hpp"
+
+extern char** environ;  // POSIX: this process's environment, copied into each child's
 
 namespace schedsim::rl {
 namespace {
@@ -56,16 +60,6 @@ int free_local_port() {
   ::close(fd);
   return ntohs(addr.sin_port);
 }
-
-namespace {
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-  return "ended with wait status " + std::to_string(status);
-}
-
-}  // namespace
 
 DistConfig dist_config_from_environment() {
   DistConfig c;
@@ -116,61 +110,107 @@ DistConfig dist_config_from_environment() {
   return c;
 }
 
-void launch_local_ranks(int nproc, const std::vector<std::string>& argv) {
-  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-  const auto env_port = env_int("MASTER_PORT", 1, 65535);
-  const int port = env_port ? static_cast<int>(*env_port) : free_local_port();
-  std::map<pid_t, int> ranks;  // running children
-  auto kill_all = [&ranks] {
-    for (const auto& [pid, r] : ranks) ::kill(pid, SIGKILL);
-  };
-  for (int r = 0; r < nproc; ++r) {
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-      const std::string why = std::strerror(errno);
-      kill_all();
-      while (!ranks.empty()) {
-        ::waitpid(ranks.begin()->first, nullptr, 0);
-        ranks.erase(ranks.begin());
-      }
-      throw Error("schedsim train --nproc: cannot start rank " + std::to_string(r) + ": " + why);
-    }
-    if (pid == 0) {
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      ::execv(exe.c_str(), args.data());
-      std::fprintf(stderr, "schedsim train --nproc: cannot run %s: %s\n", exe.c_str(), std::strerror(errno));
-      ::_exit(127);
-    }
-    ranks[pid] = r;
+std::string describe_wait_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "ended with wait status " + std::to_string(status);
+}
+
+bool ChildProcesses::Ended::ok() const { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+void ChildProcesses::start(int id, const std::string& exe, const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env,
+                           const std::string& log_path) {
+  // Everything the child needs is built here: between fork and exec a process that may
+  // have other threads (LibTorch's, once loaded) must not allocate.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (std::none_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == key; })) env_strings.push_back(entry);
   }
-  // The first rank to fail decides the message; the others are killed rather than left
-  // waiting for it in a collective.
-  std::optional<std::string> failure;
-  while (!ranks.empty()) {
+  for (const auto& [key, value] : env) env_strings.push_back(key + "=" + value);
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env_strings) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const std::string exec_failed = who_ + ": cannot run " + exe + ": ";
+  int log_fd = -1;
+  if (!log_path.empty()) {
+    log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0) throw Error(who_ + ": cannot write the log file " + log_path + ": " + std::strerror(errno));
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const std::string why = std::strerror(errno);
+    if (log_fd >= 0) ::close(log_fd);
+    throw Error(who_ + ": cannot start a process: " + why);
+  }
+  if (pid == 0) {
+    if (log_fd >= 0) {  // dup2 clears close-on-exec on the copies
+      ::dup2(log_fd, STDOUT_FILENO);
+      ::dup2(log_fd, STDERR_FILENO);
+    }
+    ::execve(exe.c_str(), args.data(), envp.data());
+    const char* why = std::strerror(errno);
+    [[maybe_unused]] ssize_t n = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+    n = ::write(STDERR_FILENO, why, std::strlen(why));
+    n = ::write(STDERR_FILENO, "\n", 1);
+    ::_exit(127);
+  }
+  if (log_fd >= 0) ::close(log_fd);
+  children_[pid] = id;
+}
+
+std::optional<ChildProcesses::Ended> ChildProcesses::wait_any() {
+  while (!children_.empty()) {
     int status = 0;
     const pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
       if (errno == EINTR) continue;
-      break;
+      // No child left to wait for (someone else reaped ours): nothing more will end.
+      children_.clear();
+      return std::nullopt;
     }
-    const auto it = ranks.find(pid);
-    if (it == ranks.end()) continue;
-    const int r = it->second;
-    ranks.erase(it);
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok && !failure) {
-      failure = "rank " + std::to_string(r) + " of " + std::to_string(nproc) + " " + describe_status(status);
-      kill_all();
+    const auto it = children_.find(pid);
+    if (it == children_.end()) continue;  // a child this object did not start
+    Ended e{it->second, status};
+    children_.erase(it);
+    return e;
+  }
+  return std::nullopt;
+}
+
+void ChildProcesses::kill_all() {
+  for (const auto& [pid, id] : children_) ::kill(pid, SIGKILL);
+  for (const auto& [pid, id] : children_) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
-  if (failure) throw Error("schedsim train --nproc " + std::to_string(nproc) + ": " + *failure + "; the other ranks were stopped (see the messages above)");
+  children_.clear();
+}
+
+void launch_local_ranks(int nproc, const std::vector<std::string>& argv) {
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
+  const auto env_port = env_int("MASTER_PORT", 1, 65535);
+  const int port = env_port ? static_cast<int>(*env_port) : free_local_port();
+  ChildProcesses ranks("schedsim train --nproc");
+  for (int r = 0; r < nproc; ++r) {
+    ranks.start(r, exe, argv,
+                {{"RANK", std::to_string(r)},
+                 {"LOCAL_RANK", std::to_string(r)},
+                 {"WORLD_SIZE", std::to_string(nproc)},
+                 {"MASTER_ADDR", "127.0.0.1"},
+                 {"MASTER_PORT", std::to_string(port)}});
+  }
+  // The first rank to fail decides the message; the others are killed rather than left
+  // waiting for it in a collective.
+  while (const auto ended = ranks.wait_any()) {
+    if (ended->ok()) continue;
+    const std::string failure = "rank " + std::to_string(ended->id) + " of " + std::to_string(nproc) + " " + describe_wait_status(ended->status);
+    ranks.kill_all();
+    throw Error("schedsim train --nproc " + std::to_string(nproc) + ": " + failure + "; the other ranks were stopped (see the messages above)");
+  }
 }
 
 }  // namespace schedsim::rl

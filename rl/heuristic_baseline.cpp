@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <exception>
+#include <optional>
 
 #include "run/runner.hpp"
 
@@ -23,9 +24,10 @@ std::vector<std::string> same_information_heuristics(const ScenarioConfig& scena
 }
 
 std::vector<HeuristicScore> score_heuristics(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::vector<std::string>& heuristics,
-                                             std::uint64_t seed_start, int episodes) {
+                                             std::uint64_t seed_start, int episodes, const HeuristicRunVisitor& on_run) {
   std::vector<HeuristicScore> out;
-  for (const auto& name : heuristics) {
+  for (std::size_t i = 0; i < heuristics.size(); ++i) {
+    const std::string& name = heuristics[i];
     HeuristicScore h;
     h.name = name;
     const YAML::Node policy(name);
@@ -35,12 +37,16 @@ std::vector<HeuristicScore> score_heuristics(const ScenarioConfig& scenario, con
       ScenarioConfig s = scenario;
       s.seed = seed_start + static_cast<std::uint64_t>(e);
       double jct_s = std::numeric_limits<double>::quiet_NaN();
+      std::optional<RunResult> run;
       try {
-        const RunResult r = run_scenario(s, registry, RunOptions{}, &policy);
-        if (r.summary.mean_jct_s) jct_s = *r.summary.mean_jct_s;
+        run = run_scenario(s, registry, RunOptions{}, &policy);
       } catch (const std::exception& ex) {
         // A heuristic that cannot finish an episode is no yardstick; say why, keep the rest.
         if (h.error.empty()) h.error = ex.what();
+      }
+      if (run) {
+        if (run->summary.mean_jct_s) jct_s = *run->summary.mean_jct_s;
+        if (on_run) on_run(i, e, *run);  // outside the try: the visitor's errors are its own
       }
       h.episode_mean_jct_s.push_back(jct_s);
       if (!std::isfinite(jct_s)) all_finite = false;

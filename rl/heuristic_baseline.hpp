@@ -6,12 +6,17 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "scenario/scenario.hpp"
 #include "policies/registry.hpp"
+
+namespace schedsim {
+struct RunResult;  // run/runner.hpp
+}  // namespace schedsim
 
 namespace schedsim::rl {
 
@@ -28,10 +33,14 @@ struct HeuristicScore {
   std::string error;
 };
 
+// Called with each finished run: the heuristic's index, the episode (0-based) and the run,
+// for callers that need more of it than the mean JCT (rl-bench's objectives).
+using HeuristicRunVisitor = std::function<void(std::size_t heuristic, int episode, const RunResult& run)>;
+
 // Runs each of `heuristics` on the episodes seeded seed_start .. seed_start + episodes - 1
 // of `scenario` (the seed replaces scenario.seed, as an RL environment's reset(seed) does).
 std::vector<HeuristicScore> score_heuristics(const ScenarioConfig& scenario, const PolicyRegistry& registry, const std::vector<std::string>& heuristics,
-                                             std::uint64_t seed_start, int episodes);
+                                             std::uint64_t seed_start, int episodes, const HeuristicRunVisitor& on_run = nullptr);
 
 // The heuristic with the lowest finite mean JCT (the first on a tie); nullptr when none.
 const HeuristicScore* best_heuristic(const std::vector<HeuristicScore>& scores);

@@ -25,10 +25,21 @@
 namespace schedsim::rl {
 
 // Bumped whenever RlPluginApi, or what a plugin call means, changes.
-constexpr int kRlPluginAbi = 2;  // 2: rl_bench
+constexpr int kRlPluginAbi = 3;  // 2: rl_bench; 3: rl_bench takes an RlBenchRequest (--jobs, --train-one)
 constexpr const char* kRlPluginEntry = "schedsim_rl_plugin_api";
 constexpr const char* kRlPluginFile = "libschedsim_rl_plugin.so";
 constexpr const char* kRlPluginEnv = "SCHEDSIM_RL_PLUGIN";
+
+// `schedsim rl-bench` as the command line asked for it.
+struct RlBenchRequest {
+  std::string config_path;
+  std::string out_dir;
+  bool quiet = false;     // no progress on stderr
+  int jobs = 0;           // --jobs N: trainings at a time; 0: the benchmark file's `jobs`
+  // The hidden --train-one SETTING/SEED: train only that agent into OUT/SETTING/seed_SEED/
+  // (what each child process of --jobs N runs); empty: the whole benchmark.
+  std::string train_one;
+};
 
 // The sizes of the types that cross the boundary, as each side was compiled: a plugin from
 // another build (other headers) is refused instead of crashing.
@@ -40,9 +51,11 @@ struct RlPluginLayout {
   std::size_t train_options = sizeof(TrainOptions);
   std::size_t train_outcome = sizeof(TrainOutcome);
   std::size_t ppo_bench_options = sizeof(PpoBenchOptions);
+  std::size_t rl_bench_request = sizeof(RlBenchRequest);
   bool operator==(const RlPluginLayout& o) const {
     return scenario == o.scenario && policy_context == o.policy_context && policy_instance == o.policy_instance && config_node == o.config_node &&
-           train_options == o.train_options && train_outcome == o.train_outcome && ppo_bench_options == o.ppo_bench_options;
+           train_options == o.train_options && train_outcome == o.train_outcome && ppo_bench_options == o.ppo_bench_options &&
+           rl_bench_request == o.rl_bench_request;
   }
 };
 
@@ -56,8 +69,9 @@ struct RlPluginApi {
   // rl::ppo_bench_json(rl::run_ppo_bench(scenario, options))
   nlohmann::ordered_json (*ppo_bench)(const ScenarioConfig& scenario, const PpoBenchOptions& options) = nullptr;
   // `schedsim rl-bench CONFIG --out DIR` (rl/rl_bench.hpp): runs it, prints the verdicts
-  // and where the tables are (progress on stderr unless `quiet`).
-  void (*rl_bench)(const std::string& config_path, const std::string& out_dir, bool quiet) = nullptr;
+  // and where the tables are (progress on stderr unless `quiet`); with train_one, trains
+  // that one agent.
+  void (*rl_bench)(const RlBenchRequest& request) = nullptr;
 };
 
 // The rl policy's name, description and options: what `schedsim policies` lists, with or

@@ -3,7 +3,9 @@
 // clear of the axis title; and the comparison table's marks and paired comparisons.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -147,6 +149,33 @@ TEST_CASE("the learning-curve figure: a legend box outside the plot, distinct se
   check_figure(svg, 2);
   // Ticks at round values (steps of 5000 agent steps), whatever the data's range.
   CHECK(svg.find(">15,000</text>") != std::string::npos);
+}
+
+TEST_CASE("the marker scatter (rl-bench's Pareto figure): legend outside the plot, one marker style per series, reference lines", "[experiments][figures]") {
+  std::vector<MarkerSeries> series;
+  series.push_back({"energy: heuristics", {{1.0, 1.0}, {1.12, 0.97}, {1.3, 1.02}}, {"fifo", "las", "tiresias"}});
+  for (int k = 1; k <= 7; ++k) series.push_back({"energy: agent seed " + std::to_string(k), {{1.0 + 0.05 * k, 0.95 + 0.01 * k}}, {}});
+  series.push_back({"empty", {{NAN, 1.0}}, {}});
+  const std::string svg = marker_scatter_svg(series, "mean JCT / per-window best heuristic's (ratio)", "mean energy_kwh / best heuristic's (ratio)",
+                                             "rl-bench: JCT vs energy_kwh", 1.0, 1.0);
+  check_figure(svg, 0);
+  CHECK(legend_texts(svg).size() == series.size());
+  // One swatch per series, and no two series drawn alike (shape, colour).
+  std::set<std::pair<std::string, std::string>> styles;
+  static const std::regex swatch(R"re(<(circle|polygon|path) class="legend-swatch"[^>]*stroke="(#[0-9a-f]+)")re");
+  std::size_t swatches = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), swatch); it != std::sregex_iterator(); ++it, ++swatches) {
+    // The shape: its element and, for polygons, its number of corners.
+    const std::string text = it->str();
+    styles.insert({(*it)[1].str() + std::to_string(std::count(text.begin(), text.end(), ' ')), (*it)[2]});
+  }
+  CHECK(swatches == series.size());
+  CHECK(styles.size() == series.size());
+  // Every finite point is drawn (3 heuristics, 7 agents); the NaN one is not.
+  static const std::regex point(R"re(<(circle|polygon|path) class="series")re");
+  CHECK(std::distance(std::sregex_iterator(svg.begin(), svg.end(), point), std::sregex_iterator()) == 10);
+  CHECK(elements(svg, "line", "reference").size() == 2);
+  CHECK(elements(svg, "text", "point-label").size() == 3);
 }
 
 TEST_CASE("the advisor's Pareto figure: cost ticks clear of the axis title, the scale in its box", "[experiments][figures]") {

@@ -47,7 +47,7 @@ TEST_CASE("an rl plugin that cannot be loaded, has no entry point or is from ano
   CHECK_THROWS_MATCHES(other.api("where", "the rl policy"), InputError,
                        Catch::Message(std::string("where: the rl policy needs LibTorch, which schedsim loads from its plugin libschedsim_rl_plugin.so; ") +
                                       FAKE_RL_PLUGIN_OTHER_BUILD + " is from another build of schedsim (plugin version 0.0.0-other, interface 999; this schedsim: " +
-                                      SCHEDSIM_VERSION + ", interface 2): rebuild both, or point SCHEDSIM_RL_PLUGIN at this build's plugin"));
+                                      SCHEDSIM_VERSION + ", interface " + std::to_string(rl::kRlPluginAbi) + "): rebuild both, or point SCHEDSIM_RL_PLUGIN at this build's plugin"));
   CHECK_FALSE(other.loaded());
   CHECK(other.path().empty());
 }

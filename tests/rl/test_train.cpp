@@ -14,7 +14,6 @@
 #include "run/runner.hpp"
 #include "rl/heuristic_baseline.hpp"
 #include "rl/learner.hpp"
-#include "rl/rl_bench.hpp"
 #include "rl/train_command.hpp"
 #include "base/error.hpp"
 
@@ -471,80 +470,5 @@ TEST_CASE("Recipe knobs: the defaults train exactly as before, each knob changes
   CHECK(curve("raw", {"train.reward_norm=none"}) != base);
   CHECK(curve("decay", {"train.entropy_final=0.5", "train.entropy_coef=0.5"}) == curve("constant", {"train.entropy_coef=0.5"}));
   CHECK(curve("decay0", {"train.entropy_final=0.0", "train.entropy_coef=0.5"}) != curve("constant", {"train.entropy_coef=0.5"}));
-  fs::remove_all(dir);
-}
-
-TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim run and its verdict follows the rule", "[rl][train][rl-bench]") {
-  namespace fs = std::filesystem;
-  if (!fs::exists(fs::path(SCHEDSIM_SOURCE_DIR) / ".." / "shared" / "data" / "itp" / "cluster05.csv")) {
-    WARN("skipped: ../shared/data/itp is absent (the tiny benchmark trains on ITP windows)");
-    return;
-  }
-  const fs::path dir = fs::temp_directory_path() / "schedsim_rl_bench_tiny";
-  fs::remove_all(dir);
-  const RlBenchConfig config = RlBenchConfig::load_file(kConfigs + "rl_bench/tiny.yaml");
-  REQUIRE(config.settings.size() == 2u);
-  CHECK(config.settings[1].physics == "off");
-  const RlBenchResult r = run_rl_bench(config, dir.string(), nullptr);
-  REQUIRE(r.checkpoints.size() == 2u);
-  const PolicyRegistry reg = registry_with_rl();
-  for (std::size_t si = 0; si < r.settings.size(); ++si) {
-    const RlBenchSettingResult& sr = r.settings[si];
-    INFO("setting " << sr.setting.name);
-    REQUIRE(sr.windows.size() == 3u);
-    CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "fifo") != sr.heuristics.end());
-    CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "srtf") == sr.heuristics.end());  // a trace without estimates: information none
-    ScenarioConfig scenario = load_scenario(config.scenario_path, {}, std::nullopt, reg);
-    scenario.workload.trace->windows->use = WindowSplit::kTest;
-    if (sr.setting.physics == "off") scenario.physics.reset();
-    double ratio_sum = 0.0;
-    for (const auto& w : sr.windows) {
-      CHECK(w.window.find("test window") != std::string::npos);
-      // The best heuristic is the minimum of its row.
-      double lo = std::numeric_limits<double>::infinity();
-      for (double v : w.heuristic_jct_s) {
-        if (std::isfinite(v)) lo = std::min(lo, v);
-      }
-      CHECK(w.best_heuristic_jct_s == lo);
-      // The agent's cell is `schedsim run` of that checkpoint on that window.
-      for (std::size_t k = 0; k < r.checkpoints.size(); ++k) {
-        ScenarioConfig run = scenario;
-        run.seed = w.seed;
-        YAML::Node p(YAML::NodeType::Map);
-        p["name"] = "rl";
-        p["path"] = r.checkpoints[k];
-        const RunResult rr = run_scenario(run, reg, RunOptions{}, &p);
-        REQUIRE(rr.summary.mean_jct_s);
-        CHECK(w.agent_jct_s[k] == *rr.summary.mean_jct_s);
-        CHECK(w.ratio[k] == w.agent_jct_s[k] / w.best_heuristic_jct_s);
-        ratio_sum += w.ratio[k];
-      }
-      // A heuristic's cell is `schedsim run --policy NAME` on that window.
-      ScenarioConfig run = scenario;
-      run.seed = w.seed;
-      const YAML::Node best(w.best_heuristic);
-      CHECK(*run_scenario(run, reg, RunOptions{}, &best).summary.mean_jct_s == w.best_heuristic_jct_s);
-    }
-    CHECK(sr.mean_ratio == Approx(ratio_sum / 6.0).epsilon(1e-12));
-    CHECK(sr.min_ratio <= sr.mean_ratio);
-    CHECK(sr.max_ratio >= sr.mean_ratio);
-    CHECK(sr.reached == (sr.mean_ratio <= 1.0 - sr.setting.target_below));
-    CHECK(sr.verdict.find(sr.reached ? ": REACHED" : ": NOT REACHED") != std::string::npos);
-  }
-  for (const char* f : {"windows.csv", "windows.md", "summary.csv", "summary.md", "ratios.svg", "seed_1/best.pt", "seed_2/best.pt"}) CHECK(fs::exists(dir / f));
-  const auto summary = csv_rows(dir / "summary.csv");
-  REQUIRE(summary.size() == 3u);
-  CHECK(summary[0] == std::vector<std::string>{"setting", "windows", "seeds", "mean_ratio", "min_seed_ratio", "max_seed_ratio", "std_seed_ratio", "target_below", "reached"});
-  CHECK(summary[1][0] == "physics_on");
-  CHECK(summary[2][0] == "physics_off");
-  CHECK(slurp(dir / "ratios.svg").find("legend-box") != std::string::npos);
-  // Bad benchmark files name the key.
-  auto parse = [](const std::string& y) { return RlBenchConfig::parse(ConfigNode::load_string(y, "b.yaml")); };
-  CHECK_THROWS_WITH(parse("{seeds: [1]}"), Catch::Contains("b.yaml") && Catch::Contains("needs 'scenario'"));
-  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: []}"), Catch::Contains("seeds: must be a non-empty list of training seeds"));
-  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1, 1]}"), Catch::Contains("seed 1 is listed twice"));
-  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], settings: [{name: a, physics: maybe}]}"), Catch::Contains("as_configured"));
-  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], settings: [{name: a, target_below: 1}]}"), Catch::Contains("must be a fraction in [0, 1)"));
-  CHECK_THROWS_WITH(parse("{scenario: " + kConfigs + "rl_train.yaml, seeds: [1], set: [nokey]}"), Catch::Contains("must be KEY=VALUE"));
   fs::remove_all(dir);
 }
