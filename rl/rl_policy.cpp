@@ -41,7 +41,10 @@ class RlPolicy final : public Policy {
       mdp_.reset(std::make_unique<CandidateBuilder>(config_, view.cluster(), physics, view.node_group(), accelerators_));
     }
     const int k = config_.max_candidates;
-    if (!mdp_.build(view, queue_, view.has_future_events())) return;  // the environment lets the simulator run on here, asking nothing
+    if (!mdp_.build(view, queue_, view.has_future_events())) {  // the environment lets the simulator run on here, asking nothing
+      out.wake_at(mdp_.quantum_wake(view));
+      return;
+    }
     cand_.resize(static_cast<std::size_t>(k) * static_cast<std::size_t>(candidate_feature_count(config_)));
     glob_.resize(static_cast<std::size_t>(global_feature_count(config_)));
     mask_.resize(static_cast<std::size_t>(k) + 1);

@@ -52,9 +52,7 @@ void MdpStep::decode(int action, const SchedulerView& view, ActionBatch& out) co
     // Waiting with jobs pending under price/carbon signals: the next signal change is a
     // decision point too, so an agent can defer work to a cheaper or cleaner period; with
     // env.wake_every_s, so is the end of that quantum.
-    Tick wake = signal_wake(view);
-    if (config_.wake_every_s > 0 && view.num_pending() > 0) wake = std::min(wake, view.now() + Tick::from_seconds(config_.wake_every_s));
-    out.wake_at(wake);
+    out.wake_at(std::min(signal_wake(view), quantum_wake(view)));
     return;
   }
   const Candidate& c = candidates_[static_cast<std::size_t>(action)];
@@ -67,6 +65,14 @@ void MdpStep::decode(int action, const SchedulerView& view, ActionBatch& out) co
   } else {
     out.start(c.job, Span<DeviceId>(c.devices.data(), c.devices.size()));
   }
+}
+
+Tick MdpStep::quantum_wake(const SchedulerView& view) const {
+  // Only while jobs run: the quantum is for reconsidering them. With nothing running, a
+  // wake-up would make waiting legal again and again (rl/env/mdp.hpp, wait_is_legal) and
+  // an agent could leave an idle cluster waiting for ever.
+  if (config_.wake_every_s <= 0 || view.num_pending() == 0 || view.num_running() == 0) return Tick::max();
+  return view.now() + Tick::from_seconds(config_.wake_every_s);
 }
 
 void MdpStep::commit(int action, Tick now, PendingQueue& queue) {

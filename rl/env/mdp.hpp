@@ -68,6 +68,11 @@ class MdpStep {
   // set-point masks the other set-point rows for the rest of the instant. A preempted
   // job comes back to `queue` through on_job_queued once its save ends.
   void commit(int action, Tick now, PendingQueue& queue);
+  // env.wake_every_s: while jobs are pending and others run, a decision point one quantum
+  // from now (Tick::max() otherwise). Asked for by a wait and
+  // when no row is legal (the simulator then runs on without asking the agent), so a
+  // quantum passes at most between two looks at the running jobs.
+  Tick quantum_wake(const SchedulerView& view) const;
 
  private:
   const EnvConfig& config_;

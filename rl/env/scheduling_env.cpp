@@ -109,6 +109,12 @@ struct SchedulingEnv::Impl {
                           " can start on any placement option and nothing else will happen (first: job '" + j.spec.id + "' asking for " +
                           std::to_string(j.spec.num_gpus) + " GPUs); check the job's memory against the device types");
       }
+      const Tick wake = mdp.quantum_wake(sim->view());
+      if (wake != Tick::max()) {
+        batch.clear();
+        batch.wake_at(wake);
+        sim->apply(batch);
+      }
       if (!sim->advance()) {
         finish();
         return;

@@ -823,6 +823,81 @@ TEST_CASE("The candidate order decides which jobs fill the rows", "[rl][env]") {
   CHECK(first_ids("arrival") == "big,long,short");
   CHECK(first_ids("shortest_estimate") == "short,big,long");  // 50 (estimate), 600, 9000
   CHECK(first_ids("fewest_gpus") == "long,short,big");        // 1, 1 (arrival breaks the tie), 2
+  CHECK(first_ids("least_attained") == "big,long,short");     // none has run: arrival order
+}
+
+TEST_CASE("least_attained order and, without duration information, the LAS victim first", "[rl][env][preempt]") {
+  test::TempDir dir;
+  // One 2-GPU node, no physics (free checkpoints), information none. 'a' (1 GPU) runs from
+  // t=0 and 'b' (1 GPU) from t=600; 'c' arrives at t=1500 and finds the node full.
+  const std::string trace = dir.write("jobs.csv",
+                                      "job_id,submit_time_s,num_gpus,duration_s\n"
+                                      "a,0,1,90000\n"
+                                      "b,600,1,90000\n"
+                                      "c,1500,1,90000\n");
+  auto sc = scenario_from("cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 2}\nworkload: {trace: {path: " + trace +
+                          "}}\ninformation: none\nenv: {max_candidates: 4, placements: [first_fit], order: least_attained, preempt_rows: 2, preempt_min_run_s: 100}\n");
+  SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
+  Obs obs(env.shape());
+  env.reset(1);
+  env.step(0);  // a
+  CHECK(env.simulator().now().seconds() == 600.0);
+  env.step(0);  // b
+  CHECK(env.simulator().now().seconds() == 600.0);
+  CHECK(env.candidate(0).job_id == "a");  // a's preemption row (held 600 s >= 100 s)
+  env.step(4);  // wait: until c arrives
+  CHECK(env.simulator().now().seconds() == 1500.0);
+  obs.read(env);
+  // c is blocked; the preemption rows: a (1500 s attained) before b (900 s), although
+  // every estimated remaining time is 0 (unknown) under none.
+  CHECK(env.candidate(0).job_id == "c");
+  CHECK(env.candidate(1).job_id == "a");
+  CHECK(env.candidate(2).job_id == "b");
+  CHECK(obs.cand_at(1, "log_attained_h") == Approx(std::log1p(1500.0 / 3600.0)));
+  CHECK(obs.cand_at(2, "log_attained_h") == Approx(std::log1p(900.0 / 3600.0)));
+  CHECK(obs.cand_at(2, "log_attained_gpu_h") == Approx(std::log1p(900.0 / 3600.0)));
+  CHECK(obs.cand_at(1, "log_est_work_h") == 0.0f);  // no duration information
+  env.step(1);  // preempt a: free without physics, back in the queue at once
+  obs.read(env);
+  // least_attained: c (never ran) before a (1500 GPU-s), although a arrived first.
+  CHECK(env.candidate(0).job_id == "c");
+  CHECK(env.candidate(1).job_id == "a");
+  CHECK(obs.cand_at(1, "log_attained_h") == Approx(std::log1p(1500.0 / 3600.0)));  // kept across the preemption
+}
+
+TEST_CASE("env.wake_every_s: waiting with jobs pending wakes the run a quantum later", "[rl][env]") {
+  test::TempDir dir;
+  // One GPU; 'long' runs from t=0 (5000 s), 'w' arrives at t=10 and cannot start. The agent
+  // always waits while it may; a preemption row makes it a choice.
+  const std::string trace = dir.write("jobs.csv", "job_id,submit_time_s,num_gpus,duration_s\nlong,0,1,5000\nw,10,1,100\n");
+  const std::string base = "cluster:\n  nodes:\n    - {count: 1, type: V100, devices_per_node: 1}\nworkload: {trace: {path: " + trace + "}}\n";
+  auto asked_at = [&](const std::string& env_map) {
+    auto sc = scenario_from(base + "env: " + env_map + "\n");
+    SchedulingEnv env(sc, EnvConfig::from_scenario(*sc));
+    env.reset(1);
+    env.step(0);  // long
+    std::vector<double> at;
+    while (!env.done()) {
+      if (env.simulator().num_pending() > 0) at.push_back(env.simulator().now().seconds());  // asked while w waits
+      Obs obs(env.shape());
+      obs.read(env);
+      // Start w when it can; otherwise wait (never preempt: w's own row, once it runs, is one).
+      int a = env.shape().num_candidates;
+      if (env.simulator().num_pending() > 0 && env.candidate(0).job_id == "w" && obs.mask[0]) a = 0;
+      env.step(a);
+    }
+    return at;
+  };
+  // Without a quantum the agent sees w's arrival, then long's end.
+  CHECK(asked_at("{max_candidates: 3, preempt_rows: 1, preempt_min_run_s: 0}") == std::vector<double>{10.0, 5000.0});
+  // With one, each wait brings it back 900 s later.
+  CHECK(asked_at("{max_candidates: 3, preempt_rows: 1, preempt_min_run_s: 0, wake_every_s: 900}") ==
+        std::vector<double>{10.0, 910.0, 1810.0, 2710.0, 3610.0, 4510.0, 5000.0});
+  // Also while no row is legal (long not preemptible before 2000 s): the run wakes every
+  // quantum by itself, so the agent is asked at 2710 s, the first wake after 2000 s.
+  CHECK(asked_at("{max_candidates: 3, preempt_rows: 1, preempt_min_run_s: 2000, wake_every_s: 900}") ==
+        std::vector<double>{2710.0, 3610.0, 4510.0, 5000.0});
+  CHECK(asked_at("{max_candidates: 3, preempt_rows: 1, preempt_min_run_s: 2000}") == std::vector<double>{5000.0});
 }
 
 TEST_CASE("Waiting is masked when nothing else can happen", "[rl][env]") {
