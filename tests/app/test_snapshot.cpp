@@ -578,7 +578,7 @@ TEST_CASE("a run killed with SIGKILL after a snapshot resumes to the uninterrupt
 
 TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's bytes", "[snapshot]") {
   // The shipped agent on rl_default.yaml (physics, loss spikes, checkpoints; the agent
-  // preempts), through the CLI: only builds with LibTorch have the rl policy.
+  // moves jobs), through the CLI: only builds with LibTorch have the rl policy.
   TempDir dir;
   const std::string src = SCHEDSIM_SOURCE_DIR;
   const std::vector<std::string> run = {SCHEDSIM_EXE, "run", src + "/experiments/configs/rl_default.yaml", "--quiet", "--timeline",
@@ -595,7 +595,7 @@ TEST_CASE("the rl policy resumes from a snapshot to the uninterrupted run's byte
     WARN("skipped: this build has no LibTorch, so no rl policy (" << why << ")");
     return;
   }
-  // The run lasts about 63,000 s: one snapshot at 43,200 s, or three, the last at 54,000 s.
+  // The run lasts about 71,000 s: one snapshot at 43,200 s, or three, the last at 54,000 s.
   for (const char* every : {"12h", "5h"}) {
     INFO("--snapshot-every " << every);
     const std::string b = dir.path(std::string("B") + every), r = dir.path(std::string("R") + every);

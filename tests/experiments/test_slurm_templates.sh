@@ -76,7 +76,7 @@ grep -q "sweep_collect.sbatch$" sbatch.2.args || fail "the second job is not swe
 grep -q "GRID=grid.yaml,OUT=results/s" sbatch.2.args || fail "GRID and OUT not exported"
 
 # train_seeds.sbatch with an srun that runs the command once per task, as Slurm does.
-tiny=(--set train.total_steps=200 --set train.num_envs=2 --set train.eval_episodes=1 --set workload.synthetic.num_jobs=30)
+tiny=(--set train.total_steps=200 --set train.num_envs=2 --set train.input_baseline=0 --set train.eval_episodes=1 --set workload.synthetic.num_jobs=30)
 if ! "$cli" train "$src/experiments/configs/rl_train.yaml" "${tiny[@]}" --set train.seed=4 --out direct --quiet > direct.out 2>&1; then
   if grep -q "this build has no LibTorch" direct.out; then
     echo "OK: sweep templates checked; train_seeds.sbatch skipped: this build has no LibTorch"

@@ -318,7 +318,7 @@ def test_make_vec_returns_the_cpp_vector_env():
     venv = gymnasium.make_vec("schedsim/default-v0", num_envs=3, vectorization_mode="vector_entry_point", max_candidates=8)
     assert isinstance(venv, schedsim.VectorEnv) and venv.num_envs == 3
     obs, _ = venv.reset(seed=0)
-    assert obs["candidates"].shape == (3, 8, 20)
+    assert obs["candidates"].shape == (3, 8, 24)
     venv.close()
 
 
@@ -331,7 +331,7 @@ def test_gymnasium_vector_wrappers_work_on_it():
     stats = vw.RecordEpisodeStatistics(vw.NormalizeReward(clip))
     env = vw.NormalizeObservation(vw.FlattenObservation(stats))
     obs, _ = env.reset(seed=1)
-    assert obs.shape == (4, 4 * 20 + 16)
+    assert obs.shape == (4, 4 * 24 + 16)
     for _ in range(60):
         obs, rew, term, trunc, info = env.step(env.action_space.sample())
         assert np.isfinite(obs).all() and np.isfinite(rew).all()

@@ -27,7 +27,7 @@ const std::string kConfig = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/con
 const std::vector<std::string> kSmall = {"workload.synthetic.num_jobs=30", "train.total_steps=1000", "train.num_envs=4",
                                          "train.eval_episodes=2",          "train.eval_every=500",   "train.minibatch=64",
                                          "train.hidden=[16]",              "train.checkpoint_every=500", "train.threads=1",
-                                         "train.dist_timeout_s=20"};
+                                         "train.dist_timeout_s=20",         "train.input_baseline=0"};
 
 struct Launch {
   std::vector<std::string> args;               // after `schedsim train CONFIG`
@@ -108,7 +108,7 @@ TEST_CASE("Two ranks of two environments train like one process of four", "[rl][
   // held-out evaluation, the losses) equal up to floating-point rounding.
   const auto a = csv_cells(one + "/learning_curve.csv"), b = csv_cells(two + "/learning_curve.csv");
   REQUIRE(a.size() == b.size());
-  REQUIRE(a.size() == 3);  // the header and two updates
+  REQUIRE(a.size() >= 3);  // the header and an update per 4 whole episodes until 1,000 steps
   CHECK(a[0] == b[0]);
   int evaluations = 0;
   for (std::size_t r = 1; r < a.size(); ++r) {

@@ -26,7 +26,7 @@ pid_t start_training(const std::string& out, bool resume) {
   const std::string config = std::string(SCHEDSIM_SOURCE_DIR) + "/experiments/configs/rl_train.yaml";
   std::vector<std::string> args = {SCHEDSIM_EXE, "train", config, "--quiet", "--out", out};
   for (const char* s : {"workload.synthetic.num_jobs=30", "train.total_steps=600", "train.num_envs=2", "train.eval_episodes=2", "train.eval_every=0",
-                        "train.minibatch=64", "train.hidden=[16]", "train.checkpoint_every=100", "train.threads=1"}) {
+                        "train.minibatch=64", "train.hidden=[16]", "train.checkpoint_every=100", "train.threads=1", "train.input_baseline=0"}) {
     args.emplace_back("--set");
     args.emplace_back(s);
   }
