@@ -353,11 +353,13 @@ static bool act_randomly(Simulator& sim, PendingQueue& queue, const std::vector<
     batch.clear();
     if (c.preempt) {
       batch.preempt(c.job);
+    } else if (c.migrate) {
+      batch.move(c.job, c.devices);
     } else {
       batch.start(c.job, c.devices);
     }
     sim.apply(batch);
-    if (!c.preempt) queue.started(c.job);
+    if (!c.preempt && !c.migrate) queue.started(c.job);
     return true;
   }
   if (sim.num_pending() > 0 && sim.num_running() == 0 && !sim.has_future_events()) FAIL("jobs pending, none startable, nothing left to happen");
@@ -370,9 +372,11 @@ static bool act_randomly(Simulator& sim, PendingQueue& queue, const std::vector<
 // stale answer would show as a difference.
 TEST_CASE("Candidates built with the cached answers equal those of a fresh builder", "[rl][env][candidates]") {
   const PolicyRegistry registry = builtin_policies();
-  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=80"}, registry);
+  // rl_default's migration rows and preemption rows as well: every row family.
+  const ScenarioConfig sc = load_rl_scenario("", {"workload.synthetic.num_jobs=80", "env.preempt_rows=4"}, registry);
   const EnvConfig cfg = EnvConfig::from_scenario(sc);
   REQUIRE(cfg.preempt_rows > 0);
+  REQUIRE(cfg.migrate_rows > 0);
   std::vector<std::string> warnings;
   SimulationSetup setup(sc, 5, warnings);
   PendingQueue queue(cfg.order, cfg.information);
@@ -384,7 +388,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   FeatureLogCache logs;
   Rng rng(2, "test.actions");
   ActionBatch batch;
-  std::uint64_t decisions = 0, start_rows = 0;
+  std::uint64_t decisions = 0, start_rows = 0, moves = 0;
   bool running = sim->advance();
   while (running) {
     const int n = cached.build(sim->view(), queue, rows);
@@ -397,6 +401,8 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
       INFO("decision " << decisions << " row " << i);
       REQUIRE(a.legal == b.legal);
       REQUIRE(a.preempt == b.preempt);
+      REQUIRE(a.migrate == b.migrate);
+      CHECK(a.gain == b.gain);
       REQUIRE(a.job == b.job);
       REQUIRE(a.rank == b.rank);
       REQUIRE(a.option == b.option);
@@ -407,8 +413,9 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
       CHECK(a.rate == b.rate);  // bit for bit
       CHECK(a.best_rate == b.best_rate);
       CHECK(a.memory_use == b.memory_use);
-      if (a.legal && !a.preempt) {
-        ++start_rows;
+      if (a.legal && !a.preempt) {  // a start or a move to free devices
+        start_rows += a.migrate ? 0 : 1;
+        moves += a.migrate ? 1 : 0;
         CHECK(a.rate == physics->uncontended_rate(sim->job(a.job).spec, a.devices));
         CHECK(physics->placement_problem(sim->job(a.job).spec, a.devices).empty());
         for (DeviceId d : a.devices) CHECK(sim->view().cluster_state().is_free(d));
@@ -433,6 +440,7 @@ TEST_CASE("Candidates built with the cached answers equal those of a fresh build
   }
   CHECK(decisions > 300);
   CHECK(start_rows > 500);
+  CHECK(moves > 0);
   const CandidateStats& st = cached.stats();
   CHECK(st.builds == decisions);
   CHECK(st.start_rows == start_rows);
@@ -474,7 +482,7 @@ TEST_CASE("Under mixed_types: forbid every start candidate lies within one devic
       const Candidate& c = rows[static_cast<std::size_t>(i)];
       if (!c.legal) continue;
       legal.push_back(i);
-      if (c.preempt) continue;
+      if (c.preempt) continue;  // start and migration rows: devices the job would run on
       ++start_rows;
       if (c.devices.size() > 1) ++multi_device_rows;
       for (DeviceId d : c.devices) CHECK(setup.cluster().device_type_of(d) == setup.cluster().device_type_of(c.devices.front()));
