@@ -106,26 +106,18 @@ YAML::Node TraceWindowConfig::to_yaml() const {
   n["split"]["train"] = train_fraction;
   n["split"]["validation"] = validation_fraction;
   n["use"] = to_string(use);
-  if (load_scale_min == load_scale_max) {
-    n["load_scale"] = load_scale_min;
-  } else {
+  // A number, or [min, max] when the range is not one value (as the key accepts both).
+  auto number_or_range = [](double lo, double hi) {
+    if (lo == hi) return YAML::Node(lo);
     YAML::Node r(YAML::NodeType::Sequence);
     r.SetStyle(YAML::EmitterStyle::Flow);
-    r.push_back(load_scale_min);
-    r.push_back(load_scale_max);
-    n["load_scale"] = r;
-  }
-  if (offered_load_max > 0) {  // written only when set: older resolved configs stay byte-identical
-    if (offered_load_min == offered_load_max) {
-      n["offered_load"] = offered_load_min;
-    } else {
-      YAML::Node r(YAML::NodeType::Sequence);
-      r.SetStyle(YAML::EmitterStyle::Flow);
-      r.push_back(offered_load_min);
-      r.push_back(offered_load_max);
-      n["offered_load"] = r;
-    }
-  }
+    r.push_back(lo);
+    r.push_back(hi);
+    return r;
+  };
+  n["load_scale"] = number_or_range(load_scale_min, load_scale_max);
+  // Written only when set: older resolved configs stay byte-identical.
+  if (offered_load_max > 0) n["offered_load"] = number_or_range(offered_load_min, offered_load_max);
   n["time_shift_s"] = time_shift_max_s;
   // Written only when set, so that resolved configs of older scenarios stay byte-identical.
   auto range = [](std::int64_t lo, std::int64_t hi) {
