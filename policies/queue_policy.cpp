@@ -327,6 +327,11 @@ void QueuePolicy::stopped_running(JobSlot slot) {
 
 void QueuePolicy::on_job_finished(const SchedulerView& view, JobSlot job) {
   free_.touch(view.job(job).devices());
+  if (const auto index = static_cast<std::size_t>(job); index < stopping_devices_.size() && !stopping_devices_[index].empty()) {  // ended while stopping
+    free_.touch(stopping_devices_[index]);
+    stopping_count_ -= static_cast<int>(stopping_devices_[index].size());
+    stopping_devices_[index].clear();
+  }
   if (static_cast<std::size_t>(job) < repack_key_.size()) repack_key_[static_cast<std::size_t>(job)] = std::numeric_limits<double>::quiet_NaN();
   forget_key(job);
   unhold(job);
@@ -398,6 +403,7 @@ void QueuePolicy::on_job_queued(const SchedulerView& view, JobSlot job) {
   const auto index = static_cast<std::size_t>(job);
   if (index < stopping_devices_.size() && !stopping_devices_[index].empty()) {  // its preemption completed
     free_.touch(stopping_devices_[index]);
+    stopping_count_ -= static_cast<int>(stopping_devices_[index].size());
     stopping_devices_[index].clear();
   }
   stopped_running(job);
@@ -597,9 +603,13 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
   // running jobs need no entries, only their keys (for the stamps of those whose key
   // changed) and next key changes (about three decisions in four on Tiresias' trace).
   const bool queued_only = queued_need <= free_.count();
-  // Devices counted for the pass: free now, plus those of the running jobs it ranks
-  // (a stopping job's devices are not back yet; fractional jobs are left alone).
-  int remaining = free_.count();
+  // Devices counted for the pass: free now, those of the jobs still stopping after an
+  // earlier decision preempted them (on their way back, and promised to the jobs they
+  // were preempted for: left out, the next pass would start the victims again on the
+  // devices already free and preempt them again once the rest are back, a livelock when
+  // checkpoints take time), plus those of the running jobs it ranks (fractional jobs are
+  // left alone).
+  int remaining = free_.count() + stopping_count_;
   // With timers, each running job's next key change is taken in the same call as its key,
   // and the wake-up comes from them (request_wake): the order's state cannot change before
   // request_wake() unless keys change while queued (then on_started() runs in between).
@@ -723,6 +733,7 @@ void QueuePolicy::decide_repack(const SchedulerView& view, ActionBatch& out) {
     out.preempt(v);
     const auto i = static_cast<std::size_t>(v);
     if (stopping_devices_.size() <= i) stopping_devices_.resize(i + 1);
+    stopping_count_ += static_cast<int>(r.devices().size()) - static_cast<int>(stopping_devices_[i].size());
     stopping_devices_[i] = r.devices();
     if (keeps_stamp_.size() <= i) keeps_stamp_.resize(i + 1, 0);
     keeps_stamp_[i] = 1;
@@ -930,6 +941,7 @@ bool QueuePolicy::preempt_for(const SchedulerView& view, const Entry& head, Acti
     out.preempt(v);
     preempted_.push_back(v);
     if (stopping_devices_.size() <= static_cast<std::size_t>(v)) stopping_devices_.resize(static_cast<std::size_t>(v) + 1);
+    stopping_count_ += static_cast<int>(view.job(v).devices().size()) - static_cast<int>(stopping_devices_[static_cast<std::size_t>(v)].size());
     stopping_devices_[static_cast<std::size_t>(v)] = view.job(v).devices();
   }
   if (free_stop) {
@@ -1034,6 +1046,8 @@ void QueuePolicy::snapshot(SnapshotArchive& ar) {
   if (ar.loading()) {  // the running set and the order's answers it keeps: rebuilt after a restore
     for (const Held& h : held_) held_pos_[static_cast<std::size_t>(h.slot)] = 0;
     held_.clear();
+    stopping_count_ = 0;
+    for (const auto& devices : stopping_devices_) stopping_count_ += static_cast<int>(devices.size());
   }
   if (ar.loading()) check_restored(ar);
 }

@@ -192,6 +192,7 @@ class QueuePolicy : public Policy {
   std::vector<DeviceId> devices_;
   std::vector<JobSlot> preempted_;
   std::vector<std::vector<DeviceId>> stopping_devices_;  // by slot: devices of a job this policy preempted, until it is back in the queue
+  int stopping_count_ = 0;  // their number, summed over slots
   // Keys of running jobs when they started, for running_keys_only_improve() orders: an
   // upper bound of their keys now. NaN by slot = not running.
   std::multiset<double> running_keys_;

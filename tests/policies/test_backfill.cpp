@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "policies/las.hpp"
 #include "policies/queue_policy.hpp"
@@ -248,6 +250,70 @@ TEST_CASE("discipline repack keeps jobs in queue order and preempts only those t
   CHECK(skip.at("J").start_s == Approx(20.0));
   CHECK(skip.at("X").preemptions == 1);
   CHECK(skip.at("Y").preemptions == 1);
+}
+
+namespace {
+
+// Checkpoints that take time, a different time per job (its model names the seconds to
+// save); restores take 2 s; every job runs at rate 1 anywhere.
+class SlowCheckpoints : public PhysicsModel {
+ public:
+  std::string placement_problem(const JobSpec&, Span<DeviceId>) const override { return ""; }
+  void update_rates(const Simulator& sim, const std::vector<JobSlot>&, std::vector<std::pair<JobSlot, double>>& rates) override {
+    for (JobSlot s = sim.first_running(); s != kNoJob; s = sim.job(s).next_in_list) rates.emplace_back(s, 1.0);
+  }
+  double estimated_rate(const JobSpec&, int, int) const override { return 1.0; }
+  double checkpoint_save_s(const JobSpec& job, int) const override { return std::stod(job.model); }
+  double checkpoint_restore_s(const JobSpec&, int) const override { return 2.0; }
+};
+
+// Stops a run that has gone on for far more events than its jobs need (a livelock)
+// with an error instead of a hang.
+class EventCap : public Observer {
+ public:
+  void after_event(const Simulator&) override {
+    if (++events > 10000) throw std::runtime_error("more than 10000 events: the policy keeps preempting and restarting the same jobs");
+  }
+  int events = 0;
+};
+
+}  // namespace
+
+TEST_CASE("discipline repack keeps the devices of jobs still saving a checkpoint for the job they were preempted for", "[policies][discipline][las]") {
+  // 4 devices; A (1 GPU), B (1 GPU) and C (2 GPUs) run from t=0 and enter queue 1 at
+  // t=10; W (4 GPUs, 8 s) arrived at t=1 and now ranks first: all three are preempted
+  // and save for 3, 5 and 7 s. When A is back in the queue (t=13) only its device is
+  // free; counting only free devices, W no longer fit, A started again, and so did B
+  // and C as they came back, and W preempted them all again once they ran: forever. The
+  // devices still on their way count for W, which starts at t=17 when C's are back.
+  std::vector<JobSpec> jobs = {make_job("A", 0, 1, 1000), make_job("B", 0, 1, 1000), make_job("C", 0, 2, 1000), make_job("W", 1, 4, 8)};
+  jobs[0].model = "3";
+  jobs[1].model = "5";
+  jobs[2].model = "7";
+  jobs[3].model = "3";
+  const PolicyRegistry registry = builtin_policies();
+  PolicyInstance policy =
+      registry.create(ConfigNode::load_string("{name: las, thresholds_s: [10], starvation_multiple: 0, demotion: exact, discipline: repack}", "policy.yaml"));
+  VectorSource source(std::move(jobs));
+  SlowCheckpoints physics;
+  SimulatorOptions options;
+  options.physics = &physics;
+  const ClusterSpec cluster({NodeGroup{1, "test", 4}});  // the simulator keeps a reference
+  Simulator sim(cluster, source, *policy.policy, options);
+  TimesRecorder rec;
+  EventCap cap;
+  sim.add_observer(rec);
+  sim.add_observer(cap);
+  sim.run();
+  const auto& t = rec.times;
+  CHECK(t.at("W").start_s == Approx(17.0));
+  CHECK(t.at("W").end_s == Approx(25.0));
+  for (const char* id : {"A", "B", "C"}) {
+    INFO(id);
+    CHECK(t.at(id).preemptions == 1);
+    // 10 s before the preemption, 990 s after W ends at 25 and a 2 s restore.
+    CHECK(t.at(id).end_s == Approx(25.0 + 2.0 + 990.0));
+  }
 }
 
 TEST_CASE("yarn placement keeps a job on one node, or on whole idle nodes plus one", "[policies][placement]") {
