@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <optional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,10 @@ struct RlBenchWindow {
   double best_heuristic_jct_s = 0.0;
   std::vector<double> agent_jct_s;       // by training seed
   std::vector<double> ratio;             // agent / best heuristic, by training seed
+  // Without a physics model (every job runs at rate 1): the mean duration of the jobs that
+  // completed, what mean JCT would be if no job ever waited; no policy's mean JCT is lower.
+  // NaN with a physics model (faster devices shorten jobs).
+  double no_wait_bound_s = std::numeric_limits<double>::quiet_NaN();
   // With objectives: each one's value (NaN when a run failed), by heuristic / by seed, then by objective.
   std::vector<std::vector<double>> heuristic_objectives, agent_objectives;
 };
@@ -134,6 +139,9 @@ struct RlBenchSettingResult {
   double mean_ratio = 0.0;               // mean over seeds of seed_mean_ratio
   double min_ratio = 0.0, max_ratio = 0.0, std_ratio = 0.0;  // spread of seed_mean_ratio (population std)
   bool reached = false;                  // mean_ratio <= 1 - target_below
+  // Mean over windows of no_wait_bound_s / best_heuristic_jct_s: the lowest mean ratio any
+  // scheduler could reach (NaN with a physics model).
+  double no_wait_bound_ratio = std::numeric_limits<double>::quiet_NaN();
   std::string verdict;                   // one line
   // With objectives: the best heuristic of each objective (by mean), and one row per
   // heuristic, then per agent seed.

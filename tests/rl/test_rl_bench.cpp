@@ -199,8 +199,23 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
     CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "fifo") != sr.heuristics.end());
     CHECK(std::find(sr.heuristics.begin(), sr.heuristics.end(), "srtf") == sr.heuristics.end());  // information none
     const ScenarioConfig scenario = test_scenario(config, sr.setting, reg);
-    double ratio_sum = 0.0;
+    const bool no_physics = !scenario.physics;
+    CHECK(no_physics == (sr.setting.physics == "off"));
+    double ratio_sum = 0.0, bound_sum = 0.0;
     for (const auto& w : sr.windows) {
+      if (no_physics) {
+        // The no-wait bound: fifo never preempts and every job runs at rate 1, so its mean
+        // JCT less its mean queue delay is the jobs' mean duration; no policy does better.
+        const RunResult f = run_policy(scenario, w.seed, YAML::Node("fifo"), reg);
+        REQUIRE(f.summary.mean_queue_delay_s);
+        CHECK(w.no_wait_bound_s == Approx(*f.summary.mean_jct_s - *f.summary.mean_queue_delay_s).epsilon(1e-9));
+        CHECK(w.no_wait_bound_s > 0.0);
+        for (double v : w.heuristic_jct_s) CHECK((!std::isfinite(v) || w.no_wait_bound_s <= v * (1 + 1e-12)));
+        for (double v : w.agent_jct_s) CHECK(w.no_wait_bound_s <= v * (1 + 1e-12));
+        bound_sum += w.no_wait_bound_s / w.best_heuristic_jct_s;
+      } else {
+        CHECK(std::isnan(w.no_wait_bound_s));
+      }
       // Trace settings replay test windows; the synthetic one describes its generator.
       CHECK((w.window.find("test window") != std::string::npos) == sr.setting.scenario_path.empty());
       // The best heuristic is the minimum of its row.
@@ -222,6 +237,8 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
       CHECK(*run_policy(scenario, w.seed, YAML::Node(w.best_heuristic), reg).summary.mean_jct_s == w.best_heuristic_jct_s);
     }
     CHECK(sr.mean_ratio == Approx(ratio_sum / 6.0).epsilon(1e-12));
+    if (no_physics) CHECK(sr.no_wait_bound_ratio == Approx(bound_sum / 3.0).epsilon(1e-12));
+    else CHECK(std::isnan(sr.no_wait_bound_ratio));
     CHECK(sr.min_ratio <= sr.mean_ratio);
     CHECK(sr.max_ratio >= sr.mean_ratio);
     CHECK(sr.reached == (sr.mean_ratio <= 1.0 - sr.setting.target_below));
@@ -324,7 +341,9 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
   const auto summary = csv_rows(a / "summary.csv");
   REQUIRE(summary.size() == 5u);
   CHECK(summary[0] == std::vector<std::string>{"setting", "windows", "seeds", "mean_ratio", "min_seed_ratio", "max_seed_ratio", "std_seed_ratio", "target_below",
-                                               "reached", "agents", "scenario"});
+                                               "reached", "agents", "scenario", "no_wait_bound_ratio"});
+  CHECK(summary[1][11].empty());  // physics on: no bound
+  CHECK(std::stod(summary[2][11]) == Approx(r.settings[1].no_wait_bound_ratio).epsilon(1e-8));
   CHECK((std::vector<std::string>{summary[1][0], summary[1][9], summary[1][10]} == std::vector<std::string>{"physics_on", "physics_on", "tiny_scenario.yaml"}));
   CHECK((std::vector<std::string>{summary[2][0], summary[2][9]} == std::vector<std::string>{"physics_off", "physics_off"}));
   CHECK((std::vector<std::string>{summary[3][0], summary[3][9], summary[3][10]} == std::vector<std::string>{"philly_like", "physics_on", "tiny_synthetic.yaml"}));
