@@ -284,8 +284,10 @@ TEST_CASE("discipline repack keeps the devices of jobs still saving a checkpoint
   // t=10; W (4 GPUs, 8 s) arrived at t=1 and now ranks first: all three are preempted
   // and save for 3, 5 and 7 s. When A is back in the queue (t=13) only its device is
   // free; counting only free devices, W no longer fit, A started again, and so did B
-  // and C as they came back, and W preempted them all again once they ran: forever. The
-  // devices still on their way count for W, which starts at t=17 when C's are back.
+  // and C as they came back, and W preempted them all again once they ran, round after
+  // round (989 preemptions each, W starting at t=5950; with restores longer than a round
+  // nobody progressed at all). The devices still on their way count for W, which starts
+  // at t=17 when C's are back.
   std::vector<JobSpec> jobs = {make_job("A", 0, 1, 1000), make_job("B", 0, 1, 1000), make_job("C", 0, 2, 1000), make_job("W", 1, 4, 8)};
   jobs[0].model = "3";
   jobs[1].model = "5";
