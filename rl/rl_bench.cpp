@@ -352,6 +352,32 @@ void pareto_rows(RlBenchSettingResult& sr, const std::vector<std::uint64_t>& see
   }
 }
 
+// Pareto layers of points to minimise on both axes: 0 for those no other point beats
+// (at least as good on both, better on one), 1 for those only layer-0 points beat, and
+// so on. O(n^3), for the 30-odd heuristics of a setting.
+std::vector<int> pareto_layers(const std::vector<std::pair<double, double>>& points) {
+  const std::size_t n = points.size();
+  std::vector<int> layer(n, -1);
+  auto beats = [&](std::size_t j, std::size_t i) {
+    return points[j].first <= points[i].first && points[j].second <= points[i].second &&
+           (points[j].first < points[i].first || points[j].second < points[i].second);
+  };
+  for (int l = 0, left = static_cast<int>(n); left > 0; ++l) {
+    std::vector<std::size_t> now;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (layer[i] >= 0) continue;
+      bool beaten = false;
+      for (std::size_t j = 0; j < n && !beaten; ++j) beaten = j != i && layer[j] < 0 && beats(j, i);
+      if (!beaten) now.push_back(i);
+    }
+    for (std::size_t i : now) layer[i] = l;
+    left -= static_cast<int>(now.size());
+  }
+  return layer;
+}
+
+constexpr int kNamedFronts = 3;  // heuristics' fronts whose points pareto.svg names
+
 }  // namespace
 
 const std::vector<std::string>& rl_bench_objectives() {
@@ -559,36 +585,6 @@ RlBenchTraining train_rl_bench_agent(const RlBenchConfig& config, const std::str
   write_file_atomically((out / kMarkerFile).string(), marker_json(setting, m, scenario.train ? scenario.train->total_steps : o.steps));
   return t;
 }
-
-namespace {
-
-// Pareto layers of points to minimise on both axes: 0 for those no other point beats
-// (at least as good on both, better on one), 1 for those only layer-0 points beat, and
-// so on. O(n^3), for the 30-odd heuristics of a setting.
-std::vector<int> pareto_layers(const std::vector<std::pair<double, double>>& points) {
-  const std::size_t n = points.size();
-  std::vector<int> layer(n, -1);
-  auto beats = [&](std::size_t j, std::size_t i) {
-    return points[j].first <= points[i].first && points[j].second <= points[i].second &&
-           (points[j].first < points[i].first || points[j].second < points[i].second);
-  };
-  for (int l = 0, left = static_cast<int>(n); left > 0; ++l) {
-    std::vector<std::size_t> now;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (layer[i] >= 0) continue;
-      bool beaten = false;
-      for (std::size_t j = 0; j < n && !beaten; ++j) beaten = j != i && layer[j] < 0 && beats(j, i);
-      if (!beaten) now.push_back(i);
-    }
-    for (std::size_t i : now) layer[i] = l;
-    left -= static_cast<int>(now.size());
-  }
-  return layer;
-}
-
-constexpr int kNamedFronts = 3;  // heuristics' fronts whose points pareto.svg names
-
-}  // namespace
 
 RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_dir, const RlBenchOptions& options) {
   std::FILE* log = options.log;
