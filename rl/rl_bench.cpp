@@ -22,25 +22,34 @@
 #include "rl/heuristic_baseline.hpp"
 #include "rl/train_command.hpp"
 #include "base/error.hpp"
+#include "sim/jct_lower_bound.hpp"
 #include "sim/observer.hpp"
+#include "sim/simulator.hpp"
 
 namespace schedsim::rl {
 namespace {
 
 namespace fs = std::filesystem;
 
-// Sums the reference durations of the jobs that complete (the no-wait bound).
-class CompletedDurations : public Observer {
+// The jobs that complete (their arrival, duration and GPUs) and the cluster's device
+// count: what the bounds on mean JCT of a run without a physics model need.
+class CompletedJobs : public Observer {
  public:
   void on_job_end(const JobState& job) override {
     if (job.status != JobStatus::kCompleted) return;
-    sum_s += job.spec.duration_s;
-    ++count;
+    jobs.push_back(BoundJob{job.spec.submit.seconds(), job.spec.duration_s, job.spec.num_gpus});
   }
+  void after_event(const Simulator& sim) override { num_devices = sim.cluster_state().spec().num_devices(); }
   void snapshot(SnapshotArchive& /*ar*/) override {}
-  double sum_s = 0.0;
-  std::size_t count = 0;
+  std::vector<BoundJob> jobs;
+  int num_devices = 0;
 };
+
+// The target lies below the lower bound on any scheduler's mean ratio (settings without a
+// physics model): no agent can reach it.
+bool unreachable(const RlBenchSettingResult& sr) {
+  return std::isfinite(sr.lower_bound_ratio) && sr.lower_bound_ratio > 1.0 - sr.setting.target_below + 1e-12;
+}
 
 // The marker of a finished training (written last, so that a training killed half-way
 // leaves none) and the file a child training's output goes to.
@@ -717,9 +726,14 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
         ScenarioConfig run = scenario;
         run.seed = w.seed;
         PolicyInstance fifo = registry.create(ConfigNode(YAML::Node("fifo"), config.source, "policy"), policy_context(run));
-        CompletedDurations durations;
-        run_scenario(run, *fifo.policy, fifo.resolved, RunOptions{}, {&durations});
-        if (durations.count > 0) w.no_wait_bound_s = durations.sum_s / static_cast<double>(durations.count);
+        CompletedJobs completed;
+        run_scenario(run, *fifo.policy, fifo.resolved, RunOptions{}, {&completed});
+        if (!completed.jobs.empty()) {
+          double sum_s = 0.0;
+          for (const BoundJob& j : completed.jobs) sum_s += j.duration_s;
+          w.no_wait_bound_s = sum_s / static_cast<double>(completed.jobs.size());
+          w.lower_bound_s = mean_jct_lower_bound_s(completed.jobs, completed.num_devices);
+        }
       }
       for (const auto& ckpt : sr.checkpoints) {
         ScenarioConfig run = scenario;
@@ -756,6 +770,9 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
       double bound_sum = 0.0;
       for (const auto& w : sr.windows) bound_sum += w.no_wait_bound_s / w.best_heuristic_jct_s;
       sr.no_wait_bound_ratio = bound_sum / static_cast<double>(sr.windows.size());
+      double lower_sum = 0.0;
+      for (const auto& w : sr.windows) lower_sum += w.lower_bound_s / w.best_heuristic_jct_s;
+      sr.lower_bound_ratio = lower_sum / static_cast<double>(sr.windows.size());
     }
     std::ostringstream v;
     const double below = (1.0 - sr.mean_ratio) * 100;
@@ -763,6 +780,9 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
       << (below >= 0 ? "% below" : "% above") << " the per-window best same-information heuristic (mean ratio " << fixed(sr.mean_ratio, 3) << " over "
       << sr.seed_mean_ratio.size() << " seeds x " << sr.windows.size() << " test windows; seeds " << fixed(sr.min_ratio, 3) << " .. " << fixed(sr.max_ratio, 3)
       << ", std " << fixed(sr.std_ratio, 3) << "); target at least " << fixed(sr.setting.target_below * 100, 1) << "% below: " << (sr.reached ? "REACHED" : "NOT REACHED");
+    if (unreachable(sr))
+      v << "; no scheduler reaches it, clairvoyant or not: the lower bound on the mean ratio is " << fixed(sr.lower_bound_ratio, 3) << " (the target "
+        << fixed(1.0 - sr.setting.target_below, 3) << ")";
     sr.verdict = v.str();
     if (!objectives.empty()) pareto_rows(sr, config.seeds);
     if (log) std::fprintf(log, "rl-bench: %s\n", sr.verdict.c_str());
@@ -788,20 +808,22 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
   csv << ",best_heuristic,best_heuristic_jct_s";
   for (auto s : result.seeds) csv << ",agent_seed" << s << "_jct_s";
   for (auto s : result.seeds) csv << ",ratio_seed" << s;
-  csv << ",no_wait_bound_s\n";  // last: readers of the earlier columns still work
+  csv << ",no_wait_bound_s,lower_bound_s\n";  // last: readers of the earlier columns still work
   for (const auto& sr : result.settings) {
     mdw << "## " << sr.setting.name << "\n\nAgents: " << agents_label(sr.setting) << ". Test episodes of " << md(scenario_label(sr.setting))
         << ".\n\nMean JCT (h) per test window; ratio = agent / best heuristic of the window."
-        << (std::isnan(sr.no_wait_bound_ratio) ? "" : " No-wait bound: the mean duration of the jobs (h), what mean JCT would be if no job waited (no physics model: every job at rate 1).")
+        << (std::isnan(sr.no_wait_bound_ratio) ? "" : " No-wait bound: the mean duration of the jobs (h), what mean JCT would be if no job waited (no physics model: every job at rate 1)."
+                                                       " Lower bound: no scheduler's mean JCT (h) is lower, clairvoyant or not (the no-wait bound combined with the cluster as one pooled machine"
+                                                       " served shortest-remaining-work first).")
         << "\n\n| window |";
     for (const auto& h : sr.heuristics) mdw << ' ' << md(h) << " |";
     mdw << " best heuristic |";
     for (auto s : result.seeds) mdw << " agent seed " << s << " |";
     for (auto s : result.seeds) mdw << " ratio seed " << s << " |";
     const bool bound = !std::isnan(sr.no_wait_bound_ratio);
-    if (bound) mdw << " no-wait bound |";
+    if (bound) mdw << " no-wait bound | lower bound |";
     mdw << "\n|---|";
-    for (std::size_t i = 0; i < sr.heuristics.size() + 1 + 2 * result.seeds.size() + (bound ? 1 : 0); ++i) mdw << "---:|";
+    for (std::size_t i = 0; i < sr.heuristics.size() + 1 + 2 * result.seeds.size() + (bound ? 2 : 0); ++i) mdw << "---:|";
     mdw << '\n';
     for (const auto& w : sr.windows) {
       csv << sr.setting.name << ',' << w.seed << ',' << csv_cell(w.window);
@@ -812,37 +834,41 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
       csv << ',' << w.best_heuristic << ',' << num(w.best_heuristic_jct_s);
       for (double a : w.agent_jct_s) csv << ',' << num(a);
       for (double r : w.ratio) csv << ',' << num(r);
-      csv << ',' << (std::isnan(w.no_wait_bound_s) ? std::string() : num(w.no_wait_bound_s)) << '\n';
+      csv << ',' << (std::isnan(w.no_wait_bound_s) ? std::string() : num(w.no_wait_bound_s)) << ','
+          << (std::isnan(w.lower_bound_s) ? std::string() : num(w.lower_bound_s)) << '\n';
       mdw << "| " << md(w.window) << " (seed " << w.seed << ") |";
       for (double v : w.heuristic_jct_s) mdw << ' ' << fixed(v / 3600, 4) << " |";
       mdw << ' ' << md(w.best_heuristic) << ' ' << fixed(w.best_heuristic_jct_s / 3600, 4) << " |";
       for (double a : w.agent_jct_s) mdw << ' ' << fixed(a / 3600, 4) << " |";
       for (double r : w.ratio) mdw << ' ' << fixed(r, 3) << " |";
-      if (bound) mdw << ' ' << fixed(w.no_wait_bound_s / 3600, 4) << " |";
+      if (bound) mdw << ' ' << fixed(w.no_wait_bound_s / 3600, 4) << " | " << fixed(w.lower_bound_s / 3600, 4) << " |";
       mdw << '\n';
     }
     mdw << '\n';
   }
   // agents and scenario came later: readers of the first nine columns still work.
-  sum_csv << "setting,windows,seeds,mean_ratio,min_seed_ratio,max_seed_ratio,std_seed_ratio,target_below,reached,agents,scenario,no_wait_bound_ratio\n";
-  sum_md << "| setting | agents | test episodes of | windows | seeds | mean ratio | min seed | max seed | std over seeds | no-wait bound | target below | verdict |\n"
-            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  sum_csv << "setting,windows,seeds,mean_ratio,min_seed_ratio,max_seed_ratio,std_seed_ratio,target_below,reached,agents,scenario,no_wait_bound_ratio,lower_bound_ratio\n";
+  sum_md << "| setting | agents | test episodes of | windows | seeds | mean ratio | min seed | max seed | std over seeds | no-wait bound | lower bound | target below | verdict |\n"
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const auto& sr : result.settings) {
     sum_csv << sr.setting.name << ',' << sr.windows.size() << ',' << sr.seed_mean_ratio.size() << ',' << num(sr.mean_ratio) << ',' << num(sr.min_ratio) << ','
             << num(sr.max_ratio) << ',' << num(sr.std_ratio) << ',' << num(sr.setting.target_below) << ',' << (sr.reached ? "true" : "false") << ','
             << sr.setting.agents_setting() << ',' << csv_cell(scenario_label(sr.setting)) << ','
-            << (std::isnan(sr.no_wait_bound_ratio) ? std::string() : num(sr.no_wait_bound_ratio)) << '\n';
+            << (std::isnan(sr.no_wait_bound_ratio) ? std::string() : num(sr.no_wait_bound_ratio)) << ','
+            << (std::isnan(sr.lower_bound_ratio) ? std::string() : num(sr.lower_bound_ratio)) << '\n';
     sum_md << "| " << sr.setting.name << " | " << sr.setting.agents_setting() << (sr.setting.trains() ? " (own)" : "") << " | " << md(scenario_label(sr.setting))
            << " | " << sr.windows.size() << " | " << sr.seed_mean_ratio.size() << " | " << fixed(sr.mean_ratio, 3) << " | " << fixed(sr.min_ratio, 3) << " | "
            << fixed(sr.max_ratio, 3) << " | " << fixed(sr.std_ratio, 3) << " | " << (std::isnan(sr.no_wait_bound_ratio) ? std::string("n/a") : fixed(sr.no_wait_bound_ratio, 3))
-           << " | " << fixed(sr.setting.target_below * 100, 1) << "% | "
-           << (sr.reached ? "reached" : "not reached") << " |\n";
+           << " | " << (std::isnan(sr.lower_bound_ratio) ? std::string("n/a") : fixed(sr.lower_bound_ratio, 3)) << " | " << fixed(sr.setting.target_below * 100, 1) << "% | "
+           << (sr.reached ? "reached" : unreachable(sr) ? "not reached (below the lower bound)" : "not reached") << " |\n";
   }
   sum_md << "\nRule: a setting is reached when the mean over training seeds of the agent's mean JCT divided by the per-window best same-information "
             "heuristic's is at most 1 - target below. Agents: the setting whose training made them (own: the setting trained them on the benchmark "
             "scenario's training windows with its own set and physics). No-wait bound (settings without a physics model, where every job runs at "
-            "rate 1): the mean over windows of the jobs' mean duration over the per-window best heuristic's mean JCT, the lowest mean ratio any "
-            "scheduler could reach.\n\n";
+            "rate 1): the mean over windows of the jobs' mean duration over the per-window best heuristic's mean JCT. Lower bound (the same settings): "
+            "the same mean for a tighter bound on any scheduler's mean JCT, clairvoyant or not: the k-th job to complete does so no earlier than the "
+            "k-th earliest of arrival + duration, nor than the k-th completion of the cluster as one machine of all its devices serving GPU-seconds "
+            "shortest-remaining-first; no scheduler's mean ratio is lower.\n\n";
   for (const auto& sr : result.settings) sum_md << "- " << md(sr.verdict) << '\n';
 
   // The figure: per setting, the per-window ratio averaged over training seeds, windows

@@ -115,6 +115,10 @@ struct RlBenchWindow {
   // completed, what mean JCT would be if no job ever waited; no policy's mean JCT is lower.
   // NaN with a physics model (faster devices shorten jobs).
   double no_wait_bound_s = std::numeric_limits<double>::quiet_NaN();
+  // Without a physics model: a tighter bound on any scheduler's mean JCT, clairvoyant or
+  // not (sim/jct_lower_bound.hpp: no waiting, and the cluster as one pooled machine
+  // served shortest-remaining-work first); >= no_wait_bound_s. NaN with a physics model.
+  double lower_bound_s = std::numeric_limits<double>::quiet_NaN();
   // With objectives: each one's value (NaN when a run failed), by heuristic / by seed, then by objective.
   std::vector<std::vector<double>> heuristic_objectives, agent_objectives;
 };
@@ -142,6 +146,8 @@ struct RlBenchSettingResult {
   // Mean over windows of no_wait_bound_s / best_heuristic_jct_s: the lowest mean ratio any
   // scheduler could reach (NaN with a physics model).
   double no_wait_bound_ratio = std::numeric_limits<double>::quiet_NaN();
+  // The same for lower_bound_s: no scheduler's mean ratio is lower (NaN with a physics model).
+  double lower_bound_ratio = std::numeric_limits<double>::quiet_NaN();
   std::string verdict;                   // one line
   // With objectives: the best heuristic of each objective (by mean), and one row per
   // heuristic, then per agent seed.

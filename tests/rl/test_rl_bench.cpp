@@ -201,7 +201,7 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
     const ScenarioConfig scenario = test_scenario(config, sr.setting, reg);
     const bool no_physics = !scenario.physics;
     CHECK(no_physics == (sr.setting.physics == "off"));
-    double ratio_sum = 0.0, bound_sum = 0.0;
+    double ratio_sum = 0.0, bound_sum = 0.0, lower_sum = 0.0;
     for (const auto& w : sr.windows) {
       if (no_physics) {
         // The no-wait bound: fifo never preempts and every job runs at rate 1, so its mean
@@ -213,8 +213,18 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
         for (double v : w.heuristic_jct_s) CHECK((!std::isfinite(v) || w.no_wait_bound_s <= v * (1 + 1e-12)));
         for (double v : w.agent_jct_s) CHECK(w.no_wait_bound_s <= v * (1 + 1e-12));
         bound_sum += w.no_wait_bound_s / w.best_heuristic_jct_s;
+        // The lower bound (sim/jct_lower_bound.hpp, closed forms in tests/sim): at least
+        // the no-wait bound, and no policy beats it, clairvoyant srtf included.
+        CHECK(w.lower_bound_s >= w.no_wait_bound_s);
+        for (double v : w.heuristic_jct_s) CHECK((!std::isfinite(v) || w.lower_bound_s <= v * (1 + 1e-12)));
+        for (double v : w.agent_jct_s) CHECK(w.lower_bound_s <= v * (1 + 1e-12));
+        ScenarioConfig oracle = scenario;
+        oracle.information = InformationModel::oracle();
+        CHECK(w.lower_bound_s <= *run_policy(oracle, w.seed, YAML::Node("srtf"), reg).summary.mean_jct_s * (1 + 1e-12));
+        lower_sum += w.lower_bound_s / w.best_heuristic_jct_s;
       } else {
         CHECK(std::isnan(w.no_wait_bound_s));
+        CHECK(std::isnan(w.lower_bound_s));
       }
       // Trace settings replay test windows; the synthetic one describes its generator.
       CHECK((w.window.find("test window") != std::string::npos) == sr.setting.scenario_path.empty());
@@ -237,12 +247,25 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
       CHECK(*run_policy(scenario, w.seed, YAML::Node(w.best_heuristic), reg).summary.mean_jct_s == w.best_heuristic_jct_s);
     }
     CHECK(sr.mean_ratio == Approx(ratio_sum / 6.0).epsilon(1e-12));
-    if (no_physics) CHECK(sr.no_wait_bound_ratio == Approx(bound_sum / 3.0).epsilon(1e-12));
-    else CHECK(std::isnan(sr.no_wait_bound_ratio));
+    if (no_physics) {
+      CHECK(sr.no_wait_bound_ratio == Approx(bound_sum / 3.0).epsilon(1e-12));
+      CHECK(sr.lower_bound_ratio == Approx(lower_sum / 3.0).epsilon(1e-12));
+      CHECK(sr.lower_bound_ratio >= sr.no_wait_bound_ratio);
+    } else {
+      CHECK(std::isnan(sr.no_wait_bound_ratio));
+      CHECK(std::isnan(sr.lower_bound_ratio));
+    }
     CHECK(sr.min_ratio <= sr.mean_ratio);
     CHECK(sr.max_ratio >= sr.mean_ratio);
     CHECK(sr.reached == (sr.mean_ratio <= 1.0 - sr.setting.target_below));
     CHECK(sr.verdict.find(sr.reached ? ": REACHED" : ": NOT REACHED") != std::string::npos);
+    // A target below the lower bound is called unreachable, in the verdict and summary.md.
+    const bool unreachable = no_physics && sr.lower_bound_ratio > 1.0 - sr.setting.target_below;
+    CHECK((sr.verdict.find("no scheduler reaches it, clairvoyant or not: the lower bound on the mean ratio is ") != std::string::npos) == unreachable);
+    if (sr.setting.name == "physics_off") {
+      CHECK(unreachable);  // the tiny episodes never queue: the bound is the best heuristic itself
+      CHECK(slurp(a / "summary.md").find("% | not reached (below the lower bound) |") != std::string::npos);
+    }
   }
   CHECK(r.settings[2].verdict.rfind("philly_like (agents of physics_on): agent mean JCT", 0) == 0);
   CHECK(r.settings[2].windows[0].window != r.settings[0].windows[0].window);
@@ -341,9 +364,11 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
   const auto summary = csv_rows(a / "summary.csv");
   REQUIRE(summary.size() == 5u);
   CHECK(summary[0] == std::vector<std::string>{"setting", "windows", "seeds", "mean_ratio", "min_seed_ratio", "max_seed_ratio", "std_seed_ratio", "target_below",
-                                               "reached", "agents", "scenario", "no_wait_bound_ratio"});
+                                               "reached", "agents", "scenario", "no_wait_bound_ratio", "lower_bound_ratio"});
   CHECK(summary[1][11].empty());  // physics on: no bound
+  CHECK(summary[1][12].empty());
   CHECK(std::stod(summary[2][11]) == Approx(r.settings[1].no_wait_bound_ratio).epsilon(1e-8));
+  CHECK(std::stod(summary[2][12]) == Approx(r.settings[1].lower_bound_ratio).epsilon(1e-8));
   CHECK((std::vector<std::string>{summary[1][0], summary[1][9], summary[1][10]} == std::vector<std::string>{"physics_on", "physics_on", "tiny_scenario.yaml"}));
   CHECK((std::vector<std::string>{summary[2][0], summary[2][9]} == std::vector<std::string>{"physics_off", "physics_off"}));
   CHECK((std::vector<std::string>{summary[3][0], summary[3][9], summary[3][10]} == std::vector<std::string>{"philly_like", "physics_on", "tiny_synthetic.yaml"}));
