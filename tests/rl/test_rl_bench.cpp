@@ -515,3 +515,24 @@ TEST_CASE("rl-bench: an objective whose model the scenario lacks fails before an
                     Catch::Contains("e.yaml: setting 'e' lists objective co2_kg, but its scenario lacks an energy: map"));
   CHECK_FALSE(fs::exists(tmp.path("out1")));
 }
+
+TEST_CASE("rl-bench: itp_high_load.yaml's physics_off is itp.yaml's, so its trainings carry over", "[rl][rl-bench]") {
+  const RlBenchConfig itp = RlBenchConfig::load_file(kConfigs + "rl_bench/itp.yaml");
+  const RlBenchConfig high = RlBenchConfig::load_file(kConfigs + "rl_bench/itp_high_load.yaml");
+  CHECK(high.scenario_path == itp.scenario_path);
+  CHECK(high.overrides == itp.overrides);
+  CHECK(high.seeds == itp.seeds);
+  CHECK((high.test_seed_start == itp.test_seed_start && high.test_episodes == itp.test_episodes));
+  const RlBenchSetting* a = itp.find_setting("physics_off");
+  const RlBenchSetting* b = high.find_setting("physics_off");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(b->overrides == a->overrides);
+  CHECK(b->physics == a->physics);
+  CHECK(b->target_below == a->target_below);
+  // The evaluation-only setting: physics_off's agents at the higher loads.
+  const RlBenchSetting* h = high.find_setting("physics_off_high_load");
+  REQUIRE(h);
+  CHECK(h->agents == "physics_off");
+  CHECK(std::find(h->overrides.begin(), h->overrides.end(), "workload.trace.windows.offered_load=[1.2, 2.4]") != h->overrides.end());
+}
