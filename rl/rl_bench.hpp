@@ -116,8 +116,9 @@ struct RlBenchWindow {
   // NaN with a physics model (faster devices shorten jobs).
   double no_wait_bound_s = std::numeric_limits<double>::quiet_NaN();
   // Without a physics model: a tighter bound on any scheduler's mean JCT, clairvoyant or
-  // not (sim/jct_lower_bound.hpp: no waiting, and the cluster as one pooled machine
-  // served shortest-remaining-work first); >= no_wait_bound_s. NaN with a physics model.
+  // not (sim/jct_lower_bound.hpp: by completion rank, no waiting and the cluster as one
+  // pooled machine; or the rate-capped mean-busy-time LP bound, whichever is larger);
+  // >= no_wait_bound_s. NaN with a physics model.
   double lower_bound_s = std::numeric_limits<double>::quiet_NaN();
   // With objectives: each one's value (NaN when a run failed), by heuristic / by seed, then by objective.
   std::vector<std::vector<double>> heuristic_objectives, agent_objectives;

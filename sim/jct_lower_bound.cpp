@@ -132,11 +132,13 @@ double mean_busy_time_bound_s(const std::vector<BoundJob>& jobs, int num_devices
   std::vector<std::size_t> lp;  // the jobs with work; the others complete on arrival (JCT 0)
   double offset_s = 0.0;        // sum of duration_j / 2 - arrival_j over them
   double longest_s = 0.0;
+  double origin_s = std::numeric_limits<double>::infinity();  // the grid starts at the first arrival
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (jobs[i].duration_s <= 0) continue;
     lp.push_back(i);
     offset_s += jobs[i].duration_s / 2 - jobs[i].arrival_s;
     longest_s = std::max(longest_s, jobs[i].duration_s);
+    origin_s = std::min(origin_s, jobs[i].arrival_s);
   }
   if (lp.empty()) return 0.0;
   double makespan_s = 0.0;
@@ -153,8 +155,8 @@ double mean_busy_time_bound_s(const std::vector<BoundJob>& jobs, int num_devices
   const double priced_end_s = makespan_s;
   const double grid_end_s = makespan_s + longest_s;
   const std::size_t slots = static_cast<std::size_t>(options.slots);
-  const double slot_s = grid_end_s / static_cast<double>(slots);
-  const std::size_t priced = std::min(slots, static_cast<std::size_t>(std::ceil(priced_end_s / slot_s)));
+  const double slot_s = (grid_end_s - origin_s) / static_cast<double>(slots);
+  const std::size_t priced = std::min(slots, static_cast<std::size_t>(std::ceil((priced_end_s - origin_s) / slot_s)));
   const double capacity = static_cast<double>(num_devices) * slot_s;
   std::vector<double> price(slots, 0.0), use(slots, 0.0);
   struct Offer {
@@ -171,11 +173,11 @@ double mean_busy_time_bound_s(const std::vector<BoundJob>& jobs, int num_devices
     for (std::size_t i : lp) {
       const BoundJob& j = jobs[i];
       const double g = static_cast<double>(j.num_gpus);
-      const std::size_t first = std::min(slots - 1, static_cast<std::size_t>(j.arrival_s / slot_s));
+      const std::size_t first = std::min(slots - 1, static_cast<std::size_t>((j.arrival_s - origin_s) / slot_s));
       offers.clear();
       for (std::size_t s = first; s < slots; ++s) {
-        const double start_s = s == first ? j.arrival_s : static_cast<double>(s) * slot_s;
-        const double room_s = s == first ? std::max(0.0, static_cast<double>(s + 1) * slot_s - j.arrival_s) : slot_s;
+        const double start_s = s == first ? j.arrival_s : origin_s + static_cast<double>(s) * slot_s;
+        const double room_s = s == first ? std::max(0.0, origin_s + static_cast<double>(s + 1) * slot_s - j.arrival_s) : slot_s;
         if (room_s > 0) offers.push_back(Offer{start_s / j.duration_s + g * price[s], s, room_s});
       }
       // The cheapest offers that hold the job's work: ceil(d / slot) full slots and the
@@ -205,7 +207,7 @@ double mean_busy_time_bound_s(const std::vector<BoundJob>& jobs, int num_devices
       const double gs = use[s] - capacity;
       if (price[s] > 0 || gs > 0) norm += gs * gs;
     }
-    if (norm <= 0 || target <= best) break;  // no slot over capacity: the optimum
+    if (norm <= 0 || target <= best) break;  // no slot over capacity, or the fluid schedule's value: the optimum
     const double t = step * (target - best) / norm;
     for (std::size_t s = 0; s < priced; ++s) price[s] = std::max(0.0, price[s] + t * (use[s] - capacity));
     const double value = dual();

@@ -36,7 +36,7 @@ struct BoundJob {
 // std::invalid_argument for num_devices < 1 or a job with a negative or non-finite
 // arrival or duration or fewer than one GPU.
 struct BusyTimeBoundOptions {
-  int slots = 4096;       // grid of bound 2: slots from 0 to the end of a fluid schedule plus the longest job
+  int slots = 4096;       // grid of bound 2: slots from the first arrival to the end of a fluid schedule plus the longest job
   int iterations = 300;   // price updates of the dual ascent (0: prices stay 0)
 };
 double mean_jct_lower_bound_s(const std::vector<BoundJob>& jobs, int num_devices, const BusyTimeBoundOptions& options = {});
