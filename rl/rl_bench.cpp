@@ -860,7 +860,7 @@ RlBenchResult run_rl_bench(const RlBenchConfig& config, const std::string& out_d
            << " | " << sr.windows.size() << " | " << sr.seed_mean_ratio.size() << " | " << fixed(sr.mean_ratio, 3) << " | " << fixed(sr.min_ratio, 3) << " | "
            << fixed(sr.max_ratio, 3) << " | " << fixed(sr.std_ratio, 3) << " | " << (std::isnan(sr.no_wait_bound_ratio) ? std::string("n/a") : fixed(sr.no_wait_bound_ratio, 3))
            << " | " << (std::isnan(sr.lower_bound_ratio) ? std::string("n/a") : fixed(sr.lower_bound_ratio, 3)) << " | " << fixed(sr.setting.target_below * 100, 1) << "% | "
-           << (sr.reached ? "reached" : unreachable(sr) ? "not reached (below the lower bound)" : "not reached") << " |\n";
+           << (sr.reached ? "reached" : unreachable(sr) ? "unreachable (target under the lower bound)" : "not reached") << " |\n";
   }
   sum_md << "\nRule: a setting is reached when the mean over training seeds of the agent's mean JCT divided by the per-window best same-information "
             "heuristic's is at most 1 - target below. Agents: the setting whose training made them (own: the setting trained them on the benchmark "

@@ -264,7 +264,7 @@ TEST_CASE("rl-bench: the tiny benchmark's tables are consistent with schedsim ru
     CHECK((sr.verdict.find("no scheduler reaches it, clairvoyant or not: the lower bound on the mean ratio is ") != std::string::npos) == unreachable);
     if (sr.setting.name == "physics_off") {
       CHECK(unreachable);  // the tiny episodes never queue: the bound is the best heuristic itself
-      CHECK(slurp(a / "summary.md").find("% | not reached (below the lower bound) |") != std::string::npos);
+      CHECK(slurp(a / "summary.md").find("% | unreachable (target under the lower bound) |") != std::string::npos);
     }
   }
   CHECK(r.settings[2].verdict.rfind("philly_like (agents of physics_on): agent mean JCT", 0) == 0);
