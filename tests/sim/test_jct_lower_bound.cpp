@@ -1,6 +1,7 @@
 // The bound on mean JCT that rl-bench reports for runs without a physics model: closed
-// forms of its relaxations and of their combination. tests/rl/test_rl_bench.cpp checks
-// it against every heuristic and agent of real runs.
+// forms of its relaxations and of their combination, and real runs of congested
+// workloads that no policy may beat it on. tests/rl/test_rl_bench.cpp checks it against
+// every heuristic and agent of rl-bench's episodes.
 #include <catch2/catch.hpp>
 
 #include <cmath>
